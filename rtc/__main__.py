@@ -1,0 +1,3 @@
+from rtc.cli import main
+
+main()

@@ -1,0 +1,113 @@
+"""The library entry points: one function per pipeline stage, and a compile driver.
+
+    >>> from rtc.api import compile_text
+    >>> result = compile_text('''
+    ... cluster demo {
+    ...   hardware atlas-800t-a2
+    ... }
+    ... server node_0 {
+    ...   devices 0..1
+    ...   device_ip 192.168.1.8 step 1
+    ... }
+    ... ''', "demo.rtc")
+    >>> result.ok, [s.server_id for s in result.topology.servers]
+    (True, ['node_0'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
+from rtc.model.topology import Job, Topology
+from rtc.rules import rule
+
+IO_ERROR = rule("RTC001", "io-error", "error", "A file cannot be read or written.", """
+    What: the input does not exist or is unreadable, or an output folder is missing or
+    read-only.
+    Why: nothing can be compiled or written.
+    Example: `rtc compile clutser.rtc`.
+    Fix: check the path and permissions.""")
+USAGE = rule("RTC002", "usage", "error", "The command line asks for something impossible.", """
+    What: e.g. `-o` with a file that has several jobs and no `--job`.
+    Why: rtc will not guess which output you wanted.
+    Example: `rtc compile pd.rtc -o hccl.json` when the file has jobs prefill and decode.
+    Fix: follow the message (choose `--job`, or `--out-dir`).""")
+SCHEMA_SELF = rule("RTC003", "internal-schema-violation", "error",
+                   "rtc built a rank table that its own JSON Schema rejects.", """
+    What: an internal error: the emitted table failed validation against schemas/.
+    Why: rtc never writes a table it cannot vouch for.
+    Example: none expected; please report it with the input file.
+    Fix: report the bug; nothing was written.""")
+
+
+@dataclass
+class CompileResult:
+    """What a compile produced: the Topology (None when lowering could not start), every
+    diagnostic (sorted when shown), and the source texts by file name."""
+
+    topology: Topology | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.topology is not None and not has_errors(self.diagnostics)
+
+
+def compile_text(text: str, filename: str = "<input>", *, strict: bool = False) -> CompileResult:
+    """Parse, lower and check rtc source. Never raises for bad input: problems are
+    diagnostics. ``strict`` turns warnings into errors (``--strict``)."""
+    from rtc.checks import run_checks
+    from rtc.model.lower import lower
+    from rtc.syntax.parser import parse_text
+    from rtc.syntax.schema import elaborate
+
+    sources = {filename: text}
+    source, diags = parse_text(text, filename)
+    if source is None:
+        return CompileResult(None, diags, sources)
+    decls, diags = elaborate(source)
+    topo, lower_diags = lower(decls, sources)
+    diags += lower_diags
+    if topo is not None and not has_errors(diags):
+        diags += run_checks(topo)
+    elif topo is not None:
+        # Still run the checks that do not depend on the broken parts, so the user sees
+        # everything in one go; the topology is incomplete where errors were reported.
+        diags += run_checks(topo)
+    if strict:
+        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                 for d in diags]
+    return CompileResult(topo, diags, sources)
+
+
+def compile_file(path: str, *, strict: bool = False) -> CompileResult:
+    """Read ``path`` (UTF-8) and :func:`compile_text` it. An unreadable file gives an
+    RTC001 diagnostic and no topology."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
+                                          hint="check the path")], {})
+    return compile_text(text, path, strict=strict)
+
+
+def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, list[Diagnostic]]:
+    """Build, validate against the schema, and render the rank table of ``job``.
+
+    Returns (text, document, diagnostics); diagnostics is non-empty (RTC003) only if the
+    table violates rtc's own schema, in which case the text must not be written."""
+    from rtc.emit.hccl_json import build_rank_table, render, schema_name
+    from rtc.tables.schema_check import validate_document
+
+    doc = build_rank_table(topology, job)
+    problems = validate_document(doc, schema_name(doc), filename="<emitted hccl.json>")
+    bad = [p for p in problems if p.severity is Severity.ERROR]
+    if bad:
+        return "", doc, [error(SCHEMA_SELF, "internal error: the rank table rtc built fails "
+                               f"schema {schema_name(doc)}: {bad[0].message}", None,
+                               hint="please report this with your .rtc file; nothing was written")]
+    return render(doc), doc, []

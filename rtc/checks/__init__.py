@@ -1,0 +1,66 @@
+"""Checks: pure functions ``check(topology) -> iterable of Diagnostic``, one module per
+rule family, run in the order of :data:`CHECK_MODULES`.
+
+Checks never print and never modify the Topology. Each module declares its rules with
+:func:`rtc.rules.rule` (the docstring ``rtc explain`` prints). Policies
+(``policy RULE-NAME error|warn|allow`` in the cluster or job block) and ``--strict``
+change severities after the checks ran, in :func:`run_checks`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from rtc.diagnostics import Diagnostic, Severity
+from rtc.model.topology import Topology
+
+# Order matters only for reading the code: results are sorted before they are shown.
+CHECK_MODULES: list[str] = [
+    "rtc.checks.duplicates",
+    "rtc.checks.device_ids",
+    "rtc.checks.addresses",
+    "rtc.checks.world_size",
+    "rtc.checks.ranktable_rules",
+]
+
+
+def run_checks(topology: Topology) -> list[Diagnostic]:
+    """Run every registered check on ``topology`` and return all diagnostics, with the
+    cluster's policies applied (``allow`` drops a rule's findings, ``warn``/``error`` set
+    their severity)."""
+    out: list[Diagnostic] = []
+    for name in CHECK_MODULES:
+        module = importlib.import_module(name)
+        out.extend(module.check(topology))
+    return apply_policies(topology, out)
+
+
+def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Apply ``policy`` settings (by rule name or id) to diagnostics."""
+    from rtc.rules import all_rules
+
+    if not topology.policies and not any(j.policies for j in topology.jobs):
+        return diags
+    names = {r.name: r.code for r in all_rules()}
+    levels: dict[str, str] = {}
+    for key, (level, _span) in topology.policies.items():
+        levels[names.get(key, key)] = level
+    for job in topology.jobs:
+        for key, (level, _span) in job.policies.items():
+            levels[names.get(key, key)] = level
+    out = []
+    for d in diags:
+        level = levels.get(d.code)
+        if level == "allow":
+            continue
+        if level == "warn":
+            d = d.with_severity(Severity.WARNING)
+        elif level == "error":
+            d = d.with_severity(Severity.ERROR)
+        out.append(d)
+    return out
+
+
+# Import the modules so their rules are registered for `rtc rules` / `rtc explain`.
+for _name in CHECK_MODULES:
+    importlib.import_module(_name)

@@ -1,0 +1,117 @@
+"""Duplicate names and addresses across the cluster (linear: one dict per kind)."""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Related, error
+from rtc.model.topology import Topology
+from rtc.rules import rule
+
+DUP_SERVER_NAME = rule("RTC201", "duplicate-server-name", "error",
+                       "Two servers have the same name.", """
+    What: two `server` blocks (or a server and a family member) share a name.
+    Why: jobs refer to servers by name; one of them would silently disappear.
+    Example: `server node3 {` next to `family node[0..7] {` (which also makes node3).
+    Fix: rename one of them.""")
+DUP_HOST_IP = rule("RTC202", "duplicate-host-ip", "error", "Two servers have the same host IP.", """
+    What: two servers declare the same `host` address.
+    Why: HCCL_IF_IP, Ray and vLLM's DP handshake identify nodes by host IP; two nodes with
+    one address make workers connect to the wrong node ("Every node should have a unique
+    IP address") or hang.
+    Example: atlas-02 copied from atlas-01 with `host 10.0.0.6` left unchanged.
+    Fix: give each server its own host IP.""")
+DUP_SERVER_ID = rule("RTC203", "duplicate-server-id", "error",
+                     "Two servers have the same server_id.", """
+    What: two servers end up with one `server_id` in the rank table.
+    Why: HCCL requires unique server_ids and rejects the table at communicator init.
+    Example: `server_id "node"` in a family without `{i}`.
+    Fix: make server_id unique (e.g. `server_id node-{i}`) or drop it to use the name.""")
+DUP_DEVICE_ID = rule("RTC204", "duplicate-device-id", "error",
+                     "A server lists the same device id twice.", """
+    What: `devices 0..7, 7`.
+    Why: a physical NPU can hold only one rank in a rank table; HCCL rejects duplicates.
+    Example: `devices 0..3, 2..5`.
+    Fix: list each device id once.""")
+DUP_DEVICE_IP = rule("RTC208", "duplicate-device-ip", "error",
+                     "Two devices have the same RoCE IP.", """
+    What: the same device_ip appears on two devices (same or different servers).
+    Why: HCCL requires every device_ip to be unique across the table; traffic for one NPU
+    would reach the other, or init fails.
+    Example: atlas-02 planned with atlas-01's 6.0.2.x addresses.
+    Fix: give every NPU its own address (check `hccn_tool -i N -ip -g` on each server).""")
+DUP_SUPER_DEVICE_ID = rule("RTC213", "duplicate-super-device-id", "error",
+                           "Two devices of one super pod have the same super_device_id.", """
+    What: super_device_id repeats inside a super pod (it may repeat across pods).
+    Why: HCCL addresses NPUs inside a super pod by SDID; duplicates break HCCS routing and
+    are rejected when the 1.2 table is parsed.
+    Example: two servers of pod 0 both with `super_device_id base 0`.
+    Fix: use the SDIDs `npu-smi info -t spod-info` reports, or a per-server base such as
+    `super_device_id base {i*16}`.""")
+
+
+def check(topo: Topology):
+    names: dict[str, object] = {}
+    hosts: dict = {}
+    ids: dict[str, object] = {}
+    ips: dict = {}
+    sdids: dict = {}
+    for s in topo.servers:
+        first = names.get(s.name)
+        if first is not None:
+            yield error(DUP_SERVER_NAME, f"server name {s.name} is used twice", s.span,
+                        related=[Related(first.span, "first defined here")], subject=s.label,
+                        hint="rename one of the servers")
+        else:
+            names[s.name] = s
+        if s.host_ip is not None:
+            other = hosts.get(s.host_ip)
+            if other is not None:
+                yield error(DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host "
+                            f"IP of {other.name}", s.span_of("host"), subject=s.label,
+                            related=[Related(other.span_of("host"), f"{other.name}'s host")],
+                            hint="every node needs its own host IP (HCCL_IF_IP, "
+                                 "--data-parallel-address)")
+            else:
+                hosts[s.host_ip] = s
+        other = ids.get(s.server_id)
+        if other is not None and other is not s:
+            yield error(DUP_SERVER_ID, f"server_id '{s.server_id}' of {s.name} is already used "
+                        f"by {other.name}", s.span_of("server_id"), subject=s.label,
+                        related=[Related(other.span_of("server_id"), f"{other.name}")],
+                        hint="make server_id unique, e.g. `server_id node-{i}` in a family")
+        else:
+            ids[s.server_id] = s
+        seen: set[int] = set()
+        for d in s.devices:
+            if d.device_id in seen:
+                yield error(DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
+                            s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
+                            hint="list each physical device id once")
+            seen.add(d.device_id)
+            if d.device_ip is not None:
+                prev = ips.get(d.device_ip)
+                if prev is not None:
+                    ps, pd = prev
+                    yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device "
+                                f"{d.device_id} is also the IP of {ps.name} device {pd.device_id}",
+                                s.span_of("device_ip"), subject=f"{s.label}, device {d.device_id}",
+                                related=[Related(ps.span_of("device_ip"),
+                                                 f"{ps.name} device {pd.device_id}")],
+                                hint="every NPU needs its own RoCE address; check "
+                                     "`hccn_tool -i N -ip -g` on both servers")
+                else:
+                    ips[d.device_ip] = (s, d)
+            if d.super_device_id is not None and s.super_pod_id is not None:
+                key = (s.super_pod_id, d.super_device_id)
+                prev = sdids.get(key)
+                if prev is not None:
+                    ps, pd = prev
+                    yield error(DUP_SUPER_DEVICE_ID, f"super_device_id {d.super_device_id} of "
+                                f"{s.name} device {d.device_id} repeats {ps.name} device "
+                                f"{pd.device_id} in super pod {s.super_pod_id}",
+                                s.span_of("super_device_id"),
+                                subject=f"{s.label}, device {d.device_id}",
+                                related=[Related(ps.span_of("super_device_id"), ps.name)],
+                                hint="use distinct SDIDs per super pod, e.g. "
+                                     "`super_device_id base {i*16}`")
+                else:
+                    sdids[key] = (s, d)

@@ -1,0 +1,115 @@
+"""What a rank table needs beyond unique values: device IPs across servers (1.0), super
+pod data (1.2), server_id length, and server order (HCCL rank table doc, section 1.4)."""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Related, error, warning
+from rtc.model.topology import Topology
+from rtc.rules import rule
+
+MISSING_DEVICE_IP = rule("RTC211", "missing-device-ip", "error",
+                         "A multi-server rank table has devices without device_ip.", """
+    What: a job (or the cluster) spans several servers but some devices have no RoCE IP.
+    Why: HCCL builds inter-server links from device_ip; on 910A/910B an empty device_ip
+    with more than one server is rejected at init (rank table 1.0 rules).
+    Example: two A2 servers with no `device_ip` lines.
+    Fix: add `device_ip` (from `hccn_tool -i N -ip -g` or /etc/hccn.conf address_N).""")
+MISSING_SUPER_POD = rule("RTC212", "missing-super-pod-data", "error",
+                         "A 1.2 (A3 super pod) rank table lacks super_pod_id or super_device_id.", """
+    What: an A3 cluster with several servers where a server has no `super_pod` or a device
+    has no `super_device_id`.
+    Why: in a version 1.2 table every server must belong to exactly one super pod and every
+    rank needs a valid super_device_id; HCCL rejects the table otherwise (EI0004).
+    Example: two A3 servers without `super_pod` lines.
+    Fix: add `super_pod ID` and `super_device_id base N` (SDIDs from
+    `npu-smi info -t spod-info -i CARD -c CHIP`).""")
+SERVER_ID_LENGTH = rule("RTC214", "server-id-too-long", "error",
+                        "A server_id is longer than 64 characters.", """
+    What: HCCL limits server_id to 64 characters (SERVERID_MAX_LENGTH).
+    Why: longer ids are rejected when the rank table is parsed.
+    Example: a server_id built from a long FQDN.
+    Fix: use a shorter server_id.""")
+SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
+                    "server_id order differs from rank order.", """
+    What: rank ids follow the declared server order, but the server_ids do not sort the
+    same way as strings (node10 sorts before node2).
+    Why: MindSpore requires rank_id order to follow the dictionary order of server_id,
+    and HCCL's legacy parser numbers servers in that order; tools that re-sort the table
+    then disagree with it about who is rank 0.
+    Example: `family node[0..15]` (node10 < node2 as strings).
+    Fix: zero-pad the names (`family node[00..15]`) or order the servers by name.""")
+
+
+def _tables(topo: Topology):
+    """The rank tables the compile can emit: one per job, or the whole cluster."""
+    if topo.jobs:
+        for j in topo.jobs:
+            yield j, topo.rank_table_members(j)
+    else:
+        yield None, topo.rank_table_members(None)
+
+
+def check(topo: Topology):
+    preset = topo.preset
+    for s in topo.servers:
+        if len(s.server_id) > 64:
+            yield error(SERVER_ID_LENGTH, f"server_id of {s.name} has {len(s.server_id)} "
+                        "characters; HCCL allows at most 64", s.span_of("server_id"),
+                        subject=s.label, hint="shorten it")
+    reported_order = False
+    for job, members in _tables(topo):
+        what = f"job {job.name}" if job else "the cluster"
+        span = job.span if job else topo.span
+        if len(members) > 1:
+            if preset.ranktable_version == "1.0":
+                for s, devs in members:
+                    missing = [d.device_id for d in devs if d.device_ip is None]
+                    # A device_ip line that failed to evaluate was reported already.
+                    if missing and "device_ip" not in s.spans:
+                        yield error(MISSING_DEVICE_IP, f"{what} spans {len(members)} servers but "
+                                    f"{s.name} has no device_ip for device"
+                                    f"{'s' if len(missing) > 1 else ''} "
+                                    f"{', '.join(map(str, missing[:8]))}"
+                                    f"{' ...' if len(missing) > 8 else ''}",
+                                    s.span_of("device_ip"), subject=s.label,
+                                    related=[Related(span, what)] if span else (),
+                                    hint="add `device_ip START step N` or a list (from "
+                                         "`hccn_tool -i N -ip -g`)")
+            if preset.super_pod:
+                for s, devs in members:
+                    if s.super_pod_id is None:
+                        yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
+                                    f"{s.name} has no super_pod", s.span, subject=s.label,
+                                    hint="add `super_pod ID` (Super Pod ID from "
+                                         "`npu-smi info -t spod-info`)")
+                    elif any(d.super_device_id is None for d in devs):
+                        yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
+                                    f"{s.name} has devices without super_device_id", s.span,
+                                    subject=s.label,
+                                    hint="add `super_device_id base N` (SDID from "
+                                         "`npu-smi info -t spod-info`)")
+                if _pod_count(members) > 1:
+                    for s, devs in members:
+                        missing = [d.device_id for d in devs if d.device_ip is None]
+                        if missing:
+                            yield error(MISSING_DEVICE_IP, f"{what} spans several super pods but "
+                                        f"{s.name} has devices without device_ip",
+                                        s.span_of("device_ip"), subject=s.label,
+                                        hint="between super pods HCCL uses RoCE and needs "
+                                             "device_ip")
+        if not reported_order:
+            ids = [s.server_id for s, _ in members]
+            for a, b in zip(ids, ids[1:]):
+                if a > b:
+                    reported_order = True
+                    sb = next(s for s, _ in members if s.server_id == b)
+                    yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
+                                  f"but comes after it in rank order ({what})", sb.span,
+                                  subject=sb.label,
+                                  hint="zero-pad family indices (node[00..15]) or declare the "
+                                       "servers in name order")
+                    break
+
+
+def _pod_count(members) -> int:
+    return len({s.super_pod_id for s, _ in members})

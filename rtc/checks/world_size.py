@@ -1,0 +1,36 @@
+"""A job's parallel sizes against the devices it is given."""
+
+from __future__ import annotations
+
+from rtc.diagnostics import error
+from rtc.model.topology import Topology
+from rtc.rules import rule
+
+WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
+                  "TP*PP*PCP*DP differs from the number of devices given to the job.", """
+    What: e.g. `dp 2`, `tp 8` (world 16) on a job with 8 devices.
+    Why: vLLM slices ASCEND_RT_VISIBLE_DEVICES per DP engine; too few devices fail with
+    "Error setting ASCEND_RT_VISIBLE_DEVICES: local range ...", too many leave NPUs idle
+    and the rank table names ranks that never join, so HCCL init waits until
+    HCCL_CONNECT_TIMEOUT.
+    Example: `servers atlas-01` with `dp 2` and `tp 8`.
+    Fix: give the job dp*pp*pcp*tp devices, or change the sizes.""")
+
+
+def check(topo: Topology):
+    for job in topo.jobs:
+        if not job.placements:
+            continue
+        n = job.device_count
+        world = job.world_size
+        if n != world:
+            sizes = f"dp {job.dp} x pp {job.pp} x pcp {job.pcp} x tp {job.tp}"
+            replica = job.tp * job.pp * job.pcp
+            if n % replica == 0:
+                hint = (f"with {n} devices use dp {n // replica} (replica of {replica} = "
+                        f"tp {job.tp} x pp {job.pp} x pcp {job.pcp}), or change the devices")
+            else:
+                hint = (f"{n} devices are not a whole number of replicas of {replica}; give the "
+                        f"job a multiple of {replica} devices")
+            yield error(WORLD_SIZE, f"job {job.name} needs {world} devices ({sizes}) but is "
+                        f"given {n}", job.span, subject=f"job {job.name}", hint=hint)

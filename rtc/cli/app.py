@@ -1,0 +1,41 @@
+"""The typer application object shared by the command modules."""
+
+from __future__ import annotations
+
+import typer
+
+from rtc import __version__
+
+HELP = """rtc: the rank-table and topology compiler for Ascend NPU clusters.
+
+Describe servers, NPUs, networks and parallel jobs in a small .rtc file; rtc checks the
+plan and writes the HCCL rank table (hccl.json) and friends.
+
+Examples:
+
+  rtc compile examples/a2-2node-dp2-tp8.rtc -o hccl.json
+
+  rtc compile examples/pd-a3.rtc --job prefill -o prefill.json
+
+  rtc check cluster.rtc --strict
+
+  rtc explain RTC208
+
+Exit codes: 0 ok (warnings allowed), 1 problems found, 2 usage / I-O / internal error.
+"""
+
+app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False,
+                  rich_markup_mode=None, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rtc {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """rtc: the rank-table and topology compiler for Ascend NPU clusters."""

@@ -1,0 +1,114 @@
+"""`rtc compile` and `rtc check`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import exit_for, fail_usage, report
+
+
+def _select_jobs(topo, job_name: str | None, need_one: bool):
+    if job_name is not None:
+        job = topo.job(job_name)
+        if job is None:
+            names = ", ".join(j.name for j in topo.jobs) or "none"
+            fail_usage(f"no job named '{job_name}' (jobs: {names})")
+        return [job]
+    if not topo.jobs:
+        return [None]
+    if len(topo.jobs) == 1:
+        return topo.jobs
+    if need_one:
+        names = ", ".join(j.name for j in topo.jobs)
+        fail_usage(f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank table",
+                   "choose one with --job NAME, or write one file per job with --out-dir DIR")
+    return topo.jobs
+
+
+@app.command("compile")
+def compile_command(
+    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the rank table here."),
+    stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
+    job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir",
+                                           help="Write every output into this folder "
+                                                "(hccl.json, or hccl-<job>.json per job)."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Check FILE and write its HCCL rank table (hccl.json).
+
+    Nothing is written when there is any error; an existing output is left untouched.
+
+    Examples:
+
+      rtc compile examples/a2-2node-dp2-tp8.rtc -o hccl.json
+
+      rtc compile examples/pd-a3.rtc --out-dir build/
+    """
+    from rtc.api import compile_file, rank_table
+
+    modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
+    if modes != 1:
+        fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
+    result = compile_file(str(file), strict=strict)
+    diags = list(result.diagnostics)
+    if result.topology is None or not result.ok:
+        report(diags, result.sources)
+        raise typer.Exit(2 if result.topology is None and not result.sources else 1)
+    topo = result.topology
+    jobs = _select_jobs(topo, job, need_one=out_dir is None)
+    outputs: list[tuple[Optional[Path], str]] = []
+    for j in jobs:
+        text, _doc, problems = rank_table(topo, j)
+        if problems:
+            report(diags + problems, result.sources)
+            raise typer.Exit(2)
+        if out_dir is not None:
+            name = "hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json"
+            outputs.append((out_dir / name, text))
+        else:
+            outputs.append((output, text))
+    report(diags, result.sources, quiet=True)
+    if stdout:
+        typer.echo(outputs[0][1], nl=False)
+        return
+    from rtc.emit.files import write_atomic
+
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fail_usage(f"cannot create {out_dir}: {exc.strerror}")
+    for path, text in outputs:
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            fail_usage(f"cannot write {path}: {exc.strerror or exc}",
+                       "check that the folder exists and is writable")
+        typer.echo(f"rtc: wrote {path}", err=True)
+
+
+@app.command("check")
+def check_command(
+    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Run every stage and check on FILE; write nothing. Exit 1 on errors.
+
+    Example:
+
+      rtc check examples/a2-2node-dp2-tp8.rtc
+    """
+    from rtc.api import compile_file
+
+    result = compile_file(str(file), strict=strict)
+    report(result.diagnostics, result.sources)
+    if result.topology is None and not result.sources:
+        raise typer.Exit(2)
+    exit_for(result.diagnostics)

@@ -1,0 +1,173 @@
+"""Diagnostics: the one record every stage of rtc reports problems with.
+
+A :class:`Diagnostic` carries a rule id (``RTCnnn``), a :class:`Severity`, a message,
+the :class:`Span` it concerns (file, 1-based line and column), an optional hint (how to
+fix it) and related spans (the other claimant of a duplicate, the inventory fact that
+disagrees, ...). Checks never print: they return diagnostics. Reporters (``rtc.report``)
+turn them into text, JSON, GitHub annotations or SARIF from :meth:`Diagnostic.to_dict`.
+
+Rule id ranges (never reused):
+
+* ``RTC0xx`` usage, I/O and internal errors
+* ``RTC1xx`` syntax and the shape of the language (unknown keys, bad literals)
+* ``RTC2xx`` structural checks of the cluster description (duplicates, counts, IPs)
+* ``RTC3xx`` parallel groups and placement
+* ``RTC4xx`` network, ports, inventory
+* ``RTC5xx`` launch, environment and disaggregation settings
+* ``RTC6xx`` existing rank tables (``rtc validate``)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is. Errors make a run exit 1; warnings and notes do not
+    (unless ``--strict`` promotes warnings)."""
+
+    NOTE = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        return {0: "note", 1: "warning", 2: "error"}[int(self)]
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A location in a source file. ``line`` and ``column`` are 1-based; ``end_line`` /
+    ``end_column`` point one past the last character (0 when unknown). ``file`` is the
+    path as the user gave it (or a label such as ``<stdin>``)."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int = 0
+    end_column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    @classmethod
+    def whole_file(cls, file: str) -> "Span":
+        """A span for findings that concern a file as a whole (line 1, column 1)."""
+        return cls(file, 1, 1)
+
+
+@dataclass(frozen=True)
+class Related:
+    """A secondary location with a short label, e.g. the first definition of a duplicate."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding.
+
+    ``code`` is the rule id (``RTC203``); ``subject`` optionally names what the finding is
+    about in cluster terms (``server atlas-02, device 3, rank 11``) so reports can show
+    it even when the span points at a family or a rank table line.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    related: tuple[Related, ...] = ()
+    subject: str | None = None
+
+    def sort_key(self) -> tuple:
+        s = self.span
+        return (
+            s.file if s else "",
+            s.line if s else 0,
+            s.column if s else 0,
+            -int(self.severity),
+            self.code,
+            self.message,
+        )
+
+    def with_severity(self, severity: Severity) -> "Diagnostic":
+        """Return a copy with another severity (used by policies and ``--strict``)."""
+        return Diagnostic(self.code, severity, self.message, self.span, self.hint,
+                          self.related, self.subject)
+
+    def to_dict(self) -> dict:
+        """The one plain-data record every reporter works from (stable keys)."""
+        def span_dict(s: Span | None) -> dict | None:
+            if s is None:
+                return None
+            return {"file": s.file, "line": s.line, "column": s.column,
+                    "end_line": s.end_line, "end_column": s.end_column}
+
+        return {
+            "code": self.code,
+            "severity": self.severity.label,
+            "message": self.message,
+            "span": span_dict(self.span),
+            "hint": self.hint,
+            "subject": self.subject,
+            "related": [{"span": span_dict(r.span), "message": r.message} for r in self.related],
+        }
+
+
+def error(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+          related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
+    """Shorthand for an error-severity :class:`Diagnostic`."""
+    return Diagnostic(code, Severity.ERROR, message, span, hint, tuple(related), subject)
+
+
+def warning(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+            related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
+    """Shorthand for a warning-severity :class:`Diagnostic`."""
+    return Diagnostic(code, Severity.WARNING, message, span, hint, tuple(related), subject)
+
+
+def note(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+         related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
+    """Shorthand for a note-severity :class:`Diagnostic`."""
+    return Diagnostic(code, Severity.NOTE, message, span, hint, tuple(related), subject)
+
+
+def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
+    """True when any diagnostic is an error."""
+    return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics in report order: by file, line, column, then severity (errors first)."""
+    return sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+class RtcError(Exception):
+    """Raised by library entry points when a stage cannot go on; carries the diagnostics
+    gathered so far (at least one error)."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics = list(diagnostics)
+        first = self.diagnostics[0].message if self.diagnostics else "rtc error"
+        super().__init__(first)
+
+
+@dataclass
+class DiagnosticSink:
+    """A list of diagnostics a stage appends to (stages return it; nothing prints)."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, d: Diagnostic) -> None:
+        self.items.append(d)
+
+    def extend(self, ds: Iterable[Diagnostic]) -> None:
+        self.items.extend(ds)
+
+    @property
+    def has_errors(self) -> bool:
+        return has_errors(self.items)

@@ -1,0 +1,72 @@
+"""Emit the HCCL rank table (``hccl.json``) from a checked Topology.
+
+Format (HCCL rank table docs rank_table_config_a2.md / _a3.md; see
+``../shared/reference/ranktable-formats.md`` sections 1-2):
+
+* version "1.0" (Atlas 800T A2, 910A, generic)::
+
+    {"status": "completed", "version": "1.0", "server_count": "2",
+     "server_list": [{"server_id": "node_0",
+                      "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "0"}]}]}
+
+* version "1.2" (Atlas A3 super pods): each device adds ``super_device_id``; each server
+  adds ``host_ip`` when known; a top-level ``super_pod_list`` lists the servers of each
+  super pod (``[{"super_pod_id": "0", "server_list": [{"server_id": ...}]}]``).
+
+Every scalar is a JSON string; rank ids run 0..N-1 in rank order (servers in declared
+order, devices ascending) so they are contiguous per server and never interleaved. Servers
+of one super pod must be adjacent (the checks enforce it). Output bytes are deterministic:
+fixed key order, 2-space indent, trailing newline.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rtc.model.topology import Job, Topology
+
+
+def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
+    """The rank table of ``job`` (or of every device when ``job`` is None) as a dict in
+    canonical key order. Version "1.2" when the preset uses super pods, else "1.0"."""
+    members = topo.rank_table_members(job)
+    version = topo.preset.ranktable_version
+    server_list = []
+    rank = 0
+    for server, devices in members:
+        entry: dict = {"server_id": server.server_id}
+        if version == "1.2" and server.host_ip is not None:
+            entry["host_ip"] = str(server.host_ip)
+        devs = []
+        for d in devices:
+            item = {"device_id": str(d.device_id)}
+            if version == "1.2" and d.super_device_id is not None:
+                item["super_device_id"] = str(d.super_device_id)
+            if d.device_ip is not None:
+                item["device_ip"] = str(d.device_ip)
+            item["rank_id"] = str(rank)
+            rank += 1
+            devs.append(item)
+        entry["device"] = devs
+        server_list.append(entry)
+    doc: dict = {"status": "completed", "version": version,
+                 "server_count": str(len(server_list)), "server_list": server_list}
+    if version == "1.2":
+        pods: dict[str, list] = {}
+        for server, _ in members:
+            if server.super_pod_id is not None:
+                pods.setdefault(server.super_pod_id, []).append({"server_id": server.server_id})
+        if pods:
+            doc["super_pod_list"] = [{"super_pod_id": pid, "server_list": servers}
+                                     for pid, servers in pods.items()]
+    return doc
+
+
+def schema_name(doc: dict) -> str:
+    """The rtc schema a table built here must satisfy (``hccl-v1.0`` or ``hccl-v1.2``)."""
+    return f"hccl-v{doc['version']}"
+
+
+def render(doc: dict) -> str:
+    """Deterministic JSON text: 2-space indent, keys in insertion order, trailing newline."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,378 @@
+"""Lowering: typed declarations -> :class:`~rtc.model.topology.Topology`.
+
+Resolves the hardware preset, expands server families (``node[0..1023]``) and device
+ranges, evaluates address templates per server and device, and resolves the servers and
+devices of each job. Problems that make a value impossible to compute are reported here
+(RTC200, RTC206, RTC207, RTC215); everything that can be judged on the finished
+Topology is left to :mod:`rtc.checks`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from rtc.diagnostics import Diagnostic, Related, Span, error
+from rtc.model.presets import presets
+from rtc.model.topology import Device, Job, Placement, Server, Topology
+from rtc.rules import rule
+from rtc.syntax.schema import MISSING_ATTRIBUTE, AddressPlan, Decl
+from rtc.syntax.values import (FamilyName, ValueProblem, is_family_ref, parse_family_name,
+                               parse_ip)
+
+CLUSTER = rule("RTC200", "cluster-definition", "error",
+               "The cluster block is missing, repeated, or names an unknown hardware preset.", """
+    What: every file needs exactly one `cluster NAME { hardware PRESET }` block, and the
+    preset must be one of atlas-800t-a2, atlas-800-a3, atlas-800-910a, generic (generic
+    also needs `devices_per_server`).
+    Why: the preset decides the valid device ids, the rank table version (1.0 or 1.2)
+    and the hardware rules every check applies.
+    Example: `hardware atlas-800-a2` (typo for atlas-800t-a2).
+    Fix: write one cluster block with a known preset.""")
+ADDRESS_COUNT = rule("RTC206", "address-count-mismatch", "error",
+                     "A server lists a different number of device IPs than devices.", """
+    What: `devices 0..7` with a `device_ip` list of 7 addresses (or gateways, or super
+    device ids).
+    Why: rtc cannot tell which device the missing or extra address belongs to; HCCL needs
+    exactly one device_ip per device.
+    Example: `devices 0..7` and `device_ip 6.0.2.1, 6.0.2.3`.
+    Fix: give one address per device, or use `device_ip START step N`.""")
+RENDERED_ADDRESS = rule("RTC207", "bad-computed-address", "error",
+                        "A template or step computes an invalid address or id.", """
+    What: a family template such as `10.1.{i/256}.{i%256+1}` produced 10.1.0.256 for
+    some server, or a step ran past 255.
+    Why: the rank table would hold an address HCCL rejects.
+    Example: `host 10.0.0.{i}` in `family node[0..299]`.
+    Fix: change the template so every server and device gets a valid address.""")
+UNKNOWN_REF = rule("RTC215", "unknown-server-or-device", "error",
+                   "A job names a server or device that does not exist.", """
+    What: `servers atlas-03` when only atlas-01 and atlas-02 are declared, or
+    `on atlas-01 devices 8..15` on an 8-NPU server.
+    Why: the job's rank table would silently miss those devices.
+    Example: `servers atlas-1` (the server is atlas-01).
+    Fix: use the declared server names and their device ids.""")
+
+
+def _problem(p: ValueProblem, subject: str | None = None) -> Diagnostic:
+    return error(p.code, p.message, p.span, hint=p.hint, subject=subject)
+
+
+class _Lowerer:
+    def __init__(self, decls: list[Decl], files: dict):
+        self.decls = decls
+        self.files = files
+        self.diags: list[Diagnostic] = []
+
+    # -- cluster ---------------------------------------------------------------------
+    def cluster(self):
+        clusters = [d for d in self.decls if d.kind == "cluster"]
+        if not clusters:
+            first = self.decls[0].span if self.decls else Span.whole_file(next(iter(self.files), "<input>"))
+            self.diags.append(error(CLUSTER, "no cluster block: rtc needs the hardware preset",
+                                    Span(first.file, 1, 1),
+                                    hint="start the file with `cluster NAME {` / "
+                                         "`hardware atlas-800t-a2` / `}`"))
+            return None, None
+        for extra in clusters[1:]:
+            self.diags.append(error(CLUSTER, "a file describes one cluster; this is a second "
+                                    "cluster block", extra.name_span,
+                                    related=[Related(clusters[0].name_span, "first cluster block")],
+                                    hint="merge the two blocks"))
+        c = clusters[0]
+        hw = c.get("hardware")
+        if hw is None:
+            self.diags.append(error(MISSING_ATTRIBUTE, "the cluster block has no `hardware`",
+                                    c.name_span, hint="add e.g. `hardware atlas-800t-a2`"))
+            return c, None
+        table = presets()
+        preset = table.get(hw)
+        if preset is None:
+            import difflib
+
+            close = difflib.get_close_matches(hw, list(table), n=1)
+            self.diags.append(error(CLUSTER, f"unknown hardware preset '{hw}'", c.span_of("hardware"),
+                                    hint=(f"did you mean '{close[0]}'? " if close else "") +
+                                    "presets: " + ", ".join(table)))
+            return c, None
+        if preset.devices_per_server == 0:
+            count = c.get("devices_per_server")
+            if count is None:
+                self.diags.append(error(MISSING_ATTRIBUTE, "hardware generic needs "
+                                        "`devices_per_server`", c.span_of("hardware"),
+                                        hint="add e.g. `devices_per_server 8`"))
+                return c, None
+            preset = preset.with_devices(count)
+        return c, preset
+
+    # -- servers ---------------------------------------------------------------------
+    def servers(self, preset) -> list[Server]:
+        out: list[Server] = []
+        for decl in self.decls:
+            if decl.kind == "server" and decl.name:
+                s = self.server(decl, preset, decl.name, 0, None)
+                if s is not None:
+                    s.index = len(out)
+                    out.append(s)
+            elif decl.kind == "family" and decl.name:
+                try:
+                    fam = parse_family_name(decl.name, decl.name_span)
+                except ValueProblem:
+                    continue  # already reported by the schema stage
+                self.family(decl, preset, fam, out)
+        return out
+
+    def family(self, decl: Decl, preset, fam: FamilyName, out: list[Server]) -> None:
+        reported: set[str] = set()
+        for i in fam.indices:
+            s = self.server(decl, preset, fam.name(i), i, decl.name, reported)
+            if s is not None:
+                s.index = len(out)
+                out.append(s)
+
+    def server(self, decl: Decl, preset, name: str, i: int, family: str | None,
+               reported: set | None = None) -> Server | None:
+        subject = f"server {name}"
+        spans = {k: decl.span_of(k) for k in decl.attrs}
+        spans["name"] = decl.name_span
+
+        def report(key: str, p: ValueProblem) -> None:
+            # A family reports each attribute's first failure only (with the member).
+            if reported is not None:
+                if key in reported:
+                    return
+                reported.add(key)
+                p = ValueProblem(p.code, f"{p.message} (first for {name} of family {family})",
+                                 p.span, p.hint)
+            self.diags.append(_problem(p, subject))
+
+        try:
+            server_id = decl.get("server_id").render(i=i) if decl.get("server_id") else name
+        except ValueProblem as p:
+            report("server_id", p)
+            server_id = name
+        device_ids = list(decl.get("devices") or range(preset.devices_per_server))
+        devices = [Device(d) for d in device_ids]
+
+        host_ip = None
+        if decl.get("host") is not None:
+            host_ip = self.address(decl.get("host"), decl.span_of("host"), {"i": i}, report, "host")
+
+        for key in ("device_ip", "gateway"):
+            plan = decl.get(key)
+            if plan is None or plan.kind == "inventory":
+                continue
+            values = self.plan_addresses(plan, decl.span_of(key), i, device_ids, report, key, name)
+            if values is None:
+                continue
+            for dev, v in zip(devices, values):
+                if key == "device_ip":
+                    dev.device_ip = v
+                else:
+                    dev.gateway = v
+        prefix = decl.get("prefix")
+        if prefix is not None:
+            for dev in devices:
+                dev.prefix = prefix
+
+        super_pod = None
+        if decl.get("super_pod") is not None:
+            try:
+                super_pod = decl.get("super_pod").render(i=i)
+            except ValueProblem as p:
+                report("super_pod", p)
+        sdid_plan = decl.get("super_device_id")
+        if sdid_plan is not None:
+            values = self.plan_ints(sdid_plan, decl.span_of("super_device_id"), i, device_ids,
+                                    report, name)
+            if values is not None:
+                for dev, v in zip(devices, values):
+                    dev.super_device_id = v
+
+        inventory = decl.get("inventory")
+        if inventory is not None:
+            import os
+
+            base = os.path.dirname(decl.span.file)
+            inventory = os.path.join(base, inventory) if not os.path.isabs(inventory) else inventory
+        return Server(name=name, server_id=server_id, index=0, span=decl.name_span,
+                      devices=devices, host_ip=host_ip, nic=decl.get("nic"),
+                      super_pod_id=super_pod, family=family,
+                      family_index=i if family else None, inventory=inventory, spans=spans)
+
+    def address(self, template, span: Span, env: dict, report, key: str):
+        text = None
+        try:
+            text = template.render(**env)
+            return parse_ip(text, span, "RTC111" if template.is_constant else RENDERED_ADDRESS)
+        except ValueProblem as p:
+            if not template.is_constant:
+                p = ValueProblem(RENDERED_ADDRESS, f"{key} template '{template.text}' gives "
+                                 f"'{text}': {p.message}", span, p.hint)
+            report(key, p)
+            return None
+
+    def plan_addresses(self, plan: AddressPlan, span: Span, i: int, device_ids: list[int],
+                       report, key: str, name: str):
+        n = len(device_ids)
+        if plan.kind == "list":
+            if len(plan.items) != n:
+                report(key, ValueProblem(ADDRESS_COUNT, f"{name} has {n} devices but {key} lists "
+                                         f"{len(plan.items)} address"
+                                         f"{'es' if len(plan.items) != 1 else ''}", span,
+                                         f"give one {key} per device, in device order, or use "
+                                         f"`{key} START step N`"))
+                return None
+            out = []
+            for k, (t, d) in enumerate(zip(plan.items, device_ids)):
+                out.append(self.address(t, t.span, {"i": i, "d": d, "k": k}, report, key))
+            return out
+        if plan.kind == "step":
+            start = self.address(plan.items[0], span, {"i": i}, report, key)
+            if start is None:
+                return None
+            out = []
+            for k in range(n):
+                try:
+                    out.append(start + k * plan.step)
+                except (ipaddress.AddressValueError, ValueError):
+                    report(key, ValueProblem(RENDERED_ADDRESS, f"{key} {start} step {plan.step} "
+                                             f"runs out of addresses at device position {k}",
+                                             span))
+                    return None
+            return out
+        if plan.kind == "template":
+            t = plan.items[0]
+            return [self.address(t, span, {"i": i, "d": d, "k": k}, report, key)
+                    for k, d in enumerate(device_ids)]
+        return None
+
+    def plan_ints(self, plan: AddressPlan, span: Span, i: int, device_ids: list[int], report,
+                  name: str):
+        n = len(device_ids)
+        try:
+            if plan.kind == "base":
+                base = int(plan.items[0].render(i=i))
+                return [base + d for d in device_ids]
+            if plan.kind == "list":
+                if len(plan.items) != n:
+                    report("super_device_id", ValueProblem(
+                        ADDRESS_COUNT, f"{name} has {n} devices but super_device_id lists "
+                        f"{len(plan.items)} values", span, "give one value per device, or `base N`"))
+                    return None
+                return [int(t.render(i=i, d=d, k=k)) for k, (t, d) in
+                        enumerate(zip(plan.items, device_ids))]
+            t = plan.items[0]
+            return [int(t.render(i=i, d=d, k=k)) for k, d in enumerate(device_ids)]
+        except ValueProblem as p:
+            report("super_device_id", p)
+        except ValueError:
+            report("super_device_id", ValueProblem(RENDERED_ADDRESS, "super_device_id must be "
+                                                   "a whole number", span))
+        return None
+
+    # -- jobs ------------------------------------------------------------------------
+    def jobs(self, servers: list[Server]) -> list[Job]:
+        by_name = {}
+        for s in servers:
+            by_name.setdefault(s.name, s)
+        out = []
+        for decl in self.decls:
+            if decl.kind != "job" or not decl.name:
+                continue
+            placements: dict[str, Placement] = {}
+            for w in decl.get("servers") or ():
+                for s in self.resolve(w, by_name, servers):
+                    placements[s.name] = Placement(s, tuple(d.device_id for d in s.devices), w.span)
+            for ref in decl.get("on") or ():
+                found = self.resolve(ref.server, by_name, servers)
+                for s in found:
+                    ids = ref.devices if ref.devices is not None else tuple(d.device_id for d in s.devices)
+                    have = {d.device_id for d in s.devices}
+                    missing = [d for d in ids if d not in have]
+                    if missing:
+                        self.diags.append(error(
+                            UNKNOWN_REF, f"job {decl.name} uses device"
+                            f"{'s' if len(missing) > 1 else ''} {_ids(missing)} on {s.name}, "
+                            f"which has devices {_ids(sorted(have))}",
+                            ref.devices_span or ref.server.span, subject=f"server {s.name}",
+                            hint=f"use devices of {s.name} ({_ids(sorted(have))})"))
+                        ids = tuple(d for d in ids if d in have)
+                    placements[s.name] = Placement(s, tuple(sorted(ids)), ref.server.span,
+                                                   ref.dp_local)
+            spans = {k: decl.span_of(k) for k in decl.attrs}
+            env = [v for v in (decl.get("env") or ())]
+            policies = {name: (level, loc.span) for loc in decl.attrs.get("policy", ())
+                        for name, level in [loc.value]}
+            job = Job(
+                name=decl.name, span=decl.name_span,
+                placements=sorted(placements.values(), key=lambda p: p.server.index),
+                role=decl.get("role", "serve"), framework=decl.get("framework", "vllm"),
+                dp=decl.get("dp", 1), tp=decl.get("tp", 1), pp=decl.get("pp", 1),
+                pcp=decl.get("pcp", 1), dcp=decl.get("dcp", 1),
+                expert_parallel=decl.get("expert_parallel", False),
+                model_kind=decl.get("model_kind", "moe"), order=decl.get("order"),
+                env=env, policies=policies, spans=spans)
+            if not job.placements:
+                self.diags.append(error(MISSING_ATTRIBUTE, f"job {decl.name} uses no devices",
+                                        decl.name_span,
+                                        hint="add `servers NAME, NAME` or `on NAME devices 0..7`"))
+            out.append(job)
+        return out
+
+    def resolve(self, word, by_name: dict, servers: list[Server]) -> list[Server]:
+        text = word.text
+        if text == "all":
+            return list(servers)
+        if is_family_ref(text):
+            fam = parse_family_name(text, word.span)
+            found = [by_name.get(fam.name(i)) for i in fam.indices]
+            missing = [fam.name(i) for i, s in zip(fam.indices, found) if s is None]
+            if missing:
+                self.diags.append(error(UNKNOWN_REF, f"no server named {missing[0]}"
+                                        + (f" (and {len(missing) - 1} more of {text})"
+                                           if len(missing) > 1 else ""), word.span,
+                                        hint="family members are named PREFIX + index, "
+                                             "zero-padded like the family's first index"))
+            return [s for s in found if s is not None]
+        s = by_name.get(text)
+        if s is None:
+            import difflib
+
+            close = difflib.get_close_matches(text, list(by_name), n=1)
+            self.diags.append(error(UNKNOWN_REF, f"no server named '{text}'", word.span,
+                                    hint=f"did you mean '{close[0]}'?" if close else
+                                    "declare it with `server NAME {` or `family`"))
+            return []
+        return [s]
+
+
+def _ids(ids) -> str:
+    """Compact id list: [0,1,2,3,5] -> '0..3, 5'."""
+    ids = list(ids)
+    parts = []
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(f"{ids[i]}..{ids[j]}" if j > i + 1 else
+                     (f"{ids[i]}, {ids[j]}" if j == i + 1 else str(ids[i])))
+        i = j + 1
+    return ", ".join(parts)
+
+
+def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnostic]]:
+    """Lower declarations into a Topology. Returns (None, diagnostics) when the cluster
+    itself cannot be resolved (no or unknown preset); otherwise a Topology, possibly with
+    error diagnostics for the parts that could not be computed."""
+    lw = _Lowerer(decls, files)
+    cdecl, preset = lw.cluster()
+    if preset is None:
+        return None, lw.diags
+    servers = lw.servers(preset)
+    jobs = lw.jobs(servers)
+    policies = {name: (level, loc.span) for loc in cdecl.attrs.get("policy", ())
+                for name, level in [loc.value]}
+    topo = Topology(name=cdecl.name or "cluster", preset=preset, servers=servers, jobs=jobs,
+                    cann=cdecl.get("cann"), vllm_version=cdecl.get("vllm_version"),
+                    policies=policies, span=cdecl.name_span, files=files)
+    return topo, lw.diags

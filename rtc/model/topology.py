@@ -1,0 +1,183 @@
+"""The Topology: the lowered, fully expanded cluster that checks and emitters work on.
+
+Servers keep their declared order; each holds its devices (ascending physical
+``device_id``) with RoCE address, gateway, prefix and, on A3, ``super_device_id``. Jobs
+name the devices they use; :meth:`Topology.rank_table_members` gives them in rank order
+(servers in declared order, devices ascending), which is how ``rank_id`` 0..N-1 is
+assigned. :attr:`Topology.graph` is the rank -> device -> server -> IP graph (networkx),
+built on first use so that plain compiles stay fast.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from rtc.diagnostics import Span
+from rtc.model.presets import Preset
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(slots=True)
+class Device:
+    """One NPU (an HCCL device; on A3 one die). ``device_id`` is the physical id
+    (``/dev/davinciN``), the rank table's ``device_id``."""
+
+    device_id: int
+    device_ip: IPAddress | None = None
+    gateway: IPAddress | None = None
+    prefix: int | None = None
+    super_device_id: int | None = None
+
+
+@dataclass(slots=True)
+class Server:
+    """One server. ``index`` is its position in declaration order; ``family_index`` the
+    ``i`` of a family member (None for a plain server). ``spans`` maps attribute names
+    (``host``, ``devices``, ``device_ip``, ...) to where they were written (for a family,
+    the family's attribute)."""
+
+    name: str
+    server_id: str
+    index: int
+    span: Span
+    devices: list[Device]
+    host_ip: IPAddress | None = None
+    nic: str | None = None
+    super_pod_id: str | None = None
+    family: str | None = None
+    family_index: int | None = None
+    inventory: str | None = None
+    spans: dict = field(default_factory=dict)
+
+    def span_of(self, attr: str) -> Span:
+        return self.spans.get(attr, self.span)
+
+    def device(self, device_id: int) -> Device | None:
+        for d in self.devices:
+            if d.device_id == device_id:
+                return d
+        return None
+
+    @property
+    def label(self) -> str:
+        return f"server {self.name}"
+
+
+@dataclass(slots=True)
+class Placement:
+    """The part of a job on one server: the device ids it uses there (ascending) and the
+    user's local DP count if given (``on SERVER devices SET dp_local N``)."""
+
+    server: Server
+    device_ids: tuple[int, ...]
+    span: Span
+    dp_local: int | None = None
+
+
+@dataclass(slots=True)
+class Job:
+    """A job: its devices (per server), parallel sizes, role and framework.
+
+    ``placements`` are in server declaration order. World size is dp*pp*pcp*tp."""
+
+    name: str
+    span: Span
+    placements: list[Placement]
+    role: str = "serve"
+    framework: str = "vllm"
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    pcp: int = 1
+    dcp: int = 1
+    expert_parallel: bool = False
+    model_kind: str = "moe"
+    order: str | None = None
+    env: list = field(default_factory=list)        # [(name, value, span)]
+    policies: dict = field(default_factory=dict)   # rule name -> (level, span)
+    spans: dict = field(default_factory=dict)
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.pp * self.pcp * self.tp
+
+    @property
+    def device_count(self) -> int:
+        return sum(len(p.device_ids) for p in self.placements)
+
+    def span_of(self, attr: str) -> Span:
+        return self.spans.get(attr, self.span)
+
+
+@dataclass
+class Topology:
+    """The whole lowered cluster. ``files`` maps file names to their text (for reports)."""
+
+    name: str
+    preset: Preset
+    servers: list[Server]
+    jobs: list[Job]
+    cann: str | None = None
+    vllm_version: str | None = None
+    policies: dict = field(default_factory=dict)   # rule name -> (level, span)
+    span: Span | None = None
+    files: dict = field(default_factory=dict)
+    _graph: object = None
+    _by_name: dict | None = None
+
+    def server(self, name: str) -> Server | None:
+        if self._by_name is None:
+            self._by_name = {s.name: s for s in self.servers}
+        return self._by_name.get(name)
+
+    def job(self, name: str) -> Job | None:
+        return next((j for j in self.jobs if j.name == name), None)
+
+    def rank_table_members(self, job: Job | None = None) -> list[tuple[Server, list[Device]]]:
+        """The (server, devices) pairs of a rank table in rank order: servers in declared
+        order, devices ascending. ``job=None`` means every device of every server."""
+        if job is None:
+            return [(s, sorted(s.devices, key=lambda d: d.device_id)) for s in self.servers
+                    if s.devices]
+        out = []
+        for p in sorted(job.placements, key=lambda p: p.server.index):
+            wanted = set(p.device_ids)
+            devs = [d for d in p.server.devices if d.device_id in wanted]
+            devs.sort(key=lambda d: d.device_id)
+            if devs:
+                out.append((p.server, devs))
+        return out
+
+    def iter_ranks(self, job: Job | None = None) -> Iterator[tuple[int, Server, Device]]:
+        """(rank_id, server, device) in rank order."""
+        rank = 0
+        for server, devs in self.rank_table_members(job):
+            for d in devs:
+                yield rank, server, d
+                rank += 1
+
+    @property
+    def graph(self):
+        """networkx DiGraph: ("rank", job, r) -> ("device", server, id) -> ("server", name),
+        ("device", ...) -> ("ip", text), ("server", name) -> ("host", ip). Built lazily."""
+        if self._graph is None:
+            import networkx as nx
+
+            g = nx.DiGraph()
+            for s in self.servers:
+                g.add_node(("server", s.name), server_id=s.server_id)
+                if s.host_ip is not None:
+                    g.add_edge(("server", s.name), ("host", str(s.host_ip)))
+                for d in s.devices:
+                    dn = ("device", s.name, d.device_id)
+                    g.add_edge(dn, ("server", s.name))
+                    if d.device_ip is not None:
+                        g.add_edge(dn, ("ip", str(d.device_ip)))
+            for j in self.jobs:
+                for r, s, d in self.iter_ranks(j):
+                    g.add_edge(("rank", j.name, r), ("device", s.name, d.device_id))
+            self._graph = g
+        return self._graph

@@ -1,0 +1,359 @@
+"""Parse rtc source text into the generic AST, with friendly syntax errors.
+
+The grammar (``grammar/rtc.lark``) is loaded once per process with lark's LALR parser and
+contextual lexer, ``propagate_positions`` on. Lark errors never reach the user: they are
+classified with ``UnexpectedInput.match_examples`` against a small catalog of labelled bad
+snippets (below) and turned into :class:`~rtc.diagnostics.Diagnostic` records with the
+location, a plain-language message and a hint.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from rtc.diagnostics import Diagnostic, Span, error
+from rtc.rules import rule
+from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
+
+SYNTAX = rule("RTC100", "syntax-error", "error", "The text does not follow the rtc grammar.", """
+    What: a character or token appears where the grammar does not allow it.
+    Why: rtc cannot know what you meant, so nothing is compiled.
+    Example: `host 10.0.0.6 ;;` or a stray `@`.
+    Fix: follow the caret; every fact is `key value ...` on its own line inside a block.""")
+MISSING_CLOSE = rule("RTC101", "missing-closing-brace", "error",
+                     "A block is not closed with '}'.", """
+    What: the file ends while a `server`, `job`, ... block is still open.
+    Why: everything after the opening brace would belong to that block.
+    Example: `server a {` followed by attributes and no `}`.
+    Fix: add `}` on its own line where the block ends.""")
+MISSING_OPEN = rule("RTC102", "missing-opening-brace", "error",
+                    "A block header is not followed by '{'.", """
+    What: `server NAME` (or job, family, ...) must be followed by `{` on the same line.
+    Why: the attributes that follow cannot be attached to the block.
+    Example: `server atlas-01` then a newline then `host 10.0.0.6`.
+    Fix: write `server atlas-01 {`.""")
+MISSING_VALUE = rule("RTC103", "missing-value", "error", "An attribute has no value.", """
+    What: a line holds a key with nothing after it, e.g. `tp`.
+    Why: every fact needs a value; a missing one usually means a half-edited line.
+    Example: `  tp` instead of `  tp 8`.
+    Fix: give the value on the same line.""")
+UNKNOWN_BLOCK = rule("RTC104", "unknown-block-kind", "error", "Unknown block keyword.", """
+    What: a top-level block starts with a word that is not cluster, server, family, job,
+    network, fabric or disaggregation.
+    Why: rtc cannot tell what the block describes.
+    Example: `sever atlas-01 {`.
+    Fix: use one of the block keywords (see the README's language tour).""")
+UNEXPECTED_CLOSE = rule("RTC105", "unexpected-closing-brace", "error",
+                        "A '}' closes no block.", """
+    What: there are more `}` than `{`.
+    Why: the structure of the file is ambiguous.
+    Example: an extra `}` after a job block.
+    Fix: remove the extra brace or add the missing block header.""")
+UNTERMINATED_STRING = rule("RTC106", "unterminated-string", "error",
+                           "A quoted string is not closed on its line.", """
+    What: a `"` opens a string that does not end before the line ends.
+    Why: strings cannot span lines; the rest of the file would be swallowed.
+    Example: `server_id "node-0`.
+    Fix: close the string with `"` on the same line.""")
+SAME_LINE = rule("RTC107", "fact-on-brace-line", "error",
+                 "A fact is written on the same line as '{' or before '}'.", """
+    What: `server a { host 10.0.0.6 }` puts facts on the brace lines.
+    Why: rtc keeps one fact per line so that diffs stay readable and errors point at
+    exactly one fact.
+    Example: `job j { tp 8 }`.
+    Fix: put each fact on its own line between the braces.""")
+LIST_ITEM = rule("RTC108", "missing-list-item", "error", "A list has an empty item.", """
+    What: a comma is not followed by a value (`devices 0, 1,`) or two commas meet.
+    Why: a list item was probably deleted by mistake.
+    Example: `servers atlas-01, , atlas-02`.
+    Fix: remove the extra comma or add the missing item.""")
+BAD_ASSIGN = rule("RTC109", "bad-assignment", "error", "An `=` is missing its name or value.", """
+    What: `env = 1` or `env HCCL_BUFFSIZE =`.
+    Why: environment settings are `env NAME = value`.
+    Example: `env HCCL_BUFFSIZE =`.
+    Fix: write `env HCCL_BUFFSIZE = 1024`.""")
+
+BLOCK_KINDS = ("cluster", "server", "family", "job", "network", "fabric", "disaggregation")
+
+# Labelled bad snippets for UnexpectedInput.match_examples. Each example must fail at
+# the same parser state as the real mistake it stands for.
+_EXAMPLES: dict[str, list[str]] = {
+    "missing-close": [
+        "server a {\n",
+        "server a {\n  host 1.2.3.4\n",
+        "server a {\n  host 1.2.3.4\n  devices 0..7\n",
+        "job j {\n  tp 8\n",
+    ],
+    "missing-open": [
+        "server a\n",
+        "server a\n  host 1.2.3.4\n}\n",
+        "server\n",
+        "job j\n  tp 8\n}\n",
+        "server a b {\n}\n",
+    ],
+    "missing-value": [
+        "server a {\n  host\n}\n",
+        "server a {\n  host 1.2.3.4\n  nic\n}\n",
+        "job j {\n  tp\n}\n",
+    ],
+    "unknown-block": [
+        "sever a {\n}\n",
+        "host 1.2.3.4\n",
+        "clustr a {\n}\n",
+        "a\n",
+    ],
+    "unexpected-close": [
+        "}\n",
+        "server a {\n}\n}\n",
+    ],
+    "same-line": [
+        "server a { host 1.2.3.4 }\n",
+        "server a {\n  host 1.2.3.4 }\n",
+        "server a {\n  host 1.2.3.4 }",
+        "server a { host\n}\n",
+    ],
+    "list-item": [
+        "server a {\n  devices 0,\n}\n",
+        "server a {\n  devices 0, , 1\n}\n",
+        "server a {\n  devices , 1\n}\n",
+    ],
+    "bad-assign": [
+        "job j {\n  env = 1\n}\n",
+        "job j {\n  env A =\n}\n",
+        "job j {\n  env A = = 1\n}\n",
+        "job j {\n  env A = 1 = 2\n}\n",
+    ],
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _lark():
+    from lark import Lark
+
+    from rtc.resources import grammar_path
+
+    return Lark(grammar_path().read_text(encoding="utf-8"), parser="lalr",
+                propagate_positions=True, maybe_placeholders=False, cache=False)
+
+
+def _span(file: str, obj) -> Span:
+    return Span(file, obj.line, obj.column, getattr(obj, "end_line", 0) or 0,
+                getattr(obj, "end_column", 0) or 0)
+
+
+_ESCAPES = re.compile(r"\\(.)")
+
+
+def _word(file: str, tree_or_token) -> Word:
+    from lark import Tree
+
+    if isinstance(tree_or_token, Tree):
+        tok = tree_or_token.children[0]
+        quoted = tree_or_token.data == "string"
+    else:
+        tok = tree_or_token
+        quoted = tok.type == "STRING"
+    text = str(tok)
+    if quoted:
+        text = _ESCAPES.sub(lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text[1:-1])
+    return Word(text, _span(file, tok), quoted)
+
+
+def _convert_block(file: str, tree) -> Block:
+    from lark import Token, Tree
+
+    kind_tree = tree.children[0]
+    kind_tok = kind_tree.children[0]
+    label = None
+    body = []
+    for child in tree.children[1:]:
+        if isinstance(child, Tree) and child.data == "label":
+            label = _word(file, child.children[0])
+        elif isinstance(child, Tree) and child.data == "attribute":
+            body.append(_convert_attribute(file, child))
+        elif isinstance(child, Tree) and child.data == "block":
+            body.append(_convert_block(file, child))
+        elif isinstance(child, Token):
+            continue
+    return Block(str(kind_tok), _span(file, kind_tok), label, tuple(body), _span(file, tree.meta))
+
+
+def _convert_attribute(file: str, tree) -> Attribute:
+    from lark import Tree
+
+    key_tok = tree.children[0]
+    args = []
+    for child in tree.children[1:]:
+        if not isinstance(child, Tree):
+            continue
+        if child.data == "list":
+            items = tuple(_word(file, c) for c in child.children)
+            args.append(ListArg(items, _span(file, child.meta)))
+        elif child.data == "assign":
+            name = _word(file, child.children[0])
+            value = _word(file, child.children[1])
+            args.append(Assign(name, value, _span(file, child.meta)))
+        else:
+            args.append(_word(file, child))
+    return Attribute(str(key_tok), _span(file, key_tok), tuple(args), _span(file, tree.meta))
+
+
+def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None, list[Diagnostic]]:
+    """Parse rtc source ``text`` (``filename`` is used in spans only).
+
+    Returns ``(SourceFile, [])`` on success, or ``(None, [diagnostic])`` with one friendly
+    syntax diagnostic (RTC100-RTC109) on failure. Never raises lark exceptions."""
+    from lark.exceptions import UnexpectedInput
+
+    if not text.endswith("\n"):
+        text_for_parser = text + "\n"
+    else:
+        text_for_parser = text
+    try:
+        tree = _lark().parse(text_for_parser)
+    except UnexpectedInput as exc:
+        return None, [_friendly(exc, text_for_parser, filename)]
+    blocks = tuple(_convert_block(filename, b) for b in tree.children
+                   if getattr(b, "data", None) == "block")
+    return SourceFile(filename, text, blocks), []
+
+
+def _unclosed_brace(text: str, filename: str) -> Span | None:
+    """The position of the last '{' that opens a block and is never closed."""
+    stack: list[tuple[int, int]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        col = 0
+        in_string = False
+        while col < len(line):
+            ch = line[col]
+            if in_string:
+                if ch == "\\":
+                    col += 1
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "#":
+                break
+            elif ch == "{":
+                nxt = line[col + 1] if col + 1 < len(line) else "\n"
+                if nxt.isspace():
+                    stack.append((lineno, col + 1))
+                else:  # a {template} group inside a word
+                    close = line.find("}", col)
+                    col = close if close >= 0 else len(line)
+            elif ch == "}" and stack:
+                stack.pop()
+            col += 1
+    if not stack:
+        return None
+    line, col = stack[-1]
+    return Span(filename, line, col, line, col + 1)
+
+
+def _friendly(exc, text: str, filename: str) -> Diagnostic:
+    from lark.exceptions import UnexpectedEOF
+
+    lines = text.splitlines()
+    line = getattr(exc, "line", -1)
+    column = getattr(exc, "column", -1)
+    if line is None or line < 1:  # UnexpectedEOF reports -1
+        line = max(1, len(lines))
+        column = len(lines[-1]) + 1 if lines else 1
+    span = Span(filename, line, column, line, column + 1)
+    source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+
+    token = getattr(exc, "token", None)
+    token_type = getattr(token, "type", "")
+    token_text = str(token) if token is not None else ""
+    expected = set(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
+    ch = source_line[column - 1] if 0 < column <= len(source_line) else ""
+    before = source_line[: max(0, column - 1)].split("#")[0].rstrip()
+
+    # Problems recognised by the character itself.
+    if ch == '"':
+        return error(UNTERMINATED_STRING, "this string is not closed before the end of the line",
+                     span, hint='close it with " on the same line; strings cannot span lines')
+    if ch == "{" and column < len(source_line) and not source_line[column].isspace() and before:
+        return error(SYNTAX, "unbalanced '{' in a template: a {expression} must close with "
+                     "'}' on the same line", span,
+                     hint="templates look like 10.1.{i/256}.{i%256}")
+
+    # The parser state tells the rest; the rules below are exact, match_examples (with the
+    # catalog above) classifies whatever they leave.
+    kinds = {k.upper() for k in BLOCK_KINDS}
+    label = None
+    if isinstance(exc, UnexpectedEOF) or token_type == "$END":
+        label = "missing-close"
+    elif token_type == "WORD" and expected and expected <= kinds | {"_NL"}:
+        label = "unknown-block"
+    elif token_type == "RBRACE" and kinds & expected:
+        label = "unexpected-close"
+    elif token_type in ("RBRACE", "LBRACE") and "WORD" in expected:
+        label = "same-line"
+    elif "LBRACE" in expected and token_type in ("_NL", "WORD", "STRING"):
+        label = "missing-open"
+    elif token_type == "COMMA" or (token_type == "_NL" and before.endswith(",")):
+        label = "list-item"
+    elif token_type == "EQUAL" or (token_type == "_NL" and before.endswith("=")):
+        label = "bad-assign"
+    elif token_type == "_NL" and expected <= {"WORD", "STRING"}:
+        label = "missing-value"
+    if token_type == "_NL" and before and label in ("missing-value", "list-item", "bad-assign"):
+        # Point at what is incomplete (the key, the comma, the '='), not at the line end.
+        if label == "missing-value":
+            start = len(before) - len(before.split()[-1]) + 1
+        else:
+            start = len(before)
+        span = Span(filename, line, start, line, len(before) + 1)
+    if label is None:
+        try:
+            label = exc.match_examples(_lark().parse, _EXAMPLES, use_accepts=True)
+        except Exception:  # pragma: no cover - classification is best effort
+            label = None
+
+    if label == "missing-close":
+        opened = _unclosed_brace(text, filename)
+        where = f" (opened at line {opened.line})" if opened else ""
+        return error(MISSING_CLOSE, f"missing '}}': the file ends inside a block{where}",
+                     opened or span, hint="add '}' on its own line where the block ends")
+    if label == "missing-open":
+        return error(MISSING_OPEN, "expected '{' after the block header", span,
+                     hint="a block is written `server NAME {` with the brace on the header line")
+    if label == "missing-value":
+        prev = _previous_word(source_line, lines, line, column)
+        return error(MISSING_VALUE, f"'{prev}' has no value" if prev else "an attribute has no value",
+                     span, hint="write the value on the same line, e.g. `tp 8`")
+    if label == "unknown-block":
+        import difflib
+
+        word = token_text or source_line.strip().split(" ")[0]
+        close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
+        hint = (f"did you mean '{close[0]}'?" if close else
+                "blocks are: " + ", ".join(BLOCK_KINDS))
+        return error(UNKNOWN_BLOCK, f"unknown block keyword '{word}'", span, hint=hint)
+    if label == "unexpected-close":
+        return error(UNEXPECTED_CLOSE, "this '}' closes no block", span,
+                     hint="remove it, or add the block header it belongs to")
+    if label == "same-line":
+        return error(SAME_LINE, "facts must be on their own lines, not on a line with '{' or '}'",
+                     span, hint="break the line: one fact per line between the braces")
+    if label == "list-item":
+        return error(LIST_ITEM, "empty list item (a comma with no value)", span,
+                     hint="remove the extra comma or add the missing item")
+    if label == "bad-assign":
+        return error(BAD_ASSIGN, "an '=' must have a name on its left and a value on its right",
+                     span, hint="write `env NAME = value`")
+    shown = f" '{token_text}'" if token_text and token_text.strip() else ""
+    return error(SYNTAX, f"unexpected{shown or ' input'} here", span,
+                 hint="every fact is `key value ...` on its own line inside a block")
+
+
+def _previous_word(source_line: str, lines: list[str], line: int, column: int) -> str:
+    """The last word before the error position (on this line, or the previous line when
+    the error sits at a line start)."""
+    before = source_line[: max(0, column - 1)].split("#")[0].strip()
+    if not before and line >= 2:
+        before = lines[line - 2].split("#")[0].strip()
+    return before.split()[-1] if before else ""

@@ -1,0 +1,426 @@
+"""The shape of the language: which attributes each block accepts and what their words mean.
+
+The grammar only knows blocks, attributes and words; this module turns a generic
+:class:`~rtc.syntax.ast.SourceFile` into :class:`Decl` records whose attribute values are
+typed (integers, device sets, :class:`~rtc.syntax.values.Template`, address plans, ...),
+each with its source span. Unknown keys get "did you mean"; bad literals get a precise
+column. Adding an attribute is one entry in :data:`BLOCK_SPECS` (data, not branches).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rtc.diagnostics import Diagnostic, Span, error
+from rtc.rules import rule
+from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
+from rtc.syntax.values import (ValueProblem, parse_family_name, parse_int, parse_int_range,
+                               parse_ip, parse_template)
+
+UNKNOWN_ATTRIBUTE = rule("RTC110", "unknown-attribute", "error",
+                         "A block holds an attribute it does not know.", """
+    What: e.g. `hots 10.0.0.6` in a server, or `tpp 8` in a job.
+    Why: a misspelt fact would otherwise be silently ignored and the plan would differ
+    from what you wrote.
+    Example: `tpp 8` -> did you mean `tp`?
+    Fix: use one of the block's attributes (rtc lists the closest one).""")
+BAD_IP = rule("RTC111", "bad-ip-literal", "error", "A word is not a valid IP address.", """
+    What: an address such as `10.0.0.256`, `10.0.0`, or a placeholder `-.-.-.-`.
+    Why: HCCL parses every address in the rank table; a bad one stops communicator setup,
+    and a placeholder means the real address was never filled in.
+    Example: `host 10.0.0.300`.
+    Fix: write the real address (device IPs come from `hccn_tool -i N -ip -g`).""")
+BAD_RANGE = rule("RTC112", "bad-range", "error", "A range or device set is malformed.", """
+    What: `7..0` (backwards), `0..` or `0-7` (use two dots), a family name without `[a..b]`.
+    Why: the set of devices or servers would be ambiguous.
+    Example: `devices 7..0`.
+    Fix: write inclusive ranges FIRST..LAST, e.g. `devices 0..7`.""")
+BAD_TEMPLATE = rule("RTC113", "bad-template", "error", "A {template} expression is invalid.", """
+    What: a `{...}` group that is not integer arithmetic over i, d, k, or divides by zero.
+    Why: addresses and ids computed from templates must be exact.
+    Example: `host 10.1.{j/256}.1` (unknown variable j).
+    Fix: use i (server index), d (device id), k (device position), + - * / % and ( ).""")
+BAD_VALUE = rule("RTC114", "bad-value", "error", "An attribute's value has the wrong form.", """
+    What: a value that is not one of the allowed words or not a number where one is needed.
+    Why: rtc would otherwise guess, and a guessed plan is worse than none.
+    Example: `tp eight`, `expert_parallel maybe`, `role server`.
+    Fix: follow the hint, which lists what the attribute accepts.""")
+DUPLICATE_ATTRIBUTE = rule("RTC115", "duplicate-attribute", "error",
+                           "An attribute that may appear once appears twice.", """
+    What: e.g. two `host` lines in one server.
+    Why: only one of them can be right, and rtc will not pick one silently.
+    Example: `tp 8` and later `tp 16` in one job.
+    Fix: delete one of them.""")
+MISSING_ATTRIBUTE = rule("RTC116", "missing-attribute", "error",
+                         "A required attribute is missing.", """
+    What: e.g. a server without `devices` (when the hardware preset cannot supply them).
+    Why: the rank table cannot be built without it.
+    Example: a `cluster` block without `hardware`.
+    Fix: add the attribute named in the message.""")
+BAD_LABEL = rule("RTC117", "bad-block-label", "error", "A block's name is missing or invalid.", """
+    What: `server {` without a name, or a family whose name has no `[FIRST..LAST]`.
+    Why: servers and jobs are referred to by name; families expand their name range.
+    Example: `family node {`.
+    Fix: write `server NAME {` or `family node[0..15] {`.""")
+
+
+@dataclass(frozen=True)
+class Located:
+    """A typed value and the span of the words it came from."""
+
+    value: Any
+    span: Span
+
+
+@dataclass(frozen=True)
+class AddressPlan:
+    """How a server's per-device addresses are given.
+
+    ``kind`` is ``"list"`` (one template per device, in device order), ``"step"`` (a start
+    address plus ``step`` per device position: device at position k gets start + k*step),
+    ``"template"`` (one template rendered per device with d and k), or ``"inventory"``
+    (taken from the server's inventory captures)."""
+
+    kind: str
+    items: tuple = ()
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class PlacementRef:
+    """A job line ``on SERVER [devices SET] [dp_local N]``."""
+
+    server: Word
+    devices: tuple[int, ...] | None
+    devices_span: Span | None
+    dp_local: int | None
+
+
+@dataclass(frozen=True)
+class Decl:
+    """One block with typed attributes. ``attrs[key]`` is a :class:`Located` for
+    single attributes and a tuple of :class:`Located` for repeatable ones."""
+
+    kind: str
+    name: str | None
+    name_span: Span
+    attrs: dict
+    span: Span
+    children: tuple = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        loc = self.attrs.get(key)
+        if loc is None:
+            return default
+        if isinstance(loc, tuple):
+            return tuple(x.value for x in loc)
+        return loc.value
+
+    def span_of(self, key: str) -> Span:
+        loc = self.attrs.get(key)
+        if isinstance(loc, tuple):
+            return loc[0].span if loc else self.name_span
+        return loc.span if loc is not None else self.name_span
+
+
+# ---------------------------------------------------------------------------------------
+# Value parsers: (attribute) -> value; they raise ValueProblem.
+
+def _words(attr: Attribute) -> list[Word]:
+    out: list[Word] = []
+    for a in attr.args:
+        if isinstance(a, Word):
+            out.append(a)
+        elif isinstance(a, ListArg):
+            out.extend(a.items)
+        else:
+            raise ValueProblem(BAD_VALUE, f"'{attr.key}' does not take `NAME = value`", a.span)
+    return out
+
+
+def _single(attr: Attribute) -> Word:
+    words = _words(attr)
+    if len(words) != 1 or isinstance(attr.args[0], ListArg):
+        raise ValueProblem(BAD_VALUE, f"'{attr.key}' takes exactly one value", attr.span,
+                           f"write `{attr.key} VALUE`")
+    return words[0]
+
+
+def p_int(lo: int = 0, hi: int | None = None) -> Callable:
+    def parse(attr: Attribute) -> int:
+        w = _single(attr)
+        return parse_int(w.text, w.span, lo=lo, hi=hi, what=f"'{attr.key}'")
+    return parse
+
+
+def p_word(attr: Attribute) -> str:
+    return _single(attr).text
+
+
+def p_choice(*choices: str) -> Callable:
+    def parse(attr: Attribute) -> str:
+        w = _single(attr)
+        if w.text not in choices:
+            close = difflib.get_close_matches(w.text, choices, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ValueProblem(BAD_VALUE, f"'{attr.key}' cannot be '{w.text}'", w.span,
+                               hint + "allowed: " + ", ".join(choices))
+        return w.text
+    return parse
+
+
+def p_bool(attr: Attribute) -> bool:
+    w = _single(attr)
+    table = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
+    if w.text.lower() not in table:
+        raise ValueProblem(BAD_VALUE, f"'{attr.key}' must be on or off, not '{w.text}'", w.span)
+    return table[w.text.lower()]
+
+
+def p_template(attr: Attribute):
+    w = _single(attr)
+    return parse_template(w.text, w.span)
+
+
+def _address_template(w: Word):
+    t = parse_template(w.text, w.span)
+    if t.is_constant:
+        parse_ip(t.text, w.span, BAD_IP)
+    return t
+
+
+def p_address(attr: Attribute):
+    return _address_template(_single(attr))
+
+
+def p_devset(attr: Attribute) -> tuple[int, ...]:
+    ids: list[int] = []
+    for w in _words(attr):
+        ids.extend(parse_int_range(w.text, w.span, BAD_RANGE))
+    return tuple(ids)
+
+
+def p_address_plan(attr: Attribute) -> AddressPlan:
+    words = _words(attr)
+    if len(words) == 1 and words[0].text == "inventory":
+        return AddressPlan("inventory")
+    if len(words) == 3 and words[1].text == "step" and not isinstance(attr.args[0], ListArg):
+        start = _address_template(words[0])
+        step = parse_int(words[2].text, words[2].span, lo=1, what="step")
+        return AddressPlan("step", (start,), step)
+    if any(w.text == "step" for w in words):
+        raise ValueProblem(BAD_VALUE, f"write `{attr.key} START step N`", attr.span)
+    if len(attr.args) > 1:
+        raise ValueProblem(BAD_VALUE, f"separate the addresses of '{attr.key}' with commas",
+                           attr.args[1].span)
+    items = tuple(_address_template(w) for w in words)
+    if len(items) == 1 and items[0].variables & {"d", "k"}:
+        return AddressPlan("template", items)
+    return AddressPlan("list", items)
+
+
+def p_super_device_plan(attr: Attribute) -> AddressPlan:
+    """``super_device_id base N`` (N + device id), a list, or a template over i, d, k."""
+    words = _words(attr)
+    if len(words) == 2 and words[0].text == "base":
+        return AddressPlan("base", (parse_template(words[1].text, words[1].span),))
+    items = tuple(parse_template(w.text, w.span) for w in words)
+    if len(items) == 1 and items[0].variables & {"d", "k"}:
+        return AddressPlan("template", items)
+    return AddressPlan("list", items)
+
+
+def p_path(attr: Attribute) -> str:
+    return _single(attr).text
+
+
+def p_server_refs(attr: Attribute) -> tuple[Word, ...]:
+    return tuple(_words(attr))
+
+
+def p_placement(attr: Attribute) -> PlacementRef:
+    words = _words(attr)
+    if not words:
+        raise ValueProblem(BAD_VALUE, "write `on SERVER [devices SET] [dp_local N]`", attr.span)
+    server = words[0]
+    devices = None
+    devices_span = None
+    dp_local = None
+    rest = list(attr.args[1:])
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if isinstance(w, Word) and w.text == "devices" and i + 1 < len(rest):
+            arg = rest[i + 1]
+            items = arg.items if isinstance(arg, ListArg) else (arg,)
+            ids: list[int] = []
+            for it in items:
+                ids.extend(parse_int_range(it.text, it.span, BAD_RANGE))
+            devices = tuple(ids)
+            devices_span = arg.span
+            i += 2
+        elif isinstance(w, Word) and w.text == "dp_local" and i + 1 < len(rest):
+            arg = rest[i + 1]
+            dp_local = parse_int(arg.text, arg.span, lo=0, what="dp_local")
+            i += 2
+        else:
+            raise ValueProblem(BAD_VALUE, f"unexpected '{getattr(w, 'text', '=')}' after the "
+                               "server name", w.span,
+                               "write `on SERVER devices 0..7 dp_local 1`")
+    return PlacementRef(server, devices, devices_span, dp_local)
+
+
+def p_env(attr: Attribute) -> tuple[str, str, Span]:
+    if len(attr.args) != 1 or not isinstance(attr.args[0], Assign):
+        raise ValueProblem(BAD_VALUE, "write `env NAME = value`", attr.span)
+    a = attr.args[0]
+    return (a.name.text, a.value.text, a.value.span)
+
+
+def p_policy(attr: Attribute) -> tuple[str, str]:
+    words = _words(attr)
+    if len(words) != 2:
+        raise ValueProblem(BAD_VALUE, "write `policy NAME error|warn|allow`", attr.span)
+    if words[1].text not in ("error", "warn", "allow"):
+        raise ValueProblem(BAD_VALUE, f"policy level must be error, warn or allow, not "
+                           f"'{words[1].text}'", words[1].span)
+    return (words[0].text, words[1].text)
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """How one attribute is read: its value parser, whether it may repeat, and a one-line
+    description used in "did you mean" hints and the docs."""
+
+    parse: Callable
+    repeat: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """Which attributes a block kind accepts and whether it needs a label."""
+
+    attrs: dict
+    label: str = "required"      # required | optional | family
+    doc: str = ""
+    children: tuple = ()
+
+
+_SERVER_ATTRS = {
+    "server_id": AttrSpec(p_template, doc="server_id in the rank table (default: the name)"),
+    "host": AttrSpec(p_address, doc="host IP (HCCL_IF_IP, --data-parallel-address)"),
+    "nic": AttrSpec(p_word, doc="host NIC name (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)"),
+    "devices": AttrSpec(p_devset, doc="physical device ids, e.g. 0..7"),
+    "device_ip": AttrSpec(p_address_plan, doc="RoCE IP per device: list, START step N, template"),
+    "gateway": AttrSpec(p_address_plan, doc="RoCE gateway per device"),
+    "prefix": AttrSpec(p_int(0, 128), doc="RoCE prefix length per device, e.g. 31"),
+    "super_pod": AttrSpec(p_template, doc="super_pod_id (A3, rank table 1.2)"),
+    "super_device_id": AttrSpec(p_super_device_plan, doc="SDID per device: base N, list, template"),
+    "inventory": AttrSpec(p_path, doc="folder of hccn_tool / npu-smi captures for this server"),
+}
+
+BLOCK_SPECS: dict[str, BlockSpec] = {
+    "cluster": BlockSpec({
+        "hardware": AttrSpec(p_word, doc="hardware preset: atlas-800t-a2, atlas-800-a3, ..."),
+        "cann": AttrSpec(p_word, doc="CANN version, e.g. 8.2.RC1"),
+        "devices_per_server": AttrSpec(p_int(1, 64), doc="NPUs per server (generic hardware)"),
+        "policy": AttrSpec(p_policy, repeat=True, doc="policy RULE error|warn|allow"),
+        "vllm_version": AttrSpec(p_word, doc="vLLM version the launch scripts target"),
+    }, label="optional", doc="the cluster: hardware preset, CANN version, policies"),
+    "server": BlockSpec(dict(_SERVER_ATTRS), doc="one server"),
+    "family": BlockSpec(dict(_SERVER_ATTRS), label="family",
+                        doc="N alike servers, e.g. family node[0..1023]"),
+    "job": BlockSpec({
+        "role": AttrSpec(p_choice("serve", "prefill", "decode", "train"), doc="what the job does"),
+        "framework": AttrSpec(p_choice("vllm", "mindspore", "torch_npu", "megatron"),
+                              doc="framework (default vllm)"),
+        "servers": AttrSpec(p_server_refs, doc="servers whose devices the job uses (all devices)"),
+        "on": AttrSpec(p_placement, repeat=True, doc="on SERVER [devices SET] [dp_local N]"),
+        "dp": AttrSpec(p_int(1), doc="data parallel size"),
+        "tp": AttrSpec(p_int(1), doc="tensor parallel size"),
+        "pp": AttrSpec(p_int(1), doc="pipeline parallel size"),
+        "pcp": AttrSpec(p_int(1), doc="prefill context parallel size"),
+        "dcp": AttrSpec(p_int(1), doc="decode context parallel size"),
+        "expert_parallel": AttrSpec(p_bool, doc="expert parallel on/off"),
+        "model_kind": AttrSpec(p_choice("moe", "dense"), doc="moe (default) or dense"),
+        "order": AttrSpec(p_word, doc="Megatron-LM order string, e.g. tp-cp-ep-dp-pp"),
+        "env": AttrSpec(p_env, repeat=True, doc="env NAME = value"),
+        "policy": AttrSpec(p_policy, repeat=True, doc="policy RULE error|warn|allow"),
+    }, doc="a job: which devices, parallel sizes, role, framework, environment"),
+    "network": BlockSpec({}, doc="a host network (reserved)"),
+    "fabric": BlockSpec({}, doc="a routed RoCE fabric (reserved)"),
+    "disaggregation": BlockSpec({}, label="optional", doc="prefill/decode pairing (reserved)"),
+}
+
+
+def elaborate(source: SourceFile) -> tuple[list[Decl], list[Diagnostic]]:
+    """Turn the generic AST into typed :class:`Decl` records, one per top-level block,
+    in source order. Every problem becomes a diagnostic (RTC110-RTC117); a block with
+    errors is still returned with the attributes that could be read."""
+    diags: list[Diagnostic] = []
+    decls = [_elaborate_block(b, diags) for b in source.blocks]
+    return decls, diags
+
+
+def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
+    spec = BLOCK_SPECS[block.kind]
+    name = block.label.text if block.label else None
+    name_span = block.label.span if block.label else block.kind_span
+    if spec.label in ("required", "family") and block.label is None:
+        diags.append(error(BAD_LABEL, f"this {block.kind} block has no name", block.kind_span,
+                           hint=f"write `{block.kind} NAME {{`" if spec.label == "required"
+                           else "write `family node[0..15] {`"))
+    if spec.label == "family" and block.label is not None:
+        try:
+            parse_family_name(block.label.text, block.label.span, BAD_LABEL)
+        except ValueProblem as p:
+            diags.append(error(p.code, p.message, p.span, hint=p.hint))
+    attrs: dict = {}
+    children = []
+    for item in block.body:
+        if isinstance(item, Block):
+            diags.append(error(UNKNOWN_ATTRIBUTE, f"a {item.kind} block cannot be nested inside "
+                               f"a {block.kind} block", item.kind_span,
+                               hint="write blocks at the top level of the file"))
+            continue
+        aspec = spec.attrs.get(item.key)
+        if aspec is None:
+            close = difflib.get_close_matches(item.key, list(spec.attrs), n=1, cutoff=0.6)
+            hint = (f"did you mean '{close[0]}'?" if close else
+                    f"a {block.kind} block accepts: " + ", ".join(spec.attrs) if spec.attrs else
+                    f"{block.kind} blocks take no attributes yet")
+            where = f"{block.kind} '{name}'" if name else f"the {block.kind} block"
+            diags.append(error(UNKNOWN_ATTRIBUTE, f"unknown attribute '{item.key}' in {where}",
+                               item.key_span, hint=hint))
+            continue
+        try:
+            value = aspec.parse(item)
+        except ValueProblem as p:
+            diags.append(error(p.code, p.message, p.span, hint=p.hint))
+            continue
+        loc = Located(value, _value_span(item))
+        if aspec.repeat:
+            attrs[item.key] = attrs.get(item.key, ()) + (loc,)
+        elif item.key in attrs:
+            diags.append(error(DUPLICATE_ATTRIBUTE, f"'{item.key}' is given twice in "
+                               f"{block.kind} '{name}'", item.key_span,
+                               hint="keep one of them",
+                               related=[_related(attrs[item.key].span, "first given here")]))
+        else:
+            attrs[item.key] = loc
+    return Decl(block.kind, name, name_span, attrs, block.span, tuple(children))
+
+
+def _value_span(attr: Attribute) -> Span:
+    first = attr.args[0].span if attr.args else attr.key_span
+    last = attr.args[-1].span if attr.args else attr.key_span
+    return Span(first.file, first.line, first.column, last.end_line, last.end_column)
+
+
+def _related(span: Span, message: str):
+    from rtc.diagnostics import Related
+
+    return Related(span, message)

@@ -1,0 +1,261 @@
+"""Typed values of the rtc language: templates, address plans, device sets, family names.
+
+Templates are words with ``{expression}`` groups, e.g. ``10.1.{i/256}.{i%256}``. An
+expression uses integers, ``+ - * / %`` and parentheses (``/`` is integer division, as
+in the issue's ``{i/256}``) over these variables:
+
+* ``i`` -- the server's index in its family (the number in its name, ``node[0..1023]``);
+  0 for a plain server;
+* ``d`` -- the physical device id (``device_id``);
+* ``k`` -- the device's position in the server's device list (0, 1, ...).
+
+An optional zero-padded width follows a colon: ``node-{i:04}`` gives ``node-0007``.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from rtc.diagnostics import Span
+
+VARIABLES = ("i", "d", "k")
+
+
+class ValueProblem(Exception):
+    """A word that does not mean what its attribute needs. Carries the rule id, the span
+    (narrowed to the offending part when possible) and a hint."""
+
+    def __init__(self, code: str, message: str, span: Span, hint: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.span = span
+        self.hint = hint
+
+
+_ALLOWED_NODES = (pyast.Expression, pyast.BinOp, pyast.UnaryOp, pyast.Constant, pyast.Name,
+                  pyast.Load, pyast.Add, pyast.Sub, pyast.Mult, pyast.Div, pyast.FloorDiv,
+                  pyast.Mod, pyast.USub, pyast.UAdd)
+
+
+class _IntDiv(pyast.NodeTransformer):
+    def visit_BinOp(self, node):  # noqa: N802 - ast API
+        self.generic_visit(node)
+        if isinstance(node.op, pyast.Div):
+            node.op = pyast.FloorDiv()
+        return node
+
+
+def _sub_span(span: Span, offset: int, length: int) -> Span:
+    col = span.column + offset
+    return Span(span.file, span.line, col, span.line, col + max(1, length))
+
+
+def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict], int], frozenset, int]:
+    """Compile one ``{...}`` expression. Returns (function env -> int, variables used,
+    zero-pad width). Raises :class:`ValueProblem` with ``code`` on bad syntax or names."""
+    width = 0
+    body = expr
+    m = re.fullmatch(r"(.*?):(0?\d+)", expr)
+    if m:
+        body, width = m.group(1), int(m.group(2))
+    try:
+        tree = pyast.parse(body.strip(), mode="eval")
+    except SyntaxError:
+        raise ValueProblem(code, f"bad template expression '{{{expr}}}'", span,
+                           "use integers, i, d, k, + - * / % and parentheses, e.g. {i/256}")
+    names = set()
+    for node in pyast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise ValueProblem(code, f"template expression '{{{expr}}}' uses something other than "
+                               "integers, variables and + - * / %", span,
+                               "allowed: i (server index), d (device id), k (device position)")
+        if isinstance(node, pyast.Constant) and not isinstance(node.value, int):
+            raise ValueProblem(code, f"template expression '{{{expr}}}' may only use integers", span)
+        if isinstance(node, pyast.Name):
+            if node.id not in VARIABLES:
+                raise ValueProblem(code, f"unknown variable '{node.id}' in template '{{{expr}}}'",
+                                   span, "variables: i (server index in its family), "
+                                   "d (device id), k (device position in the server)")
+            names.add(node.id)
+    tree = pyast.fix_missing_locations(_IntDiv().visit(tree))
+    compiled = compile(tree, "<rtc-template>", "eval")
+
+    def run(env: dict) -> int:
+        return eval(compiled, {"__builtins__": {}}, env)  # noqa: S307 - vetted AST above
+
+    return run, frozenset(names), width
+
+
+@dataclass(frozen=True)
+class Template:
+    """A word with optional ``{expression}`` groups. ``render(i=, d=, k=)`` gives the text.
+
+    Raises :class:`ValueProblem` from :meth:`render` on division by zero."""
+
+    text: str
+    span: Span
+    parts: tuple  # str | (function, width, source expr)
+    variables: frozenset
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.variables and all(isinstance(p, str) for p in self.parts)
+
+    def render(self, **env: int) -> str:
+        if len(self.parts) == 1 and isinstance(self.parts[0], str):
+            return self.parts[0]
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            fn, width, expr = part
+            try:
+                value = fn(env)
+            except ZeroDivisionError:
+                raise ValueProblem("RTC113", f"division by zero in template '{{{expr}}}'", self.span)
+            except NameError as exc:
+                raise ValueProblem("RTC113", f"template '{{{expr}}}' cannot be used here ({exc})",
+                                   self.span, "d and k are only known per device")
+            out.append(str(value).zfill(width) if width else str(value))
+        return "".join(out)
+
+
+def parse_template(text: str, span: Span, code: str = "RTC113") -> Template:
+    """Split ``text`` into literal parts and compiled ``{expression}`` groups."""
+    parts: list = []
+    variables: set = set()
+    pos = 0
+    for m in re.finditer(r"\{([^{}]*)\}", text):
+        if m.start() > pos:
+            parts.append(text[pos:m.start()])
+        fn, names, width = compile_expression(m.group(1), _sub_span(span, m.start(), len(m.group(0))), code)
+        parts.append((fn, width, m.group(1)))
+        variables |= names
+        pos = m.end()
+    if pos < len(text) or not parts:
+        parts.append(text[pos:])
+    if any(isinstance(p, str) and ("{" in p or "}" in p) for p in parts):
+        raise ValueProblem(code, f"unbalanced braces in '{text}'", span,
+                           "a template group looks like {i/256}")
+    return Template(text, span, tuple(parts), frozenset(variables))
+
+
+PLACEHOLDER_RE = re.compile(r"(^|[.:])(\*|-|x|X|\?)+($|[.:])|<|>|\bx\.x\b")
+
+
+def looks_like_placeholder(text: str) -> bool:
+    """True for documentation placeholders such as ``-.-.-.-``, ``192.1.*.6``, ``x.x.x.x``
+    or ``<ip>``: they are never real addresses."""
+    return bool(PLACEHOLDER_RE.search(text))
+
+
+def parse_ip(text: str, span: Span, code: str = "RTC111"):
+    """Parse an IPv4/IPv6 address literal. Raises :class:`ValueProblem` (``code``) with a
+    message that says why (octet out of range, too few parts, placeholder)."""
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        pass
+    if looks_like_placeholder(text):
+        raise ValueProblem(code, f"'{text}' is a placeholder, not an IP address", span,
+                           "write the real address (from `hccn_tool -i N -ip -g` for device IPs)")
+    parts = text.split(".")
+    if ":" not in text and len(parts) != 4:
+        raise ValueProblem(code, f"'{text}' is not an IPv4 address: it has {len(parts)} "
+                           f"part{'s' if len(parts) != 1 else ''}, not 4", span,
+                           "an IPv4 address has four numbers 0-255, e.g. 10.0.0.6")
+    if ":" not in text:
+        for idx, part in enumerate(parts):
+            if not part.isdigit() or int(part) > 255:
+                off = sum(len(p) + 1 for p in parts[:idx])
+                raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' is not a "
+                                   "number from 0 to 255", _sub_span(span, off, len(part)),
+                                   "each of the four parts is 0-255")
+    raise ValueProblem(code, f"'{text}' is not a valid IP address", span,
+                       "write an IPv4 (10.0.0.6) or IPv6 (fd00::6) address")
+
+
+def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = None,
+              what: str = "value", code: str = "RTC114") -> int:
+    """Parse a non-negative decimal integer within [lo, hi]. Raises :class:`ValueProblem`."""
+    if not re.fullmatch(r"\d+", text):
+        raise ValueProblem(code, f"{what} must be a whole number, not '{text}'", span,
+                           "write digits, e.g. 8")
+    value = int(text)
+    if lo is not None and value < lo or hi is not None and value > hi:
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueProblem(code, f"{what} {value} is out of range ({rng})", span,
+                           f"use a value in {rng}")
+    return value
+
+
+_RANGE_RE = re.compile(r"(\d+)\.\.(\d+)")
+
+
+def parse_int_range(text: str, span: Span, code: str = "RTC112") -> list[int]:
+    """``7`` -> [7]; ``0..7`` -> [0..7] (inclusive). Raises :class:`ValueProblem` for
+    reversed or malformed ranges (``7..0``, ``0..``, ``0...7``, ``a..b``)."""
+    if re.fullmatch(r"\d+", text):
+        return [int(text)]
+    m = _RANGE_RE.fullmatch(text)
+    if not m:
+        if ".." in text or "-" in text:
+            raise ValueProblem(code, f"'{text}' is not a range: write FIRST..LAST, e.g. 0..7",
+                               span, "ranges are inclusive and use two dots: 0..7")
+        raise ValueProblem(code, f"'{text}' is not a number or a range", span,
+                           "write device ids as 0..7 or 0, 2, 4..7")
+    lo, hi = int(m.group(1)), int(m.group(2))
+    if lo > hi:
+        raise ValueProblem(code, f"range '{text}' runs backwards ({lo} > {hi})", span,
+                           f"write {hi}..{lo}")
+    return list(range(lo, hi + 1))
+
+
+@dataclass(frozen=True)
+class FamilyName:
+    """``node[0000..1023]`` -> prefix ``node``, indices 0..1023, zero-padded to width 4.
+    ``name(i)`` gives a member's name (``node0007``)."""
+
+    prefix: str
+    first: int
+    last: int
+    width: int
+    suffix: str
+
+    def name(self, i: int) -> str:
+        return f"{self.prefix}{str(i).zfill(self.width)}{self.suffix}"
+
+    @property
+    def indices(self) -> range:
+        return range(self.first, self.last + 1)
+
+
+_FAMILY_RE = re.compile(r"([^\[\]]*)\[(\d+)\.\.(\d+)\]([^\[\]]*)")
+
+
+def parse_family_name(text: str, span: Span, code: str = "RTC112") -> FamilyName:
+    """Parse ``prefix[FIRST..LAST]suffix``; the width is that of FIRST when it has leading
+    zeros (``[000..255]``), as in shell brace expansion. Raises :class:`ValueProblem`."""
+    m = _FAMILY_RE.fullmatch(text)
+    if not m:
+        raise ValueProblem(code, f"'{text}' is not a family name: write PREFIX[FIRST..LAST], "
+                           "e.g. node[0..1023]", span)
+    first_s, last_s = m.group(2), m.group(3)
+    first, last = int(first_s), int(last_s)
+    if first > last:
+        raise ValueProblem(code, f"family range [{first_s}..{last_s}] runs backwards", span)
+    width = len(first_s) if first_s.startswith("0") and len(first_s) > 1 else 0
+    if width == 0 and len(last_s) > len(first_s) and last_s.startswith("0"):
+        width = len(last_s)
+    return FamilyName(m.group(1), first, last, width, m.group(4))
+
+
+def is_family_ref(text: str) -> bool:
+    """True when ``text`` names a range of servers (``node[0..3]``)."""
+    return bool(_FAMILY_RE.fullmatch(text))

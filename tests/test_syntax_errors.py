@@ -1,0 +1,53 @@
+"""The syntax-error corpus: each case is a one-screen message with location and caret,
+exit 1, and no output file created or modified."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, expectations, run_rtc
+from rtc.api import compile_text
+
+SYNTAX_CASES = sorted((CASES / "syntax").glob("*.rtc"))
+
+
+def test_corpus_has_many_kinds():
+    codes = {expectations(p)[0][0] for p in SYNTAX_CASES}
+    assert len(codes) >= 12, codes
+
+
+@pytest.mark.parametrize("case", SYNTAX_CASES, ids=lambda p: p.stem)
+def test_syntax_case_reports_rule_and_location(case: Path):
+    (code, line, col), = expectations(case)
+    result = compile_text(case.read_text(encoding="utf-8"), str(case))
+    errors = [d for d in result.diagnostics if d.severity.label == "error"]
+    assert errors, "expected an error"
+    found = [d for d in errors if (d.code, d.span.line, d.span.column) == (code, line, col)]
+    assert found, [(d.code, d.span.line, d.span.column, d.message) for d in errors]
+    assert found[0].hint, "every syntax diagnostic carries a hint"
+
+
+@pytest.mark.parametrize("case", SYNTAX_CASES, ids=lambda p: p.stem)
+def test_syntax_case_cli_exit_1_and_no_file(case: Path, tmp_path: Path):
+    out = tmp_path / "hccl.json"
+    res = run_rtc("compile", str(case), "-o", str(out))
+    assert res.returncode == 1, res.stderr
+    assert not out.exists()
+    (code, line, col), = expectations(case)
+    assert f"{case}:{line}:{col}: error[{code}]" in res.stderr
+    # caret line under the source line, and the whole message fits one screen
+    assert "^" in res.stderr
+    assert len(res.stderr.splitlines()) <= 24
+    assert "Traceback" not in res.stderr and "lark" not in res.stderr.lower()
+
+
+def test_existing_output_untouched_on_error(tmp_path: Path):
+    out = tmp_path / "hccl.json"
+    out.write_text("OLD\n")
+    case = CASES / "syntax" / "missing-close.rtc"
+    res = run_rtc("compile", str(case), "-o", str(out))
+    assert res.returncode == 1
+    assert out.read_text() == "OLD\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hccl.json"]
