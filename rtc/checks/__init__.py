@@ -42,6 +42,7 @@ def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnost
     if not topology.policies and not any(j.policies for j in topology.jobs):
         return diags
     names = {r.name: r.code for r in all_rules()}
+    names.update({n.replace("-", "_"): c for n, c in list(names.items())})
     levels: dict[str, str] = {}
     for key, (level, _span) in topology.policies.items():
         levels[names.get(key, key)] = level
