@@ -1,0 +1,85 @@
+"""The console script as a user runs it: version, help, outputs, usage errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import EXAMPLES, run_rtc
+
+
+def test_version():
+    from rtc import __version__
+
+    res = run_rtc("--version")
+    assert res.returncode == 0
+    assert res.stdout.strip() == f"rtc {__version__}"
+
+
+def test_help_has_examples():
+    res = run_rtc("--help")
+    assert res.returncode == 0
+    assert "rtc compile examples/a2-2node-dp2-tp8.rtc -o hccl.json" in res.stdout
+    res = run_rtc("compile", "--help")
+    assert res.returncode == 0 and "--out-dir" in res.stdout
+
+
+def test_compile_from_another_directory_uses_packaged_grammar(tmp_path: Path):
+    res = run_rtc("compile", str(EXAMPLES / "doc-2x2.rtc"), "-o", "t.json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "t.json").read_text())["server_count"] == "2"
+
+
+def test_check_writes_nothing(tmp_path: Path):
+    res = run_rtc("check", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert "no problems found" in res.stderr
+
+
+def test_missing_input_is_exit_2():
+    res = run_rtc("compile", "does-not-exist.rtc", "--stdout")
+    assert res.returncode == 2
+    assert "cannot read does-not-exist.rtc" in res.stderr
+
+
+def test_output_flag_required():
+    res = run_rtc("compile", str(EXAMPLES / "doc-2x2.rtc"))
+    assert res.returncode == 2
+    assert "-o FILE, --stdout, or --out-dir DIR" in res.stderr
+
+
+def test_many_jobs_need_job_or_out_dir(tmp_path: Path):
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "-o", str(tmp_path / "x.json"))
+    assert res.returncode == 2
+    assert "--job" in res.stderr and not (tmp_path / "x.json").exists()
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--job", "decode", "--stdout")
+    assert res.returncode == 0
+    doc = json.loads(res.stdout)
+    assert [s["server_id"] for s in doc["server_list"]] == ["d1", "d2"]
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--job", "nope", "--stdout")
+    assert res.returncode == 2 and "no job named 'nope'" in res.stderr
+
+
+def test_unwritable_output_is_exit_2(tmp_path: Path):
+    res = run_rtc("compile", str(EXAMPLES / "doc-2x2.rtc"), "-o", str(tmp_path / "no" / "x.json"))
+    assert res.returncode == 2
+    assert "cannot write" in res.stderr
+
+
+def test_rules_and_explain():
+    res = run_rtc("rules")
+    assert res.returncode == 0
+    codes = [line.split()[0] for line in res.stdout.splitlines()]
+    assert "RTC208" in codes and "RTC101" in codes
+    assert len(codes) == len(set(codes))
+    res = run_rtc("explain", "RTC208")
+    assert res.returncode == 0
+    assert "duplicate-device-ip" in res.stdout and "Fix:" in res.stdout
+    assert run_rtc("explain", "RTC999").returncode == 2
+
+
+def test_strict_turns_warnings_into_errors(tmp_path: Path):
+    case = Path(__file__).parent / "cases" / "checks" / "RTC216-server-id-order.rtc"
+    assert run_rtc("check", str(case)).returncode == 0
+    assert run_rtc("check", str(case), "--strict").returncode == 1
