@@ -1,0 +1,489 @@
+"""Parsers for ``npu-smi`` outputs.
+
+* ``npu-smi info``: the box table. Per chip two rows,
+  ``| <NPU> <Name> | <Health> | <Power> <Temp> ... |`` then
+  ``| <Chip> [<Phy-ID>] | <Bus-Id> | ... |`` (A3 prints ``Chip  Phy-ID`` and two chips per NPU).
+  The process table after it is ignored. -> :class:`NpuSmiInfo`.
+* ``npu-smi info -t topo``: an N x N matrix with rows and columns ``NPU0..NPUn`` (A3 rows and
+  columns may read ``Phy-ID<k>``), entries ``X HCCS HCCS_SW SIO PIX PXB PHB SYS NA`` and a
+  trailing ``CPU Affinity`` column; a legend follows. -> :class:`TopoMatrix`.
+* ``npu-smi info -m``: columns ``NPU ID  Chip ID  Chip Logic ID  Chip Name`` (910B lists an
+  ``Mcu`` chip with logic id ``-``). -> :class:`ChipMap`.
+
+Each parser finds its table anywhere in the text, so a mixed capture (several commands'
+outputs in one file) works; ``lines`` on each result tells which lines the table took.
+
+Rule ids used here:
+
+* ``RTC486`` npu-smi output rtc cannot read or that contradicts itself: the table is missing
+  (error), a row is cut short (error), an unknown link code, a row label outside the header,
+  a non-square matrix, a diagonal entry other than ``X``, an asymmetric pair, a box-table chip
+  row without its second row (warnings). Why: topology-aware checks (HCCS groups, SIO pairs)
+  rely on the matrix and chip list. Fix: re-capture the raw command output into its own file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Related, Span, error, warning
+
+from ._common import Fact, display_name, read_text, split_lines, value_span
+
+#: Link codes of ``npu-smi info -t topo`` (``PIB`` is reserved in the ACL API).
+LINK_CODES = ("X", "HCCS", "HCCS_SW", "SIO", "PIX", "PXB", "PIB", "PHB", "SYS", "NA")
+
+_LABEL = re.compile(r"^(?P<prefix>NPU|Phy-?ID|Chip|Card|Die|Dev(?:ice)?)[-_]?(?P<n>\d+)$", re.I)
+_BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
+_SEPARATOR = re.compile(r"^\s*\+[-=+]*\+?\s*$")
+_VERSION = re.compile(r"npu-smi\s+(?P<tool>\S+)\s+Version:\s*(?P<v>\S+)", re.I)
+
+
+# -- npu-smi info -t topo ----------------------------------------------------------------------
+
+@dataclass
+class TopoMatrix:
+    """``npu-smi info -t topo``. ``ids`` are the numbers of the column labels in order;
+    ``links[(a, b)]`` is a Fact holding the code (upper-case) of the path from ``a`` to ``b``;
+    ``extra[name][a]`` holds trailing columns (``CPU Affinity``)."""
+
+    file: str
+    labels: list[str] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    links: dict[tuple[int, int], Fact] = field(default_factory=dict)
+    extra: dict[str, dict[int, Fact]] = field(default_factory=dict)
+    row_spans: dict[int, Span] = field(default_factory=dict)
+    lines: range = range(0)
+
+    def link(self, a: int, b: int) -> str | None:
+        f = self.links.get((a, b))
+        return None if f is None else f.value
+
+    @property
+    def cpu_affinity(self) -> dict[int, str]:
+        return {k: f.value for k, f in self.extra.get("CPU Affinity", {}).items()}
+
+    def peers(self, a: int, code: str) -> list[int]:
+        """Devices ``a`` reaches over ``code`` (e.g. all HCCS peers of NPU0)."""
+        return [b for b in self.ids if b != a and self.link(a, b) == code]
+
+
+def _tokens(line: str) -> list[tuple[int, str]]:
+    return [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
+
+
+def _topo_header(line: str) -> tuple[list[tuple[int, str]], list[str]] | None:
+    toks = _tokens(line)
+    labels = []
+    for pos, tok in toks:
+        if _LABEL.match(tok):
+            labels.append((pos, tok))
+        else:
+            break
+    if not labels:
+        return None
+    rest_start = toks[len(labels)][0] if len(toks) > len(labels) else len(line)
+    rest = line[rest_start:].strip()
+    extras = [c.strip() for c in re.split(r"\s{2,}", rest) if c.strip()] if rest else []
+    if not extras and len(labels) < 2:
+        return None
+    if extras and not all("affinity" in e.lower() or "numa" in e.lower() for e in extras):
+        return None
+    return labels, extras
+
+
+def find_topo(lines: list[str]) -> int | None:
+    """Index of the header line of a topo matrix in ``lines``, or None."""
+    for i, line in enumerate(lines[:-1]):
+        nxt = lines[i + 1].split()
+        if nxt and _LABEL.match(nxt[0]) and _topo_header(line) is not None:
+            return i
+    return None
+
+
+def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMatrix | None, list[Diagnostic]]:
+    """Parse ``npu-smi info -t topo`` output. None (and an RTC486 error) when no matrix is found."""
+    lines = split_lines(text)
+    name = display_name(file)
+    start = find_topo(lines)
+    if start is None:
+        return None, [error(
+            "RTC486",
+            f"no 'npu-smi info -t topo' matrix found in {name} (expected a header row "
+            "'NPU0 NPU1 ... CPU Affinity' and one row per NPU); the intra-server links are unknown",
+            Span.whole_file(file),
+            hint="save the raw output of `npu-smi info -t topo` into its own file",
+        )]
+    diags: list[Diagnostic] = []
+    labels, extras = _topo_header(lines[start])
+    topo = TopoMatrix(file, [t for _, t in labels], [int(_LABEL.match(t).group("n")) for _, t in labels])
+    ids = topo.ids
+    n = len(ids)
+    for e in extras:
+        topo.extra[e] = {}
+    end = start + 1
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        no = i + 1
+        if not line.strip():
+            break
+        toks = _tokens(line)
+        lm = _LABEL.match(toks[0][1])
+        if not lm:
+            break
+        end = i + 1
+        row = int(lm.group("n"))
+        topo.row_spans[row] = value_span(file, no, toks[0][0], len(toks[0][1]))
+        if row not in ids:
+            diags.append(warning(
+                "RTC486",
+                f"row '{toks[0][1]}' of the topo matrix in {name} has no column of its own "
+                f"(columns: {' '.join(topo.labels)}); its links are kept but may be misread",
+                topo.row_spans[row],
+                hint="re-capture `npu-smi info -t topo` unedited",
+            ))
+        cells = toks[1:1 + n]
+        if len(cells) < n:
+            diags.append(error(
+                "RTC486",
+                f"row '{toks[0][1]}' of the topo matrix in {name} has {len(cells)} entries for "
+                f"{n} columns; the links of this NPU are unknown",
+                Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
+                hint="re-capture `npu-smi info -t topo`; the row was probably cut or wrapped",
+            ))
+            continue
+        for col, (pos, code) in zip(ids, cells):
+            value = code.upper()
+            span = value_span(file, no, pos, len(code))
+            if value not in LINK_CODES:
+                diags.append(warning(
+                    "RTC486",
+                    f"unknown link code '{code}' between {toks[0][1]} and {topo.labels[ids.index(col)]} "
+                    f"in {name}; rtc cannot tell which fabric joins them",
+                    span,
+                    hint="known codes: " + ", ".join(LINK_CODES) + "; check for a typo or a newer npu-smi",
+                ))
+                value = code
+            topo.links[(row, col)] = Fact(value, span, f"npu-smi info -t topo ({name}:{no})")
+        rest = toks[1 + n:]
+        if extras and rest:
+            # one token per extra column; whatever is left joins the last one
+            for k, e in enumerate(extras):
+                if k >= len(rest):
+                    break
+                if k == len(extras) - 1:
+                    pos = rest[k][0]
+                    val = line[pos:].strip()
+                else:
+                    pos, val = rest[k]
+                topo.extra[e][row] = Fact(val, value_span(file, no, pos, len(val)),
+                                          f"npu-smi info -t topo ({name}:{no})")
+    topo.lines = range(start + 1, end + 1)
+    rows = sorted(topo.row_spans)
+    if rows and rows != sorted(ids):
+        diags.append(warning(
+            "RTC486",
+            f"the topo matrix in {name} has rows {rows} but columns {ids}; it is not square, so "
+            "some links are unknown",
+            Span(file, start + 1, 1),
+            hint="re-capture `npu-smi info -t topo` unedited",
+        ))
+    for (a, b), f in sorted(topo.links.items()):
+        if a == b and f.value != "X":
+            diags.append(warning(
+                "RTC486",
+                f"diagonal entry {a},{a} of the topo matrix in {name} is '{f.value}', not 'X' "
+                "(self); the rows or columns are probably shifted",
+                f.span, hint="re-capture `npu-smi info -t topo` unedited",
+            ))
+        elif a < b and (b, a) in topo.links and topo.links[(b, a)].value != f.value:
+            g = topo.links[(b, a)]
+            diags.append(warning(
+                "RTC486",
+                f"the topo matrix in {name} is not symmetric: {a}->{b} is '{f.value}' but "
+                f"{b}->{a} is '{g.value}'; one of them is wrong",
+                f.span, hint="re-capture `npu-smi info -t topo` unedited",
+                related=[Related(g.span, f"{b}->{a}")],
+            ))
+    return topo, diags
+
+
+# -- npu-smi info -m -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChipMapEntry:
+    """One row of ``npu-smi info -m``. ``logic_id`` is None for ``-`` (e.g. the ``Mcu``);
+    ``phy_id`` only when the output has a ``Chip Phy-ID`` column."""
+
+    npu_id: int
+    chip_id: int
+    logic_id: int | None
+    name: str
+    span: Span
+    phy_id: int | None = None
+
+
+@dataclass
+class ChipMap:
+    file: str
+    entries: list[ChipMapEntry] = field(default_factory=list)
+    lines: range = range(0)
+
+    @property
+    def accelerators(self) -> list[ChipMapEntry]:
+        """The chips with a logic id (NPUs/dies; not the Mcu)."""
+        return [e for e in self.entries if e.logic_id is not None]
+
+    def by_logic_id(self) -> dict[int, ChipMapEntry]:
+        return {e.logic_id: e for e in self.accelerators}
+
+
+def find_chip_map(lines: list[str]) -> int | None:
+    for i, line in enumerate(lines):
+        low = " ".join(line.split()).lower()
+        if low.startswith("npu id") and "chip logic id" in low and "chip name" in low:
+            return i
+    return None
+
+
+def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[ChipMap | None, list[Diagnostic]]:
+    """Parse ``npu-smi info -m`` output. None (and an RTC486 error) when no table is found."""
+    lines = split_lines(text)
+    name = display_name(file)
+    start = find_chip_map(lines)
+    if start is None:
+        return None, [error(
+            "RTC486",
+            f"no 'npu-smi info -m' table found in {name} (expected a header 'NPU ID  Chip ID  "
+            "Chip Logic ID  Chip Name'); the chip numbering is unknown",
+            Span.whole_file(file),
+            hint="save the raw output of `npu-smi info -m` into its own file",
+        )]
+    cols = [c.strip().lower() for c in re.split(r"\s{2,}|\t", lines[start].strip()) if c.strip()]
+    numeric = cols[:-1]
+    cmap = ChipMap(file)
+    diags: list[Diagnostic] = []
+    end = start + 1
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        no = i + 1
+        if not line.strip():
+            if end > start + 1:
+                break
+            continue
+        toks = _tokens(line)
+        if len(toks) <= len(numeric) or not toks[0][1].isdigit():
+            break
+        end = i + 1
+        vals = {}
+        ok = True
+        for col, (pos, tok) in zip(numeric, toks):
+            if tok.isdigit():
+                vals[col] = int(tok)
+            elif tok == "-":
+                vals[col] = None
+            else:
+                ok = False
+                diags.append(error(
+                    "RTC486",
+                    f"'{tok}' in column '{col}' of the npu-smi -m table in {name} is not a number; "
+                    "this chip is left out",
+                    value_span(file, no, pos, len(tok)),
+                    hint="re-capture `npu-smi info -m` unedited",
+                ))
+                break
+        if not ok:
+            continue
+        npos = toks[len(numeric)][0]
+        chip_name = line[npos:].strip()
+        if vals.get("npu id") is None or vals.get("chip id") is None:
+            continue
+        cmap.entries.append(ChipMapEntry(vals["npu id"], vals["chip id"], vals.get("chip logic id"),
+                                         chip_name, Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
+                                         vals.get("chip phy-id", vals.get("chip phy id"))))
+    cmap.lines = range(start + 1, end + 1)
+    if not cmap.entries:
+        diags.append(error(
+            "RTC486",
+            f"the npu-smi -m table in {name} has a header but no chip rows; the chip numbering is unknown",
+            Span(file, start + 1, 1),
+            hint="re-capture `npu-smi info -m` on a host where the driver sees the NPUs",
+        ))
+    return cmap, diags
+
+
+# -- npu-smi info (box table) ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NpuChip:
+    """One chip of the ``npu-smi info`` box table. ``name`` (e.g. ``910B2``), ``health``
+    (``OK``, ``Warning``, ``Alarm``, ``Critical`` ...) and ``bus_id`` are Facts; ``phy_id``
+    is set on A3 (``Chip  Phy-ID`` column)."""
+
+    npu_id: int
+    name: Fact
+    health: Fact
+    chip_id: int | None
+    phy_id: int | None
+    bus_id: Fact | None
+    span: Span
+
+
+@dataclass
+class NpuSmiInfo:
+    file: str
+    version: str | None = None
+    chips: list[NpuChip] = field(default_factory=list)
+    lines: range = range(0)
+
+    @property
+    def npu_ids(self) -> list[int]:
+        return sorted({c.npu_id for c in self.chips})
+
+
+def _cells(line: str) -> list[tuple[int, str]]:
+    """Cells of a ``| a | b |`` row as (0-based start of the stripped text, text)."""
+    bars = [i for i, ch in enumerate(line) if ch == "|"]
+    out = []
+    for a, b in zip(bars, bars[1:]):
+        raw = line[a + 1:b]
+        lead = len(raw) - len(raw.lstrip())
+        out.append((a + 1 + lead, raw.strip()))
+    return out
+
+
+def find_box_table(lines: list[str]) -> int | None:
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("|"):
+            cells = [t for _, t in _cells(line)]
+            if len(cells) >= 2 and re.match(r"^NPU\s+Name\b", cells[0]) and cells[1].startswith("Health"):
+                return i
+    return None
+
+
+def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiInfo | None, list[Diagnostic]]:
+    """Parse the ``npu-smi info`` box table. None (and an RTC486 error) when there is none."""
+    lines = split_lines(text)
+    name = display_name(file)
+    start = find_box_table(lines)
+    if start is None:
+        return None, [error(
+            "RTC486",
+            f"no 'npu-smi info' table found in {name} (expected a '| NPU  Name | Health | ...' "
+            "header); chip names and health are unknown",
+            Span.whole_file(file),
+            hint="save the raw output of `npu-smi info` into its own file",
+        )]
+    info = NpuSmiInfo(file)
+    for line in lines[max(0, start - 6):start]:
+        vm = _VERSION.search(line)
+        if vm:
+            info.version = vm.group("v")
+    diags: list[Diagnostic] = []
+    pending: tuple | None = None
+    end = start + 1
+
+    def flush_pending() -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        npu, nfact, hfact, span = pending
+        diags.append(warning(
+            "RTC486",
+            f"NPU {npu} in the npu-smi info table of {name} has no chip row (Chip / Bus-Id) "
+            "after it; its chip and bus id are unknown",
+            span, hint="re-capture `npu-smi info` unedited",
+        ))
+        info.chips.append(NpuChip(npu, nfact, hfact, None, None, None, span))
+        pending = None
+
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        no = i + 1
+        s = line.strip()
+        if not s:
+            continue
+        if _SEPARATOR.match(line):
+            end = i + 1
+            continue
+        if not s.startswith("|"):
+            break
+        cells = _cells(line)
+        texts = [t for _, t in cells]
+        if any(t.startswith(("Process id", "Process name")) for t in texts):
+            break
+        if len(cells) < 2:
+            continue
+        if texts[0].startswith("Chip") and not texts[0][:1].isdigit():
+            end = i + 1
+            continue                   # second header row
+        end = i + 1
+        first_pos, first = cells[0]
+        second_pos, second = cells[1]
+        bm = re.fullmatch(r"(\d+)(?:\s+(\d+))?", first)
+        if bm and _BUS_ID.match(second):
+            if pending is None:
+                diags.append(warning(
+                    "RTC486",
+                    f"chip row at line {no} of {name} has no NPU row before it; it is ignored",
+                    Span(file, no, first_pos + 1), hint="re-capture `npu-smi info` unedited",
+                ))
+                continue
+            npu, nfact, hfact, span = pending
+            pending = None
+            chip = int(bm.group(1))
+            phy = int(bm.group(2)) if bm.group(2) else None
+            bus = Fact(second, value_span(file, no, second_pos, len(second)), f"npu-smi info ({name}:{no})")
+            info.chips.append(NpuChip(npu, nfact, hfact, chip, phy, bus, span))
+            continue
+        am = re.fullmatch(r"(\d+)\s+(\S.*)", first)
+        if am:
+            flush_pending()
+            npu = int(am.group(1))
+            nm = am.group(2)
+            npos = first_pos + am.start(2)
+            src = f"npu-smi info ({name}:{no})"
+            nfact = Fact(nm, value_span(file, no, npos, len(nm)), src)
+            hfact = Fact(second, value_span(file, no, second_pos, len(second)), src)
+            pending = (npu, nfact, hfact, Span(file, no, first_pos + 1, no, len(line.rstrip()) + 1))
+            continue
+        if "no running processes" in s.lower():
+            break
+    flush_pending()
+    top = start
+    while top > 0 and lines[top - 1].lstrip().startswith(("+", "|")):
+        top -= 1                       # the border and version rows above the header
+    info.lines = range(top + 1, end + 1)
+    if not info.chips:
+        diags.append(error(
+            "RTC486",
+            f"the npu-smi info table in {name} lists no NPUs; chip names and health are unknown",
+            Span(file, start + 1, 1),
+            hint="check that the driver sees the NPUs (npu-smi info on the host) and re-capture",
+        ))
+    return info, diags
+
+
+# -- files -------------------------------------------------------------------------------------
+
+def _load(parse, path, file):
+    label = file if file is not None else os.fspath(path)
+    text, diags = read_text(path, label)
+    if text is None:
+        return None, diags
+    res, more = parse(text, label)
+    return res, diags + more
+
+
+def load_npu_smi_topo(path: str | os.PathLike, file: str | None = None) -> tuple[TopoMatrix | None, list[Diagnostic]]:
+    return _load(parse_npu_smi_topo, path, file)
+
+
+def load_npu_smi_chip_map(path: str | os.PathLike, file: str | None = None) -> tuple[ChipMap | None, list[Diagnostic]]:
+    return _load(parse_npu_smi_chip_map, path, file)
+
+
+def load_npu_smi_info(path: str | os.PathLike, file: str | None = None) -> tuple[NpuSmiInfo | None, list[Diagnostic]]:
+    return _load(parse_npu_smi_info, path, file)
