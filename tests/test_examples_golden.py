@@ -11,6 +11,7 @@ import pytest
 
 from conftest import EXAMPLES, GOLDEN, run_rtc
 from rtc.resources import load_schema
+from rtc.tables.schema_check import validate_document
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.rtc"))
 
@@ -33,6 +34,8 @@ def test_example_matches_golden(example: Path, tmp_path: Path):
         assert produced == (golden_dir / name).read_bytes(), f"{example.name}: {name} differs"
         doc = json.loads(produced)
         jsonschema.Draft202012Validator(load_schema(f"hccl-v{doc['version']}")).validate(doc)
+        # rtc's own validator also knows which keys belong to which version
+        assert validate_document(doc, f"hccl-v{doc['version']}", filename=name) == []
 
 
 def test_d1_readme_command_output(tmp_path: Path):
