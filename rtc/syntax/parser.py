@@ -127,6 +127,25 @@ _EXAMPLES: dict[str, list[str]] = {
 }
 
 
+def _cache_path() -> str | bool:
+    """Where lark keeps the built parser between runs (a per-user cache folder keyed by the
+    grammar's hash, so an upgraded grammar never reuses a stale table). Falls back to
+    lark's own temp-dir cache when the folder cannot be created."""
+    import hashlib
+    import os
+
+    from rtc.resources import grammar_path
+
+    try:
+        digest = hashlib.sha256(grammar_path().read_bytes()).hexdigest()[:16]
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "rtc")
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, f"grammar-{digest}.lark-cache")
+    except OSError:
+        return True
+
+
 @functools.lru_cache(maxsize=1)
 def _lark():
     from lark import Lark
@@ -134,7 +153,7 @@ def _lark():
     from rtc.resources import grammar_path
 
     return Lark(grammar_path().read_text(encoding="utf-8"), parser="lalr",
-                propagate_positions=True, maybe_placeholders=False, cache=False)
+                propagate_positions=True, maybe_placeholders=False, cache=_cache_path())
 
 
 def _span(file: str, obj) -> Span:

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Scale benchmark: rtc on A3 and A2 clusters from 256 to 65,536 NPUs.
+
+For each size it generates the cluster as a server family in the rtc language (a few lines)
+and measures, each in a fresh process, the median wall time over ``--runs`` runs and the
+peak RSS of:
+
+  floor     json.dumps(indent=2) + write of the same rank table (the table is unpickled
+            first, so the floor is "serialise and write", nothing rtc-specific)
+  compile   rtc compile FILE -o hccl.json   (every check on)
+  validate  rtc validate hccl.json
+  groups    rtc groups FILE --format json --dim all
+  diagram   rtc diagram FILE -o topo.svg    (collapsed topology view)
+
+It prints a table with each time's ratio to the floor and the growth factor per doubling
+of NPUs, and writes the figures as JSON (``--json``, default
+``benchmarks/results/scale.json``) for comparison across commits.
+
+Usage:  python benchmarks/bench_scale.py [--max-npus 65536] [--runs 3] [--kinds a3,a2]
+Commands that this rtc does not have are reported as n/a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STEPS = ("floor", "compile", "validate", "groups", "diagram")
+
+
+def rtc_cmd() -> list[str]:
+    exe = shutil.which("rtc", path=os.path.dirname(sys.executable)) or shutil.which("rtc")
+    return [exe] if exe else [sys.executable, "-m", "rtc"]
+
+
+def family_source(kind: str, npus: int) -> str:
+    """The cluster as rtc source: one family, one job (TP inside a server, DP across)."""
+    if kind == "a3":
+        servers = npus // 16
+        return f"""cluster bench-a3 {{
+  hardware atlas-800-a3
+  cann 8.3.RC1
+}}
+family node[0000..{servers - 1:04d}] {{
+  host 10.{{i/256}}.{{i%256}}.1
+  nic eth0
+  devices 0..15
+  device_ip 172.{{16 + i/256}}.{{i%256}}.{{d+1}}
+  super_pod {{i/64}}
+  super_device_id base {{(i%64)*16}}
+}}
+job serve {{
+  servers node[0000..{servers - 1:04d}]
+  tp 16
+  dp {servers}
+  expert_parallel on
+}}
+"""
+    servers = npus // 8
+    return f"""cluster bench-a2 {{
+  hardware atlas-800t-a2
+  cann 8.2.RC1
+}}
+family node[0000..{servers - 1:04d}] {{
+  host 10.{{i/256}}.{{i%256}}.1
+  nic eno0
+  devices 0..7
+  # a /31 per NPU, gateway on the switch side (the real A2 plan)
+  device_ip 6.{{i/4096}}.{{(i/16)%256}}.{{(i%16)*16 + 2*d + 1}}
+  gateway 6.{{i/4096}}.{{(i/16)%256}}.{{(i%16)*16 + 2*d}}
+  prefix 31
+}}
+job serve {{
+  servers node[0000..{servers - 1:04d}]
+  tp 8
+  dp {servers}
+  expert_parallel on
+}}
+"""
+
+
+def run_measured(argv: list[str], cwd: Path) -> tuple[float, int, int]:
+    """Run argv; return (wall seconds, peak RSS in bytes, exit code)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, NO_COLOR="1"))
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss * 1024, code
+
+
+FLOOR = ("import json, pickle, sys\n"
+         "doc = pickle.load(open(sys.argv[1], 'rb'))\n"
+         "open(sys.argv[2], 'w').write(json.dumps(doc, indent=2) + '\\n')\n")
+
+
+def has_command(name: str) -> bool:
+    res = subprocess.run(rtc_cmd() + [name, "--help"], capture_output=True, text=True)
+    return res.returncode == 0
+
+
+def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict) -> dict:
+    src = work / f"{kind}-{npus}.rtc"
+    src.write_text(family_source(kind, npus))
+    table = work / f"{kind}-{npus}.json"
+    out = {"kind": kind, "npus": npus}
+    # Produce the table once (also checks the source compiles).
+    res = subprocess.run(rtc_cmd() + ["compile", str(src), "-o", str(table)], capture_output=True,
+                         text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"compile failed for {kind} {npus}:\n{res.stderr[-2000:]}")
+    pkl = work / f"{kind}-{npus}.pkl"
+    with open(pkl, "wb") as f:
+        pickle.dump(json.loads(table.read_text()), f)
+    floor_py = work / "floor.py"
+    floor_py.write_text(FLOOR)
+    steps = {
+        "floor": [sys.executable, str(floor_py), str(pkl), str(work / "floor.json")],
+        "compile": rtc_cmd() + ["compile", str(src), "-o", str(work / "out.json")],
+        "validate": rtc_cmd() + ["validate", str(table)],
+        "groups": rtc_cmd() + ["groups", str(src), "--format", "json", "--dim", "all"],
+        "diagram": rtc_cmd() + ["diagram", str(src), "-o", str(work / "topo.svg")],
+    }
+    for name, argv in steps.items():
+        if name in commands and not commands[name]:
+            out[name] = None
+            continue
+        times, rss, codes = [], [], []
+        for _ in range(runs):
+            wall, peak, code = run_measured(argv, work)
+            times.append(wall)
+            rss.append(peak)
+            codes.append(code)
+        out[name] = {"median_s": statistics.median(times), "min_s": min(times),
+                     "peak_rss_mb": max(rss) / 2**20, "exit_codes": sorted(set(codes))}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--min-npus", type=int, default=256)
+    ap.add_argument("--max-npus", type=int, default=65536)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--kinds", default="a3,a2")
+    ap.add_argument("--json", default=str(HERE / "results" / "scale.json"))
+    args = ap.parse_args(argv)
+
+    commands = {name: has_command(name) for name in ("validate", "groups", "diagram")}
+    sizes = []
+    n = args.min_npus
+    while n <= args.max_npus:
+        sizes.append(n)
+        n *= 2
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rtc-bench-") as tmp:
+        work = Path(tmp)
+        for kind in args.kinds.split(","):
+            for npus in sizes:
+                row = bench_size(kind, npus, args.runs, work, commands)
+                rows.append(row)
+                print_row(row, rows)
+    result = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "runs": args.runs,
+              "rows": rows}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {args.json}")
+    return 0
+
+
+def print_row(row: dict, rows: list[dict]) -> None:
+    """One line per step: kind, NPUs, step, median seconds, ratio to the floor, growth
+    against the previous (half as large) size, peak RSS."""
+    if len(rows) == 1:
+        print(f"{'kind':<4} {'NPUs':>6}  {'step':<9} {'median s':>9} {'x floor':>8} "
+              f"{'x per 2x':>9} {'peak RSS':>9}  exit")
+    prev = rows[-2] if len(rows) > 1 and rows[-2]["kind"] == row["kind"] else None
+    floor = row["floor"]["median_s"]
+    for s in STEPS:
+        m = row.get(s)
+        if not m:
+            print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {'n/a':>9}")
+            continue
+        growth = f"{m['median_s'] / prev[s]['median_s']:.2f}" if prev and prev.get(s) else "-"
+        print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {m['median_s']:9.3f} "
+              f"{m['median_s'] / floor:8.2f} {growth:>9} {m['peak_rss_mb']:7.0f}MB  "
+              f"{','.join(map(str, m['exit_codes']))}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
