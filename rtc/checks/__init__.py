@@ -21,6 +21,19 @@ CHECK_MODULES: list[str] = [
     "rtc.checks.addresses",
     "rtc.checks.world_size",
     "rtc.checks.ranktable_rules",
+    "rtc.checks.overlapping_ranks",
+    "rtc.checks.node_fit",
+    "rtc.checks.cross_node",
+    "rtc.checks.hardware_groups",
+    "rtc.checks.expert_parallel",
+    # network, ports, inventory (RTC4xx)
+    "rtc.checks.net_addresses",
+    "rtc.checks.reachability",
+    "rtc.checks.inventory_facts",
+    "rtc.checks.device_numbering",
+    "rtc.checks.ports",
+    "rtc.checks.host_addressing",
+    "rtc.checks.socket_env",
 ]
 
 

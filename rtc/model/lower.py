@@ -279,9 +279,11 @@ class _Lowerer:
             if decl.kind != "job" or not decl.name:
                 continue
             placements: dict[str, Placement] = {}
+            claims: list = []  # (server, device ids, server span, via, devices span)
             for w in decl.get("servers") or ():
                 for s in self.resolve(w, by_name, servers):
                     placements[s.name] = Placement(s, tuple(d.device_id for d in s.devices), w.span)
+                    claims.append((s.name, placements[s.name].device_ids, w.span, "servers", None))
             for ref in decl.get("on") or ():
                 found = self.resolve(ref.server, by_name, servers)
                 for s in found:
@@ -298,6 +300,7 @@ class _Lowerer:
                         ids = tuple(d for d in ids if d in have)
                     placements[s.name] = Placement(s, tuple(sorted(ids)), ref.server.span,
                                                    ref.dp_local)
+                    claims.append((s.name, tuple(ids), ref.server.span, "on", ref.devices_span))
             spans = {k: decl.span_of(k) for k in decl.attrs}
             env = [v for v in (decl.get("env") or ())]
             policies = {name: (level, loc.span) for loc in decl.attrs.get("policy", ())
@@ -310,7 +313,7 @@ class _Lowerer:
                 pcp=decl.get("pcp", 1), dcp=decl.get("dcp", 1),
                 expert_parallel=decl.get("expert_parallel", False),
                 model_kind=decl.get("model_kind", "moe"), order=decl.get("order"),
-                env=env, policies=policies, spans=spans)
+                env=env, policies=policies, spans=spans, claims=claims)
             if not job.placements:
                 self.diags.append(error(MISSING_ATTRIBUTE, f"job {decl.name} uses no devices",
                                         decl.name_span,
@@ -375,4 +378,7 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
     topo = Topology(name=cdecl.name or "cluster", preset=preset, servers=servers, jobs=jobs,
                     cann=cdecl.get("cann"), vllm_version=cdecl.get("vllm_version"),
                     policies=policies, span=cdecl.name_span, files=files)
+    from rtc.network.lowering import finish as finish_network  # networks, inventory, ports
+
+    finish_network(decls, topo, lw.diags)
     return topo, lw.diags

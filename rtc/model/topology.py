@@ -51,6 +51,13 @@ class Server:
     family_index: int | None = None
     inventory: str | None = None
     spans: dict = field(default_factory=dict)
+    # Network model (rtc.network): physical ids the container sees, in order (container id
+    # = position; None: the host's own numbering), the inventory read from `inventory`
+    # (rtc.inventory.ServerInventory), and where device_ip / gateway / prefix came from
+    # ("dsl" or "inventory").
+    visible_devices: list | None = None
+    inventory_facts: object = None
+    address_sources: dict = field(default_factory=dict)
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)
@@ -99,6 +106,16 @@ class Job:
     env: list = field(default_factory=list)        # [(name, value, span)]
     policies: dict = field(default_factory=dict)   # rule name -> (level, span)
     spans: dict = field(default_factory=dict)
+    # Every `servers` / `on` reference in source order: (server name, device ids, span, via).
+    claims: list = field(default_factory=list)
+    # Launch settings (rtc.network): the values the user wrote, None when not given; the
+    # values rtc chose are in Topology.port_plan.jobs[name].
+    port: int | None = None            # vLLM --port
+    dp_address: IPAddress | None = None  # --data-parallel-address
+    dp_rpc_port: int | None = None     # --data-parallel-rpc-port
+    kv_connector: str | None = None    # mooncake | mooncake_layerwise | llmdatadist
+    kv_port: int | None = None         # kv_transfer_config kv_port
+    ray_port: int | None = None        # ray start --head --port
 
     @property
     def world_size(self) -> int:
@@ -127,6 +144,23 @@ class Topology:
     files: dict = field(default_factory=dict)
     _graph: object = None
     _by_name: dict | None = None
+    _placements: dict = field(default_factory=dict)
+    # Network model (rtc.network): host networks, routed fabrics, and the per-host port
+    # plan (rtc.network.ports.PortPlan) computed at the end of lowering.
+    networks: list = field(default_factory=list)
+    fabrics: list = field(default_factory=list)
+    port_plan: object = None
+
+    def placement(self, job: Job):
+        """The job's rank -> device placement (:mod:`rtc.parallel.placement`), computed on
+        first use and cached."""
+        got = self._placements.get(id(job))
+        if got is None or got[0] is not job:
+            from rtc.parallel.placement import place_job
+
+            got = (job, place_job(self, job))
+            self._placements[id(job)] = got
+        return got[1]
 
     def server(self, name: str) -> Server | None:
         if self._by_name is None:

@@ -1,0 +1,84 @@
+"""Tensor-parallel (RTC310) and prefill-context-parallel (RTC311) groups that cross servers.
+
+One diagnostic per job, with the number of crossing groups and the first example. The
+default severity is warning; `policy cross_node_tp error|warn|allow` (cluster or job
+block) or `--strict` change it.
+"""
+
+from __future__ import annotations
+
+from rtc.checks._ranks import plural, runs_by_server
+from rtc.diagnostics import warning
+from rtc.model.topology import Topology
+from rtc.rules import rule
+
+CROSS_NODE_TP = rule("RTC310", "cross-node-tp", "warning",
+                     "A tensor-parallel group has members on different servers.", """
+    What: TP is larger than the NPUs the job has per server (or the placement splits a TP
+    group), so some TP groups span servers.
+    Why: tensor parallelism does an AllReduce (or AllGather/ReduceScatter) in every layer
+    for every token. Inside a server it runs over HCCS; a TP group that crosses servers
+    sends every one of those collectives over the inter-server RoCE network, which is far
+    slower. Users report several-fold slower decoding (tokens/s) than the same model with
+    TP inside one server. It works, so nothing fails: it is just slow.
+    Example: `tp 16` over two Atlas 800T A2 servers with 8 NPUs each.
+    Fix: keep TP <= NPUs per server and spread the rest across servers with DP, PP or
+    expert parallel (e.g. `pp 2` `tp 8`, or `dp 2` `tp 8` with `expert_parallel on`). If it
+    is intended, say so with `policy cross_node_tp allow`; `policy cross_node_tp error` or
+    `--strict` make it an error.""")
+CROSS_NODE_PCP = rule("RTC311", "cross-node-pcp", "warning",
+                      "A prefill-context-parallel group has members on different servers.", """
+    What: some PCP groups (ranks TP apart) span servers.
+    Why: prefill context parallelism exchanges attention/KV blocks between the PCP ranks
+    in every layer of every prefill; across servers this runs over RoCE instead of HCCS
+    and prefill slows down accordingly.
+    Example: `pcp 2` `tp 8` over two 8-NPU servers (each PCP pair is one NPU of each server).
+    Fix: keep TP*PCP <= NPUs per server; or accept it with `policy cross_node_pcp allow`.""")
+
+_RULES = (("tp", CROSS_NODE_TP, "TP"), ("pcp", CROSS_NODE_PCP, "PCP"))
+
+
+def check(topo: Topology):
+    for job in topo.jobs:
+        if not job.placements or (job.tp == 1 and job.pcp == 1):
+            continue
+        pl = topo.placement(job)
+        if len(pl.nodes) < 2:
+            continue
+        per_server = min(n.device_count for n in pl.nodes)
+        for dim, code, label in _RULES:
+            size = getattr(job, dim)
+            if size == 1:
+                continue
+            total, crossing, first = pl.crossing(dim)
+            if not crossing:
+                continue
+            index = pl.group_index(dim, first[0])
+            servers = [s for s in dict.fromkeys(pl.server_of(r) for r in first) if s is not None]
+            if total == 1:
+                which = f"its {label} group ({dim} {size}) spans"
+            elif crossing == total:
+                which = f"all {total} {label} groups ({dim} {size}) span"
+            else:
+                which = f"{crossing} of {total} {label} groups ({dim} {size}) span"
+            msg = (f"job {job.name}: {which} servers; e.g. {label} group {index}: "
+                   f"{runs_by_server(pl, first)}")
+            if dim == "tp":
+                hint = _tp_hint(job, per_server)
+            else:
+                hint = (f"keep tp x pcp ({job.tp * job.pcp}) within the {per_server} NPUs per "
+                        "server, or accept it with `policy cross_node_pcp allow`")
+            yield warning(code, msg, job.span_of(dim),
+                          subject=f"job {job.name}, servers {', '.join(servers[:4])}"
+                          + (" ..." if len(servers) > 4 else ""), hint=hint)
+
+
+def _tp_hint(job, per_server: int) -> str:
+    base = (f"every layer's AllReduce now crosses RoCE instead of HCCS; keep tp <= "
+            f"{per_server} (NPUs per server) and spread DP/PP/EP across servers")
+    if job.tp > per_server and job.tp % per_server == 0:
+        k = job.tp // per_server
+        ep = "" if job.model_kind == "dense" else " and expert_parallel on"
+        base += (f", e.g. tp {per_server} with pp {job.pp * k}, or tp {per_server} with "
+                 f"dp {job.dp * k}{ep}")
+    return base + "; `policy cross_node_tp allow` if intended"

@@ -1,0 +1,61 @@
+"""Expert parallel: the EP (= vllm-ascend MC2) group per PP stage when PP > 1 (RTC330),
+and expert parallel on a dense model (RTC331). Both are notes."""
+
+from __future__ import annotations
+
+from rtc.checks._ranks import compact, plural
+from rtc.diagnostics import note
+from rtc.model.topology import Topology
+from rtc.rules import rule
+
+EP_PER_STAGE = rule("RTC330", "ep-groups-per-pp-stage", "note",
+                    "Expert parallel with PP > 1: one EP (MC2) group per pipeline stage.", """
+    What: with `expert_parallel on` and `pp` > 1, vLLM builds one EP group per PP stage:
+    the DP*PCP*TP ranks of that stage across all DP replicas. vllm-ascend's MC2 group is
+    the same rank list (since v0.18). rtc lists the groups and their servers.
+    Why: MoE dispatch/combine (MC2, all-to-all) runs inside these groups, so their size
+    and the servers they span decide MoE communication cost and which MC2 path vllm-ascend
+    picks. vllm-ascend before v0.18 built MC2 as consecutive rank blocks, which does not
+    match the EP group when PP > 1 (`-dp 2 -pp 4 -ep` crashed).
+    Example: `dp 2` `pp 2` `tp 4` `expert_parallel on`: EP groups 0..3, 8..11 and 4..7, 12..15.
+    Fix: nothing to fix; check the groups match your plan, and use vllm-ascend v0.18 or
+    later with PP > 1 and expert parallel.""")
+EP_DENSE = rule("RTC331", "ep-on-dense-model", "note",
+                "expert_parallel is on, but the model is dense.", """
+    What: the job says `model_kind dense` and `expert_parallel on`.
+    Why: a dense model has no experts; vLLM builds no EP group for it and
+    --enable-expert-parallel has no effect. Its DP replicas are independent worlds.
+    Example: `model_kind dense` with `expert_parallel on`.
+    Fix: drop `expert_parallel on`, or set `model_kind moe` if the model is MoE.""")
+
+
+def check(topo: Topology):
+    for job in topo.jobs:
+        if not job.expert_parallel or not job.placements:
+            continue
+        span = job.span_of("expert_parallel")
+        if job.model_kind == "dense":
+            yield note(EP_DENSE, f"job {job.name}: expert_parallel is on but model_kind is dense; "
+                       "vLLM ignores it (no EP group, every DP replica is its own world)", span,
+                       subject=f"job {job.name}",
+                       hint="drop `expert_parallel on`, or set `model_kind moe`")
+            continue
+        if job.pp <= 1 or job.framework != "vllm":
+            continue
+        pl = topo.placement(job)
+        parts = []
+        for stage, members in enumerate(pl.groups("ep")):
+            servers = [s for s in dict.fromkeys(pl.server_of(r) for r in members)
+                       if s is not None]
+            where = ", ".join(servers[:3]) + (f" +{len(servers) - 3} more" if len(servers) > 3
+                                              else "")
+            parts.append(f"stage {stage}: ranks {compact(members, 4)} ({where or 'no device'})")
+            if stage == 3 and job.pp > 4:
+                parts.append(f"... ({job.pp} stages)")
+                break
+        size = job.dp * job.pcp * job.tp
+        yield note(EP_PER_STAGE, f"job {job.name}: expert parallel with pp {job.pp} gives "
+                   f"{plural(job.pp, 'EP (MC2) group')} of {size} ranks, one per PP stage: "
+                   + "; ".join(parts), span, subject=f"job {job.name}",
+                   hint="`rtc groups FILE --dim ep` lists every member; use vllm-ascend v0.18 "
+                        "or later (older MC2 groups ignore PP)")

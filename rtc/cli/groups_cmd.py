@@ -1,0 +1,66 @@
+"""`rtc groups`: the communication groups of a job, member by member."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import fail_usage, report
+
+_DIMS = ("tp", "pcp", "pp", "dp", "ep")
+
+
+@app.command("groups")
+def groups_command(
+    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),
+    dim: str = typer.Option("all", "--dim", help="tp, pp, dp, ep, pcp or all."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """Print the parallel groups of FILE's jobs as the framework builds them.
+
+    Every member is shown as `rank (server:device ip)`; groups that cross servers are
+    marked. The file is checked first: with any error nothing is printed and the exit
+    code is 1.
+
+    Examples:
+
+      rtc groups examples/a2-2node-pp2-tp8.rtc --dim pp
+
+      rtc groups examples/pd-a3.rtc --job decode --format json
+    """
+    from rtc.api import compile_file
+    from rtc.report.groups import groups_document, groups_text, render_json
+
+    if dim not in _DIMS + ("all",):
+        fail_usage(f"--dim must be one of {', '.join(_DIMS)}, all (not '{dim}')")
+    if fmt not in ("text", "json"):
+        fail_usage(f"--format must be text or json (not '{fmt}')")
+    result = compile_file(str(file))
+    if result.topology is None and not result.sources:
+        report(result.diagnostics, result.sources)
+        raise typer.Exit(2)
+    if not result.ok:
+        report(result.diagnostics, result.sources)
+        raise typer.Exit(1)
+    topo = result.topology
+    if job is not None:
+        chosen = topo.job(job)
+        if chosen is None:
+            fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
+        jobs = [chosen]
+    else:
+        jobs = [j for j in topo.jobs if j.placements]
+    if not jobs:
+        fail_usage(f"{file} has no job: groups belong to jobs",
+                   "add `job NAME { servers ...; tp N }`")
+    report(result.diagnostics, result.sources, quiet=True)
+    dims = _DIMS if dim == "all" else (dim,)
+    if fmt == "json":
+        doc = groups_document(topo, jobs, dims, str(file))
+        typer.echo(render_json(doc), nl=False)
+    else:
+        typer.echo(groups_text(topo, jobs, dims), nl=False)

@@ -1,0 +1,249 @@
+"""The communication groups of jobs, for people (text) and machines (JSON), as printed by
+``rtc groups``. JSON documents follow ``schemas/groups.schema.json``.
+
+Every member is shown as ``rank (server:device ip)``; groups whose members sit on more
+than one server are marked. Output is deterministic (groups in the framework's creation
+order, members in group order) and linear in the job's size: each rank's label is built
+once and reused for every kind of group.
+"""
+
+from __future__ import annotations
+
+from rtc.parallel.placement import ALL_DIMS, JobPlacement
+
+FORMAT = "rtc-groups/1"
+
+
+def _sizes(job) -> str:
+    return f"dp {job.dp} x pp {job.pp} x pcp {job.pcp} x tp {job.tp}"
+
+
+def model_text(pl: JobPlacement) -> str:
+    """How the model kind shapes the groups, in one sentence."""
+    if pl.layout == "megatron":
+        return (f"Megatron order {pl.order}: one world of {pl.world} ranks; "
+                "tp, pcp (cp), pp and dp groups")
+    if pl.moe:
+        ep = "dp and ep groups apply" if pl.sizes.expert_parallel else \
+            "dp groups apply; no ep group (expert_parallel off)"
+        return f"MoE model: all DP replicas share one world of {pl.world} ranks; {ep}"
+    return (f"dense model: every DP replica is its own world of {pl.replica_size} ranks; "
+            "no dp or ep groups")
+
+
+def node_text(pl: JobPlacement, n) -> str:
+    ranks = n.ranks
+    parts = [f"{n.name}: ranks " + (f"{ranks.start}..{ranks.stop - 1}" if len(ranks) > 1 else
+                                     str(ranks.start) if len(ranks) else "none"),
+             f"devices {_ids(n.device_ids)}"]
+    if n.replica is not None:
+        d, pos, count, _ = n.replica
+        parts.append(f"DP replica {d} spans {count} servers (this is server {pos + 1} of "
+                     f"{count}), data_parallel_start_rank {n.dp_start}")
+    elif n.dp_local is not None:
+        parts.append(f"dp_local {n.dp_local}{' (given)' if n.dp_local_given else ''}, "
+                     f"data_parallel_start_rank {n.dp_start}")
+    if n.idle_devices:
+        parts.append(f"idle devices {_ids(n.idle_devices)}")
+    if n.first_position != ranks.start and len(ranks):
+        parts.append(f"rank_id of first device {n.first_position}")
+    return ", ".join(parts)
+
+
+def _ids(ids) -> str:
+    from rtc.checks._ranks import compact
+
+    return compact(list(ids), 8) or "none"
+
+
+class _Labels:
+    """Per-rank server/device/ip, computed once per job (linear)."""
+
+    def __init__(self, pl: JobPlacement):
+        self.pl = pl
+        nodes = pl.nodes
+        self.server = [None] * pl.world
+        self.device = [None] * pl.world
+        self.ip = [None] * pl.world
+        pos_node, pos_slot = pl.position_node, pl.position_slot
+        ip_cache: dict = {}
+        for r, p in enumerate(pl.rank_position):
+            if p < 0:
+                continue
+            n = nodes[pos_node[p]]
+            slot = pos_slot[p]
+            self.server[r] = n.name
+            self.device[r] = n.device_ids[slot]
+            raw = n.device_ips[slot] if slot < len(n.device_ips) else None
+            if raw is not None:
+                text = ip_cache.get(raw)
+                if text is None:
+                    text = ip_cache[raw] = str(raw)
+                self.ip[r] = text
+        self._text: list | None = None
+
+    def text(self, r: int) -> str:
+        if self._text is None:
+            out = []
+            for i in range(self.pl.world):
+                s = self.server[i]
+                if s is None:
+                    out.append(f"{i} (no device)")
+                elif self.ip[i] is None:
+                    out.append(f"{i} ({s}:{self.device[i]})")
+                else:
+                    out.append(f"{i} ({s}:{self.device[i]} {self.ip[i]})")
+            self._text = out
+        return self._text[r]
+
+
+def _servers_of(pl: JobPlacement, group) -> list[str]:
+    rn = pl.rank_node
+    seen = dict.fromkeys(rn[r] for r in group)  # insertion-ordered, linear
+    return [pl.nodes[n].name for n in seen if n >= 0]
+
+
+def groups_text(topo, jobs, dims=ALL_DIMS) -> str:
+    """Text for ``rtc groups``."""
+    out: list[str] = []
+    for job in jobs:
+        pl = topo.placement(job)
+        labels = _Labels(pl)
+        if out:
+            out.append("")
+        out.append(f"job {job.name} (framework {job.framework}): {_sizes(job)} = {pl.world} ranks "
+                   f"on {len(pl.nodes)} server{'s' if len(pl.nodes) != 1 else ''}")
+        out.append(f"  {model_text(pl)}")
+        for p in pl.problems:
+            out.append(f"  note: {p}")
+        for n in pl.nodes:
+            out.append(f"  {node_text(pl, n)}")
+        for dim in dims:
+            out.append("")
+            why = pl.why_absent(dim)
+            if why is not None:
+                out.append(f"{dim} groups: none ({why})")
+                continue
+            groups = pl.groups(dim)
+            _, crossing, _ = pl.crossing(dim)
+            size = len(groups[0]) if groups else 0
+            out.append(f"{dim} groups: {len(groups)} of {size} rank{'s' if size != 1 else ''}, "
+                       f"{crossing} cross servers")
+            for i, g in enumerate(groups):
+                servers = _servers_of(pl, g)
+                mark = f"  crosses servers: {', '.join(servers)}" if len(servers) > 1 else \
+                    (f"  on {servers[0]}" if servers else "")
+                out.append(f"  {dim} {i}: [{', '.join(map(str, g))}]{mark}")
+                for r in g:
+                    out.append(f"    {labels.text(r)}")
+    return "\n".join(out) + "\n"
+
+
+def groups_document(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> dict:
+    """The JSON document for ``rtc groups --format json`` (schemas/groups.schema.json)."""
+    doc_jobs = []
+    for job in jobs:
+        pl = topo.placement(job)
+        labels = _Labels(pl)
+        nodes = []
+        for n in pl.nodes:
+            rep = None
+            if n.replica is not None:
+                rep = {"dp_rank": n.replica[0], "position": n.replica[1],
+                       "servers": n.replica[2]}
+            nodes.append({
+                "server": n.name,
+                "devices": list(n.device_ids),
+                "first_rank_id": n.first_position,
+                "first_rank": n.first_rank,
+                "rank_count": n.placed,
+                "dp_local": n.dp_local,
+                "dp_start": n.dp_start,
+                "dp_local_given": n.dp_local_given,
+                "replica": rep,
+                "idle_devices": list(n.idle_devices),
+            })
+        groups = {}
+        for dim in dims:
+            why = pl.why_absent(dim)
+            if why is not None:
+                groups[dim] = {"present": False, "reason": why}
+                continue
+            items = []
+            crossing = 0
+            for i, g in enumerate(pl.groups(dim)):
+                servers = _servers_of(pl, g)
+                cross = len(servers) > 1
+                crossing += cross
+                pos = pl.rank_position
+                items.append({
+                    "index": i,
+                    "ranks": list(g),
+                    "cross_server": cross,
+                    "servers": servers,
+                    "members": [{"rank": r, "rank_id": pos[r] if pos[r] >= 0 else None,
+                                 "server": labels.server[r], "device_id": labels.device[r],
+                                 "device_ip": labels.ip[r]} for r in g],
+                })
+            groups[dim] = {"present": True, "count": len(items),
+                           "size": len(items[0]["ranks"]) if items else 0,
+                           "crossing": crossing, "groups": items}
+        doc_jobs.append({
+            "job": job.name,
+            "framework": job.framework,
+            "layout": pl.layout,
+            "order": pl.order,
+            "model_kind": pl.model_kind,
+            "expert_parallel": bool(job.expert_parallel),
+            "model": model_text(pl),
+            "sizes": {"dp": job.dp, "pp": job.pp, "pcp": job.pcp, "tp": job.tp,
+                      "replica": pl.replica_size, "world": pl.world},
+            "independent_replicas": pl.independent_replicas,
+            "worlds": [{"first_rank": w.start, "size": len(w)} for w in pl.worlds],
+            "aligned": pl.aligned,
+            "notes": list(pl.problems),
+            "nodes": nodes,
+            "groups": groups,
+        })
+    return {"format": FORMAT, "file": file, "jobs": doc_jobs}
+
+
+_ONE_LINE_ITEMS = {"groups", "nodes", "worlds"}
+
+
+def render_json(doc: dict) -> str:
+    """Deterministic JSON text: 2-space indent, except that every group, node and world
+    is one line (compact and fast: the C encoder does each line). Ends with a newline."""
+    import json
+
+    out: list[str] = []
+
+    def dump(value) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+    def emit(value, indent: int, one_line_items: bool) -> None:
+        pad = "  " * (indent + 1)
+        if isinstance(value, dict) and value:
+            out.append("{\n")
+            for i, (k, v) in enumerate(value.items()):
+                out.append(f"{pad}{dump(k)}: ")
+                emit(v, indent + 1, k in _ONE_LINE_ITEMS)
+                out.append(",\n" if i < len(value) - 1 else "\n")
+            out.append("  " * indent + "}")
+        elif isinstance(value, list) and value and (one_line_items or
+                                                     any(isinstance(x, (dict, list)) for x in value)):
+            out.append("[\n")
+            for i, v in enumerate(value):
+                out.append(pad)
+                if one_line_items:
+                    out.append(dump(v))
+                else:
+                    emit(v, indent + 1, False)
+                out.append(",\n" if i < len(value) - 1 else "\n")
+            out.append("  " * indent + "]")
+        else:
+            out.append(dump(value))
+
+    emit(doc, 0, False)
+    out.append("\n")
+    return "".join(out)
