@@ -55,26 +55,33 @@ class CompileResult:
         return self.topology is not None and not has_errors(self.diagnostics)
 
 
-def compile_text(text: str, filename: str = "<input>", *, strict: bool = False) -> CompileResult:
+STAGES = ("parse", "lower", "check", "emit")
+
+
+def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
+                 progress=None) -> CompileResult:
     """Parse, lower and check rtc source. Never raises for bad input: problems are
-    diagnostics. ``strict`` turns warnings into errors (``--strict``)."""
+    diagnostics. ``strict`` turns warnings into errors (``--strict``). ``progress``, if
+    given, is called with each stage name of :data:`STAGES` as it starts."""
+    report = progress or (lambda stage: None)
     from rtc.checks import run_checks
     from rtc.model.lower import lower
     from rtc.syntax.parser import parse_text
     from rtc.syntax.schema import elaborate
 
     sources = {filename: text}
+    report("parse")
     source, diags = parse_text(text, filename)
     if source is None:
         return CompileResult(None, diags, sources)
     decls, diags = elaborate(source)
+    report("lower")
     topo, lower_diags = lower(decls, sources)
     diags += lower_diags
-    if topo is not None and not has_errors(diags):
-        diags += run_checks(topo)
-    elif topo is not None:
-        # Still run the checks that do not depend on the broken parts, so the user sees
-        # everything in one go; the topology is incomplete where errors were reported.
+    report("check")
+    if topo is not None:
+        # The checks run even when lowering reported errors, so the user sees everything in
+        # one go; the topology is incomplete only where errors were already reported.
         diags += run_checks(topo)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
@@ -82,7 +89,7 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False) 
     return CompileResult(topo, diags, sources)
 
 
-def compile_file(path: str, *, strict: bool = False) -> CompileResult:
+def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileResult:
     """Read ``path`` (UTF-8) and :func:`compile_text` it. An unreadable file gives an
     RTC001 diagnostic and no topology."""
     try:
@@ -92,7 +99,7 @@ def compile_file(path: str, *, strict: bool = False) -> CompileResult:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
                                           hint="check the path")], {})
-    return compile_text(text, path, strict=strict)
+    return compile_text(text, path, strict=strict, progress=progress)
 
 
 def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, list[Diagnostic]]:
