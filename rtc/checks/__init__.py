@@ -34,6 +34,9 @@ CHECK_MODULES: list[str] = [
     "rtc.checks.ports",
     "rtc.checks.host_addressing",
     "rtc.checks.socket_env",
+    # launch, environment, disaggregation (RTC5xx)
+    "rtc.checks.launch",
+    "rtc.checks.disaggregation",
 ]
 
 

@@ -381,4 +381,7 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
     from rtc.network.lowering import finish as finish_network  # networks, inventory, ports
 
     finish_network(decls, topo, lw.diags)
+    from rtc.emit.launch.spec import finish as finish_launch  # launch attributes, PD pairs
+
+    finish_launch(decls, topo, lw.diags)
     return topo, lw.diags

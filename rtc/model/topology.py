@@ -116,6 +116,9 @@ class Job:
     kv_connector: str | None = None    # mooncake | mooncake_layerwise | llmdatadist
     kv_port: int | None = None         # kv_transfer_config kv_port
     ray_port: int | None = None        # ray start --head --port
+    # Launch attributes (model, args, executor, lb, ...) as written: a
+    # rtc.emit.launch.spec.LaunchSpec, set at the end of lowering.
+    launch: object = None
 
     @property
     def world_size(self) -> int:
@@ -150,6 +153,8 @@ class Topology:
     networks: list = field(default_factory=list)
     fabrics: list = field(default_factory=list)
     port_plan: object = None
+    # Prefill/decode pairings (rtc.emit.launch.spec.Disaggregation), one per block.
+    disaggregations: list = field(default_factory=list)
 
     def placement(self, job: Job):
         """The job's rank -> device placement (:mod:`rtc.parallel.placement`), computed on

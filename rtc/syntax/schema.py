@@ -18,6 +18,8 @@ from rtc.rules import rule
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
 from rtc.syntax.values import (ValueProblem, parse_family_name, parse_int, parse_int_range,
                                parse_ip, parse_template)
+from rtc.network.values import p_cidr, p_cidr_list, p_nic_list, p_port
+from rtc.emit.launch.values import p_args, p_job_refs
 
 UNKNOWN_ATTRIBUTE = rule("RTC110", "unknown-attribute", "error",
                          "A block holds an attribute it does not know.", """
@@ -320,6 +322,8 @@ _SERVER_ATTRS = {
     "super_pod": AttrSpec(p_template, doc="super_pod_id (A3, rank table 1.2)"),
     "super_device_id": AttrSpec(p_super_device_plan, doc="SDID per device: base N, list, template"),
     "inventory": AttrSpec(p_path, doc="folder of hccn_tool / npu-smi captures for this server"),
+    "visible_devices": AttrSpec(p_devset, doc="physical ids the container sees, in order "
+                                "(container id = position), e.g. 4..7"),
 }
 
 BLOCK_SPECS: dict[str, BlockSpec] = {
@@ -349,10 +353,38 @@ BLOCK_SPECS: dict[str, BlockSpec] = {
         "order": AttrSpec(p_word, doc="Megatron-LM order string, e.g. tp-cp-ep-dp-pp"),
         "env": AttrSpec(p_env, repeat=True, doc="env NAME = value"),
         "policy": AttrSpec(p_policy, repeat=True, doc="policy RULE error|warn|allow"),
+        "port": AttrSpec(p_port, doc="vLLM API server port (--port; default 8000)"),
+        "dp_address": AttrSpec(p_address, doc="--data-parallel-address (default: head's host)"),
+        "dp_rpc_port": AttrSpec(p_port, doc="--data-parallel-rpc-port (default 29550)"),
+        "kv_connector": AttrSpec(p_choice("mooncake", "mooncake_layerwise", "llmdatadist"),
+                                 doc="KV transfer connector (PD disaggregation)"),
+        "kv_port": AttrSpec(p_port, doc="kv_transfer_config kv_port (Mooncake: + rank)"),
+        "ray_port": AttrSpec(p_port, doc="Ray head (GCS) port; Ray is used when given"),
+        "model": AttrSpec(p_path, doc="model path or name (vllm serve MODEL)"),
+        "served_name": AttrSpec(p_word, doc="--served-model-name"),
+        "entry": AttrSpec(p_path, doc="script run per rank / by torchrun (mindspore, "
+                          "torch_npu, megatron)"),
+        "args": AttrSpec(p_args, repeat=True, doc='extra arguments on every node, e.g. '
+                         'args "--max-model-len 8192"'),
+        "head_args": AttrSpec(p_args, repeat=True, doc="extra arguments on the head only"),
+        "worker_args": AttrSpec(p_args, repeat=True, doc="extra arguments on the other nodes"),
+        "executor": AttrSpec(p_choice("mp", "ray"), doc="vLLM executor (default: ray when "
+                             "a replica spans servers with dp 1, or ray_port is given)"),
+        "lb": AttrSpec(p_choice("internal", "external", "hybrid"),
+                       doc="DP load balancing (default internal)"),
+        "master_port": AttrSpec(p_port, doc="--master-port (vLLM --nnodes, torchrun, torch_npu)"),
     }, doc="a job: which devices, parallel sizes, role, framework, environment"),
-    "network": BlockSpec({}, doc="a host network (reserved)"),
-    "fabric": BlockSpec({}, doc="a routed RoCE fabric (reserved)"),
-    "disaggregation": BlockSpec({}, label="optional", doc="prefill/decode pairing (reserved)"),
+    "network": BlockSpec({
+        "cidr": AttrSpec(p_cidr, doc="the host network, e.g. 10.0.0.0/24"),
+        "nic": AttrSpec(p_nic_list, doc="host NIC name(s) on this network, e.g. eno0"),
+    }, doc="a host network: servers whose `nic` is listed have their `host` in `cidr`"),
+    "fabric": BlockSpec({
+        "subnets": AttrSpec(p_cidr_list, doc="device networks routed to each other"),
+    }, doc="a routed RoCE fabric: device subnets (with gateways) in it reach each other"),
+    "disaggregation": BlockSpec({
+        "prefill": AttrSpec(p_job_refs, repeat=True, doc="prefill job(s), e.g. prefill p1, p2"),
+        "decode": AttrSpec(p_job_refs, repeat=True, doc="decode job(s)"),
+    }, label="optional", doc="prefill/decode pairing: which prefill jobs feed which decode jobs"),
 }
 
 

@@ -1,0 +1,74 @@
+"""Helpers shared by the network checks (RTC4xx). Not a check module (no ``check``).
+
+:class:`Folded` keeps one diagnostic per key (usually the span of the attribute that
+produced the finding, so a family of 4,096 servers written once gives one finding, not
+4,096) and counts the rest; :meth:`Folded.emit` adds "(and N more ...)".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Related
+
+
+def ids_text(ids) -> str:
+    """[4,5,6,7] -> '4..7'; [0,2] -> '0, 2'."""
+    from rtc.checks._ranks import compact
+
+    return compact(sorted(ids))
+
+
+@dataclass
+class Folded:
+    """Findings folded by key: the first one is kept, the others counted."""
+
+    noun: str = "servers"
+    items: dict = field(default_factory=dict)
+
+    def add(self, key, diag: Diagnostic, who: str | None = None) -> None:
+        got = self.items.get(key)
+        if got is None:
+            self.items[key] = [diag, 0, []]
+        else:
+            got[1] += 1
+            if who is not None and len(got[2]) < 3:
+                got[2].append(who)
+
+    def emit(self):
+        for diag, more, names in self.items.values():
+            if more:
+                extra = f" (and {more} more {self.noun}" + \
+                    (f": {', '.join(names)}{', ...' if more > len(names) else ''}" if names else "") + ")"
+                diag = Diagnostic(diag.code, diag.severity, diag.message + extra, diag.span,
+                                  diag.hint, diag.related, diag.subject)
+            yield diag
+
+
+def related(span, message: str) -> list[Related]:
+    return [Related(span, message)] if span is not None else []
+
+
+def devices_in_use(topo) -> dict[str, set[int]]:
+    """server name -> device ids some job uses (every device when there is no job)."""
+    out: dict[str, set[int]] = {}
+    if not topo.jobs:
+        for s in topo.servers:
+            out[s.name] = {d.device_id for d in s.devices}
+        return out
+    for job in topo.jobs:
+        for p in job.placements:
+            out.setdefault(p.server.name, set()).update(p.device_ids)
+    return out
+
+
+def container_ids(server, preset) -> tuple[dict[int, int], int]:
+    """(physical id -> id the container / host runtime sees, how many devices it sees).
+    Without ``visible_devices`` the runtime numbers devices like the host: id = physical."""
+    if server.visible_devices is not None:
+        seen: dict[int, int] = {}
+        for pos, p in enumerate(server.visible_devices):
+            seen.setdefault(p, pos)
+        return seen, len(server.visible_devices)
+    count = max([preset.devices_per_server] + [d.device_id + 1 for d in server.devices])
+    return {p: p for p in range(count)}, count

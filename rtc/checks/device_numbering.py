@@ -1,0 +1,203 @@
+"""Device numbering (RTC430-RTC433): physical ids, container ids, ASCEND_RT_VISIBLE_DEVICES.
+
+Three numberings meet on an Ascend server:
+
+* **physical** id -- ``/dev/davinciN``, ``hccn_tool -i N``, the rank table's ``device_id``
+  (``devices`` in the description);
+* **container** id -- a container started with some NPUs mounted (Ascend Docker Runtime
+  ``ASCEND_VISIBLE_DEVICES=4-7``) sees them as 0..k-1 in order. The description says so
+  with the server attribute ``visible_devices 4..7`` (container id = position in that list;
+  without it, container id = physical id);
+* **process** id -- ``ASCEND_RT_VISIBLE_DEVICES`` (job ``env``) lists *container* ids; the
+  process renumbers them 0..n-1 in the listed order.
+
+So with ``visible_devices 4..7`` and ``ASCEND_RT_VISIBLE_DEVICES=2,3``, process device 0 is
+container device 2 is physical device 6, and the rank table must say ``device_id 6``.
+"""
+
+from __future__ import annotations
+
+from rtc.checks._net import Folded, container_ids, ids_text
+from rtc.diagnostics import Related, Span, error, note
+from rtc.model.topology import Topology
+from rtc.network.env import env_map, parse_visible_devices
+from rtc.rules import rule
+
+NOT_VISIBLE = rule("RTC430", "device-not-visible", "error",
+                   "`visible_devices` is invalid, or `devices` are not among them.", """
+    What: a server's `devices` (physical ids, as the rank table needs them) include ids
+    that are not in its `visible_devices` (the physical NPUs mounted into the container),
+    or `visible_devices` repeats an id or names one the hardware does not have.
+    Why: the rank table must use physical ids. Writing the container's ids (0..3) instead
+    of the physical ones (4..7) makes HCCL bind rank i to the wrong NPU or to one the
+    container cannot open ("device not found" / drvDeviceOpen errors), and the device IPs
+    in the table then belong to other NPUs.
+    Example: `visible_devices 4..7` with `devices 0..3`.
+    Fix: write `devices` as physical ids (here `devices 4..7`); rtc maps them to container
+    ids 0..3 itself.""")
+BAD_RT_VISIBLE = rule("RTC431", "bad-ascend-rt-visible-devices", "error",
+                      "ASCEND_RT_VISIBLE_DEVICES is malformed or names devices the process cannot see.", """
+    What: the value is not a comma-separated list of distinct whole numbers without spaces,
+    or an entry is not a container device id (0 .. visible devices - 1).
+    Why: the runtime reads the list up to the first bad token and silently ignores the
+    rest (`0, 1` is read as `0`), and ids past the visible devices are dropped; the process
+    then sees fewer NPUs than the job needs and vLLM fails with "Error setting
+    ASCEND_RT_VISIBLE_DEVICES" or places ranks on the wrong devices.
+    Example: `env ASCEND_RT_VISIBLE_DEVICES = "4,5,6,7"` in a container that sees physical
+    4..7 as 0..3.
+    Fix: list container ids without spaces, e.g. "0,1,2,3".""")
+NOT_COVERED = rule("RTC432", "visible-devices-not-covering", "error",
+                   "ASCEND_RT_VISIBLE_DEVICES does not include all devices the job uses on a server.", """
+    What: the job uses physical devices on a server whose container ids are not all in
+    ASCEND_RT_VISIBLE_DEVICES.
+    Why: the process cannot open those NPUs; the ranks meant for them have no device, and
+    the job fails at start (world size larger than the visible devices) or binds ranks to
+    other NPUs than the rank table says.
+    Example: a job on devices 0..7 with `ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3"`.
+    Fix: list the container ids of every device the job uses on each server.""")
+NUMBERING = rule("RTC433", "device-numbering", "note",
+                 "How rank-table device ids map to container and process device ids.", """
+    What: shown when a server has `visible_devices` or a job sets
+    ASCEND_RT_VISIBLE_DEVICES: physical id (rank table) -> container id -> process id.
+    Why: three numberings are easy to mix up; the rank table always needs physical ids.
+    Example: `physical 4..7 = container 0..3 = process 0..3`.
+    Fix: nothing to fix; check that the mapping is what you meant.""")
+
+
+def check(topo: Topology):
+    preset = topo.preset
+    folded = Folded("servers")
+    for s in topo.servers:
+        if s.visible_devices is None:
+            continue
+        span = s.span_of("visible_devices")
+        seen: set[int] = set()
+        dup = [p for p in s.visible_devices if p in seen or seen.add(p)]
+        if dup:
+            folded.add(("dup", span), error(
+                NOT_VISIBLE, f"visible_devices of {s.name} lists device {dup[0]} twice", span,
+                subject=s.label, hint="list each physical id once"), s.name)
+        n = preset.devices_per_server
+        bad = [p for p in s.visible_devices if n and p >= n]
+        if bad:
+            folded.add(("range", span), error(
+                NOT_VISIBLE, f"visible_devices of {s.name} names physical device"
+                f"{'s' if len(bad) > 1 else ''} {ids_text(bad)}, but a {preset.name} server "
+                f"has devices 0..{n - 1}", span, subject=s.label,
+                hint="list physical ids of NPUs the container mounts"), s.name)
+        mapping = set(s.visible_devices)
+        outside = [d.device_id for d in s.devices if d.device_id not in mapping]
+        if outside:
+            vis = ids_text(s.visible_devices)
+            guess = ""
+            k = len(s.devices)
+            if all(d < len(s.visible_devices) for d in outside) and k <= len(s.visible_devices):
+                phys = [s.visible_devices[d.device_id] for d in s.devices
+                        if d.device_id < len(s.visible_devices)]
+                guess = (f"; if you meant the container's devices {ids_text(outside)}, "
+                         f"write their physical ids: `devices {ids_text(phys)}`")
+            folded.add(("out", s.span_of("devices")), error(
+                NOT_VISIBLE, f"{s.name} uses device{'s' if len(outside) > 1 else ''} "
+                f"{ids_text(outside)}, but its container only sees physical devices {vis} "
+                "(visible_devices); the rank table needs physical ids", s.span_of("devices"),
+                subject=s.label, related=[Related(span, f"visible_devices {vis}")],
+                hint="`devices` are physical ids (/dev/davinciN, hccn_tool -i N)" + guess),
+                s.name)
+    yield from folded.emit()
+    for job in topo.jobs:
+        yield from _job(topo, job)
+
+
+def _job(topo: Topology, job):
+    env = env_map(job)
+    given = env.get("ASCEND_RT_VISIBLE_DEVICES")
+    rows = []        # (server, physical ids, container ids, devices the runtime sees)
+    for p in job.placements:
+        s = p.server
+        ids, count = container_ids(s, topo.preset)
+        rows.append((s, list(p.device_ids), [ids.get(d) for d in p.device_ids], count))
+    entries = None
+    problems = False
+    if given is not None:
+        text, span = given
+        parsed = parse_visible_devices(text)
+        if parsed.problem:
+            problems = True
+            yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES=\"{text}\": "
+                        f"{parsed.problem}", _at(span, parsed.offset, text),
+                        subject=f"job {job.name}",
+                        hint="write container device ids separated by commas, no spaces, each "
+                             "once, e.g. \"0,1,2,3\" (quote the value)")
+        entries = list(parsed.ids)
+        limits = {count for _, _, _, count in rows}
+        if limits:
+            limit = min(limits)
+            beyond = [e for e in entries if e >= limit]
+            if beyond:
+                problems = True
+                s0 = next(r for r in rows if r[3] == limit)[0]
+                phys = ""
+                if s0.visible_devices is not None and any(e in s0.visible_devices for e in beyond):
+                    phys = (f"; {ids_text(beyond)} look like physical ids: the container sees "
+                            f"physical {ids_text(s0.visible_devices)} as "
+                            f"0..{len(s0.visible_devices) - 1}")
+                yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES names "
+                            f"device{'s' if len(beyond) > 1 else ''} {ids_text(beyond)}, but "
+                            f"{s0.name}'s runtime sees only {limit} device"
+                            f"{'s' if limit != 1 else ''} (0..{limit - 1}){phys}", span,
+                            subject=f"job {job.name}, server {s0.name}",
+                            hint="ASCEND_RT_VISIBLE_DEVICES lists container ids, not physical "
+                                 "ids")
+        missing_rows = []
+        for s, phys, cont, _count in rows:
+            lacking = [(p, c) for p, c in zip(phys, cont) if c is None or c not in entries]
+            if lacking:
+                missing_rows.append((s, lacking))
+        if missing_rows:
+            problems = True
+            s, lacking = missing_rows[0]
+            more = len(missing_rows) - 1
+            renumbered = [(p, c) for p, c in lacking if c is not None and c != p]
+            yield error(NOT_COVERED, f"job {job.name} uses {s.name} physical device"
+                        f"{'s' if len(lacking) > 1 else ''} {ids_text(p for p, _ in lacking)}"
+                        + (f" (container id{'s' if len(renumbered) > 1 else ''} "
+                           f"{ids_text(c for _, c in renumbered)})" if renumbered else "")
+                        + f", which ASCEND_RT_VISIBLE_DEVICES=\"{text}\" does not include"
+                        + (f" (and {more} more server{'s' if more > 1 else ''})" if more else ""),
+                        span, subject=f"job {job.name}, server {s.name}",
+                        related=[Related(s.span_of("devices"), f"{s.name}'s devices")],
+                        hint="list the container id of every device the job uses")
+    if problems or not rows:
+        return
+    s, phys, cont, _count = rows[0]
+    procs = [entries.index(c) if entries is not None and c in entries else c for c in cont]
+    if cont == phys and procs == cont:
+        return          # one numbering everywhere: nothing worth showing
+    if _ascending(cont) and _ascending(procs):
+        line = f"physical {ids_text(phys)} (rank table device_id)"
+        line += (f" = container {ids_text(cont)} (visible_devices "
+                 f"{ids_text(s.visible_devices)})" if s.visible_devices is not None
+                 else " = container (same ids)")
+        if entries is not None:
+            line += f" = process {ids_text(procs)} (ASCEND_RT_VISIBLE_DEVICES={given[0]})"
+    else:
+        line = "physical -> container -> process: " + ", ".join(
+            f"{p} -> {c} -> {q}" for p, c, q in zip(phys, cont, procs))
+    others = len(rows) - 1
+    yield note(NUMBERING, f"job {job.name} on {s.name}: {line}"
+               + (f"; {others} more server{'s' if others > 1 else ''}" if others else ""),
+               given[1] if given is not None else s.span_of("visible_devices"),
+               subject=f"job {job.name}")
+
+
+def _ascending(xs) -> bool:
+    return all(b is not None and a is not None and b > a for a, b in zip(xs, xs[1:]))
+
+
+def _at(span: Span, offset: int, text: str) -> Span:
+    """Narrow a value span to the character at ``offset`` (skipping a quote)."""
+    if span is None:
+        return span
+    shift = offset + (1 if span.end_column - span.column == len(text) + 2 else 0)
+    col = span.column + shift
+    return Span(span.file, span.line, col, span.line, col + 1)

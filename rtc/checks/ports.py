@@ -1,0 +1,145 @@
+"""Ports (RTC440-RTC444): every port a host binds, from :attr:`Topology.port_plan`
+(:mod:`rtc.network.ports`).
+
+Overlaps are folded by their owners (one finding for "job a's HCCL window vs job b's HCCL
+window" however many hosts it happens on), with the number of hosts and the first one.
+"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Related, error, note
+from rtc.model.topology import Topology
+from rtc.network.ports import KIND_LABEL, overlaps, plan_ports
+from rtc.rules import rule
+
+CONFLICT = rule("RTC440", "port-conflict", "error",
+                "Two owners bind overlapping ports on one host.", """
+    What: on one server, two jobs (or two settings of one job) use the same port: e.g.
+    both jobs' HCCL host port windows start at HCCL_IF_BASE_PORT=60000, or the API port
+    lies inside the HCCL window.
+    Why: the second bind fails with "Address already in use": HCCL fails to build its
+    communicator (root info / host socket errors), vLLM's API server or DP coordinator
+    does not start, or one job connects to the other job's listener.
+    Example: jobs prefill and decode on atlas-01 both with
+    `env HCCL_IF_BASE_PORT = 60000` (CANN 8.2: ports 60000-60031 each).
+    Fix: move one of them (e.g. HCCL_IF_BASE_PORT = 60032, or another `port`); leave the
+    setting out and rtc picks a free value.""")
+BAD_HCCL_PORT = rule("RTC441", "bad-hccl-port", "error",
+                     "HCCL_IF_BASE_PORT / HCCL_HOST_SOCKET_PORT_RANGE has an invalid value.", """
+    What: HCCL_IF_BASE_PORT is not a number in 1024..65520, its window (16 ports before
+    CANN 8.2, 32 from 8.2) runs past 65535, or HCCL_HOST_SOCKET_PORT_RANGE is not a list of
+    ports / LOW-HIGH ranges (or `auto`).
+    Why: HCCL rejects the setting at init ("HCCL_IF_BASE_PORT is invalid") or binds ports
+    outside what was reserved, and the communicator is not created.
+    Example: `env HCCL_IF_BASE_PORT = 70000`.
+    Fix: use a base in 1024..65520 (60000 is the default) and reserve the window with
+    `sysctl -w net.ipv4.ip_local_reserved_ports=60000-60031`.""")
+KV_IN_ADXL = rule("RTC442", "kv-port-in-transfer-range", "error",
+                  "A Mooncake kv_port range lies inside AscendDirectTransport's random port range.", """
+    What: kv_port + rank (the ports Mooncake's workers listen on) overlaps
+    [20000, 20000 + 1000 x NPUs per server), where the AscendDirectTransport picks random
+    ports.
+    Why: sooner or later the transfer engine picks a port a worker needs (or the other way
+    round) and one of them dies with `zmq.error.ZMQError: Address already in use`, at
+    random, often only under load.
+    Example: `kv_port 20001` on 8-NPU A2 servers (random range 20000-27999).
+    Fix: use kv_port >= 28000 with 8 NPUs per server, >= 36000 with 16.""")
+SHARED_DP = rule("RTC443", "shared-dp-endpoint", "error",
+                 "Two independent DP groups use one --data-parallel-address and rpc port.", """
+    What: two jobs whose DP heads are the same host use the same `dp_rpc_port`.
+    Why: each DP head binds its coordinator socket on address:rpc-port; the second cannot,
+    and engines of one group may handshake with the other group's head ("unexpected data
+    parallel rank") or wait 5 minutes and fail ("Did not receive response from front-end
+    process within 5 minutes").
+    Example: prefill and decode heads on one host, both `dp_rpc_port 12321`.
+    Fix: give each DP group its own rpc port (e.g. 12321 and 12322), or leave `dp_rpc_port`
+    out and rtc picks distinct ones.""")
+ASSIGNED = rule("RTC444", "assigned-ports", "note",
+                "rtc moved a port default because another job or setting on the host takes it.", """
+    What: settings the description leaves out (HCCL_IF_BASE_PORT, `port`, `dp_rpc_port`,
+    `kv_port`) get their defaults (60000, 8000, 29550, 14579); when a default is already
+    taken on one of the job's hosts (another job on the same server, or another setting),
+    rtc moves it to the next free value and says which. Jobs are served in declaration
+    order, so the first job on a server keeps the defaults.
+    Why: with the defaults, two jobs on one host would bind the same ports.
+    Example: prefill and decode on atlas-01: prefill keeps HCCL_IF_BASE_PORT 60000, decode
+    gets 60032.
+    Fix: nothing, if the launch uses these values (rtc's launch scripts do); or write the
+    values you want.""")
+
+_SETTING = {"HCCL_IF_BASE_PORT": "env HCCL_IF_BASE_PORT", "port": "port",
+            "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port"}
+
+
+def check(topo: Topology):
+    plan = topo.port_plan if topo.port_plan is not None else plan_ports(topo)
+    for p in plan.problems:
+        yield error(BAD_HCCL_PORT, f"job {p.job}: {p.message}", p.span, hint=p.hint,
+                    subject=f"job {p.job}")
+    folded: dict = {}
+    for a, b in overlaps(plan):
+        kinds = {a.kind, b.kind}
+        if kinds == {"kv", "adxl"}:
+            code = KV_IN_ADXL
+        elif kinds == {"dp_rpc"} and a.job != b.job:
+            code = SHARED_DP
+        else:
+            code = CONFLICT
+        # point at a value the user wrote (rtc never moves a default onto a taken port),
+        # the later one in the source when both are
+        written = [c for c in (a, b) if c.span is not None and not c.assigned] or [a, b]
+        target = max(written, key=lambda c: (c.span.line, c.span.column) if c.span else (0, 0))
+        other = b if target is a else a
+        key = (code, target.job, target.kind, target.lo, other.job, other.kind, other.lo)
+        got = folded.get(key)
+        if got is None:
+            folded[key] = [target, other, 1]
+        else:
+            got[2] += 1
+    for (code, *_), (target, other, hosts) in folded.items():
+        yield _overlap(topo, code, target, other, hosts)
+    for job in topo.jobs:
+        jp = plan.jobs.get(job.name)
+        if jp is None or not jp.assigned:
+            continue
+        chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
+        why = (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
+               f"{', '.join(jp.shares_host_with)}, whose ports take the defaults"
+               if jp.shares_host_with else "a default port was already taken by another setting")
+        yield note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
+                   job.span,
+                   subject=f"job {job.name}",
+                   hint="launch with these values (rtc's launch scripts do), or write them in "
+                        "the job to pin them")
+
+
+def _overlap(topo, code, target, other, hosts: int):
+    where = f"on {target.server}" + (f" (and {hosts - 1} more host{'s' if hosts > 2 else ''})"
+                                     if hosts > 1 else "")
+    msg = f"{where}: {target.owner} overlaps {other.owner}"
+    span = target.span
+    if code == KV_IN_ADXL:
+        kv = target if target.kind == "kv" else other
+        npus = topo.preset.devices_per_server
+        hint = (f"use a kv_port of at least {20000 + 1000 * npus} "
+                f"({npus} NPUs per server), clear of the transport's random ports")
+        span = kv.span or span
+    elif code == SHARED_DP:
+        server = topo.server(target.server)
+        addr = server.host_ip if server is not None and server.host_ip is not None \
+            else target.server
+        msg = (f"jobs {other.job} and {target.job} are independent DP groups but both use "
+               f"{addr}:{target.lo} as --data-parallel-address:--data-parallel-rpc-port; the "
+               "second head cannot bind it and engines may reach the wrong head")
+        hint = "give each DP group its own dp_rpc_port (or leave it out and rtc picks one)"
+    else:
+        hint = _conflict_hint(target, other)
+    related = [Related(other.span, other.owner)] if other.span is not None else []
+    return error(code, msg, span, hint=hint, related=related, subject=f"server {target.server}")
+
+
+def _conflict_hint(a, b) -> str:
+    if {a.kind, b.kind} == {"hccl"}:
+        return ("give each job on a host its own HCCL window, e.g. HCCL_IF_BASE_PORT 60000 and "
+                f"{60000 + (a.hi - a.lo + 1)} (or leave it out and rtc picks)")
+    return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"

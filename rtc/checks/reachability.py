@@ -1,0 +1,119 @@
+"""Unreachable device IPs (RTC410) and the routing assumption rtc made (RTC411).
+
+The model is :mod:`rtc.network.reachability`: same subnet, or routed subnets joined by a
+fabric. One error per job and pair of reachability classes (a fabric, "routed but in no
+declared fabric", "no gateway"), with the number of device pairs and one example pair;
+linear in the devices.
+"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Related, error, note
+from rtc.model.topology import Topology
+from rtc.network.reachability import ASSUMED, NO_GATEWAY, OUTSIDE, Model, analyse
+from rtc.network.addressing import subnet_text
+from rtc.rules import rule
+
+UNREACHABLE = rule("RTC410", "unreachable-device-ip", "error",
+                   "Devices that must talk across servers have no route to each other.", """
+    What: two NPUs on different servers that share a communication group (for a job: its
+    TP/PP/DP/EP groups; without jobs: every pair of the rank table) are in different
+    subnets, and are not both routed (gateway in their subnet) into one declared `fabric`.
+    Why: HCCL connects every such pair over RoCE at communicator init; without a route the
+    connection attempts time out after HCCL_CONNECT_TIMEOUT (120 s by default) and the job
+    dies with a link-setup timeout, often only on the first collective that uses the pair.
+    Example: per-NPU /31 links (`prefix 31`) without `gateway`, so each NPU only reaches
+    its switch port; or `fabric roce { subnets 6.0.2.0/24 }` while atlas-02's NPUs are in
+    6.0.3.x.
+    Fix: give routed NPUs their gateways (`hccn_tool -i N -gateway -g`) and declare the
+    fabric that routes them (`fabric roce { subnets 6.0.0.0/16 }`), or put the devices in
+    one subnet.""")
+ASSUMED_FABRIC = rule("RTC411", "assumed-fabric", "note",
+                      "No fabric is declared; rtc assumed routed device subnets reach each other.", """
+    What: devices have gateways in their (different) subnets, and no `fabric` block says
+    which subnets are routed together. rtc assumed a single routed fabric joins them all.
+    Why: this is the usual A2/A3 RoCE plan (per-NPU /31 to a leaf switch, routed fabric
+    behind it), but rtc cannot know it; if some subnets are in a separate fabric, HCCL
+    links between them will time out.
+    Example: examples/a2-2node-dp2-tp8.rtc without its `fabric` block.
+    Fix: declare it, e.g. `fabric roce { subnets 6.0.0.0/16 }`; then subnets outside it
+    are reported as unreachable (RTC410).""")
+
+
+def check(topo: Topology):
+    if not any(d.device_ip is not None and d.prefix is not None
+               for s in topo.servers for d in s.devices):
+        return
+    model = Model(topo)
+    results = analyse(topo, model)
+    for jr in results:
+        for f in jr.findings.values():
+            yield _finding(topo, model, jr, f)
+    if model.used_assumption and _spans_servers(topo):
+        subs = sorted(model.routed)
+        yield note(ASSUMED_FABRIC, f"no fabric is declared: rtc assumed that the "
+                   f"{len(subs)} device subnets with gateways (e.g. {subnet_text(subs[0])}, "
+                   f"{subnet_text(subs[-1])}) are routed to each other", topo.span,
+                   hint="declare it to have it checked, e.g. `fabric roce { subnets "
+                        f"{_cover(subs)} }}`")
+
+
+def _spans_servers(topo: Topology) -> bool:
+    if not topo.jobs:
+        return sum(1 for s in topo.servers if s.devices) > 1
+    return any(len(j.placements) > 1 for j in topo.jobs)
+
+
+def _cover(subs) -> str:
+    """A /16 (IPv4) or /48 (IPv6) around the first subnet, as a suggestion."""
+    import ipaddress
+
+    v, net, _ = subs[0]
+    prefix = 16 if v == 4 else 48
+    return str(ipaddress.ip_network(f"{subnet_text(subs[0]).split('/')[0]}/{prefix}",
+                                    strict=False))
+
+
+def _describe(model: Model, e) -> str:
+    d = e.device
+    base = f"{e.server.name} device {d.device_id} ({d.device_ip}/{d.prefix}"
+    if e.cls == NO_GATEWAY:
+        return base + ", no gateway)"
+    if e.cls == OUTSIDE:
+        return base + f", gateway {d.gateway}, in no declared fabric)"
+    names = model.component_fabrics.get(e.cls[1], [])
+    label = "assumed fabric" if names == [ASSUMED] else "fabric " + " + ".join(names)
+    return base + f", gateway {d.gateway}, {label})"
+
+
+def _finding(topo: Topology, model: Model, jr, f):
+    where = f"job {jr.job.name}" if jr.job is not None else "the rank table"
+    la, lb = model.class_label(f.a), model.class_label(f.b)
+    between = f"among {la}" if f.a == f.b else f"between {la} and {lb}"
+    pairs = f"{f.pairs} device pair{'s' if f.pairs != 1 else ''}"
+    msg = f"{where}: {pairs} that must connect across servers cannot reach each other " \
+          f"({between})"
+    span = jr.job.span if jr.job is not None else topo.span
+    related = []
+    subject = None
+    if f.example is not None:
+        x, y = f.example
+        # point at the side that is off the fabric (or the second device)
+        bad, other = (x, y) if x.cls in (OUTSIDE, NO_GATEWAY) and y.cls not in (
+            OUTSIDE, NO_GATEWAY) else (y, x)
+        group = {"table": "", "job": ""}.get(f.group or "", f" ({f.group.upper()} group)")
+        msg += f"; e.g.{group} {_describe(model, other)} and {_describe(model, bad)}"
+        attr = "gateway" if bad.cls == NO_GATEWAY and "gateway" in bad.server.spans else \
+            "device_ip"
+        span = bad.server.span_of(attr)
+        related = [Related(other.server.span_of("device_ip"), f"{other.server.name}'s devices")]
+        subject = f"server {bad.server.name}, device {bad.device.device_id}"
+    if NO_GATEWAY in (f.a, f.b):
+        hint = ("devices without a gateway reach only their own subnet; configure each NPU's "
+                "gateway (`hccn_tool -i N -gateway -s address G`) and write `gateway ...`")
+    elif OUTSIDE in (f.a, f.b):
+        hint = ("add these subnets to the fabric that routes them (`fabric NAME { subnets "
+                "... }`), or correct the device IPs")
+    else:
+        hint = "if these fabrics are routed to each other, declare their subnets in one fabric"
+    return error(UNREACHABLE, msg, span, hint=hint, related=related, subject=subject)

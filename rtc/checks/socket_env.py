@@ -1,0 +1,131 @@
+"""Socket and communication environment of a job (RTC452-RTC455): interface selection
+variables and variables HCCL does not read."""
+
+from __future__ import annotations
+
+import difflib
+
+from rtc.diagnostics import error, note, warning
+from rtc.model.topology import Topology
+from rtc.network.env import env_map, parse_socket_ifname, single_ifname_problem
+from rtc.rules import rule
+
+SINGLE_IFNAME = rule("RTC452", "socket-ifname-not-a-name", "error",
+                     "GLOO_SOCKET_IFNAME / TP_SOCKET_IFNAME is not a plain interface name.", """
+    What: GLOO_SOCKET_IFNAME or TP_SOCKET_IFNAME written with NCCL/HCCL selection syntax
+    (`^lo`, `=eth0`) or, for TP_SOCKET_IFNAME, a list. Gloo accepts literal names (a comma
+    list is used round-robin); TensorPipe takes exactly one.
+    Why: they are looked up literally: `^lo` is taken as an interface called "^lo", which
+    does not exist, and torch.distributed fails with "Unable to find address for: ^lo" or
+    hangs in the Gloo rendezvous.
+    Example: `env GLOO_SOCKET_IFNAME = "^lo,docker"`.
+    Fix: name the NIC, e.g. `env GLOO_SOCKET_IFNAME = eno0` (the server's `nic`).""")
+BAD_HCCL_IFNAME = rule("RTC453", "bad-hccl-socket-ifname", "error",
+                       "HCCL_SOCKET_IFNAME does not follow its selection syntax.", """
+    What: HCCL_SOCKET_IFNAME is a comma list of interface-name prefixes, optionally led by
+    `=` (exact names) and/or `^` (exclude), `^` first: `eth`, `=eth0`, `^docker,lo`,
+    `^=eth0`. Spaces, empty entries, markers inside the list (`eth0,^lo`), `=^` and
+    wildcards are wrong.
+    Why: HCCL matches nothing (or everything) and falls back to the first NIC by name
+    order, which may not reach the other nodes: the root-info exchange times out.
+    Example: `env HCCL_SOCKET_IFNAME = "eth0, eth1"`.
+    Fix: e.g. `env HCCL_SOCKET_IFNAME = "=eno0"`, or leave it out (rtc sets HCCL_IF_IP).""")
+IFNAME_MISMATCH = rule("RTC454", "ifname-not-server-nic", "warning",
+                       "A socket interface variable does not select the server's declared NIC.", """
+    What: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME or HCCL_SOCKET_IFNAME names (or selects)
+    interfaces that do not include the `nic` declared for a server of the job.
+    Why: bootstrap traffic then leaves through another interface (or none on that server),
+    and the nodes cannot reach each other's sockets.
+    Example: `env GLOO_SOCKET_IFNAME = eth0` for servers with `nic eno0`.
+    Fix: use the declared NIC, or correct `nic`.""")
+NOT_READ = rule("RTC455", "env-not-read-by-hccl", "note",
+                "An environment variable that HCCL does not read.", """
+    What: e.g. HCCL_P2P_DISABLE (an NCCL setting copied over; HCCL does not parse it), or
+    NCCL_* variables, or a misspelt HCCL_* name.
+    Why: nothing changes at run time, which is surprising when the variable was meant to
+    fix something.
+    Example: `env HCCL_P2P_DISABLE = 1`, `env NCCL_SOCKET_IFNAME = eno0`.
+    Fix: remove it, or use the HCCL equivalent (HCCL_SOCKET_IFNAME, HCCL_INTRA_ROCE_ENABLE
+    ...).""")
+
+#: HCCL variables in the reference (ranktable-formats.md section 7) and common companions.
+KNOWN_HCCL = (
+    "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "HCCL_SOCKET_FAMILY", "HCCL_IF_BASE_PORT",
+    "HCCL_HOST_SOCKET_PORT_RANGE", "HCCL_NPU_SOCKET_PORT_RANGE", "HCCL_CONNECT_TIMEOUT",
+    "HCCL_EXEC_TIMEOUT", "HCCL_BUFFSIZE", "HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE",
+    "HCCL_INTER_HCCS_DISABLE", "HCCL_OP_EXPANSION_MODE", "HCCL_DETERMINISTIC",
+    "HCCL_WHITELIST_DISABLE", "HCCL_WHITELIST_FILE", "HCCL_RDMA_TC", "HCCL_RDMA_SL",
+    "HCCL_RDMA_TIMEOUT", "HCCL_RDMA_RETRY_CNT", "HCCL_RDMA_QPS_PER_CONNECTION",
+    "HCCL_RDMA_QP_PORT_CONFIG_PATH", "HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT",
+    "HCCL_MULTI_QP_THRESHOLD", "HCCL_LOGIC_SUPERPOD_ID", "HCCL_OP_RETRY_ENABLE",
+    "HCCL_ALGO", "HCCL_DIAGNOSE_ENABLE", "HCCL_ENTRY_LOG_ENABLE",
+)
+_NCCL_EQUIVALENT = {"NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE": "HCCL_BUFFSIZE",
+                    "NCCL_DEBUG": "ASCEND_GLOBAL_LOG_LEVEL"}
+
+
+def check(topo: Topology):
+    for job in topo.jobs:
+        env = env_map(job)
+        servers = [p.server for p in job.placements]
+        for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"):
+            if var in env:
+                text, span = env[var]
+                problem = single_ifname_problem(text, allow_list=var == "GLOO_SOCKET_IFNAME")
+                if problem:
+                    yield error(SINGLE_IFNAME, f"job {job.name}: {var}: {problem}", span,
+                                subject=f"job {job.name}", hint=_nic_hint(var, servers))
+                else:
+                    names = text.split(",")
+                    yield from _mismatch(job, var, text, span, servers,
+                                         lambda nic, names=names: nic in names)
+        if "HCCL_SOCKET_IFNAME" in env:
+            text, span = env["HCCL_SOCKET_IFNAME"]
+            spec = parse_socket_ifname(text)
+            if spec.problem:
+                yield error(BAD_HCCL_IFNAME, f"job {job.name}: HCCL_SOCKET_IFNAME=\"{text}\": "
+                            f"{spec.problem}", span, subject=f"job {job.name}",
+                            hint="write a comma list of NIC names (prefixes), led by `=` for "
+                                 "exact names and/or `^` to exclude, e.g. \"=eno0\" or "
+                                 "\"^docker,lo\" (quote the value)")
+            else:
+                yield from _mismatch(job, "HCCL_SOCKET_IFNAME", text, span, servers, spec.selects)
+        for name, (text, span) in env.items():
+            why = _not_read(name)
+            if why:
+                yield note(NOT_READ, f"job {job.name}: {name} {why}", span,
+                           subject=f"job {job.name}",
+                           hint="remove it, or use the HCCL setting that does what you meant")
+
+
+def _nic_hint(var: str, servers) -> str:
+    nics = sorted({s.nic for s in servers if s.nic})
+    if len(nics) == 1:
+        return f"write the interface name, e.g. `env {var} = {nics[0]}` (the servers' `nic`)"
+    return f"write one interface name, e.g. `env {var} = eno0`"
+
+
+def _mismatch(job, var: str, text: str, span, servers, selects):
+    off = [s for s in servers if s.nic and not selects(s.nic)]
+    if not off:
+        return
+    s = off[0]
+    more = len(off) - 1
+    yield warning(IFNAME_MISMATCH, f"job {job.name}: {var}={text} does not select {s.name}'s "
+                  f"NIC {s.nic}" + (f" (nor that of {more} more server{'s' if more > 1 else ''})"
+                                    if more else ""), span, subject=f"job {job.name}",
+                  hint=f"use the declared NIC ({s.nic}), or correct the servers' `nic`")
+
+
+def _not_read(name: str) -> str | None:
+    if name == "HCCL_P2P_DISABLE":
+        return ("is not an HCCL variable (it is NCCL's P2P switch); HCCL does not read it and "
+                "nothing changes")
+    if name.startswith("NCCL_"):
+        eq = _NCCL_EQUIVALENT.get(name)
+        return "is an NCCL variable; HCCL does not read it" + (f" (HCCL's is {eq})" if eq else "")
+    if name.startswith("HCCL_") and name not in KNOWN_HCCL:
+        close = difflib.get_close_matches(name, KNOWN_HCCL, n=1, cutoff=0.85)
+        if close:
+            return f"is not an HCCL variable; did you mean {close[0]}?"
+    return None

@@ -1,0 +1,297 @@
+"""Static reachability of device (RoCE) addresses: can device IP a reach device IP b?
+
+The model
+=========
+
+Each device with an address and a prefix length lies in a *subnet* (``ip/prefix``).
+A device is *routed* when it has a gateway inside its subnet. Two devices reach each
+other when
+
+* they are in the same subnet (no router involved), or
+* both are routed and their subnets are joined by a declared ``fabric`` (a routed RoCE
+  network: "these device subnets reach each other through their gateways").
+
+The graph question -- which subnets are joined -- is answered with networkx: an edge joins
+each routed subnet's fabric-membership signature (the set of fabrics whose ``subnets``
+contain it; subnets with equal signatures behave alike, so the graph stays as small as the
+declarations) to each of those fabrics, and the connected components are the routing
+domains (a subnet listed in two fabrics joins them). When the description declares **no fabric at all**, rtc assumes
+that every routed subnet belongs to one fabric (the usual single RoCE fabric of an A2/A3
+cluster with per-NPU /31 links) and says so with a note (RTC411); declaring a fabric
+makes that explicit and turns routed subnets outside it into errors.
+
+Devices whose subnet is unknown (no prefix) are not judged. Servers in one A3 super pod
+talk over HCCS, not RoCE, unless ``HCCL_INTER_HCCS_DISABLE`` is TRUE, so their pairs are
+not judged either (the "link unit" of a device is its super pod, else its server).
+
+Which pairs must connect
+========================
+
+For a job, the pairs inside its communication groups (from
+:meth:`Topology.placement <rtc.model.topology.Topology.placement>`: EP and PP groups
+when expert parallel is on, otherwise TP, PCP, PP and DP groups -- these never share a
+pair, so nothing is counted twice); for a description without jobs (one rank table of the
+whole cluster), every pair of devices on different servers.
+
+Cost
+====
+
+Everything is counted per subnet, per fabric component and per server, never per device
+pair: for a set of devices, the number of unreachable pairs between two *classes* (a
+fabric component, "routed but in no fabric", "no gateway") is
+
+    n_X*n_Y - sum_unit n_X(unit)*n_Y(unit) - sum_S n_X(S)*n_Y(S) + sum_(unit,S) ...
+
+(inclusion-exclusion over "same link unit" and "same subnet"), which is linear in the
+devices. One example pair per class pair is found by a bounded search.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rtc.network.addressing import FabricIndex, Subnet, contains, subnet_of
+
+ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
+NO_GATEWAY = "no-gateway"
+OUTSIDE = "outside"
+
+
+@dataclass(frozen=True)
+class End:
+    """One device as the reachability model sees it."""
+
+    server: object          # rtc.model.topology.Server
+    device: object          # rtc.model.topology.Device
+    unit: object            # link unit: server name, or ("pod", id) inside a super pod
+    subnet: Subnet
+    domain: object          # ("c", component) for routed devices in a fabric, else ("s", subnet)
+    cls: object             # ("fabric", component) | OUTSIDE | NO_GATEWAY
+
+
+@dataclass
+class ClassPairFinding:
+    """Unreachable pairs between two classes (or inside one) in one job / table."""
+
+    a: object
+    b: object
+    pairs: int = 0
+    example: tuple | None = None      # (End, End)
+    group: str | None = None          # which group kind the example comes from
+
+
+@dataclass
+class JobReach:
+    """The unreachable pairs of one job (``job`` None: the whole-cluster table)."""
+
+    job: object
+    total: int = 0
+    findings: dict = field(default_factory=dict)  # (cls_a, cls_b) -> ClassPairFinding
+    sets: int = 0                                 # communication sets examined
+
+
+class Model:
+    """Subnets, routing and fabric components of a Topology (see the module docstring).
+
+    ``component_fabrics[c]`` names the fabrics of component ``c``; ``assumed`` is True
+    when no fabric is declared and routed subnets were assumed to form one."""
+
+    def __init__(self, topo):
+        import networkx as nx
+
+        self.topo = topo
+        self.assumed = not topo.fabrics
+        index = FabricIndex(topo.fabrics)
+        self.routed: dict[Subnet, bool] = {}
+        self._ends: dict = {}
+        # device -> (subnet, routed)
+        info: dict = {}
+        for s in topo.servers:
+            for d in s.devices:
+                sub = subnet_of(d.device_ip, d.prefix)
+                if sub is None:
+                    continue
+                routed = (d.gateway is not None and d.gateway != d.device_ip
+                          and contains(sub, d.gateway))
+                info[id(d)] = (sub, routed)
+                if routed:
+                    self.routed[sub] = True
+        # Subnets with the same fabric memberships behave alike, so the graph joins
+        # membership signatures (few) to fabrics, not the (many) subnets themselves.
+        signature: dict[Subnet, tuple] = {}
+        for sub in self.routed:
+            signature[sub] = (ASSUMED,) if self.assumed else tuple(index.fabrics_of(sub))
+        g = nx.Graph()
+        for sig in set(signature.values()):
+            for name in sig:
+                g.add_edge(("sig", sig), ("f", name))
+        of_sig: dict[tuple, int] = {}
+        self.component_fabrics: dict[int, list[str]] = {}
+        for c, nodes in enumerate(nx.connected_components(g)):
+            self.component_fabrics[c] = sorted(n[1] for n in nodes if n[0] == "f")
+            for n in nodes:
+                if n[0] == "sig":
+                    of_sig[n[1]] = c
+        # routed subnet -> component (-1: in no fabric, it reaches only itself)
+        self.component: dict[Subnet, int] = {sub: of_sig.get(sig, -1) if sig else -1
+                                              for sub, sig in signature.items()}
+        self._info = info
+
+    def end(self, server, device, pods: bool) -> End | None:
+        got = self._info.get(id(device))
+        if got is None:
+            return None
+        sub, routed = got
+        comp = self.component.get(sub, -1) if routed else -1
+        if routed and comp >= 0:
+            domain, cls = ("c", comp), ("fabric", comp)
+        else:
+            domain, cls = ("s", sub), (OUTSIDE if routed else NO_GATEWAY)
+        unit = ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
+            else server.name
+        return End(server, device, unit, sub, domain, cls)
+
+    def class_label(self, cls) -> str:
+        if cls == NO_GATEWAY:
+            return "devices without a gateway"
+        if cls == OUTSIDE:
+            return "routed devices in no declared fabric"
+        names = self.component_fabrics.get(cls[1], [])
+        if names == [ASSUMED]:
+            return "routed devices (assumed one fabric)"
+        return "fabric " + " + ".join(names)
+
+    @property
+    def used_assumption(self) -> bool:
+        return self.assumed and len(self.routed) > 1
+
+
+def _key_counts(ends: list[End]):
+    n_unit = Counter(e.unit for e in ends)
+    n_sub = Counter(e.subnet for e in ends)
+    n_both = Counter((e.unit, e.subnet) for e in ends)
+    return len(ends), n_unit, n_sub, n_both
+
+
+def _dot(a: Counter, b: Counter) -> int:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(k, 0) for k, v in a.items())
+
+
+def _pairs2(c: Counter) -> int:
+    return sum(v * (v - 1) // 2 for v in c.values())
+
+
+def unreachable_in(ends: list[End]) -> dict:
+    """(class a, class b) -> number of unreachable pairs among ``ends`` (pairs on different
+    link units, in different subnets and different routing domains). Linear."""
+    if len(ends) < 2:
+        return {}
+    first = ends[0]
+    if all(e.domain == first.domain for e in ends) or all(e.unit == first.unit for e in ends):
+        return {}
+    by_cls: dict = {}
+    for e in ends:
+        by_cls.setdefault(e.cls, []).append(e)
+    counts = {c: _key_counts(es) for c, es in by_cls.items()}
+    out: dict = {}
+    classes = sorted(by_cls, key=_cls_order)
+    for i, x in enumerate(classes):
+        nx_, ux, sx, bx = counts[x]
+        if x in (OUTSIDE, NO_GATEWAY):
+            # inside such a class the domain is the subnet: unreachable = different unit
+            # and different subnet
+            n = nx_ * (nx_ - 1) // 2 - _pairs2(ux) - _pairs2(sx) + _pairs2(bx)
+            if n:
+                out[(x, x)] = n
+        for y in classes[i + 1:]:
+            ny, uy, sy, by = counts[y]
+            n = nx_ * ny - _dot(ux, uy) - _dot(sx, sy) + _dot(bx, by)
+            if n:
+                out[(x, y)] = n
+    return out
+
+
+def _cls_order(c):
+    if isinstance(c, tuple):
+        return (0, c[1])
+    return (1, 0) if c == OUTSIDE else (2, 0)
+
+
+def example(ends: list[End], a, b, budget: int = 200_000) -> tuple | None:
+    """One unreachable pair between class ``a`` and class ``b`` (a == b: inside it)."""
+    xs = [e for e in ends if e.cls == a]
+    ys = xs if a == b else [e for e in ends if e.cls == b]
+    checks = 0
+    for i, x in enumerate(xs):
+        for y in (ys[i + 1:] if a == b else ys):
+            checks += 1
+            if x.unit != y.unit and x.subnet != y.subnet and x.domain != y.domain:
+                return (x, y)
+            if checks > budget:
+                return None
+    return None
+
+
+def communication_sets(topo, model: Model, job) -> list[tuple[str, list[End]]]:
+    """The sets of devices whose pairs must connect, as (group kind, ends)."""
+    pods = topo.preset.super_pod
+    if job is None:
+        ends = [e for s, devs in topo.rank_table_members(None) for d in devs
+                if (e := model.end(s, d, pods)) is not None]
+        return [("table", ends)]
+    env = {name: value for name, value, _ in job.env}
+    if str(env.get("HCCL_INTER_HCCS_DISABLE", "")).upper() == "TRUE":
+        pods = False
+    members = topo.rank_table_members(job)
+    flat = [(s, d) for s, devs in members for d in devs]
+    try:
+        pl = topo.placement(job)
+        dims = ("ep", "pp") if "ep" in pl.dims else pl.dims
+        rank_position = pl.rank_position
+        out = []
+        cache: dict[int, End | None] = {}
+        for dim in dims:
+            for g in pl.groups(dim):
+                if len(g) < 2:
+                    continue
+                ends = []
+                for r in g:
+                    p = rank_position[r] if r < len(rank_position) else -1
+                    if p < 0 or p >= len(flat):
+                        continue
+                    e = cache.get(p, 0)
+                    if e == 0:
+                        s, d = flat[p]
+                        e = cache[p] = model.end(s, d, pods)
+                    if e is not None:
+                        ends.append(e)
+                out.append((dim, ends))
+        return out
+    except Exception:  # noqa: BLE001 - no usable placement: every cross-server pair
+        ends = [e for s, d in flat if (e := model.end(s, d, pods)) is not None]
+        return [("job", ends)]
+
+
+def analyse(topo, model: Model | None = None, examples: int = 8) -> list[JobReach]:
+    """The unreachable pairs of every job (or of the whole cluster without jobs)."""
+    model = model or Model(topo)
+    out = []
+    for job in (topo.jobs or [None]):
+        jr = JobReach(job)
+        for dim, ends in communication_sets(topo, model, job):
+            jr.sets += 1
+            for (a, b), n in unreachable_in(ends).items():
+                f = jr.findings.get((a, b))
+                if f is None:
+                    f = jr.findings[(a, b)] = ClassPairFinding(a, b)
+                f.pairs += n
+                jr.total += n
+                if f.example is None and sum(x.example is not None
+                                             for x in jr.findings.values()) < examples:
+                    f.example = example(ends, a, b)
+                    f.group = dim
+        out.append(jr)
+    return out
