@@ -1,0 +1,136 @@
+"""`rtc diagram`: topology, groups and network pictures (Graphviz), and the diagrams
+`rtc compile --out-dir` writes next to the rank tables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import exit_for, fail_usage, report
+
+
+@app.command("diagram")
+def diagram_command(
+    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    output: Optional[Path] = typer.Option(
+        None, "-o", "--output",
+        help="Write the diagram here; the format follows the suffix (.svg, .png, .pdf, "
+             ".dot). Without -o the DOT text (or SVG) is printed."),
+    view: str = typer.Option("topology", "--view", help="topology, groups or network."),
+    job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),
+    dim: str = typer.Option("tp", "--dim",
+                            help="Which groups the topology view outlines: tp, pp, dp, ep "
+                                 "or pcp."),
+    fmt: Optional[str] = typer.Option(None, "--format",
+                                      help="svg, png, pdf or dot (default: from the -o "
+                                           "suffix; dot without -o)."),
+    collapse_above: int = typer.Option(
+        256, "--collapse-above", min=0,
+        help="Above this many NPUs, families of identical servers are drawn as one box "
+             "(only their first member and exceptions in full)."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Draw FILE as a diagram: servers and NPUs with parallel groups (topology), the
+    DP x PP x PCP x TP grid of each job (groups), or host networks, device subnets and
+    fabrics (network).
+
+    The diagram is drawn even when FILE has errors, because that is when the picture
+    helps: each error is marked on the server or NPU it concerns and listed in a panel,
+    the file is written, and the exit code is 1. When nothing can be drawn (a syntax
+    error, an unreadable file) nothing is written. SVG, PNG and PDF need Graphviz's
+    `dot` (apt-get install graphviz); `--format dot` works without it.
+
+    Exit codes: 0 drawn, no errors; 1 drawn with errors (or nothing to draw); 2 usage,
+    I/O, or `dot` missing.
+
+    Examples:
+
+      rtc diagram examples/a2-2node-dp2-tp8.rtc -o topology.svg
+
+      rtc diagram examples/a2-2node-dp2-tp8.rtc --view groups -o groups.png
+
+      rtc diagram examples/pd-a3.rtc --job decode --dim dp -o decode-dp.svg
+
+      rtc diagram examples/family-a3-1024.rtc --format dot > family.dot
+    """
+    from rtc.api import compile_file
+    from rtc.emit.diagram import (DIMS, FORMATS, VIEWS, DotNotFound, Options, diagram_dot,
+                                  format_for, render, write_output)
+
+    if view not in VIEWS:
+        fail_usage(f"--view must be one of {', '.join(VIEWS)} (not '{view}')")
+    if dim not in DIMS:
+        fail_usage(f"--dim must be one of {', '.join(DIMS)} (not '{dim}')")
+    if fmt is not None and fmt.lower() not in FORMATS:
+        fail_usage(f"--format must be one of {', '.join(FORMATS)} (not '{fmt}')")
+    kind = format_for(output, fmt)
+    if kind is None:
+        if output is not None:
+            fail_usage(f"cannot tell the format of {output} from its suffix",
+                       "use .svg, .png, .pdf or .dot, or say --format")
+        kind = "dot"
+    if output is None and kind in ("png", "pdf"):
+        fail_usage(f"--format {kind} needs -o FILE (binary output is not printed)")
+    result = compile_file(str(file), strict=strict)
+    diags = list(result.diagnostics)
+    if result.topology is None:
+        report(diags, result.sources)
+        raise typer.Exit(2 if not result.sources else 1)
+    topo = result.topology
+    if job is not None and topo.job(job) is None:
+        fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
+    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above)
+    try:
+        source = diagram_dot(topo, diags, options)
+    except Exception as exc:  # noqa: BLE001 - an internal error, reported as such
+        report(diags, result.sources)
+        fail_usage(f"internal error while drawing: {exc}", "please report it with your .rtc file")
+    try:
+        data: bytes | str = source if kind == "dot" else render(source, kind)
+    except DotNotFound as exc:
+        report(diags, result.sources, quiet=True)
+        fail_usage(str(exc), "--format dot writes the DOT text without Graphviz")
+    except RuntimeError as exc:
+        fail_usage(str(exc))
+    report(diags, result.sources, quiet=True)
+    if output is None:
+        if isinstance(data, bytes):
+            data = data.decode("utf-8")
+        sys.stdout.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            write_output(output, data)
+        except OSError as exc:
+            fail_usage(f"cannot write {output}: {exc.strerror or exc}",
+                       "check that the folder exists and is writable")
+        typer.echo(f"rtc: wrote {output}", err=True)
+    exit_for(diags)
+
+
+#: The diagrams `rtc compile --out-dir` writes: file name -> view.
+COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
+
+
+def write_compile_diagrams(out_dir: Path, topo, diags, job: str | None = None) -> None:
+    """Write topology.svg and groups.svg into ``out_dir`` (for `rtc compile --out-dir`).
+    Never fails the compile: without `dot`, or when drawing fails, warn and skip."""
+    from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render, write_output
+
+    for name, view in COMPILE_DIAGRAMS:
+        path = out_dir / name
+        try:
+            data = render(diagram_dot(topo, diags, Options(view=view, job=job)), "svg")
+            write_output(path, data)
+        except DotNotFound:
+            typer.echo("rtc: warning: Graphviz `dot` not found; skipped topology.svg and "
+                       "groups.svg (apt-get install graphviz, or pass --no-diagrams)", err=True)
+            return
+        except Exception as exc:  # noqa: BLE001 - diagrams are extras; the tables are written
+            typer.echo(f"rtc: warning: could not write {path}: {exc}", err=True)
+            continue
+        typer.echo(f"rtc: wrote {path}", err=True)
