@@ -35,6 +35,9 @@ RULE_MODULES: list[str] = [
     "rtc.syntax.schema",
     "rtc.model.lower",
     "rtc.checks",
+    "rtc.tables.semantic",
+    "rtc.api",
+    "rtc.preflight.report",
 ]
 
 

@@ -38,7 +38,11 @@ def compile_command(
     job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir",
                                            help="Write every output into this folder "
-                                                "(hccl.json, or hccl-<job>.json per job)."),
+                                                "(hccl.json, or hccl-<job>.json per job), "
+                                                "per-server .env / .sh / preflight-*.sh, "
+                                                "plan.json, plus topology.svg and groups.svg."),
+    no_diagrams: bool = typer.Option(False, "--no-diagrams",
+                                     help="With --out-dir: skip topology.svg and groups.svg."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
@@ -51,12 +55,15 @@ def compile_command(
 
       rtc compile examples/pd-a3.rtc --out-dir build/
     """
-    from rtc.api import compile_file, rank_table
+    from rtc.api import STAGES, compile_file, rank_table
 
     modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
     if modes != 1:
         fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
-    result = compile_file(str(file), strict=strict)
+    from rtc.cli.progress import StageProgress
+
+    with StageProgress(STAGES) as progress:
+        result = compile_file(str(file), strict=strict, progress=progress)
     diags = list(result.diagnostics)
     if result.topology is None or not result.ok:
         report(diags, result.sources)
@@ -74,11 +81,22 @@ def compile_command(
             outputs.append((out_dir / name, text))
         else:
             outputs.append((output, text))
+    extra: list[tuple[Path, str, Optional[int]]] = []
+    if out_dir is not None:  # env files, launch and preflight scripts, plan.json (rtc.emit.bundle)
+        from rtc.emit.bundle import build_bundle
+
+        bundle = build_bundle(topo, jobs, {(j.name if j else None): p.name
+                                           for j, (p, _t) in zip(jobs, outputs)})
+        if bundle.diagnostics:
+            report(diags + bundle.diagnostics, result.sources)
+            raise typer.Exit(2)
+        extra = [(out_dir / name, text, mode if mode != 0o644 else None)
+                 for name, text, mode in bundle.outputs]
     report(diags, result.sources, quiet=True)
     if stdout:
         typer.echo(outputs[0][1], nl=False)
         return
-    from rtc.emit.files import write_atomic
+    from rtc.emit.files import sync_all, write_atomic
 
     if out_dir is not None:
         try:
@@ -92,6 +110,22 @@ def compile_command(
             fail_usage(f"cannot write {path}: {exc.strerror or exc}",
                        "check that the folder exists and is writable")
         typer.echo(f"rtc: wrote {path}", err=True)
+    many = len(extra) > 64
+    for path, text, mode in extra:
+        try:
+            write_atomic(path, text, mode=mode, durable=not many)
+        except OSError as exc:
+            fail_usage(f"cannot write {path}: {exc.strerror or exc}",
+                       "check that the folder exists and is writable")
+    if many:
+        sync_all()
+    if extra:
+        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight and plan files to {out_dir}",
+                   err=True)
+    if out_dir is not None and not no_diagrams:
+        from rtc.cli.diagram_cmd import write_compile_diagrams
+
+        write_compile_diagrams(out_dir, topo, diags, job)
 
 
 @app.command("check")
@@ -105,9 +139,12 @@ def check_command(
 
       rtc check examples/a2-2node-dp2-tp8.rtc
     """
-    from rtc.api import compile_file
+    from rtc.api import STAGES, compile_file
 
-    result = compile_file(str(file), strict=strict)
+    from rtc.cli.progress import StageProgress
+
+    with StageProgress(STAGES) as progress:
+        result = compile_file(str(file), strict=strict, progress=progress)
     report(result.diagnostics, result.sources)
     if result.topology is None and not result.sources:
         raise typer.Exit(2)

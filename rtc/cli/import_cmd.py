@@ -1,0 +1,73 @@
+"""`rtc import`: turn an existing rank table into an rtc description."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import fail_usage, report
+
+
+@app.command("import")
+def import_command(
+    table: str = typer.Argument(..., help="A version 1.0 or 1.2 rank table (hccl.json); `-` reads "
+                                          "standard input."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Write the description here (default: print it)."),
+    hardware: Optional[str] = typer.Option(None, "--hardware",
+                                           help="Hardware preset for the cluster block (default: "
+                                                "inferred as `rtc validate` does)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Cluster name (default: from the file name)."),
+) -> None:
+    """Reverse a rank table into the rtc language, using server families where the servers
+    are regular, so that `rtc compile` gives the same table back (byte for byte when the
+    table is in rtc's own layout). The table is validated first; an invalid one is refused.
+
+    Exit codes: 0 written, 1 the table is invalid or cannot be expressed, 2 usage or I/O.
+
+    Examples:
+
+      rtc import hccl.json -o cluster.rtc
+
+      rtc import rank_table.json --hardware atlas-800-910a -o cluster.rtc
+    """
+    from rtc.model.presets import presets
+    from rtc.tables.importer import import_table
+    from rtc.tables.validate import load_for_report
+
+    if hardware is not None and hardware not in presets():
+        import difflib
+
+        close = difflib.get_close_matches(hardware, list(presets()), n=1)
+        fail_usage(f"unknown --hardware '{hardware}'",
+                   (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
+    if table == "-":
+        data, label = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        data, problem = load_for_report(table)
+        label = table
+        if problem is not None:
+            report([problem], {})
+            raise typer.Exit(2)
+    result = import_table(data, label, hardware=hardware,
+                          output_name=str(output) if output else "cluster.rtc", cluster_name=name)
+    sources = {label: result.source_text or ""}
+    if not result.ok:
+        report(result.diagnostics, sources)
+        raise typer.Exit(1)
+    report(result.diagnostics, sources, quiet=True)
+    if output is None:
+        typer.echo(result.text, nl=False)
+        return
+    from rtc.emit.files import write_atomic
+
+    try:
+        write_atomic(output, result.text)
+    except OSError as exc:
+        fail_usage(f"cannot write {output}: {exc.strerror or exc}",
+                   "check that the folder exists and is writable")
+    typer.echo(f"rtc: wrote {output}", err=True)

@@ -1,0 +1,55 @@
+"""`rtc preflight report`: judge the results folders written by the preflight scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import exit_for, fail_usage, report
+
+preflight_app = typer.Typer(help="Preflight checks of the servers before a launch.",
+                            no_args_is_help=True, add_completion=False,
+                            rich_markup_mode=None, pretty_exceptions_enable=False)
+app.add_typer(preflight_app, name="preflight")
+
+
+@preflight_app.command("report")
+def report_command(
+    results: list[Path] = typer.Argument(..., metavar="RESULTS_DIR", help="Results folders (one per server), as "
+                                         "written by preflight-<server>.sh."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Parse preflight results into a reachability matrix and findings (RTC560-RTC569):
+    links down, bad net health, IP or gateway mismatches, unreachable peer NPUs, HCCL ports
+    not reserved, failed or missing checks. Exit 1 when anything is wrong.
+
+    Example:
+
+      rtc compile cluster.rtc --out-dir build/ ; (on each server) build/preflight-atlas-01.sh
+
+      rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
+    """
+    from rtc.diagnostics import Severity
+    from rtc.preflight.report import analyse
+    from rtc.preflight.results import load_results
+
+    if fmt not in ("text", "json"):
+        fail_usage(f"--format must be text or json (not '{fmt}')")
+    folders = [load_results(str(p)) for p in results]
+    diags, matrix, texts = analyse(folders)
+    if strict:
+        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                 for d in diags]
+    if fmt == "json":
+        typer.echo(json.dumps({"servers": [r.server for r in folders],
+                               "matrix": matrix.to_dict(),
+                               "diagnostics": [d.to_dict() for d in diags]}, indent=2))
+        report(diags, texts, quiet=True) if diags else None
+    else:
+        typer.echo(matrix.text(), nl=False)
+        report(diags, texts)
+    exit_for(diags)

@@ -1,0 +1,125 @@
+"""`rtc validate`: check existing rank tables (for CI and pre-commit)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from rtc.cli.app import app
+from rtc.cli.common import fail_usage
+
+HARDWARE_HELP = ("Hardware preset to check against (atlas-800t-a2, atlas-800-a3, atlas-800-910a, "
+                 "generic). Default: inferred from the table: version 1.2 -> atlas-800-a3; 1.0 -> "
+                 "atlas-800t-a2 (device ids 0..7) or atlas-800-a3 typical networking (ids above 7); "
+                 "PD tables by super_device_id; legacy group_list -> atlas-800-910a.")
+
+
+@app.command("validate")
+def validate_command(
+    files: List[str] = typer.Argument(..., help="Rank tables to check (hccl*.json, rank_table*.json); "
+                                                "`-` reads standard input."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
+    inventory: Optional[Path] = typer.Option(
+        None, "--inventory", help="Folder of captures: INVENTORY/<server_id>/ per server (or the "
+                                  "folder itself for a one-server table); values are checked "
+                                  "against them."),
+    fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+    exit_zero: bool = typer.Option(False, "--exit-zero",
+                                   help="Exit 0 even when problems are found (usage errors still exit 2)."),
+    schema: Optional[str] = typer.Option(None, "--schema",
+                                         help="Check as this form instead of detecting it "
+                                              "(hccl-v1.0, hccl-v1.2, hccl-v2.0, hccl-legacy-cloud, "
+                                              "hccl-legacy-lab, pd-ranktable, topo-v2.0)."),
+) -> None:
+    """Check existing rank tables: JSON syntax, the schema of their form, and the same
+    semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
+    hardware), reported with the JSON line and column.
+
+    Exit codes: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
+    2 usage or I/O error; --exit-zero exits 0 unless the command line is wrong.
+
+    Examples:
+
+      rtc validate hccl.json
+
+      rtc validate --format github hccl*.json
+
+      rtc validate --format sarif rank_table.json > rtc.sarif
+
+      rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
+    """
+    import difflib
+    import gc
+
+    from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
+    from rtc.model.presets import presets
+    from rtc.report.registry import FileInfo, ReportContext, get_reporter, reporter_names, summary_line
+    from rtc.tables.forms import FORMS
+    from rtc.tables.validate import Inventory, load_for_report, validate_source
+
+    reporter = get_reporter(fmt)
+    if reporter is None:
+        fail_usage(f"unknown --format '{fmt}'", "formats: " + ", ".join(reporter_names()))
+    if hardware is not None and hardware not in presets():
+        close = difflib.get_close_matches(hardware, list(presets()), n=1)
+        fail_usage(f"unknown --hardware '{hardware}'",
+                   (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
+    if schema is not None and schema not in FORMS:
+        close = difflib.get_close_matches(schema, FORMS, n=1)
+        fail_usage(f"unknown --schema '{schema}'",
+                   (f"did you mean '{close[0]}'? " if close else "") + "forms: " + ", ".join(FORMS))
+    inv = None
+    if inventory is not None:
+        if not inventory.is_dir():
+            fail_usage(f"--inventory {inventory} is not a folder",
+                       "give the folder that holds INVENTORY/<server_id>/ captures")
+        inv = Inventory(str(inventory))
+
+    gc.disable()  # a short-lived run over large JSON documents: no cycles worth collecting
+    diags = []
+    sources: dict[str, str] = {}
+    infos: list[FileInfo] = []
+    io_failed = False
+    seen: set[str] = set()
+    for name in files:
+        if name in seen:
+            continue
+        seen.add(name)
+        if name == "-":
+            data, problem, label = sys.stdin.buffer.read(), None, "<stdin>"
+        else:
+            (data, problem), label = load_for_report(name), name
+        if problem is not None:
+            io_failed = True
+            diags.append(problem)
+            infos.append(FileInfo(label))
+            continue
+        rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv)
+        sources[label] = rep.text or ""
+        infos.append(FileInfo(label, rep.form, rep.hardware))
+        diags.extend(rep.diagnostics)
+    if strict:
+        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                 for d in diags]
+    diags = sorted_diagnostics(diags)
+    ctx = ReportContext.make(sources, infos)
+    if fmt == "text" and sys.stdout.isatty():
+        from rtc.report.text import print_diagnostics
+
+        print_diagnostics(diags, sources, stream=sys.stdout, limit=max(1, len(diags)))
+        typer.echo(summary_line(diags, len(infos)))
+    else:
+        sys.stdout.write(reporter(diags, ctx))
+        sys.stdout.flush()
+        if fmt != "text":
+            typer.echo(summary_line(diags, len(infos)), err=True)
+    if exit_zero:
+        raise typer.Exit(0)
+    if io_failed:
+        raise typer.Exit(2)
+    if has_errors(diags):
+        raise typer.Exit(1)

@@ -1,0 +1,131 @@
+"""Per-node environment files: ``<server>.env`` (``<server>.<job>.env`` when several jobs
+share the server), sourced by the launch script before anything starts.
+
+Contents, in this order (one ``export NAME=value`` per line, values quoted for sh with
+:func:`shlex.quote`, so the file is the same on every run):
+
+1. ``HCCL_IF_IP`` (and ``VLLM_HOST_IP`` for vLLM) - the server's ``host``;
+2. ``HCCL_SOCKET_IFNAME``, ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME`` - the server's
+   ``nic`` (a job ``env`` line for one of them replaces it, in place);
+3. ``ASCEND_RT_VISIBLE_DEVICES`` - the job's devices on the server, as container ids when
+   the server declares ``visible_devices`` (physical ids otherwise);
+4. ``HCCL_IF_BASE_PORT`` - from the port plan, when it is not HCCL's default 60000;
+5. ``RANK_TABLE_FILE`` - the job's rank table in the same folder
+   (``"${RTC_DIR:-.}"/hccl.json``; the launch script sets ``RTC_DIR`` to its own folder);
+6. what the launch mode needs on the node: ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``
+   (Ray), ``RANK_SIZE`` (rank-table launches), ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``
+   (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist);
+7. the job's own ``env`` lines, in the order written (a name written twice: the last value).
+
+rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
+again (:mod:`rtc.checks.launch` warns, RTC507, when its value differs from the computed
+one). Per-rank values (``RANK_ID``, ``DEVICE_ID``) are on each process's command line in
+the launch script.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from rtc.network.env import HCCL_DEFAULT_BASE, env_map
+
+IFNAME_VARS = ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+#: variables rtc computes per node; a job `env` line cannot change them.
+COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_BASE_PORT",
+            "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK",
+            "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+            "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
+            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH")
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One variable; ``path`` True means ``value`` is a file name in the output folder."""
+
+    name: str
+    value: str
+    origin: str          # "rtc" | "job"
+    path: bool = False
+
+    def shell(self) -> str:
+        if self.path:
+            return f'"${{RTC_DIR:-.}}"/{shlex.quote(self.value)}'
+        return shlex.quote(self.value)
+
+
+@dataclass
+class NodeEnv:
+    job: object
+    server: object
+    stem: str
+    head: bool
+    variables: list = field(default_factory=list)
+
+    def get(self, name: str) -> str | None:
+        return next((v.value for v in self.variables if v.name == name), None)
+
+
+def source_name(topo) -> str:
+    """The .rtc file name (no folders) the plan came from."""
+    f = topo.span.file if topo.span is not None else next(iter(topo.files), "<input>")
+    return os.path.basename(f)
+
+
+def node_env(topo, job, server, device_ids, *, stem: str, head: bool, launch_env=(),
+             table: str | None = None, pd_table: str | None = None) -> NodeEnv:
+    """The environment of ``job`` on ``server`` (see the module docstring)."""
+    from rtc.emit.launch.plan import container_list
+
+    out = NodeEnv(job, server, stem, head)
+    vs = out.variables
+    env = env_map(job)
+    if server.host_ip is not None:
+        vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
+        if job.framework == "vllm":
+            vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
+    for name in IFNAME_VARS:
+        if name in env:
+            vs.append(EnvVar(name, env[name][0], "job"))
+        elif server.nic:
+            vs.append(EnvVar(name, server.nic, "rtc"))
+    if device_ids:
+        vs.append(EnvVar("ASCEND_RT_VISIBLE_DEVICES",
+                         container_list(server, topo.preset, device_ids), "rtc"))
+    jp = topo.port_plan.jobs.get(job.name) if topo.port_plan is not None else None
+    if jp is not None and not jp.hccl_ranges and jp.hccl_base is not None \
+            and jp.hccl_base != HCCL_DEFAULT_BASE:
+        vs.append(EnvVar("HCCL_IF_BASE_PORT", str(jp.hccl_base), "rtc"))
+    if table:
+        vs.append(EnvVar("RANK_TABLE_FILE", table, "rtc", path=True))
+    for name, value in launch_env:
+        vs.append(EnvVar(name, value, "rtc"))
+    if pd_table:
+        vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
+    written = {v.name for v in vs}
+    for name, (value, _span) in env.items():
+        if name in written:
+            continue
+        vs.append(EnvVar(name, value, "job"))
+        written.add(name)
+    return out
+
+
+def render(ne: NodeEnv, source: str) -> str:
+    """The env file text."""
+    job, server = ne.job, ne.server
+    role = "the head" if ne.head else "a worker"
+    lines = [f"# rtc: environment of job {job.name} on server {server.name} ({role}), "
+             f"from {source}.",
+             "# Generated by `rtc compile`; change the .rtc file and compile again instead of "
+             "editing.",
+             "# Sourced by the launch script, which sets RTC_DIR to this folder.",
+             "# shellcheck shell=bash"]
+    job_part = False
+    for v in ne.variables:
+        if v.origin == "job" and v.name not in IFNAME_VARS and not job_part:
+            lines.append(f"# job {job.name}: env")
+            job_part = True
+        lines.append(f"export {v.name}={v.shell()}")
+    return "\n".join(lines) + "\n"

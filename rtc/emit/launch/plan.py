@@ -1,0 +1,493 @@
+"""Launch plans: the processes each server starts for a job, as data.
+
+:func:`plan_job` turns a checked Topology job into a :class:`JobLaunch` (one
+:class:`NodeLaunch` per server of the job, each a list of :class:`Proc` argv lists with
+their per-process environment). :mod:`rtc.emit.launch.script` renders a node as a bash
+script, :mod:`rtc.emit.plan_json` writes the same argv lists into ``plan.json``, and
+:mod:`rtc.checks.launch` judges them (flags the user's ``args`` repeat, ports, versions),
+so there is one source of truth for what runs where.
+
+Launch modes
+============
+
+``framework vllm`` (the default) - one ``vllm serve MODEL`` per server unless noted:
+
+==============  ===========================================================================
+mode            when / what
+==============  ===========================================================================
+``single``      the job is on one server: ``--data-parallel-size`` only when dp > 1.
+``dp-internal`` dp > 1 over several servers, every server holding whole replicas (D1,
+                ``lb internal``, the default): the same ``--data-parallel-size``,
+                ``--data-parallel-address`` (the head's host) and ``--data-parallel-rpc-port``
+                everywhere; ``--data-parallel-size-local`` and ``--data-parallel-start-rank``
+                from the placement; workers add ``--headless`` and ``--api-server-count 0``.
+``dp-hybrid``   ``lb hybrid``: every server runs an API server with
+                ``--data-parallel-hybrid-lb`` (no ``--headless``), the same address and port.
+``dp-external`` ``lb external``: one process per DP rank with ``--data-parallel-rank``, its
+                own ``--port`` (``port`` + local index) and its own
+                ``ASCEND_RT_VISIBLE_DEVICES`` slice; a dense model (``model_kind dense``)
+                gets no DP flags at all (independent replicas).
+``ray``         ``executor ray`` - the default when one replica spans servers and dp = 1
+                (D2), or when ``ray_port`` is given: every server runs ``ray start`` (head:
+                ``--head --port``; others ``--address HEAD:PORT``) after exporting its
+                environment (``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1``); the head
+                then runs ``vllm serve --distributed-executor-backend ray``. The head's
+                script takes a step argument: ``ray``, ``serve`` or nothing (both).
+``nnodes``      ``executor mp`` with a replica spanning servers: ``--nnodes``,
+                ``--node-rank``, ``--master-addr`` (the head's host), ``--master-port``
+                (``master_port``, default 29501) on every server, ``--headless`` on node
+                rank > 0.
+==============  ===========================================================================
+
+Prefill/decode jobs (:func:`rtc.emit.launch.spec.pd_pairs`) add ``--kv-transfer-config``
+with ``kv_role`` ``kv_producer`` / ``kv_consumer``, the plan's ``kv_port``, the
+connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides.
+
+``framework mindspore`` / ``torch_npu`` (rank-table launches): one ``python3 ENTRY ARGS``
+per rank with ``RANK_ID`` (the rank table's ``rank_id``) and ``DEVICE_ID`` (the device's
+position in the server's ``ASCEND_RT_VISIBLE_DEVICES``, i.e. the id the process sees);
+``RANK_SIZE`` and ``RANK_TABLE_FILE`` are in the env file. torch_npu also gets
+``RANK``/``LOCAL_RANK`` per process and ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``.
+Per-rank values are passed with ``env NAME=VALUE`` on each process's command line (no
+per-rank env files).
+
+``framework megatron``: one ``torchrun --nnodes N --node_rank K --nproc_per_node L
+--master_addr HEAD --master_port P ENTRY ARGS`` per server.
+
+``args`` go to every node, ``head_args`` to the head (the job's first server: DP rank 0,
+API server, Ray head, node rank 0), ``worker_args`` to the others; they follow rtc's flags.
+``MODEL`` / ``ENTRY`` are shell variables in the script, preset from ``model`` / ``entry``
+and overridable from the environment (required at run time when the job gives none).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from rtc.emit.launch.spec import LaunchSpec, launch_of, pd_side
+from rtc.emit.launch.versions import has, needs_comment, parse_version, version_text
+
+DEFAULT_MASTER_PORT_VLLM = 29501   # vLLM --master-port default
+DEFAULT_MASTER_PORT_TORCH = 29500  # torchrun / torch.distributed default
+DEFAULT_RAY_PORT = 6379
+RANKTABLE_FRAMEWORKS = ("mindspore", "torch_npu")
+
+CONNECTORS = {
+    "mooncake": ("MooncakeConnectorV1", "vllm_ascend.distributed.mooncake_connector"),
+    "mooncake_layerwise": ("MooncakeLayerwiseConnector",
+                           "vllm_ascend.distributed.mooncake_layerwise_connector"),
+    "llmdatadist": ("LLMDataDistCMgrConnector",
+                    "vllm_ascend.distributed.llmdatadist_c_mgr_connector"),
+}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A shell variable of the script used as one argument (``"$MODEL"``)."""
+
+    name: str
+
+
+@dataclass
+class Proc:
+    """One process: argv (str or :class:`Ref`), per-process environment, whether it runs
+    in the background, and the step it belongs to (Ray head: ``ray`` / ``serve``)."""
+
+    argv: list
+    env: list = field(default_factory=list)      # [(name, value)]
+    background: bool = False
+    step: str | None = None
+    label: str = ""
+    user_args: tuple = ()                        # the args/head_args/worker_args part
+
+    def words(self, values: dict | None = None) -> list[str]:
+        """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
+        values = values or {}
+        return [a if isinstance(a, str) else (values.get(a.name) or f"${a.name}")
+                for a in self.argv]
+
+
+@dataclass
+class NodeLaunch:
+    """What one server runs for one job."""
+
+    job: object
+    server: object
+    node: object                 # rtc.parallel.placement.NodePlan
+    stem: str                    # file stem: server name, or server.job when shared
+    head: bool
+    mode: str
+    procs: list = field(default_factory=list)
+    env: list = field(default_factory=list)      # node-level env the launch needs [(n, v)]
+    comments: list = field(default_factory=list)
+    variables: list = field(default_factory=list)  # [(name, value or None, what)]
+    steps: tuple = ()
+
+
+@dataclass
+class JobLaunch:
+    job: object
+    mode: str
+    nodes: list = field(default_factory=list)
+    blocked: str | None = None   # why no scripts can be written (missing host ...)
+
+    @property
+    def nodes_by_server(self) -> dict:
+        return {nl.server.name: nl for nl in self.nodes}
+
+
+def server_stems(topo) -> dict:
+    """(server name, job name) -> file stem: ``server`` when only that job uses the
+    server, else ``server.job``."""
+    users: dict[str, list[str]] = {}
+    for j in topo.jobs:
+        for p in j.placements:
+            if p.device_ids:
+                users.setdefault(p.server.name, []).append(j.name)
+    out = {}
+    for name, jobs in users.items():
+        for j in jobs:
+            out[(name, j)] = name if len(jobs) == 1 else f"{name}.{j}"
+    return out
+
+
+def effective_executor(job, pl, spec: LaunchSpec | None = None) -> str:
+    """``mp`` or ``ray`` (see the module docstring for the default)."""
+    spec = spec or launch_of(job)
+    if spec.executor:
+        return spec.executor
+    if job.ray_port is not None:
+        return "ray"
+    spans = any(n.replica is not None and n.replica[2] > 1 for n in pl.nodes)
+    return "ray" if spans and job.dp == 1 else "mp"
+
+
+def vllm_mode(job, pl, spec: LaunchSpec | None = None) -> str:
+    spec = spec or launch_of(job)
+    nodes = [n for n in pl.nodes if n.device_count]
+    if effective_executor(job, pl, spec) == "ray":
+        return "ray"
+    if any(n.replica is not None and n.replica[2] > 1 for n in nodes):
+        return "nnodes"
+    if len(nodes) <= 1:
+        return "single"
+    if job.dp > 1 and spec.lb == "external":
+        return "dp-external"
+    if job.dp > 1 and spec.lb == "hybrid":
+        return "dp-hybrid"
+    return "dp-internal"
+
+
+def job_mode(topo, job) -> str:
+    if job.framework in RANKTABLE_FRAMEWORKS:
+        return "ranktable"
+    if job.framework == "megatron":
+        return "torchrun"
+    return vllm_mode(job, topo.placement(job))
+
+
+def container_list(server, preset, device_ids) -> str:
+    """ASCEND_RT_VISIBLE_DEVICES for these physical ids (container numbering when the
+    server declares ``visible_devices``), in the given order."""
+    from rtc.checks._net import container_ids
+
+    mapping, _ = container_ids(server, preset)
+    return ",".join(str(mapping.get(d, d)) for d in device_ids)
+
+
+def _tp_flags(job) -> list[str]:
+    out = ["--tensor-parallel-size", str(job.tp)]
+    if job.pp > 1:
+        out += ["--pipeline-parallel-size", str(job.pp)]
+    if job.pcp > 1:
+        out += ["--prefill-context-parallel-size", str(job.pcp)]
+    if job.dcp > 1:
+        out += ["--decode-context-parallel-size", str(job.dcp)]
+    if job.expert_parallel:
+        out.append("--enable-expert-parallel")
+    return out
+
+
+def _serve_head(spec: LaunchSpec) -> list:
+    out: list = ["vllm", "serve", Ref("MODEL")]
+    if spec.served_name:
+        out += ["--served-model-name", spec.served_name]
+    return out
+
+
+def kv_transfer_config(topo, job, engine_id: str) -> dict | None:
+    """The ``--kv-transfer-config`` document of a prefill/decode job (None otherwise)."""
+    side = pd_side(topo, job)
+    if side is None or job.kv_connector not in CONNECTORS:
+        return None
+    pair, role = side
+    name, module = CONNECTORS[job.kv_connector]
+    jp = topo.port_plan.jobs.get(job.name) if topo.port_plan else None
+    doc: dict = {"kv_connector": name,
+                 "kv_role": "kv_producer" if role == "prefill" else "kv_consumer"}
+    if jp is not None and jp.kv_port is not None:
+        doc["kv_port"] = str(jp.kv_port)
+    doc["engine_id"] = engine_id
+    doc["kv_connector_module_path"] = module
+    if job.kv_connector != "llmdatadist":
+        p, d = pair.prefill[0], pair.decode[0]
+        pre = {"dp_size": p.dp, "tp_size": p.tp}
+        if p.pp > 1:
+            pre["pp_size"] = p.pp
+        doc["kv_connector_extra_config"] = {"prefill": pre,
+                                            "decode": {"dp_size": d.dp, "tp_size": d.tp}}
+    return doc
+
+
+def _kv_flags(topo, job, engine_id: str) -> list[str]:
+    doc = kv_transfer_config(topo, job, engine_id)
+    return [] if doc is None else ["--kv-transfer-config", json.dumps(doc)]
+
+
+def _version_comments(topo, mode: str, job) -> list[str]:
+    v = parse_version(topo.vllm_version)
+    out = []
+    if v is None:
+        if topo.vllm_version:
+            out.append(f"vllm_version '{topo.vllm_version}' is not a version rtc reads: "
+                       "the flags are the conservative form (vLLM 0.9 and later).")
+        else:
+            out.append("vllm_version is not set in the cluster block: the flags are the "
+                       "conservative form (vLLM 0.9 and later); set it to check them.")
+    else:
+        out.append(f"Flags for vLLM {version_text(v)} (cluster vllm_version).")
+    feature = {"dp-external": "external_lb", "dp-hybrid": "hybrid_lb", "nnodes": "nnodes"}.get(mode)
+    if feature:
+        note = needs_comment(v, feature)
+        if note:
+            out.append("This form " + note + ".")
+    return out
+
+
+def plan_job(topo, job, stems: dict | None = None) -> JobLaunch:
+    """The :class:`JobLaunch` of ``job`` (see the module docstring)."""
+    stems = stems if stems is not None else server_stems(topo)
+    pl = topo.placement(job)
+    spec = launch_of(job)
+    mode = job_mode(topo, job)
+    out = JobLaunch(job, mode)
+    nodes = [n for n in pl.nodes if n.device_count]
+    if not nodes:
+        return out
+    servers = [topo.server(n.name) for n in nodes]
+    head = servers[0]
+    if len(servers) > 1 or mode == "ray":
+        lacking = [s.name for s in servers if s.host_ip is None]
+        if lacking:
+            out.blocked = f"server {lacking[0]} has no host IP"
+            return out
+    for k, (n, s) in enumerate(zip(nodes, servers)):
+        nl = NodeLaunch(job, s, n, stems.get((s.name, job.name), s.name), k == 0, mode)
+        if job.framework == "vllm":
+            _vllm_node(topo, job, pl, spec, nl, k, nodes, servers)
+        elif mode == "ranktable":
+            _ranktable_node(topo, job, pl, spec, nl, k, servers)
+        else:
+            _torchrun_node(topo, job, spec, nl, k, nodes, servers)
+        out.nodes.append(nl)
+    return out
+
+
+def _user(spec: LaunchSpec, head: bool) -> tuple:
+    return tuple(spec.args) + tuple(spec.head_args if head else spec.worker_args)
+
+
+def _vllm_node(topo, job, pl, spec, nl: NodeLaunch, k: int, nodes, servers) -> None:
+    jp = topo.port_plan.jobs[job.name]
+    head = servers[0]
+    n, s = nl.node, nl.server
+    mode = nl.mode
+    nl.variables.append(("MODEL", spec.model, "the model path or name (job attribute: model)"))
+    nl.comments += _version_comments(topo, mode, job)
+    user = _user(spec, nl.head)
+    port = jp.port if jp.port is not None else 8000
+    address = str(jp.dp_address) if jp.dp_address is not None else str(head.host_ip)
+    rpc = str(jp.dp_rpc_port) if jp.dp_rpc_port is not None else "29550"
+    engine = f"{job.name}-{s.name}"
+    base = _serve_head(spec)
+    tpf = _tp_flags(job)
+    if mode == "single":
+        argv = base + ["--port", str(port)]
+        if job.dp > 1:
+            argv += ["--data-parallel-size", str(job.dp)]
+        argv += tpf + _kv_flags(topo, job, engine)
+        nl.procs.append(Proc(argv + list(user), user_args=user))
+        nl.comments.insert(0, f"vLLM on one server ({n.device_count} NPUs).")
+        return
+    if mode in ("dp-internal", "dp-hybrid"):
+        dp = ["--data-parallel-size", str(job.dp),
+              "--data-parallel-size-local", str(n.dp_local),
+              "--data-parallel-start-rank", str(n.dp_start),
+              "--data-parallel-address", address,
+              "--data-parallel-rpc-port", rpc]
+        if mode == "dp-hybrid":
+            argv = base + ["--port", str(port)] + dp + ["--data-parallel-hybrid-lb"] + tpf
+            argv += _kv_flags(topo, job, engine)
+            nl.comments.insert(0, f"vLLM data parallel, hybrid load balancing: this server "
+                               f"runs DP ranks {_rng(n.dp_start, n.dp_local)} behind its own "
+                               "API server.")
+        elif nl.head:
+            argv = base + ["--port", str(port)] + dp + tpf + _kv_flags(topo, job, engine)
+            nl.comments.insert(0, f"vLLM data parallel, internal load balancing: the head "
+                               f"(API server, DP coordinator), DP ranks "
+                               f"{_rng(n.dp_start, n.dp_local)} (data parallel size {job.dp}).")
+        else:
+            argv = base + ["--headless"] + dp + tpf + _kv_flags(topo, job, engine)
+            argv += ["--api-server-count", "0"]
+            nl.comments.insert(0, f"vLLM data parallel, internal load balancing: a headless "
+                               f"worker, DP ranks {_rng(n.dp_start, n.dp_local)} (data parallel size {job.dp}).")
+        nl.procs.append(Proc(argv + list(user), user_args=user))
+        return
+    if mode == "dp-external":
+        w = pl.replica_size
+        dense = job.model_kind == "dense"
+        nl.comments.insert(0, f"vLLM data parallel, external load balancing: one server "
+                           f"process per DP rank (ranks {_rng(n.dp_start, n.dp_local)}, data parallel size {job.dp})"
+                           + (", independent dense replicas (no DP flags)" if dense else "")
+                           + f", ports {port}..{port + max(n.dp_local, 1) - 1}.")
+        for i in range(n.dp_local or 0):
+            rank = n.dp_start + i
+            devs = n.device_ids[i * w:(i + 1) * w]
+            argv = base + ["--port", str(port + i)]
+            if not dense:
+                argv += ["--data-parallel-size", str(job.dp), "--data-parallel-rank", str(rank),
+                         "--data-parallel-address", address, "--data-parallel-rpc-port", rpc]
+            argv += tpf + _kv_flags(topo, job, f"{engine}-dp{rank}")
+            env = [("ASCEND_RT_VISIBLE_DEVICES", container_list(s, topo.preset, devs))]
+            nl.procs.append(Proc(argv + list(user), env, background=True,
+                                 label=f"DP rank {rank}", user_args=user))
+        return
+    if mode == "ray":
+        ray_port = jp.ray_port if jp.ray_port is not None else DEFAULT_RAY_PORT
+        npus = str(n.device_count)
+        nl.env.append(("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "1"))
+        if nl.head:
+            nl.steps = ("ray", "serve")
+            nl.comments.insert(0, "vLLM over Ray: this server is the Ray head and runs "
+                               "`vllm serve`; start it with `ray` first, then the other "
+                               "servers' scripts, then run it again with `serve`.")
+            nl.procs.append(Proc(["ray", "start", "--head", f"--node-ip-address={s.host_ip}",
+                                  f"--port={ray_port}", f"--num-gpus={npus}"], step="ray"))
+            argv = base + ["--port", str(port), "--distributed-executor-backend", "ray"]
+            argv += _pp_first(tpf) + _kv_flags(topo, job, engine)
+            nl.procs.append(Proc(argv + list(user), step="serve", user_args=user))
+        else:
+            nl.comments.insert(0, f"vLLM over Ray: this server joins the Ray cluster of "
+                               f"{servers[0].name}; start that one's `ray` step first.")
+            nl.procs.append(Proc(["ray", "start", f"--address={servers[0].host_ip}:{ray_port}",
+                                  f"--node-ip-address={s.host_ip}", f"--num-gpus={npus}"]))
+            nl.variables = []
+        return
+    # nnodes
+    master_port = spec.master_port or DEFAULT_MASTER_PORT_VLLM
+    argv = base + (["--port", str(port)] if nl.head else ["--headless"])
+    argv += ["--nnodes", str(len(servers)), "--node-rank", str(servers.index(s)),
+             "--master-addr", str(servers[0].host_ip), "--master-port", str(master_port)]
+    if job.dp > 1:
+        argv += ["--data-parallel-size", str(job.dp), "--data-parallel-address", address,
+                 "--data-parallel-rpc-port", rpc]
+    argv += _pp_first(tpf) + ["--distributed-executor-backend", "mp"]
+    argv += _kv_flags(topo, job, engine)
+    nl.comments.insert(0, f"vLLM over {len(servers)} servers without Ray (--nnodes): node "
+                       f"rank {servers.index(s)}" + (" (head)" if nl.head else " (headless)")
+                       + ".")
+    nl.procs.append(Proc(argv + list(user), user_args=user))
+
+
+def _pp_first(tpf: list[str]) -> list[str]:
+    """D2's order: --pipeline-parallel-size before --tensor-parallel-size."""
+    if "--pipeline-parallel-size" not in tpf:
+        return tpf
+    i = tpf.index("--pipeline-parallel-size")
+    pp = tpf[i:i + 2]
+    rest = tpf[:i] + tpf[i + 2:]
+    return pp + rest
+
+
+def _rng(first: int | None, count: int | None) -> str:
+    if first is None or not count:
+        return "none"
+    return str(first) if count == 1 else f"{first}..{first + count - 1}"
+
+
+def _ranktable_node(topo, job, pl, spec, nl: NodeLaunch, k: int, servers) -> None:
+    n = nl.node
+    nl.variables.append(("ENTRY", spec.entry, "the script each rank runs (job attribute: entry)"))
+    user = _user(spec, nl.head)
+    nl.env.append(("RANK_SIZE", str(pl.world)))
+    torch = job.framework == "torch_npu"
+    if torch:
+        master_port = spec.master_port or DEFAULT_MASTER_PORT_TORCH
+        host = servers[0].host_ip
+        nl.env += [("WORLD_SIZE", str(pl.world)),
+                   ("MASTER_ADDR", str(host) if host is not None else "127.0.0.1"),
+                   ("MASTER_PORT", str(master_port))]
+    nl.comments.insert(0, f"{job.framework} from the rank table: one process per rank, ranks "
+                       f"{_rng(n.first_rank, n.placed)} of {pl.world} (RANK_ID = rank_id, "
+                       "DEVICE_ID = the device's position in ASCEND_RT_VISIBLE_DEVICES).")
+    for i in range(n.placed):
+        rank = n.first_rank + i
+        env = [("RANK_ID", str(rank)), ("DEVICE_ID", str(i))]
+        if torch:
+            env += [("RANK", str(rank)), ("LOCAL_RANK", str(i))]
+        nl.procs.append(Proc(["python3", Ref("ENTRY")] + list(user), env, background=True,
+                             label=f"rank {rank}", user_args=user))
+
+
+def _torchrun_node(topo, job, spec, nl: NodeLaunch, k: int, nodes, servers) -> None:
+    n = nl.node
+    nl.variables.append(("ENTRY", spec.entry, "the training script (job attribute: entry)"))
+    user = _user(spec, nl.head)
+    master_port = spec.master_port or DEFAULT_MASTER_PORT_TORCH
+    host = servers[0].host_ip
+    nl.comments.insert(0, f"Megatron-LM with torchrun: node rank {k} of {len(servers)}, "
+                       f"{n.device_count} processes (ranks {_rng(n.first_rank, n.placed)}).")
+    argv = ["torchrun", "--nnodes", str(len(servers)), "--node_rank", str(k),
+            "--nproc_per_node", str(n.device_count),
+            "--master_addr", str(host) if host is not None else "127.0.0.1",
+            "--master_port", str(master_port), Ref("ENTRY")]
+    nl.procs.append(Proc(argv + list(user), user_args=user))
+
+
+def extra_ports(topo, jl: JobLaunch) -> list[tuple[str, int, int, str]]:
+    """Ports the launch binds that the port plan does not reserve:
+    (server, lo, hi, what)."""
+    out = []
+    job = jl.job
+    jp = topo.port_plan.jobs.get(job.name) if topo.port_plan else None
+    spec = launch_of(job)
+    for nl in jl.nodes:
+        name = nl.server.name
+        if nl.mode == "dp-external" and jp is not None and jp.port is not None:
+            count = len(nl.procs)
+            lo = jp.port + (1 if nl.head else 0)
+            hi = jp.port + count - 1
+            if hi >= lo:
+                out.append((name, lo, hi, "external-LB API servers (port + local index)"))
+        if nl.mode == "dp-hybrid" and not nl.head and jp is not None and jp.port is not None:
+            out.append((name, jp.port, jp.port, "hybrid-LB API server (port)"))
+        if nl.head and nl.mode == "ray" and (jp is None or jp.ray_port is None):
+            out.append((name, DEFAULT_RAY_PORT, DEFAULT_RAY_PORT, "Ray head (default port)"))
+        if nl.head and nl.mode == "nnodes":
+            p = spec.master_port or DEFAULT_MASTER_PORT_VLLM
+            out.append((name, p, p, "--master-port"))
+        if nl.head and (nl.mode == "torchrun" or job.framework == "torch_npu"):
+            p = spec.master_port or DEFAULT_MASTER_PORT_TORCH
+            out.append((name, p, p, "master port"))
+    return out
+
+
+def needs_feature(topo, jl: JobLaunch) -> list[str]:
+    """Version features the job's launch uses that the declared vllm_version lacks."""
+    v = parse_version(topo.vllm_version)
+    if v is None or jl.job.framework != "vllm":
+        return []
+    wanted = {"dp-internal": ["multi_node_dp"], "dp-external": ["external_lb"],
+              "dp-hybrid": ["hybrid_lb"], "nnodes": ["nnodes"]}.get(jl.mode, [])
+    return [f for f in wanted if has(v, f) is False]

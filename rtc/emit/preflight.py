@@ -1,0 +1,315 @@
+"""Preflight scripts: ``preflight-<server>.sh`` checks one server's NPUs and network against
+the plan *before* a launch, and records every answer for ``rtc preflight report``.
+
+What the script runs (``hccn_tool`` is taken from ``$HCCN_TOOL``, else from ``PATH``, else
+``/usr/local/Ascend/driver/tools/hccn_tool``), one result file per check in the results
+folder (first argument; default ``preflight-results/<server>``):
+
+=============================================  =========================  ==================
+command                                        result file                judged
+=============================================  =========================  ==================
+``hccn_tool -i N -link -g``                    ``npuN_link.txt``          ``UP``
+``hccn_tool -i N -net_health -g``              ``npuN_net_health.txt``    ``Success``
+``hccn_tool -i N -ip -g``                      ``npuN_ip.txt``            the planned
+                                                                          ``device_ip``
+``hccn_tool -i N -gateway -g``                 ``npuN_gateway.txt``       the planned
+                                                                          ``gateway``
+``hccn_tool -i N -ping -g address IP``         ``npuN_ping_IP.txt``       every packet back
+``sysctl -n net.ipv4.ip_local_reserved_ports`` ``host_reserved_ports.txt``  the HCCL port
+                                                                          window inside it
+=============================================  =========================  ==================
+
+for every NPU some job uses on the server (every NPU when the file has no job). Each
+result file starts with the command as a ``$ hccn_tool -i N ...`` line, so the inventory
+parsers (:mod:`rtc.inventory.hccn_tool`) know device and command; ``exit-codes.txt``
+holds each file's exit status and ``expect.json`` what the plan expects (devices, IPs,
+pings and their targets, port windows), so a results folder is judged on its own.
+A failing command does not stop the script; nothing is changed on the machine.
+
+Which pings
+===========
+
+An NPU pings the device IPs of the NPUs it communicates with on *other link units* (another
+server; inside an A3 super pod NPUs talk over HCCS, so only other super pods count, unless
+``HCCL_INTER_HCCS_DISABLE=TRUE``): the members of its groups (expert parallel and pipeline
+groups when EP is on, else TP, PCP, PP and DP groups; Megatron: TP, CP, PP, DP), every
+NPU of a table without jobs, and for prefill/decode pairs the other side's NPUs. Per
+group, when those peers are more than :data:`PING_BUDGET` (16), one representative per
+(peer server, peer subnet) is pinged - the first such NPU in rank order - and when the
+representatives are still more than 16, 16 of them spread evenly over the group, starting
+after the NPU's own position (so different NPUs cover different peers). The cost is at
+most 16 pings per NPU and group, linear in the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rtc.network.addressing import subnet_of
+from rtc.network.env import HCCL_DEFAULT_BASE, env_map, hccl_window_size
+
+PING_BUDGET = 16
+HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
+FORMAT = 1
+
+
+@dataclass
+class ServerPreflight:
+    server: object
+    devices: list                                  # Device objects in use, ascending
+    pings: dict = field(default_factory=dict)      # device id -> {target ip: (server, device id)}
+    ports: list = field(default_factory=list)      # [(lo, hi, job)]
+
+
+def _member_key(server, device, pods: bool):
+    unit = ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
+        else ("server", server.name)
+    sub = subnet_of(device.device_ip, device.prefix) or ("dev", device.device_id)
+    return unit, (server.name, sub)
+
+
+def _hccs_pods(topo, jobs) -> bool:
+    if not topo.preset.super_pod:
+        return False
+    for j in jobs:
+        if str(env_map(j).get("HCCL_INTER_HCCS_DISABLE", ("",))[0]).upper() == "TRUE":
+            return False
+    return True
+
+
+def _groups(topo, job):
+    """Lists of (server, device) that must reach each other, for ``job``."""
+    members = topo.rank_table_members(job)
+    flat = [(s, d) for s, devs in members for d in devs]
+    pl = topo.placement(job)
+    dims = ("ep", "pp") if "ep" in pl.dims else pl.dims
+    for dim in dims:
+        for g in pl.groups(dim):
+            out = []
+            for r in g:
+                p = pl.rank_position[r] if r < len(pl.rank_position) else -1
+                if 0 <= p < len(flat):
+                    out.append(flat[p])
+            if len(out) > 1:
+                yield out
+
+
+def _select(group, pods: bool, sink: dict) -> None:
+    """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
+    the group: at most PING_BUDGET picks per member)."""
+    keyed = []
+    for s, d in group:
+        unit, rep = _member_key(s, d, pods)
+        keyed.append((unit, rep, s, d, None if d.device_ip is None else str(d.device_ip)))
+    size = len(keyed)
+    units = Counter(k[0] for k in keyed)
+    if len(units) < 2:
+        return
+    reps: list = []
+    seen = set()
+    for k in keyed:
+        if k[4] is not None and (k[0], k[1]) not in seen:
+            seen.add((k[0], k[1]))
+            reps.append(k)
+    rep_units = Counter(k[0] for k in reps)
+    n = len(reps)
+    for pos, (unit, _rep, s, d, _ip) in enumerate(keyed):
+        peers = size - units[unit]
+        if peers <= 0:
+            continue
+        bucket = sink.setdefault((s.name, d.device_id), {})
+        if peers <= PING_BUDGET:
+            chosen = [k for k in keyed if k[0] != unit and k[4] is not None]
+        elif n - rep_units[unit] <= PING_BUDGET:
+            chosen = [k for k in reps if k[0] != unit]
+        else:
+            chosen = []
+            start = (pos * n) // size
+            for j in range(PING_BUDGET):
+                idx = (start + 1 + (j * n) // PING_BUDGET) % n
+                while reps[idx][0] == unit:
+                    idx = (idx + 1) % n
+                chosen.append(reps[idx])
+        for k in chosen:
+            bucket.setdefault(k[4], (k[2].name, k[3].device_id))
+
+
+def plan_preflight(topo, jobs=None) -> list[ServerPreflight]:
+    """One :class:`ServerPreflight` per server with NPUs in use (declared order)."""
+    from rtc.emit.launch.spec import pd_pairs
+
+    jobs = list(topo.jobs) if jobs is None else list(jobs)
+    used: dict[str, set] = {}
+    if not topo.jobs:
+        for s in topo.servers:
+            used[s.name] = {d.device_id for d in s.devices}
+    for j in jobs:
+        for p in j.placements:
+            used.setdefault(p.server.name, set()).update(p.device_ids)
+    pods = _hccs_pods(topo, jobs)
+    sink: dict = {}
+    if not topo.jobs:
+        group = [(s, d) for s, devs in topo.rank_table_members(None) for d in devs]
+        _select(group, pods, sink)
+    for j in jobs:
+        for g in _groups(topo, j):
+            _select(g, pods, sink)
+    for pair in pd_pairs(topo):
+        if any(j in jobs for j in pair.jobs) and pair.prefill and pair.decode:
+            group = [(s, d) for j in pair.jobs for s, devs in topo.rank_table_members(j)
+                     for d in devs]
+            _select(group, pods, sink)
+    count, _ = hccl_window_size(topo.cann)
+    out = []
+    for s in topo.servers:
+        ids = used.get(s.name)
+        if not ids:
+            continue
+        sp = ServerPreflight(s, [d for d in s.devices if d.device_id in ids])
+        for d in sp.devices:
+            got = sink.get((s.name, d.device_id))
+            if got:
+                sp.pings[d.device_id] = got
+        claims = topo.port_plan.on(s.name) if topo.port_plan is not None else []
+        sp.ports = sorted({(c.lo, c.hi, c.job or "") for c in claims if c.kind == "hccl"})
+        if not sp.ports:
+            sp.ports = [(HCCL_DEFAULT_BASE, HCCL_DEFAULT_BASE + count - 1, "")]
+        out.append(sp)
+    return out
+
+
+def ping_file(device_id: int, ip: str) -> str:
+    return f"npu{device_id}_ping_{ip.replace(':', '-')}.txt"
+
+
+def expectations(sp: ServerPreflight, source: str) -> dict:
+    """What ``expect.json`` holds (the plan's side of every check)."""
+    s = sp.server
+    devices = []
+    for d in sp.devices:
+        devices.append({"device_id": d.device_id,
+                        "ip": str(d.device_ip) if d.device_ip is not None else None,
+                        "gateway": str(d.gateway) if d.gateway is not None else None})
+    return {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
+            "host": str(s.host_ip) if s.host_ip is not None else None,
+            "devices": devices,
+            "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
+            "pings": sum(len(t) for t in sp.pings.values())}
+
+
+def ping_lines(sp: ServerPreflight) -> list[str]:
+    """``pings.txt``: ``DEVICE TARGET_IP PEER_SERVER PEER_DEVICE`` per planned ping."""
+    return [f"{dev} {ip} {server} {did}" for dev, targets in sorted(sp.pings.items())
+            for ip, (server, did) in targets.items()]
+
+
+def render_expect(doc: dict) -> str:
+    """Compact, line-per-entry JSON (deterministic)."""
+    lines = ["{"]
+    items = list(doc.items())
+    for i, (k, v) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if isinstance(v, list) and v:
+            lines.append(f"  {json.dumps(k)}: [")
+            lines += [f"    {json.dumps(x)}{',' if j < len(v) - 1 else ''}" for j, x in enumerate(v)]
+            lines.append(f"  ]{comma}")
+        elif isinstance(v, dict) and v:
+            lines.append(f"  {json.dumps(k)}: {{")
+            sub = list(v.items())
+            lines += [f"    {json.dumps(a)}: {json.dumps(b)}{',' if j < len(sub) - 1 else ''}"
+                      for j, (a, b) in enumerate(sub)]
+            lines.append(f"  }}{comma}")
+        else:
+            lines.append(f"  {json.dumps(k)}: {json.dumps(v)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render(sp: ServerPreflight, source: str) -> str:
+    s = sp.server
+    name = s.name
+    devs = " ".join(str(d.device_id) for d in sp.devices)
+    npings = sum(len(t) for t in sp.pings.values())
+    windows = ", ".join(f"{lo}-{hi}" for lo, hi, _ in sp.ports)
+    lines = ["#!/usr/bin/env bash",
+             f"# rtc preflight of server {name}, from {source}: NPUs {devs or 'none'} (link, "
+             f"health, IP, gateway), {npings} ping{'s' if npings != 1 else ''} to peer NPUs, "
+             f"HCCL ports {windows} reserved.",
+             "# Reads only; changes nothing. Every check writes one file into the results "
+             "folder;",
+             f"# then run: rtc preflight report RESULTS_DIR... (the folders of all servers)",
+             "# Generated by `rtc compile`; change the .rtc file and compile again instead of "
+             "editing.",
+             f"# Usage: preflight-{name}.sh [RESULTS_DIR]   (default: preflight-results/{name})",
+             "set -euo pipefail", "",
+             f'results="${{1:-preflight-results/{_dq(name)}}}"',
+             'hccn_tool="${HCCN_TOOL:-}"',
+             'if [ -z "$hccn_tool" ]; then',
+             "  if command -v hccn_tool >/dev/null 2>&1; then",
+             "    hccn_tool=hccn_tool",
+             "  else",
+             f"    hccn_tool={HCCN_TOOL_PATH}",
+             "  fi",
+             "fi",
+             'mkdir -p "$results"',
+             ': > "$results/exit-codes.txt"',
+             "failed=0", "",
+             "# capture FILE LABEL COMMAND...: run COMMAND, keep its output in FILE after a "
+             "'$ LABEL' line",
+             "capture() {",
+             '  local file="$1" label="$2" rc=0',
+             "  shift 2",
+             f"  printf '%s\\n' {shlex.quote(f'rtc preflight {name}:')}\" $label\"",
+             "  printf '$ %s\\n' \"$label\" > \"$results/$file\"",
+             '  "$@" >> "$results/$file" 2>&1 || rc=$?',
+             "  printf '%s %s\\n' \"$file\" \"$rc\" >> \"$results/exit-codes.txt\"",
+             '  if [ "$rc" -ne 0 ]; then failed=$((failed + 1)); fi',
+             "}", "",
+             "cat > \"$results/expect.json\" <<'RTC_EXPECT'"]
+    lines.append(render_expect(expectations(sp, source)).rstrip("\n"))
+    lines += ["RTC_EXPECT", ""]
+    if sp.devices:
+        lines += [f"for d in {devs}; do"]
+        for flag, fname in (("-link -g", "link"), ("-net_health -g", "net_health")):
+            lines.append(f'  capture "npu${{d}}_{fname}.txt" "hccn_tool -i $d {flag}" '
+                         f'"$hccn_tool" -i "$d" {flag}')
+        lines.append("done")
+        v6 = {d.device_id for d in sp.devices
+              if d.device_ip is not None and d.device_ip.version == 6}
+        v4 = [str(d.device_id) for d in sp.devices if d.device_id not in v6]
+        if v4:
+            lines.append(f"for d in {' '.join(v4)}; do")
+            lines.append('  capture "npu${d}_ip.txt" "hccn_tool -i $d -ip -g" "$hccn_tool" '
+                         '-i "$d" -ip -g')
+            lines.append("done")
+        if v6:
+            lines.append(f"for d in {' '.join(str(x) for x in sorted(v6))}; do")
+            lines.append('  capture "npu${d}_ip.txt" "hccn_tool -i $d -ip -inet6 -g" '
+                         '"$hccn_tool" -i "$d" -ip -inet6 -g')
+            lines.append("done")
+        lines.append(f"for d in {devs}; do")
+        lines.append('  capture "npu${d}_gateway.txt" "hccn_tool -i $d -gateway -g" '
+                     '"$hccn_tool" -i "$d" -gateway -g')
+        lines.append("done")
+    if npings:
+        lines += ["# DEVICE TARGET_IP PEER_SERVER PEER_DEVICE", "cat > \"$results/pings.txt\" <<'RTC_PINGS'"]
+        lines += ping_lines(sp)
+        lines += ["RTC_PINGS",
+                  "while read -r d ip _peer _peer_device <&3; do",
+                  '  capture "npu${d}_ping_${ip//:/-}.txt" "hccn_tool -i $d -ping -g address $ip" '
+                  '"$hccn_tool" -i "$d" -ping -g address "$ip"',
+                  'done 3< "$results/pings.txt"']
+    lines += ['capture host_reserved_ports.txt "sysctl -n net.ipv4.ip_local_reserved_ports" '
+              "sysctl -n net.ipv4.ip_local_reserved_ports", "",
+              f"printf '%s\\n' {shlex.quote(f'rtc preflight {name}:')}\" results in $results "
+              "($failed command(s) failed)\"",
+              ""]
+    return "\n".join(lines)
+
+
+def _dq(value: str) -> str:
+    """``value`` inside double quotes."""
+    return "".join("\\" + c if c in '"\\$`' else c for c in value)

@@ -1,0 +1,47 @@
+"""``--format json``: one JSON document for scripts.
+
+::
+
+    {
+      "tool": {"name": "rtc", "version": "0.1.0", "command": "validate"},
+      "files": [{"file": "hccl.json", "form": "hccl-v1.0", "hardware": "...",
+                 "errors": 1, "warnings": 0, "notes": 0}],
+      "diagnostics": [<Diagnostic.to_dict()>, ...],     # sorted by file, line, column
+      "summary": {"files": 1, "errors": 1, "warnings": 0, "notes": 0, "ok": false}
+    }
+
+``ok`` is false when there is any error (after ``--strict`` turned warnings into errors).
+Keys are stable; new keys may be added.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rtc.diagnostics import Diagnostic
+from rtc.report.registry import ReportContext, counts, register
+
+
+def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
+    """The report as plain data."""
+    per_file: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        if d.span is not None:
+            per_file.setdefault(d.span.file, []).append(d)
+    files = []
+    for info in ctx.files:
+        entry = {"file": info.file, "form": info.form, "hardware": info.hardware}
+        entry.update(counts(per_file.get(info.file, [])))
+        files.append(entry)
+    total = counts(diagnostics)
+    return {
+        "tool": {"name": "rtc", "version": ctx.tool_version, "command": ctx.command},
+        "files": files,
+        "diagnostics": [d.to_dict() for d in diagnostics],
+        "summary": {"files": len(ctx.files), **total, "ok": total["errors"] == 0},
+    }
+
+
+@register("json", "one JSON document: files, diagnostics (Diagnostic.to_dict) and a summary")
+def render_json(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
+    return json.dumps(document(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"

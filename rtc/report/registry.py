@@ -1,0 +1,124 @@
+"""The reporter registry: output formats selected by name (``--format``).
+
+A reporter turns the sorted diagnostics of a run (each read through
+:meth:`~rtc.diagnostics.Diagnostic.to_dict`) plus a :class:`ReportContext` into the text
+to print. Built in:
+
+========  ===================================================================
+``text``  compiler style with the source line (:mod:`rtc.report.text`)
+``json``  ``{"tool", "files", "diagnostics": [Diagnostic.to_dict()], "summary"}``
+``github`` GitHub Actions workflow commands (``::error file=...::message``)
+``sarif`` SARIF 2.1.0 for code scanning (:mod:`rtc.report.sarif`)
+========  ===================================================================
+
+Adding a format is one :func:`register` call::
+
+    @register("csv", "one line per finding")
+    def render_csv(diagnostics, ctx):
+        ...
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One checked input: its name as given, and (for rank tables) the form it was read as
+    and how the hardware preset was chosen."""
+
+    file: str
+    form: str | None = None
+    hardware: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What reporters may need besides the diagnostics: the text of each file (for source
+    lines), the files checked, the tool version."""
+
+    sources: dict = field(default_factory=dict)
+    files: tuple = ()
+    tool_version: str = ""
+    command: str = "validate"
+
+    @classmethod
+    def make(cls, sources: dict | None = None, files: Iterable[FileInfo] = (),
+             command: str = "validate") -> "ReportContext":
+        from rtc import __version__
+
+        return cls(dict(sources or {}), tuple(files), __version__, command)
+
+
+Render = Callable[[list[Diagnostic], ReportContext], str]
+
+
+@dataclass(frozen=True)
+class Reporter:
+    """A named output format. ``render`` gets the diagnostics sorted."""
+
+    name: str
+    description: str
+    render: Render
+
+    def __call__(self, diagnostics: Iterable[Diagnostic], ctx: ReportContext) -> str:
+        return self.render(sorted_diagnostics(diagnostics), ctx)
+
+
+_REGISTRY: dict[str, Reporter] = {}
+_BUILTIN_MODULES = ("rtc.report.json_report", "rtc.report.github", "rtc.report.sarif")
+
+
+def register(name: str, description: str) -> Callable[[Render], Render]:
+    """Decorator: register ``render`` under ``name``."""
+    def deco(fn: Render) -> Render:
+        _REGISTRY[name] = Reporter(name, description, fn)
+        return fn
+    return deco
+
+
+def _load() -> None:
+    for mod in _BUILTIN_MODULES:
+        importlib.import_module(mod)
+
+
+def get_reporter(name: str) -> Reporter | None:
+    """The reporter called ``name``, or None."""
+    _load()
+    return _REGISTRY.get(name)
+
+
+def reporter_names() -> list[str]:
+    """Registered format names, built-ins first in their documented order."""
+    _load()
+    builtin = ["text", "json", "github", "sarif"]
+    return [n for n in builtin if n in _REGISTRY] + sorted(n for n in _REGISTRY if n not in builtin)
+
+
+def counts(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
+    """{"errors": e, "warnings": w, "notes": n}."""
+    ds = list(diagnostics)
+    return {"errors": sum(d.severity is Severity.ERROR for d in ds),
+            "warnings": sum(d.severity is Severity.WARNING for d in ds),
+            "notes": sum(d.severity is Severity.NOTE for d in ds)}
+
+
+def summary_line(diagnostics: Iterable[Diagnostic], nfiles: int) -> str:
+    """'rtc: 2 errors, 1 warning (3 files checked)'."""
+    from rtc.report.text import summary
+
+    return f"rtc: {summary(diagnostics)} ({nfiles} file{'s' if nfiles != 1 else ''} checked)"
+
+
+@register("text", "compiler style: file:line:col: severity[RULE]: message, the source line, hints")
+def render_text_report(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
+    """Every finding (no limit) as :mod:`rtc.report.text` formats it, then a summary."""
+    from rtc.report.text import render_text
+
+    body = render_text(diagnostics, ctx.sources, limit=max(1, len(diagnostics)))
+    return (body + "\n" if body else "") + summary_line(diagnostics, len(ctx.files)) + "\n"

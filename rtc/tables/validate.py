@@ -1,0 +1,234 @@
+"""``rtc validate``'s pipeline for one rank table file.
+
+1. load the JSON (:func:`rtc.tables.jsonload.load_json`: syntax, comments, trailing commas,
+   encoding, duplicate keys; RTC600-604);
+2. detect the form (:func:`rtc.tables.forms.detect_form`, or ``--schema``; RTC605-609);
+3. validate against the form's JSON Schema (:func:`rtc.tables.schema_check.check_schema`;
+   RTC610-619, every error with its JSON path);
+4. the table-only rules (:func:`rtc.tables.semantic.check_table`; rank ids, counts,
+   addresses, super pods, ...; RTC630-652);
+5. lower the table into a Topology (:func:`rtc.tables.lower.lower_table`) and run the
+   compiler's checks on it (:func:`rtc.checks.run_checks`; RTC2xx, RTC3xx, RTC4xx), with
+   every span mapped back into the JSON file;
+6. with ``inventory``, compare the table with each server's captures (RTC420-424 via
+   :mod:`rtc.checks.inventory_facts`, RTC480-489 from the loaders, RTC647/648).
+
+Values the schema rejected are not used by steps 4-6, so a bad value is reported once.
+
+Inventory layout (``--inventory DIR``): ``DIR/<server_id>/`` holds the captures of that
+server (hccn_tool outputs, /etc/hccn.conf, npu-smi outputs; see :mod:`rtc.inventory`).
+For a table with one server, ``DIR`` itself may hold the captures instead. Servers without
+a folder are reported (RTC647, a warning) and not compared.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, sorted_diagnostics, warning
+
+from .forms import detect_form
+from .jsonload import SourceMap, load_json
+from .lower import LOWERED_FORMS, LoweredTable, lower_table
+from .schema_check import _subject, check_schema
+from .semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, SUPERSEDES, check_table,
+                       check_version_fit)
+
+__all__ = ["TableReport", "validate_source", "Inventory", "resolve_inventory"]
+
+
+@dataclass
+class TableReport:
+    """What validating one file found. ``text`` is the file's text as read (for showing
+    source lines), ``doc`` the parsed document (None when it did not parse), ``form`` the
+    form checked, ``hardware`` how the hardware preset was chosen, ``lowered`` the table
+    lowered to a Topology (None for forms that are not lowered)."""
+
+    file: str
+    text: str | None
+    doc: object = None
+    form: str | None = None
+    hardware: str | None = None
+    lowered: LoweredTable | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+@dataclass
+class Inventory:
+    """An ``--inventory`` folder: ``DIR/<server_id>/`` per server, or ``DIR`` itself for a
+    single-server table."""
+
+    root: str
+
+    def folders(self) -> set[str]:
+        try:
+            return {e.name for e in os.scandir(self.root) if e.is_dir() and not e.name.startswith(".")}
+        except OSError:
+            return set()
+
+
+def _decode(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def validate_source(data: bytes | str, filename: str, *, hardware: str | None = None,
+                    schema: str | None = None, inventory: Inventory | None = None) -> TableReport:
+    """Validate one rank table given as bytes (a file's content) or text.
+
+    ``hardware`` is a preset name (``--hardware``), ``schema`` a form name (``--schema``).
+    Never raises for bad input: every problem is a diagnostic."""
+    text = _decode(data) if isinstance(data, bytes) else data
+    report = TableReport(filename, text)
+    doc, smap, diags = load_json(data, filename=filename)
+    report.doc = doc
+    if doc is None:
+        report.diagnostics = sorted_diagnostics(diags)
+        return report
+    form, more = detect_form(doc, override=schema, source_map=smap)
+    diags.extend(more)
+    report.form = form
+    if form is None:
+        report.diagnostics = sorted_diagnostics(diags)
+        return report
+    findings = check_schema(doc, form)
+    bad = frozenset(f.path for f in findings)
+    for f in findings:
+        span = smap.locate_nearest(f.path, key=f.at_key) if smap.parsed else Span.whole_file(filename)
+        diags.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), _subject(doc, f.path)))
+    table_diags = check_table(doc, form, smap, bad)
+    lowered = lower_table(doc, form, smap, hardware=hardware, bad_paths=bad,
+                          name=os.path.splitext(os.path.basename(filename))[0] or "table")
+    report.lowered = lowered
+    if lowered is not None:
+        report.hardware = lowered.preset_reason
+        table_diags += check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
+        if inventory is not None:
+            table_diags += _attach_inventory(lowered, inventory)
+        topo_diags = [lowered.resolve(d) for d in _run_checks(lowered, inventory is not None)
+                      if not _reported_already(d, lowered)]
+        table_diags += _drop_superseded(topo_diags, diags + table_diags)
+    elif hardware is not None:
+        from rtc.model.presets import presets
+
+        table_diags += check_version_fit(doc, form, smap, presets()[hardware], True)
+    report.diagnostics = sorted_diagnostics(diags + table_diags)
+    return report
+
+
+def _run_checks(lowered: LoweredTable, with_inventory: bool) -> list[Diagnostic]:
+    import importlib
+
+    from rtc.checks import CHECK_MODULES, run_checks
+
+    out = list(run_checks(lowered.topology))
+    if with_inventory and "rtc.checks.inventory_facts" not in CHECK_MODULES:
+        try:
+            mod = importlib.import_module("rtc.checks.inventory_facts")
+        except ImportError:  # pragma: no cover - the inventory checks ship with rtc
+            return out
+        out.extend(mod.check(lowered.topology))
+    return out
+
+
+def _reported_already(d: Diagnostic, lowered: LoweredTable) -> bool:
+    """A missing-device-ip finding (RTC211) for a server whose devices only lack an address
+    because their value was already reported as invalid (RTC615 / RTC634)."""
+    if d.code != "RTC211" or not d.subject or not d.subject.startswith("server "):
+        return False
+    return lowered.missing_ip_reported(d.subject[len("server "):])
+
+
+def _drop_superseded(topo_diags: list[Diagnostic], others: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop a compile check's finding when a table or schema rule that says the same
+    thing already sits at the same place (see :data:`rtc.tables.semantic.SUPERSEDES`)."""
+    places: dict[tuple, set] = {}
+    for d in others:
+        if d.span is not None:
+            places.setdefault((d.span.file, d.span.line, d.span.column), set()).add(d.code)
+    out = []
+    for d in topo_diags:
+        codes = SUPERSEDES.get(d.code)
+        if codes and d.span is not None and codes & places.get((d.span.file, d.span.line,
+                                                                 d.span.column), set()):
+            continue
+        out.append(d)
+    return out
+
+
+def resolve_inventory(inventory: Inventory, server_ids: list[str]) -> tuple[dict[str, str], str | None]:
+    """Which folder holds each server's captures: ({server_id: folder}, problem or None)."""
+    folders = inventory.folders()
+    found = {sid: os.path.join(inventory.root, sid) for sid in server_ids if sid in folders}
+    if found:
+        return found, None
+    if len(server_ids) == 1:
+        return {server_ids[0]: inventory.root}, None
+    return {}, (f"the inventory folder {inventory.root} has no subfolder named after any server_id "
+                f"of the table ({', '.join(server_ids[:3])}{', ...' if len(server_ids) > 3 else ''})")
+
+
+def _attach_inventory(lowered: LoweredTable, inventory: Inventory) -> list[Diagnostic]:
+    from rtc.inventory import load_inventory_dir
+
+    topo = lowered.topology
+    out: list[Diagnostic] = []
+    ids = [s.server_id for s in topo.servers]
+    where, problem = resolve_inventory(inventory, ids)
+    if problem:
+        return [error(INVENTORY_SERVER, problem, Span.whole_file(lowered.filename),
+                      hint="put each server's captures in INVENTORY/<server_id>/ (a table with one "
+                           "server may use the folder itself)")]
+    for s, origin in zip(topo.servers, lowered.origins):
+        folder = where.get(s.server_id)
+        anchor = lowered.resolve_span(s.span)
+        if folder is None:
+            out.append(warning(INVENTORY_SERVER, f"no captures for server {s.server_id} in "
+                               f"{inventory.root}; its values are not checked against the facts",
+                               anchor, subject=s.label,
+                               hint=f"capture it into {os.path.join(inventory.root, s.server_id)}/"))
+            continue
+        inv, diags = load_inventory_dir(folder)
+        out.extend(diags)
+        s.inventory = folder
+        s.inventory_facts = inv
+        if any(d.device_ip is not None for d in s.devices):
+            s.address_sources["device_ip"] = "dsl"
+        known = set(inv.devices)
+        if known:
+            for dev in s.devices:
+                if dev.device_id not in known:
+                    span = lowered.resolve_span(s.spans["devices"], f"device {dev.device_id}")
+                    out.append(warning(INVENTORY_DEVICE, f"{s.server_id} device {dev.device_id} is "
+                                       f"not in the server's captures ({folder}), which cover devices "
+                                       f"{_compact(sorted(known))}", span,
+                                       subject=f"{s.label}, device {dev.device_id}",
+                                       related=[Related(Span.whole_file(folder), "inventory folder")],
+                                       hint="check the device id, or capture this device too"))
+    return out
+
+
+def _compact(ids: list[int]) -> str:
+    from rtc.model.lower import _ids
+
+    return _ids(ids)
+
+
+def load_for_report(path: str) -> tuple[bytes | None, Diagnostic | None]:
+    """Read a file for validation: (bytes, None) or (None, an RTC001 I/O diagnostic)."""
+    from rtc.api import IO_ERROR
+
+    try:
+        with open(path, "rb") as f:
+            return f.read(), None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return None, error(IO_ERROR, f"cannot read {path}: {reason}", None, hint="check the path")
+
+
+__all__ += ["load_for_report", "LOWERED_FORMS", "SourceMap"]

@@ -1,0 +1,66 @@
+"""Running generated scripts under bash with stub executables first on PATH
+(tests/bin-stubs): vllm, ray, torchrun, python3 (the generic recorder), hccn_tool and
+sysctl. Nothing real is started and no address is contacted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+STUBS = Path(__file__).resolve().parent / "bin-stubs"
+RECORDERS = ("vllm", "ray", "torchrun", "python3")
+
+
+@dataclass
+class Call:
+    name: str
+    argv: list
+    env: dict
+
+
+def make_bin(tmp: Path) -> Path:
+    """A folder of stub executables (copies, so the names are right)."""
+    out = tmp / "stub-bin"
+    out.mkdir(exist_ok=True)
+    for name in RECORDERS:
+        shutil.copy(STUBS / "stub", out / name)
+    for name in ("hccn_tool", "sysctl"):
+        shutil.copy(STUBS / name, out / name)
+    for p in out.iterdir():
+        p.chmod(0o755)
+    return out
+
+
+def run_script(script: Path, *args: str, tmp: Path, env: dict | None = None,
+               cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, list[Call]]:
+    """Run ``bash script args`` with the stubs first on PATH; returns the process and the
+    calls the stubs recorded, in order."""
+    bin_dir = make_bin(tmp)
+    log = tmp / f"calls-{script.stem}.log"
+    if log.exists():
+        log.unlink()
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("RTC_STUB", "MODEL",
+                                                                      "ENTRY", "HCCN_TOOL"))}
+    full.update({"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+                 "RTC_STUB_LOG": str(log)})
+    full.update(env or {})
+    proc = subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
+                          env=full, cwd=cwd or tmp, timeout=120)
+    return proc, read_calls(log)
+
+
+def read_calls(log: Path) -> list[Call]:
+    if not log.exists():
+        return []
+    out = []
+    for rec in log.read_text(encoding="utf-8").split("\x1e"):
+        if not rec:
+            continue
+        head, _, env = rec.partition("\x1d")
+        parts = head.split("\x1f")
+        pairs = [e.split("=", 1) for e in env.split("\x1f") if "=" in e]
+        out.append(Call(parts[0], parts[1:], {k: v for k, v in pairs}))
+    return out
