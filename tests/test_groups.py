@@ -1,6 +1,6 @@
 """Worked examples and error cases for rtc.parallel.groups.
 
-Expected values come from /work/shared/reference/parallel-groups.md (sections 1a, 1c)
+Expected values come from ../shared/reference/parallel-groups.md (sections 1a, 1c)
 and are written out literally, not recomputed with the module under test.
 """
 

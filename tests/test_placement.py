@@ -1,7 +1,7 @@
 """Placement of a job's ranks on devices (rtc.parallel.placement) and the RTC3xx checks.
 
 Expected values are written out from the rules in
-/work/shared/reference/parallel-groups.md sections 1a and 1e (start rank = sum of the
+../shared/reference/parallel-groups.md sections 1a and 1e (start rank = sum of the
 previous servers' local DP counts; local engine i uses devices [i*W, (i+1)*W); with Ray the
 driver node is PP stage 0), not recomputed with the module under test.
 """

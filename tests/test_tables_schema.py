@@ -1,7 +1,7 @@
 """Rank-table loading, form detection and schema validation (rtc.tables, RTC600..RTC619).
 
 Corpus files under tests/data/ranktables/corpus/ are byte-for-byte copies of
-/work/shared/corpus/ranktables (provenance in SOURCES.md there); hand-made cases are under
+../shared/corpus/ranktables (provenance in SOURCES.md there); hand-made cases are under
 tests/data/ranktables/cases/.
 
 Which corpus verdicts are decided here and which need the semantic checks (not in this module):
@@ -49,7 +49,7 @@ from rtc.tables.schema_check import check_schema
 DATA = Path(__file__).parent / "data" / "ranktables"
 CORPUS = DATA / "corpus"
 CASES = DATA / "cases"
-SHARED = Path("/work/shared/corpus/ranktables")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "ranktables"
 
 
 def errors(diags):
