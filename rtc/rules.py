@@ -38,6 +38,7 @@ RULE_MODULES: list[str] = [
     "rtc.tables.semantic",
     "rtc.api",
     "rtc.preflight.report",
+    "rtc.inventory.rules",
 ]
 
 

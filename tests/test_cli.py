@@ -83,3 +83,17 @@ def test_strict_turns_warnings_into_errors(tmp_path: Path):
     case = Path(__file__).parent / "cases" / "checks" / "RTC216-server-id-order.rtc"
     assert run_rtc("check", str(case)).returncode == 0
     assert run_rtc("check", str(case), "--strict").returncode == 1
+
+
+def test_every_emitted_code_is_a_declared_rule():
+    """Every RTCnnn string in the package is declared, so `rtc explain` knows it."""
+    import re
+
+    from conftest import ROOT
+    from rtc.rules import all_rules
+
+    declared = {r.code for r in all_rules()}
+    used = set()
+    for path in (ROOT / "rtc").rglob("*.py"):
+        used |= set(re.findall(r'"(RTC\d{3})"', path.read_text(encoding="utf-8")))
+    assert used - declared == set()

@@ -68,5 +68,8 @@ def schema_name(doc: dict) -> str:
 
 
 def render(doc: dict) -> str:
-    """Deterministic JSON text: 2-space indent, keys in insertion order, trailing newline."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """Deterministic JSON text: 2-space indent, keys in insertion order, trailing newline
+    (byte-identical to ``json.dumps(doc, indent=2, ensure_ascii=False)``)."""
+    from rtc.emit.jsontext import dumps_indented
+
+    return dumps_indented(doc) + "\n"

@@ -240,7 +240,12 @@ class _Lowerer:
                     return None
             return out
         if plan.kind == "template":
-            t = plan.items[0]
+            # Evaluate the per-server part once, then only the per-device groups.
+            try:
+                t = plan.items[0].bind(i=i)
+            except ValueProblem as p:
+                report(key, p)
+                return None
             return [self.address(t, span, {"i": i, "d": d, "k": k}, report, key)
                     for k, d in enumerate(device_ids)]
         return None

@@ -1,0 +1,75 @@
+"""Deterministic, indented JSON text, fast.
+
+:func:`dumps_indented` returns exactly what ``json.dumps(obj, indent=2, ensure_ascii=False)``
+returns (a test holds it to that), but ``json.dumps`` with an indent falls back to the
+pure-Python encoder; this writer uses the C string escaper and handles the rank table's
+many small all-string objects in one step each, which roughly halves the time for a
+65,536-rank table.
+"""
+
+from __future__ import annotations
+
+import json
+from json.encoder import encode_basestring as _quote  # C implementation when available
+
+
+def _scalar(value) -> str:
+    if isinstance(value, str):
+        return _quote(value)
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return json.dumps(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def dumps_indented(obj, indent: int = 2) -> str:
+    """JSON text of ``obj`` (dicts, lists, str, int, float, bool, None) with ``indent``
+    spaces per level and keys in insertion order, without a trailing newline.
+
+    Raises TypeError for values JSON cannot hold."""
+    out: list[str] = []
+    append = out.append
+
+    def emit(o, level: int) -> None:
+        if isinstance(o, dict):
+            if not o:
+                append("{}")
+                return
+            pad = "\n" + " " * (indent * (level + 1))
+            if all(type(v) is str for v in o.values()):
+                append("{" + ",".join(pad + _quote(k) + ": " + _quote(v) for k, v in o.items())
+                       + "\n" + " " * (indent * level) + "}")
+                return
+            append("{")
+            sep = pad
+            for k, v in o.items():
+                if not isinstance(k, str):
+                    raise TypeError("rtc writes only string keys")
+                append(sep + _quote(k) + ": ")
+                emit(v, level + 1)
+                sep = "," + pad
+            append("\n" + " " * (indent * level) + "}")
+        elif isinstance(o, (list, tuple)):
+            if not o:
+                append("[]")
+                return
+            pad = "\n" + " " * (indent * (level + 1))
+            append("[")
+            sep = pad
+            for v in o:
+                append(sep)
+                emit(v, level + 1)
+                sep = "," + pad
+            append("\n" + " " * (indent * level) + "]")
+        else:
+            append(_scalar(o))
+
+    emit(obj, 0)
+    return "".join(out)
