@@ -9,6 +9,8 @@ family members written on one line are folded into one diagnostic.
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
+
 from rtc.checks._net import Folded, related
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
@@ -172,23 +174,37 @@ def _devices(topo: Topology):
     yield from nb.emit()
 
 
+def _key(ip):
+    """A hashable key per address, cheap to build (ints for IPv4, tagged ints for IPv6)."""
+    return int(ip) if isinstance(ip, IPv4Address) else (6, int(ip))
+
+
 def _roles(topo: Topology):
+    # Linear and mostly in C: three key sets, intersected; only addresses that sit in two
+    # of them are looked at again to name their owners.
+    hosts = {_key(s.host_ip) for s in topo.servers if s.host_ip is not None}
+    devices = {_key(d.device_ip) for s in topo.servers for d in s.devices
+               if d.device_ip is not None}
+    gateways = {_key(d.gateway) for s in topo.servers for d in s.devices if d.gateway is not None}
+    shared = (hosts & devices) | (hosts & gateways) | (devices & gateways)
+    if not shared:
+        return
     owners: dict = {}
     out = Folded("conflicts")
     roles = []
     for s in topo.servers:
-        if s.host_ip is not None:
+        if s.host_ip is not None and _key(s.host_ip) in shared:
             roles.append((s.host_ip, "host", s, None))
     for s in topo.servers:
         for d in s.devices:
-            if d.device_ip is not None:
+            if d.device_ip is not None and _key(d.device_ip) in shared:
                 roles.append((d.device_ip, "device_ip", s, d))
     for s in topo.servers:
         for d in s.devices:
-            if d.gateway is not None:
+            if d.gateway is not None and _key(d.gateway) in shared:
                 roles.append((d.gateway, "gateway", s, d))
     for ip, role, s, d in roles:
-        key = (ip.version, int(ip))
+        key = _key(ip)
         first = owners.get(key)
         if first is None:
             owners[key] = (role, s, d)

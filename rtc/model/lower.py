@@ -16,8 +16,8 @@ from rtc.model.presets import presets
 from rtc.model.topology import Device, Job, Placement, Server, Topology
 from rtc.rules import rule
 from rtc.syntax.schema import MISSING_ATTRIBUTE, AddressPlan, Decl
-from rtc.syntax.values import (FamilyName, ValueProblem, is_family_ref, parse_family_name,
-                               parse_ip)
+from rtc.syntax.values import (FamilyName, ValueProblem, fast_ipv4, is_family_ref,
+                               parse_family_name, parse_ip)
 
 CLUSTER = rule("RTC200", "cluster-definition", "error",
                "The cluster block is missing, repeated, or names an unknown hardware preset.", """
@@ -246,8 +246,17 @@ class _Lowerer:
             except ValueProblem as p:
                 report(key, p)
                 return None
-            return [self.address(t, span, {"i": i, "d": d, "k": k}, report, key)
-                    for k, d in enumerate(device_ids)]
+            render = t.render_env
+            out = []
+            for k, d in enumerate(device_ids):
+                env = {"i": i, "d": d, "k": k}
+                try:
+                    ip = fast_ipv4(render(env))
+                except ValueProblem:
+                    ip = None
+                # Anything but a plain dotted quad takes the path that explains errors.
+                out.append(ip if ip is not None else self.address(t, span, env, report, key))
+            return out
         return None
 
     def plan_ints(self, plan: AddressPlan, span: Span, i: int, device_ids: list[int], report,

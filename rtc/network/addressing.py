@@ -16,6 +16,8 @@ Declarations (built by :func:`rtc.network.lowering.finish` from the ``network`` 
 
 from __future__ import annotations
 
+import functools
+
 import ipaddress
 from dataclasses import dataclass, field
 
@@ -53,6 +55,7 @@ class Fabric:
         return self.spans.get(attr, self.span)
 
 
+@functools.lru_cache(maxsize=None)
 def mask(version: int, prefix: int) -> int:
     bits = _BITS[version]
     return ((1 << bits) - 1) ^ ((1 << (bits - prefix)) - 1)

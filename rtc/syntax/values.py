@@ -43,6 +43,9 @@ _ALLOWED_NODES = (pyast.Expression, pyast.BinOp, pyast.UnaryOp, pyast.Constant, 
                   pyast.Mod, pyast.USub, pyast.UAdd)
 
 
+_NO_BUILTINS: dict = {"__builtins__": {}}
+
+
 class _IntDiv(pyast.NodeTransformer):
     def visit_BinOp(self, node):  # noqa: N802 - ast API
         self.generic_visit(node)
@@ -87,7 +90,7 @@ def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict
     compiled = compile(tree, "<rtc-template>", "eval")
 
     def run(env: dict) -> int:
-        return eval(compiled, {"__builtins__": {}}, env)  # noqa: S307 - vetted AST above
+        return eval(compiled, _NO_BUILTINS, env)  # noqa: S307 - vetted AST above
 
     return run, frozenset(names), width
 
@@ -108,6 +111,10 @@ class Template:
         return not self.variables and all(isinstance(p, str) for p in self.parts)
 
     def render(self, **env: int) -> str:
+        return self.render_env(env)
+
+    def render_env(self, env: dict) -> str:
+        """:meth:`render` with the variables in a dict (no keyword packing per call)."""
         if len(self.parts) == 1 and isinstance(self.parts[0], str):
             return self.parts[0]
         out = []
