@@ -246,6 +246,11 @@ def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = 
 
 _RANGE_RE = re.compile(r"(\d+)\.\.(\d+)")
 
+#: Largest device range one attribute may expand to (no server has more NPUs).
+MAX_RANGE_ITEMS = 1024
+#: Largest family (servers). 131,072 A3 servers would be over two million NPUs.
+MAX_FAMILY_SIZE = 131072
+
 
 def parse_int_range(text: str, span: Span, code: str = "RTC112") -> list[int]:
     """``7`` -> [7]; ``0..7`` -> [0..7] (inclusive). Raises :class:`ValueProblem` for
@@ -263,6 +268,10 @@ def parse_int_range(text: str, span: Span, code: str = "RTC112") -> list[int]:
     if lo > hi:
         raise ValueProblem(code, f"range '{text}' runs backwards ({lo} > {hi})", span,
                            f"write {hi}..{lo}")
+    if hi - lo + 1 > MAX_RANGE_ITEMS:
+        raise ValueProblem(code, f"range '{text}' has {hi - lo + 1:,} items; a server has at "
+                           f"most {MAX_RANGE_ITEMS} devices", span,
+                           "device ids are the NPUs of one server, e.g. 0..7 or 0..15")
     return list(range(lo, hi + 1))
 
 
@@ -299,6 +308,10 @@ def parse_family_name(text: str, span: Span, code: str = "RTC112") -> FamilyName
     first, last = int(first_s), int(last_s)
     if first > last:
         raise ValueProblem(code, f"family range [{first_s}..{last_s}] runs backwards", span)
+    if last - first + 1 > MAX_FAMILY_SIZE:
+        raise ValueProblem(code, f"family [{first_s}..{last_s}] has {last - first + 1:,} servers; "
+                           f"rtc handles at most {MAX_FAMILY_SIZE:,} per family", span,
+                           "check the range for a typo (an extra digit?)")
     width = len(first_s) if first_s.startswith("0") and len(first_s) > 1 else 0
     if width == 0 and len(last_s) > len(first_s) and last_s.startswith("0"):
         width = len(last_s)
