@@ -54,6 +54,7 @@ def check(topo: Topology):
     ids: dict[str, object] = {}
     ips: dict = {}
     sdids: dict = {}
+    ip_clashes: dict = {}   # (first server, second server) -> [((ps, pd), s, d)]
     for s in topo.servers:
         first = names.get(s.name)
         if first is not None:
@@ -90,14 +91,7 @@ def check(topo: Topology):
             if d.device_ip is not None:
                 prev = ips.get(d.device_ip)
                 if prev is not None:
-                    ps, pd = prev
-                    yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device "
-                                f"{d.device_id} is also the IP of {ps.name} device {pd.device_id}",
-                                s.span_of("device_ip"), subject=f"{s.label}, device {d.device_id}",
-                                related=[Related(ps.span_of("device_ip"),
-                                                 f"{ps.name} device {pd.device_id}")],
-                                hint="every NPU needs its own RoCE address; check "
-                                     "`hccn_tool -i N -ip -g` on both servers")
+                    ip_clashes.setdefault((prev[0].name, s.name), []).append((prev, s, d))
                 else:
                     ips[d.device_ip] = (s, d)
             if d.super_device_id is not None and s.super_pod_id is not None:
@@ -115,3 +109,18 @@ def check(topo: Topology):
                                      "`super_device_id base {i*16}`")
                 else:
                     sdids[key] = (s, d)
+    # One finding per pair of servers, not one per device: a copied plan clashes on every
+    # NPU of the server at once.
+    for (_, _), clashes in ip_clashes.items():
+        clashes.sort(key=lambda c: c[2].device_id)
+        (ps, pd), s, d = clashes[0]
+        more = len(clashes) - 1
+        devices = ", ".join(str(c[2].device_id) for c in clashes[1:9]) + (" ..." if more > 8 else "")
+        extra = (f"; {more} more device{'s' if more != 1 else ''} of {s.name} clash with "
+                 f"{ps.name} the same way (devices {devices})") if more else ""
+        yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device {d.device_id} "
+                    f"is also the IP of {ps.name} device {pd.device_id}{extra}",
+                    s.span_of("device_ip"), subject=f"{s.label}, device {d.device_id}",
+                    related=[Related(ps.span_of("device_ip"), f"{ps.name} device {pd.device_id}")],
+                    hint="every NPU needs its own RoCE address; check `hccn_tool -i N -ip -g` "
+                         "on both servers")
