@@ -51,7 +51,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rtc.network.addressing import FabricIndex, Subnet, contains, subnet_of
+from ipaddress import IPv4Address
+
+from rtc.network.addressing import FabricIndex, Subnet, contains, mask, subnet_of
 
 ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
 NO_GATEWAY = "no-gateway"
@@ -107,16 +109,24 @@ class Model:
         self._ends: dict = {}
         # device -> (subnet, routed)
         info: dict = {}
+        routed_subnets = self.routed
         for s in topo.servers:
             for d in s.devices:
-                sub = subnet_of(d.device_ip, d.prefix)
-                if sub is None:
+                ip, prefix = d.device_ip, d.prefix
+                if ip is None or prefix is None:
                     continue
-                routed = (d.gateway is not None and d.gateway != d.device_ip
-                          and contains(sub, d.gateway))
+                # Inlined subnet_of / contains: this loop runs once per NPU.
+                v = 4 if type(ip) is IPv4Address else ip.version
+                if prefix < 0 or prefix > (32 if v == 4 else 128):
+                    continue
+                m = mask(v, prefix)
+                sub = (v, int(ip) & m, prefix)
+                gw = d.gateway
+                routed = (gw is not None and gw != ip and type(gw) is type(ip)
+                          and (int(gw) & m) == sub[1])
                 info[id(d)] = (sub, routed)
                 if routed:
-                    self.routed[sub] = True
+                    routed_subnets[sub] = True
         # Subnets with the same fabric memberships behave alike, so the graph joins
         # membership signatures (few) to fabrics, not the (many) subnets themselves.
         signature: dict[Subnet, tuple] = {}
