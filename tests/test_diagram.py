@@ -133,7 +133,7 @@ def test_diagram_with_errors_is_drawn_and_exits_1(tmp_path: Path):
     assert all(f'color="{st.ERROR}"' in line for line in npus)
     assert not any("RTC208" in line for line in text.splitlines()
                    if line.lstrip().startswith('"npu:atlas-01:') and "->" not in line)
-    assert "Diagnostics: 8 errors" in text
+    assert "Diagnostics: 1 error" in text   # one RTC208 finding covers the 8 clashes
 
 
 def test_diagram_of_unparsable_file_writes_nothing(tmp_path: Path):
@@ -330,3 +330,42 @@ def test_server_without_npus_is_still_drawn():
     text = diagram_dot(topo, [], Options())
     body = text.split('subgraph "cluster_srv:node_1" {', 1)[1].split("\n  }", 1)[0]
     assert '"npu:node_1:none"' in body and 'label="no NPUs"' in body
+
+
+def test_cross_server_edge_joins_members_of_one_group():
+    """--dim dp on the two-server DP2 x TP8 example: every DP group is {r, r + 8}; the one
+    dashed edge must join two members of one group (NPU 0 rank 0 and NPU 0 rank 8), not
+    the corners of the servers (rank 3 and rank 8 share no DP group)."""
+    result = compile_text((EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text(), "d1.rtc")
+    text = diagram_dot(result.topology, result.diagnostics, Options(dim="dp"))
+    edges = [line for line in text.splitlines() if 'style="dashed,bold"' in line
+             and "->" in line]
+    assert len(edges) == 1
+    assert edges[0].lstrip().startswith('"npu:atlas-01:0" -> "npu:atlas-02:0"')
+    assert 'xlabel="DP 0 (+7 more groups)"' in edges[0]
+    assert "None" not in text
+    assert "8 cross servers" in text
+
+
+def test_one_crossing_group_is_singular():
+    src = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  devices 0..7
+  device_ip 6.0.1.1 step 1
+}
+server b {
+  host 10.0.0.2
+  devices 0..7
+  device_ip 6.0.2.1 step 1
+}
+job j {
+  servers a, b
+  tp 16
+}
+"""
+    result = compile_text(src, "tp16.rtc")
+    text = diagram_dot(result.topology, result.diagnostics, Options())
+    assert "1 crosses servers" in text and "1 cross servers" not in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rtc.diagnostics import Related, error
+from rtc.model.lower import _ids
 from rtc.model.topology import Topology
 from rtc.rules import rule
 
@@ -120,7 +121,9 @@ def check(topo: Topology):
                  f"{ps.name} the same way (devices {devices})") if more else ""
         yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device {d.device_id} "
                     f"is also the IP of {ps.name} device {pd.device_id}{extra}",
-                    s.span_of("device_ip"), subject=f"{s.label}, device {d.device_id}",
+                    s.span_of("device_ip"),
+                    subject=(f"{s.label}, devices {_ids([c[2].device_id for c in clashes])}"
+                             if more else f"{s.label}, device {d.device_id}"),
                     related=[Related(ps.span_of("device_ip"), f"{ps.name} device {pd.device_id}")],
                     hint="every NPU needs its own RoCE address; check `hccn_tool -i N -ip -g` "
                          "on both servers")

@@ -10,6 +10,18 @@ from rtc.cli import compile_cmd, diagram_cmd, groups_cmd, import_cmd, rules_cmd,
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
 
 
+def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    """SIGTERM (a CI timeout, `kill`): unwind like Ctrl-C so that half-written temporary
+    files are removed (rtc.emit.files.write_atomic), then exit 143 (128 + SIGTERM)."""
+    raise SystemExit(143)
+
+
 def main() -> None:
     """Console-script entry point (``rtc``)."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError, AttributeError):  # not the main thread / no SIGTERM
+        pass
     app()

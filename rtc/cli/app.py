@@ -24,6 +24,30 @@ Examples:
 Exit codes: 0 ok (warnings allowed), 1 problems found, 2 usage / I-O / internal error.
 """
 
+def _readable_metavars() -> None:
+    """Typer prints each argument's Python type after its name (``FILE <list[str]>``,
+    ``DIR <list[Path]>``, ``<int range>``). For list and range arguments, the name
+    (``FILES...``) says enough: drop those type labels from --help."""
+    try:
+        from typer.core import TyperArgument
+    except ImportError:  # another typer layout: keep its default help
+        return
+    original = getattr(TyperArgument, "display_type_rich", None)
+    if original is None or getattr(original, "_rtc_patched", False):
+        return
+
+    def display_type_rich(self, ctx):
+        label = original(self, ctx)
+        if isinstance(label, str) and (label.startswith("<list[") or label.endswith(" range>")):
+            return None
+        return label
+
+    display_type_rich._rtc_patched = True
+    TyperArgument.display_type_rich = display_type_rich
+
+
+_readable_metavars()
+
 app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False,
                   rich_markup_mode=None, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]})

@@ -29,3 +29,57 @@ def fail_usage(message: str, hint: str | None = None) -> None:
     if hint:
         typer.echo(f"   = hint: {hint}", err=True)
     raise typer.Exit(2)
+
+
+def write_stdout(text: str) -> None:
+    """Print ``text`` to standard output and flush it. A closed reader (EPIPE, e.g.
+    `| head`) ends the run quietly with exit 0; any other failure (stdout closed with
+    `>&-`, a full disk) is an I/O error: message on stderr, exit 2."""
+    import errno
+    import os
+    import sys
+
+    out = sys.stdout
+    if out is None:
+        fail_usage("cannot write to standard output: it is closed")
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise typer.Exit(0)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+            _silence_stdout()
+            raise typer.Exit(0)
+        _silence_stdout()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        fail_usage(f"cannot write to standard output: {reason}")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+    import sys
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def refuse_input_as_output(outputs, inputs) -> None:
+    """Exit 2 when any output path is (or resolves to) one of the input files: writing it
+    would destroy the source before anyone noticed."""
+    from rtc.emit.files import same_file
+
+    ins = [i for i in inputs if i is not None and str(i) != "-"]
+    for out in outputs:
+        if out is None:
+            continue
+        for src in ins:
+            if same_file(out, src):
+                fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
+                           "choose another output name")

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import exit_for, fail_usage, report
+from rtc.cli.common import exit_for, fail_usage, refuse_input_as_output, report, write_stdout
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool):
@@ -58,8 +58,11 @@ def compile_command(
     from rtc.api import STAGES, compile_file, rank_table
 
     modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
+    if modes > 1:
+        fail_usage("use only one of -o, --stdout, --out-dir")
     if modes != 1:
         fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
+    refuse_input_as_output([output], [file])
     from rtc.cli.progress import StageProgress
 
     with StageProgress(STAGES) as progress:
@@ -92,9 +95,16 @@ def compile_command(
             raise typer.Exit(2)
         extra = [(out_dir / name, text, mode if mode != 0o644 else None)
                  for name, text, mode in bundle.outputs]
+    if out_dir is not None:
+        names = [p for p, _t in outputs] + [p for p, _t, _m in extra]
+        if not no_diagrams:
+            from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS
+
+            names += [out_dir / n for n, _v in COMPILE_DIAGRAMS]
+        refuse_input_as_output(names, [file])
     report(diags, result.sources, quiet=True)
     if stdout:
-        typer.echo(outputs[0][1], nl=False)
+        write_stdout(outputs[0][1])
         return
     from rtc.emit.files import sync_all, write_atomic
 

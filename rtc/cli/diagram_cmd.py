@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import exit_for, fail_usage, report
+from rtc.cli.common import exit_for, fail_usage, refuse_input_as_output, report, write_stdout
 
 
 @app.command("diagram")
@@ -29,7 +28,7 @@ def diagram_command(
                                       help="svg, png, pdf or dot (default: from the -o "
                                            "suffix; dot without -o)."),
     collapse_above: int = typer.Option(
-        256, "--collapse-above", min=0,
+        256, "--collapse-above", min=0, metavar="N",
         help="Above this many NPUs, families of identical servers are drawn as one box "
              "(only their first member and exceptions in full)."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
@@ -59,7 +58,7 @@ def diagram_command(
     """
     from rtc.api import compile_file
     from rtc.emit.diagram import (DIMS, FORMATS, VIEWS, DotNotFound, Options, diagram_dot,
-                                  format_for, render, write_output)
+                                  format_for, render)
 
     if view not in VIEWS:
         fail_usage(f"--view must be one of {', '.join(VIEWS)} (not '{view}')")
@@ -68,6 +67,13 @@ def diagram_command(
     if fmt is not None and fmt.lower() not in FORMATS:
         fail_usage(f"--format must be one of {', '.join(FORMATS)} (not '{fmt}')")
     kind = format_for(output, fmt)
+    if fmt is not None and output is not None:
+        by_suffix = format_for(output, None)
+        if by_suffix is not None and by_suffix != kind:
+            fail_usage(f"--format {kind} does not match the suffix of {output} "
+                       f"(a {by_suffix} file name)",
+                       f"drop --format, or name the file {output.with_suffix('.' + kind)}")
+    refuse_input_as_output([output], [file])
     if kind is None:
         if output is not None:
             fail_usage(f"cannot tell the format of {output} from its suffix",
@@ -100,11 +106,12 @@ def diagram_command(
     if output is None:
         if isinstance(data, bytes):
             data = data.decode("utf-8")
-        sys.stdout.write(data)
-        sys.stdout.flush()
+        write_stdout(data)
     else:
+        from rtc.emit.files import write_atomic
+
         try:
-            write_output(output, data)
+            write_atomic(output, data)
         except OSError as exc:
             fail_usage(f"cannot write {output}: {exc.strerror or exc}",
                        "check that the folder exists and is writable")
@@ -119,13 +126,14 @@ COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
 def write_compile_diagrams(out_dir: Path, topo, diags, job: str | None = None) -> None:
     """Write topology.svg and groups.svg into ``out_dir`` (for `rtc compile --out-dir`).
     Never fails the compile: without `dot`, or when drawing fails, warn and skip."""
-    from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render, write_output
+    from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render
+    from rtc.emit.files import write_atomic
 
     for name, view in COMPILE_DIAGRAMS:
         path = out_dir / name
         try:
             data = render(diagram_dot(topo, diags, Options(view=view, job=job)), "svg")
-            write_output(path, data)
+            write_atomic(path, data)
         except DotNotFound:
             typer.echo("rtc: warning: Graphviz `dot` not found; skipped topology.svg and "
                        "groups.svg (apt-get install graphviz, or pass --no-diagrams)", err=True)

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage, report
+from rtc.cli.common import fail_usage, refuse_input_as_output, report, write_stdout
 
 
 @app.command("import")
@@ -45,6 +45,7 @@ def import_command(
         close = difflib.get_close_matches(hardware, list(presets()), n=1)
         fail_usage(f"unknown --hardware '{hardware}'",
                    (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
+    refuse_input_as_output([output], [table])
     if table == "-":
         data, label = sys.stdin.buffer.read(), "<stdin>"
     else:
@@ -61,7 +62,7 @@ def import_command(
         raise typer.Exit(1)
     report(result.diagnostics, sources, quiet=True)
     if output is None:
-        typer.echo(result.text, nl=False)
+        write_stdout(result.text)
         return
     from rtc.emit.files import write_atomic
 

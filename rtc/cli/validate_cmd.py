@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage
+from rtc.cli.common import fail_usage, write_stdout
 
 HARDWARE_HELP = ("Hardware preset to check against (atlas-800t-a2, atlas-800-a3, atlas-800-910a, "
                  "generic). Default: inferred from the table: version 1.2 -> atlas-800-a3; 1.0 -> "
@@ -19,11 +19,11 @@ HARDWARE_HELP = ("Hardware preset to check against (atlas-800t-a2, atlas-800-a3,
 
 @app.command("validate")
 def validate_command(
-    files: List[str] = typer.Argument(..., help="Rank tables to check (hccl*.json, rank_table*.json); "
+    files: List[str] = typer.Argument(..., metavar="FILES", help="Rank tables to check (hccl*.json, rank_table*.json); "
                                                 "`-` reads standard input."),
     hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
     inventory: Optional[Path] = typer.Option(
-        None, "--inventory", help="Folder of captures: INVENTORY/<server_id>/ per server (or the "
+        None, "--inventory", metavar="DIR", help="Folder of captures: INVENTORY/<server_id>/ per server (or the "
                                   "folder itself for a one-server table); values are checked "
                                   "against them."),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
@@ -52,10 +52,11 @@ def validate_command(
 
       rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
     """
+    import dataclasses
     import difflib
     import gc
 
-    from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
+    from rtc.diagnostics import Severity, Span, has_errors, sorted_diagnostics
     from rtc.model.presets import presets
     from rtc.report.registry import FileInfo, ReportContext, get_reporter, reporter_names, summary_line
     from rtc.tables.forms import FORMS
@@ -84,6 +85,7 @@ def validate_command(
     sources: dict[str, str] = {}
     infos: list[FileInfo] = []
     io_failed = False
+    unreadable = 0
     seen: set[str] = set()
     for name in files:
         if name in seen:
@@ -94,8 +96,10 @@ def validate_command(
         else:
             (data, problem), label = load_for_report(name), name
         if problem is not None:
+            # attribute the I/O error to the file so per-file counts match the summary
             io_failed = True
-            diags.append(problem)
+            unreadable += 1
+            diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
             infos.append(FileInfo(label))
             continue
         rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv)
@@ -107,16 +111,22 @@ def validate_command(
                  for d in diags]
     diags = sorted_diagnostics(diags)
     ctx = ReportContext.make(sources, infos)
-    if fmt == "text" and sys.stdout.isatty():
+    line = summary_line(diags, len(infos) - unreadable)
+    if unreadable:
+        line = line[:-1] + f", {unreadable} could not be read)"
+    if fmt == "text" and sys.stdout is not None and sys.stdout.isatty():
         from rtc.report.text import print_diagnostics
 
         print_diagnostics(diags, sources, stream=sys.stdout, limit=max(1, len(diags)))
-        typer.echo(summary_line(diags, len(infos)))
+        write_stdout(line + "\n")
+    elif fmt == "text":
+        from rtc.report.text import render_text
+
+        body = render_text(diags, sources, limit=max(1, len(diags)))
+        write_stdout((body + "\n" if body else "") + line + "\n")
     else:
-        sys.stdout.write(reporter(diags, ctx))
-        sys.stdout.flush()
-        if fmt != "text":
-            typer.echo(summary_line(diags, len(infos)), err=True)
+        write_stdout(reporter(diags, ctx))
+        typer.echo(line, err=True)
     if exit_zero:
         raise typer.Exit(0)
     if io_failed:

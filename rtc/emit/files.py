@@ -3,38 +3,81 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike, text: str, *, mode: int | None = None,
+def _write_special(target: str, payload: bytes, *, append: bool = False) -> None:
+    """Write ``payload`` straight into an existing non-regular file (a character device
+    such as /dev/stdout, a FIFO, a socket): open it for writing and write, no rename."""
+    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | (os.O_APPEND if append else 0)
+    fd = os.open(target, flags)
+    try:
+        view = memoryview(payload)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | os.PathLike, text: str | bytes, *, mode: int | None = None,
                  durable: bool = True) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: a temporary file in the same folder
-    is written, flushed, fsynced (when ``durable``) and renamed over ``path``. An existing
-    file is replaced only when the new one is complete; on any error it is left untouched
-    and the temporary file is removed. ``mode`` sets permission bits (e.g. 0o755 for
-    scripts). Writers of many files pass ``durable=False`` and call :func:`sync_all` once
-    at the end (thousands of fsyncs cost minutes).
+    """Write ``text`` (UTF-8; ``bytes`` are written as they are) to ``path`` atomically: a
+    temporary file in the same folder is written, flushed, fsynced (when ``durable``) and
+    renamed over ``path``. An existing file is replaced only when the new one is complete;
+    on any error (or SIGTERM / Ctrl-C, which the CLI turns into exceptions) it is left
+    untouched and the temporary file is removed. ``mode`` sets permission bits (e.g. 0o755
+    for scripts). Writers of many files pass ``durable=False`` and call :func:`sync_all`
+    once at the end (thousands of fsyncs cost minutes).
+
+    Special targets:
+
+    * a symbolic link is followed: the temporary file is created next to the link's final
+      target and renamed over that target, so the link itself stays a link;
+    * an existing target that is not a regular file (a character device such as
+      ``/dev/stdout`` or ``/dev/null``, a FIFO, a socket) is opened and written directly,
+      without a temporary file or rename, so device nodes and pipes are never replaced
+      (such a write is not atomic); so is any existing path under ``/dev/`` or ``/proc/``
+      (``-o /dev/stdout`` redirected to a file appends to it);
+    * a directory raises :class:`IsADirectoryError`.
 
     Raises OSError when the folder does not exist or is not writable."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+    payload = text if isinstance(text, bytes) else text.encode("utf-8")
+    raw = os.path.abspath(os.fspath(path))
+    if raw.startswith(("/dev/", "/proc/")) and os.path.exists(raw) and not os.path.isdir(raw):
+        # /dev/stdout, /dev/fd/N, /proc/self/fd/N: write through the descriptor's file
+        # (appending when it is a redirected regular file), never rename over it.
+        _write_special(raw, payload, append=os.path.isfile(raw))
+        return
+    target = Path(os.path.realpath(os.fspath(path)))  # follow symlinks (also dangling ones)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            _write_special(str(target), payload)
+            return
+    folder = target.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
             f.flush()
             if durable:
                 os.fsync(f.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        elif st is not None:
+            os.chmod(tmp, st.st_mode & 0o7777)
         else:
-            try:
-                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-            except FileNotFoundError:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -42,6 +85,15 @@ def write_atomic(path: str | os.PathLike, text: str, *, mode: int | None = None,
         except FileNotFoundError:
             pass
         raise
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when ``a`` and ``b`` name the same existing file (symlinks and hard links
+    included), or resolve to the same path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def sync_all() -> None:

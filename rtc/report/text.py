@@ -19,11 +19,49 @@ from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
 
+#: At most this many characters of a source line are shown (a window around the caret).
+MAX_SOURCE = 120
+#: Messages, subjects, notes and hints longer than this are cut in the middle.
+MAX_MESSAGE = 400
+_ELLIPSIS = "..."
+
+
+def _window(src: str, column: int, width: int) -> tuple[str, int, int]:
+    """Cut a long source line to at most :data:`MAX_SOURCE` characters around the caret:
+    returns (shown text, caret column in it, caret width); "..." marks cut sides."""
+    if len(src) <= MAX_SOURCE:
+        return src, column, width
+    room = MAX_SOURCE - 2 * len(_ELLIPSIS)
+    width = min(width, room - 20)  # keep some context before the caret
+    start = max(0, column - 1 - max(20, (room - width) // 2))
+    start = min(start, len(src) - room)
+    end = min(len(src), start + room)
+    left = _ELLIPSIS if start > 0 else ""
+    if not left:  # nothing cut on the left: use that room for text
+        end = min(len(src), MAX_SOURCE - len(_ELLIPSIS))
+    right = _ELLIPSIS if end < len(src) else ""
+    shown = left + src[start:end] + right
+    col = column - start + len(left)
+    width = max(1, min(width, end - (column - 1)))
+    return shown, col, width
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut in the middle to at most ``limit`` characters (user values can be huge)."""
+    if len(text) <= limit:
+        return text
+    keep = limit - len(_ELLIPSIS) - 20
+    head = keep * 2 // 3
+    return (f"{text[:head]}{_ELLIPSIS}({len(text) - keep} characters cut)"
+            f"{_ELLIPSIS}{text[len(text) - (keep - head):]}")
+
+
 def format_diagnostic(d: Diagnostic, sources: dict[str, str]) -> list[tuple[str, str | None]]:
     """The lines of one diagnostic as (text, rich style or None)."""
     lines: list[tuple[str, str | None]] = []
     where = f"{d.span}: " if d.span else "rtc: "
-    lines.append((f"{where}{d.severity.label}[{d.code}]: {d.message}", _STYLE[d.severity]))
+    lines.append((f"{where}{d.severity.label}[{d.code}]: {_clip(d.message, MAX_MESSAGE)}",
+                  _STYLE[d.severity]))
     if d.span is not None:
         text = sources.get(d.span.file)
         if text is not None:
@@ -36,14 +74,15 @@ def format_diagnostic(d: Diagnostic, sources: dict[str, str]) -> list[tuple[str,
                 if d.span.end_line == d.span.line and d.span.end_column > d.span.column:
                     width = d.span.end_column - d.span.column
                 width = max(1, min(width, max(1, len(src) - d.span.column + 1)))
+                src, col, width = _window(src, d.span.column, width)
                 lines.append((f" {num} | {src}", None))
-                lines.append((f" {pad} | {' ' * (d.span.column - 1)}{'^' * width}", _STYLE[d.severity]))
+                lines.append((f" {pad} | {' ' * (col - 1)}{'^' * width}", _STYLE[d.severity]))
     if d.subject:
-        lines.append((f"   = where: {d.subject}", None))
+        lines.append((f"   = where: {_clip(d.subject, MAX_MESSAGE)}", None))
     for r in d.related:
-        lines.append((f"   = note: {r.message} ({r.span})", None))
+        lines.append((f"   = note: {_clip(r.message, MAX_MESSAGE)} ({r.span})", None))
     if d.hint:
-        lines.append((f"   = hint: {d.hint}", "green"))
+        lines.append((f"   = hint: {_clip(d.hint, MAX_MESSAGE)}", "green"))
     return lines
 
 

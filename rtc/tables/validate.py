@@ -88,6 +88,10 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     doc, smap, diags = load_json(data, filename=filename)
     report.doc = doc
     if doc is None:
+        if not any(d.severity is Severity.ERROR for d in diags):
+            # the document parsed and is JSON `null`: not a rank table (RTC607), like
+            # `[1,2,3]` or `42` (detect_form reports it)
+            diags.extend(detect_form(None, source_map=smap, filename=filename)[1])
         report.diagnostics = sorted_diagnostics(diags)
         return report
     form, more = detect_form(doc, override=schema, source_map=smap)

@@ -109,6 +109,9 @@ class Marks:
                 m.general.append(d)
             elif target[0] == "device":
                 m.device.setdefault((target[1], target[2]), []).append(d)
+            elif target[0] == "devices":
+                for dev in target[2]:
+                    m.device.setdefault((target[1], dev), []).append(d)
             elif target[0] == "server":
                 m.server.setdefault(target[1], []).append(d)
             else:
@@ -139,6 +142,14 @@ def _subject_target(topo, subject: str | None):
             server, many = part[len("server "):].strip(), False
         elif part.startswith("servers "):
             many = True
+        elif part.startswith("devices "):
+            # "server X, devices 0..3, 5": every listed device (the rest of the subject)
+            import re
+
+            listed = subject.split("devices ", 1)[1]
+            device = [n for a, b in re.findall(r"(\d+)(?:\.\.(\d+))?", listed)
+                      for n in range(int(a), int(b or a) + 1)]
+            break
         elif part.startswith("device "):
             try:
                 device = int(part[len("device "):].split()[0])
@@ -149,6 +160,8 @@ def _subject_target(topo, subject: str | None):
     s = topo.server(server)
     if s is None:
         return None
+    if isinstance(device, list):
+        return ("devices", s.name, [n for n in device if s.device(n) is not None])
     if device is not None and s.device(device) is not None:
         return ("device", s.name, device)
     return ("server", s.name)
