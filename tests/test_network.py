@@ -56,7 +56,7 @@ PASS_FOR = {
     "RTC443": "pass-dp-groups-own-ports", "RTC444": "pass-shared-host-ports",
     "RTC450": "pass-network-d1", "RTC451": "pass-network-d1", "RTC452": "pass-network-d1",
     "RTC453": "pass-network-d1", "RTC454": "pass-network-d1", "RTC455": "pass-network-d1",
-    "RTC456": "pass-network-d1",
+    "RTC456": "pass-network-d1", "RTC457": "pass-network-d1",
 }
 
 
@@ -556,3 +556,59 @@ def test_port_attributes_are_ports():
     text = a2("server a {\n  host 10.0.0.6\n}\njob j {\n  servers a\n  tp 8\n  port 70000\n}\n")
     (d,) = [d for d in compile_text(text, "x.rtc").diagnostics if d.code == "RTC114"]
     assert "out of range (1..65535)" in d.message and (d.span.line, d.span.column) == (11, 8)
+
+
+# -- messages never print Python None; RTC209 fast path; env names -------------------------
+
+def test_no_message_prints_none():
+    """No diagnostic of any case file or example (message, hint, related notes) shows
+    Python's None (e.g. RTC433 once printed "4 -> None -> None")."""
+    import re
+    files = sorted(CHECKS.glob("*.rtc")) + sorted(EXAMPLES.glob("*.rtc"))
+    for path in files:
+        result = compile_text(path.read_text(encoding="utf-8"), str(path))
+        for d in result.diagnostics:
+            texts = [d.message, d.hint or ""] + [getattr(r, "message", "") or ""
+                                                  for r in (d.related or ())]
+            for t in texts:
+                assert not re.search(r"\bNone\b", t), (path.name, d.code, t)
+
+
+def test_rtc433_names_devices_the_container_does_not_see():
+    result = compile_text((CHECKS / "RTC433-not-visible-mapping.rtc").read_text(), "n.rtc")
+    notes = [d.message for d in result.diagnostics if d.code == "RTC433"]
+    assert notes and "physical 4..7 -> not visible in the container" in notes[0]
+
+
+def test_rtc209_fast_path_agrees_with_ipaddress():
+    import ipaddress
+    from rtc.checks.addresses import _why
+    samples = ["0.0.0.0", "127.0.0.1", "127.255.0.9", "224.0.0.1", "239.255.255.255",
+               "240.0.0.1", "250.1.2.3", "255.255.255.254", "255.255.255.255", "169.254.0.1",
+               "169.253.255.255", "10.0.0.1", "6.0.2.1", "192.168.1.1", "223.255.255.255"]
+    for text in samples:
+        ip = ipaddress.ip_address(text)
+        flagged = (ip.is_loopback or ip.is_unspecified or ip.is_multicast or ip.is_link_local
+                   or ip.is_reserved or text == "255.255.255.255")
+        assert (_why(ip) is not None) == flagged, text
+    assert _why(ipaddress.ip_address("255.255.255.255")) == "limited broadcast"
+    assert _why(ipaddress.ip_address("100::1")) == "reserved"
+    assert _why(ipaddress.ip_address("fd00::1")) is None
+
+
+def test_rtc209_message_grammar():
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nserver a {\n  host 0.0.0.0\n"
+           "  devices 0\n}\n")
+    msgs = [d.message for d in compile_text(src, "u.rtc").diagnostics if d.code == "RTC209"]
+    assert msgs and "is an unspecified address" in msgs[0]
+
+
+@pytest.mark.parametrize("name,ok", [("FOO", True), ("_x1", True), ("1FOO", False),
+                                     ("FOO-BAR", False), ("A.B", False)])
+def test_env_names_must_be_shell_identifiers(name, ok):
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nserver a {\n  host 10.0.0.1\n"
+           f"  devices 0..7\n}}\njob j {{\n  servers a\n  tp 8\n  env {name} = x\n}}\n")
+    got = [d for d in compile_text(src, "e.rtc").diagnostics if d.code == "RTC457"]
+    assert (not got) == ok, [d.message for d in got]
+    if got:
+        assert (got[0].span.line, got[0].span.column) == (11, 7)

@@ -173,3 +173,25 @@ def test_recorded_all_good_matches_a_fresh_run(tmp_path: Path):
         assert sorted(p.name for p in (results / s).iterdir()) == want
         for n in want:
             assert (results / s / n).read_bytes() == (DATA / "all-good" / s / n).read_bytes(), n
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_empty_captures_give_one_finding_per_server_and_kind(tmp_path: Path, header: bool):
+    """Empty captures (nothing, or only the `$ command` line): one RTC566 per server and
+    kind with a count, no RTC489 per file, and empty pings are "did not run", not RTC564."""
+    results = tmp_path / "r"
+    shutil.copytree(DATA / "all-good", results)
+    for f in results.glob("*/npu*.txt"):
+        first = f.read_text().splitlines()[0] + "\n"
+        f.write_text(first if header else "")
+    res = run_rtc("preflight", "report", str(results / "a"), str(results / "b"),
+                  "--format", "json")
+    assert res.returncode == 1
+    diags = json.loads(res.stdout)["diagnostics"]
+    codes = sorted(d["code"] for d in diags)
+    assert codes == ["RTC566"] * 4, [d["message"] for d in diags]
+    msgs = sorted(d["message"] for d in diags)
+    assert any(m.startswith("8 hccn_tool captures are empty on a: the preflight did not run")
+               for m in msgs), msgs
+    assert any(m.startswith("4 ping captures are empty on b: the pings did not run")
+               for m in msgs), msgs

@@ -1,4 +1,5 @@
-"""Addresses that can never be right: loopback, unspecified, multicast, link-local."""
+"""Addresses that can never be right: loopback, unspecified, multicast, link-local,
+limited broadcast, reserved."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from rtc.model.topology import Topology
 from rtc.rules import rule
 
 RESERVED_ADDRESS = rule("RTC209", "reserved-address", "error",
-                        "A host or device IP is loopback, unspecified, multicast or link-local.", """
-    What: e.g. `host 127.0.0.1`, `device_ip 0.0.0.0`, a 224.x multicast or a 169.254.x
-    link-local address.
+                        "A host or device IP is loopback, unspecified, multicast, link-local, broadcast or reserved.", """
+    What: e.g. `host 127.0.0.1`, `device_ip 0.0.0.0`, a 224.x multicast, a 169.254.x
+    link-local address, the limited broadcast 255.255.255.255 or a reserved 240.0.0.0/4
+    (class E) address (IPv6: the addresses `ipaddress` marks reserved).
     Why: other servers cannot reach such an address: HCCL link setup between servers times
     out (HCCL_CONNECT_TIMEOUT) and vLLM's DP handshake waits 5 minutes then fails.
     Example: `host 127.0.0.1` copied from a single-node setup.
@@ -17,7 +19,23 @@ RESERVED_ADDRESS = rule("RTC209", "reserved-address", "error",
     address (`hccn_tool -i N -ip -g`).""")
 
 
+_V4_RANGES = (  # (network as int, mask as int, reason): checked with integer arithmetic
+    (0xFFFFFFFF, 0xFFFFFFFF, "limited broadcast"),
+    (0x00000000, 0xFFFFFFFF, "unspecified"),
+    (0x7F000000, 0xFF000000, "loopback"),
+    (0xE0000000, 0xF0000000, "multicast"),
+    (0xF0000000, 0xF0000000, "reserved (class E, 240.0.0.0/4)"),
+    (0xA9FE0000, 0xFFFF0000, "link-local"),
+)
+
+
 def _why(ip) -> str | None:
+    if ip.version == 4:  # fast path: 65,536 devices are checked here
+        n = int(ip)
+        for net, mask, why in _V4_RANGES:
+            if n & mask == net:
+                return why
+        return None
     if ip.is_loopback:
         return "loopback"
     if ip.is_unspecified:
@@ -26,7 +44,13 @@ def _why(ip) -> str | None:
         return "multicast"
     if ip.is_link_local:
         return "link-local"
+    if ip.is_reserved:
+        return "reserved"
     return None
+
+
+def _article(why: str) -> str:
+    return "an" if why[0] in "aeiou" else "a"
 
 
 def check(topo: Topology):
@@ -34,8 +58,8 @@ def check(topo: Topology):
         if s.host_ip is not None:
             why = _why(s.host_ip)
             if why:
-                yield error(RESERVED_ADDRESS, f"host IP {s.host_ip} of {s.name} is a {why} "
-                            "address; other servers cannot reach it", s.span_of("host"),
+                yield error(RESERVED_ADDRESS, f"host IP {s.host_ip} of {s.name} is "
+                            f"{_article(why)} {why} address; other servers cannot reach it", s.span_of("host"),
                             subject=s.label, hint="use the address of the NIC other nodes reach "
                             "(the one HCCL_IF_IP will name)")
         reported = False
@@ -47,7 +71,7 @@ def check(topo: Topology):
                 if why:
                     reported = True
                     yield error(RESERVED_ADDRESS, f"{what} {ip} of {s.name} device {d.device_id} "
-                                f"is a {why} address; RoCE peers cannot reach it",
+                                f"is {_article(why)} {why} address; RoCE peers cannot reach it",
                                 s.span_of("device_ip" if what == "device IP" else "gateway"),
                                 subject=f"{s.label}, device {d.device_id}",
                                 hint="use the NPU's RoCE address from `hccn_tool -i N -ip -g`")

@@ -181,8 +181,15 @@ def _job(topo: Topology, job):
         if entries is not None:
             line += f" = process {ids_text(procs)} (ASCEND_RT_VISIBLE_DEVICES={given[0]})"
     else:
-        line = "physical -> container -> process: " + ", ".join(
-            f"{p} -> {c} -> {q}" for p, c, q in zip(phys, cont, procs))
+        shown = [f"{p} -> {c} -> {q}" for p, c, q in zip(phys, cont, procs)
+                 if c is not None and q is not None]
+        unseen = [p for p, c in zip(phys, cont) if c is None]
+        if unseen:
+            shown.append(f"physical {ids_text(unseen)} -> not visible in the container")
+        hidden = [p for p, c, q in zip(phys, cont, procs) if c is not None and q is None]
+        if hidden:
+            shown.append(f"physical {ids_text(hidden)} -> not visible to the process")
+        line = "physical -> container -> process: " + ", ".join(shown)
     others = len(rows) - 1
     yield note(NUMBERING, f"job {job.name} on {s.name}: {line}"
                + (f"; {others} more server{'s' if others > 1 else ''}" if others else ""),

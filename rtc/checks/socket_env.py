@@ -1,11 +1,12 @@
-"""Socket and communication environment of a job (RTC452-RTC455): interface selection
-variables and variables HCCL does not read."""
+"""Socket and communication environment of a job (RTC452-RTC455, RTC457): interface
+selection variables, variables HCCL does not read, and names a shell cannot export."""
 
 from __future__ import annotations
 
 import difflib
+import re
 
-from rtc.diagnostics import error, note, warning
+from rtc.diagnostics import Span, error, note, warning
 from rtc.model.topology import Topology
 from rtc.network.env import env_map, parse_socket_ifname, single_ifname_problem
 from rtc.rules import rule
@@ -48,6 +49,18 @@ NOT_READ = rule("RTC455", "env-not-read-by-hccl", "note",
     Fix: remove it, or use the HCCL equivalent (HCCL_SOCKET_IFNAME, HCCL_INTRA_ROCE_ENABLE
     ...).""")
 
+BAD_ENV_NAME = rule("RTC457", "bad-env-name", "error",
+                    "An `env` name is not a valid environment variable name.", """
+    What: an `env NAME = value` line whose NAME is not letters, digits and underscores
+    starting with a letter or underscore ([A-Za-z_][A-Za-z0-9_]*), e.g. `1FOO`, `FOO-BAR`,
+    `MY.VAR`.
+    Why: the env file and launch script write `export NAME=value`; bash rejects the line
+    with "not a valid identifier" and the launch aborts before vLLM starts.
+    Example: `env 1FOO-BAR = x`.
+    Fix: rename the variable, e.g. `env FOO_BAR = x`.""")
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
 #: HCCL variables in the reference (ranktable-formats.md section 7) and common companions.
 KNOWN_HCCL = (
     "HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "HCCL_SOCKET_FAMILY", "HCCL_IF_BASE_PORT",
@@ -66,6 +79,14 @@ _NCCL_EQUIVALENT = {"NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE":
 
 def check(topo: Topology):
     for job in topo.jobs:
+        for name, _value, span in job.env:
+            if not _ENV_NAME.match(name):
+                yield error(BAD_ENV_NAME, f"job {job.name}: env name '{name}' is not a valid "
+                            "environment variable name; the launch's `export` line fails with "
+                            "\"not a valid identifier\"", _name_span(topo, name, span),
+                            subject=f"job {job.name}",
+                            hint=f"use letters, digits and '_', not starting with a digit, "
+                                 f"e.g. `env {_suggest(name)} = ...`")
         env = env_map(job)
         servers = [p.server for p in job.placements]
         for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"):
@@ -96,6 +117,25 @@ def check(topo: Topology):
                 yield note(NOT_READ, f"job {job.name}: {name} {why}", span,
                            subject=f"job {job.name}",
                            hint="remove it, or use the HCCL setting that does what you meant")
+
+
+def _name_span(topo, name: str, value_span: Span) -> Span:
+    """The span of NAME on its `env` line (the value's span when the text is unavailable)."""
+    text = topo.files.get(value_span.file)
+    if isinstance(text, str):
+        lines = text.splitlines()
+        if 0 < value_span.line <= len(lines):
+            line = lines[value_span.line - 1]
+            at = line.rfind(name, 0, max(value_span.column - 1, 0))
+            if at >= 0:
+                return Span(value_span.file, value_span.line, at + 1, value_span.line,
+                            at + 1 + len(name))
+    return value_span
+
+
+def _suggest(name: str) -> str:
+    fixed = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return fixed if re.match(r"[A-Za-z_]", fixed) else "_" + fixed
 
 
 def _nic_hint(var: str, servers) -> str:

@@ -191,7 +191,34 @@ def _failed(r: ServerResults, name: str, diags: list, what: str, why: str) -> No
                        hint="run it on the server as root with hccn_tool available"))
 
 
+def _is_empty(r: ServerResults, name: str) -> bool:
+    """True when a capture holds no output (nothing but the ``$ command`` line)."""
+    text = r.texts.get(r.path(name))
+    if text is None:
+        return False
+    return all(not line.strip() or line.lstrip().startswith("$") for line in text.splitlines())
+
+
+def _empty(r: ServerResults, names: list, diags: list, kind: str, what: str) -> None:
+    """One finding for all empty captures of one kind on one server."""
+    if not names:
+        return
+    n = len(names)
+    shown = ", ".join(names[:3]) + (f" ... ({n} in all)" if n > 3 else "")
+    codes = sorted({r.exit_codes[x] for x in names if r.exit_codes.get(x)})
+    rc = f"; exit code{'s' if len(codes) > 1 else ''} {', '.join(map(str, codes))}" \
+        if codes else ""
+    captures = "capture is" if n == 1 else "captures are"
+    diags.append(error(FAILED, f"{n} {kind} {captures} empty on {r.server}: {what}{rc}; "
+                       f"see {shown}", Span.whole_file(r.path(names[0])),
+                       subject=f"server {r.server}",
+                       hint="run the preflight script again on the server, as root with "
+                            "hccn_tool available (HCCN_TOOL=/path/to/hccn_tool), and check "
+                            "its output for errors"))
+
+
 def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
+    empty: list = []
     for dev in r.devices:
         d = dev.get("device_id")
         if not isinstance(d, int):
@@ -204,6 +231,9 @@ def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
             out, pdiags = read_capture(r, name, d)
             if out is None:
                 _missing(r, name, diags, f"NPU {d} {what}")
+                continue
+            if _is_empty(r, name):
+                empty.append(name)
                 continue
             diags.extend(keep(pdiags))
             fact = out.get(d, fact_name)
@@ -242,10 +272,17 @@ def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
                 diags.append(error(GATEWAY, f"{r.server} NPU {d} has gateway {value}, the plan "
                                    f"says {dev['gateway']}", _loc(fact, span), subject=subject,
                                    hint=f"hccn_tool -i {d} -gateway -s address {dev['gateway']}"))
+    _empty(r, empty, diags, "hccn_tool", "the preflight did not run or failed")
+    not_run: list = []
     for p in r.pings:
         out, pdiags = read_capture(r, p.file, p.device)
         if out is None:
             _missing(r, p.file, diags, f"ping from NPU {p.device} to {p.target}")
+            continue
+        if _is_empty(r, p.file):
+            # no output at all: the ping did not run, which says nothing about reachability
+            not_run.append(p.file)
+            matrix.add(r.server, p.peer_server, False)
             continue
         diags.extend(keep(pdiags))
         result = next((x for x in out.pings if str(x.target.value) == p.target), None) \
@@ -264,6 +301,7 @@ def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
                                subject=f"server {r.server}, device {p.device}",
                                hint="check both NPUs' link, IP and gateway, and the routes "
                                     "between their subnets"))
+    _empty(r, not_run, diags, "ping", "the pings did not run (not a reachability result)")
     name = "host_reserved_ports.txt"
     text, span = read_text(r, name)
     if text is None:

@@ -319,7 +319,7 @@ def _title_lines(ctx: _Ctx) -> list[str]:
         desc = f"{head}; {v.label} groups: {num(total)} of {size}"
         if count:
             out.append(text(desc + ", ") + font(
-                f"{num(count)} cross servers ({inter_link(ctx.topo, _servers_of(v, first))})",
+                f"{num(count)} {'crosses' if count == 1 else 'cross'} servers ({inter_link(ctx.topo, _servers_of(v, first))})",
                 color=st.WARNING, bold=True))
         else:
             out.append(text(f"{desc}, each inside one server ({topo.preset.intra_server_link})"))
@@ -379,16 +379,20 @@ def build(topo, diagnostics, opts: Options) -> str:
                          max(len(r) for r in rows),
                          [header_id(obj.name, k) for k in range(len(rows[0]))]))
     # cross-server groups: join consecutive drawn parts (one edge per pair of servers)
+    # An edge always joins two members of one group: with several groups between the
+    # same two servers, the first group's parts are joined and the edge says how many
+    # groups it stands for (never two NPUs that share no group).
     links: dict = {}
-    for drawn in ctx.crossing_drawn.values():
+    for (_job, gi), drawn in ctx.crossing_drawn.items():
         for x, y in zip(drawn, drawn[1:]):
-            links.setdefault((x[0], y[0]), []).append((x[1], y[2]))
+            links.setdefault((x[0], y[0]), []).append((x[1], y[2], x[3], gi))
     for (sa, sb), items in links.items():
-        if len(items) == 1:
-            tail, head = items[0]
-        else:
-            tail, head = ctx.corners[sa][1], ctx.corners[sb][0]
-        g.edge(tail, head, st.CROSSING_EDGE)
+        tail, head, v, gi = items[0]
+        look = st.CROSSING_EDGE
+        if len(items) > 1:
+            look = st.style(look, {"xlabel": f"{v.label} {gi} "
+                                   f"(+{plural(len(items) - 1, 'more group')})"})
+        g.edge(tail, head, look)
     drawn_names = {s.name for s in p.drawn_servers()}
     for a, b, kind in ctx.unreachable:
         if a[0] in drawn_names and b[0] in drawn_names:
