@@ -93,7 +93,7 @@ def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileRe
     """Read ``path`` (UTF-8) and :func:`compile_text` it. An unreadable file gives an
     RTC001 diagnostic and no topology."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
             text = f.read()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

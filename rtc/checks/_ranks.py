@@ -5,27 +5,13 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from rtc.textfmt import format_ids
+
 
 def compact(ids: Iterable[int], limit: int = 6) -> str:
-    """Ascending ids as ranges: [0,1,2,3,5] -> '0..3, 5'; more than ``limit`` ranges are
-    cut with '... (N in all)'. Runs of two are written '4, 5'."""
-    ids = list(ids)
-    parts: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        if j > i + 1:
-            parts.append(f"{ids[i]}..{ids[j]}")
-        elif j == i + 1:
-            parts.append(f"{ids[i]}, {ids[j]}")
-        else:
-            parts.append(str(ids[i]))
-        i = j + 1
-    if len(parts) > limit:
-        return ", ".join(parts[:limit]) + f", ... ({len(ids)} in all)"
-    return ", ".join(parts)
+    """Ids as ranges: [0,1,2,3,5] -> '0..3, 5'; more than ``limit`` pieces are cut with
+    '... (N in all)' (:func:`rtc.textfmt.format_ids`)."""
+    return format_ids(ids, limit)
 
 
 def span_range(first: int, count: int) -> str:

@@ -106,9 +106,26 @@ def check(topo: Topology):
                     yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
                                   f"but comes after it in rank order ({what})", sb.span,
                                   subject=sb.label,
-                                  hint="zero-pad family indices (node[00..15]) or declare the "
-                                       "servers in name order")
+                                  hint=_order_hint(sb))
                     break
+
+
+def _order_hint(server) -> str:
+    """Suggest padding the server's family to the width of its last index
+    (`n[00..120]` -> `n[000..120]`); a plain server gets the general advice."""
+    from rtc.syntax.values import ValueProblem, parse_family_name
+
+    if server.family:
+        try:
+            fam = parse_family_name(server.family, server.span)
+        except ValueProblem:
+            fam = None
+        if fam is not None:
+            width = len(str(fam.last))
+            padded = f"{fam.prefix}[{str(fam.first).zfill(width)}..{fam.last}]{fam.suffix}"
+            return (f"zero-pad the family to the width of its last index: `family {padded}` "
+                    "(or declare the servers in name order)")
+    return "zero-pad family indices (node[00..15]) or declare the servers in name order"
 
 
 def _pod_count(members) -> int:

@@ -17,9 +17,19 @@ WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
     Fix: give the job dp*pp*pcp*tp devices, or change the sizes.""")
 
 
+#: Attributes the world size and the device count depend on.
+SIZE_INPUTS = frozenset({"dp", "tp", "pp", "pcp", "servers", "on"})
+
+
 def check(topo: Topology):
+    from rtc.model.lower import incomplete
+
     for job in topo.jobs:
         if not job.placements:
+            continue
+        if incomplete(job) & SIZE_INPUTS:
+            # A size or a server reference did not parse or resolve (already reported):
+            # judging the defaults would give wrong advice (e.g. "tp 1").
             continue
         n = job.device_count
         world = job.world_size

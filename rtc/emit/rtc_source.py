@@ -9,6 +9,8 @@ blank line between blocks, a trailing newline.
 
 from __future__ import annotations
 
+from rtc.textfmt import format_ids
+
 import re
 from dataclasses import dataclass, field
 
@@ -38,20 +40,9 @@ def word(text: str) -> str:
 
 
 def device_set(ids: list[int]) -> str:
-    """[0,1,2,3,5] -> '0..3, 5' (runs of three or more become ranges)."""
-    ids = sorted(ids)
-    parts: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{ids[i]}..{ids[j]}")
-        else:
-            parts.extend(str(x) for x in ids[i:j + 1])
-        i = j + 1
-    return ", ".join(parts)
+    """[0,1,2,3,5] -> '0..3, 5', a device set in the rtc language
+    (:func:`rtc.textfmt.format_ids`)."""
+    return format_ids(ids)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from rtc.diagnostics import Diagnostic, Related, Span, error
 from rtc.model.presets import presets
 from rtc.model.topology import Device, Job, Placement, Server, Topology
 from rtc.rules import rule
+from rtc.textfmt import format_ids
 from rtc.syntax.schema import MISSING_ATTRIBUTE, AddressPlan, Decl
 from rtc.syntax.values import (FamilyName, ValueProblem, fast_ipv4, is_family_ref,
                                parse_family_name, parse_ip)
@@ -50,6 +51,28 @@ UNKNOWN_REF = rule("RTC215", "unknown-server-or-device", "error",
     Why: the job's rank table would silently miss those devices.
     Example: `servers atlas-1` (the server is atlas-01).
     Fix: use the declared server names and their device ids.""")
+
+
+UNKNOWN_POLICY = rule("RTC118", "unknown-policy-rule", "error",
+                      "A `policy` line names a rule that does not exist.", """
+    What: `policy RTC999 error` or `policy cross_node_tpp warn`: the name is neither a rule
+    id (RTCnnn) nor a rule name (kebab-case or snake_case).
+    Why: the policy would silently change nothing, and the finding you meant to allow,
+    demote or promote would keep its default severity.
+    Example: `policy cross_node_tpp error` (the rule is cross-node-tp).
+    Fix: use a name or id from `rtc rules` (rtc suggests the closest one).""")
+
+#: Prefix of the marker keys lowering puts in ``Server.spans`` / ``Job.spans`` for an
+#: attribute whose value could not be read (already reported): ``spans["!tp"]``.
+INCOMPLETE_MARK = "!"
+
+
+def incomplete(obj) -> set[str]:
+    """The attributes of a :class:`Server` or :class:`Job` that were written but could not
+    be read or resolved (an error was already reported for each). A check that depends on
+    one of them must skip the object instead of judging defaults: e.g. ``tp eight`` leaves
+    tp at 1, and a world-size error about tp 1 would be wrong advice."""
+    return {k[len(INCOMPLETE_MARK):] for k in obj.spans if k.startswith(INCOMPLETE_MARK)}
 
 
 def _problem(p: ValueProblem, subject: str | None = None) -> Diagnostic:
@@ -133,6 +156,11 @@ class _Lowerer:
         subject = f"server {name}"
         spans = {k: decl.span_of(k) for k in decl.attrs}
         spans["name"] = decl.name_span
+        for key in decl.failed:
+            # A device_ip (etc.) that was written but did not parse: checks that look for
+            # `key in spans` (e.g. RTC211 "no device_ip") must not report it as missing.
+            spans.setdefault(key, decl.name_span)
+            spans[INCOMPLETE_MARK + key] = decl.name_span
 
         def report(key: str, p: ValueProblem) -> None:
             # A family reports each attribute's first failure only (with the member).
@@ -154,7 +182,8 @@ class _Lowerer:
 
         host_ip = None
         if decl.get("host") is not None:
-            host_ip = self.address(decl.get("host"), decl.span_of("host"), {"i": i}, report, "host")
+            host_ip = self.address(decl.get("host"), decl.span_of("host"), {"i": i}, report, "host",
+                                   name)
 
         for key in ("device_ip", "gateway"):
             plan = decl.get(key)
@@ -198,13 +227,18 @@ class _Lowerer:
                       super_pod_id=super_pod, family=family,
                       family_index=i if family else None, inventory=inventory, spans=spans)
 
-    def address(self, template, span: Span, env: dict, report, key: str):
+    def address(self, template, span: Span, env: dict, report, key: str, name: str = ""):
         text = None
         try:
             text = template.render(**env)
             return parse_ip(text, span, "RTC111" if template.is_constant else RENDERED_ADDRESS)
         except ValueProblem as p:
-            if not template.is_constant:
+            if text is None:  # the template itself failed (e.g. divides by zero)
+                where = f" for server {name}" if name else ""
+                p = ValueProblem(p.code, f"{key} {p.message.replace(' (', where + ' (', 1)}"
+                                 if " (" in p.message else f"{key} {p.message}{where}",
+                                 p.span, p.hint)
+            elif not template.is_constant:
                 p = ValueProblem(RENDERED_ADDRESS, f"{key} template '{template.text}' gives "
                                  f"'{text}': {p.message}", span, p.hint)
             report(key, p)
@@ -223,10 +257,10 @@ class _Lowerer:
                 return None
             out = []
             for k, (t, d) in enumerate(zip(plan.items, device_ids)):
-                out.append(self.address(t, t.span, {"i": i, "d": d, "k": k}, report, key))
+                out.append(self.address(t, t.span, {"i": i, "d": d, "k": k}, report, key, name))
             return out
         if plan.kind == "step":
-            start = self.address(plan.items[0], span, {"i": i}, report, key)
+            start = self.address(plan.items[0], span, {"i": i}, report, key, name)
             if start is None:
                 return None
             out = []
@@ -255,7 +289,7 @@ class _Lowerer:
                 except ValueProblem:
                     ip = None
                 # Anything but a plain dotted quad takes the path that explains errors.
-                out.append(ip if ip is not None else self.address(t, span, env, report, key))
+                out.append(ip if ip is not None else self.address(t, span, env, report, key, name))
             return out
         return None
 
@@ -294,12 +328,20 @@ class _Lowerer:
                 continue
             placements: dict[str, Placement] = {}
             claims: list = []  # (server, device ids, server span, via, devices span)
+            unresolved: set[str] = set(decl.failed)
             for w in decl.get("servers") or ():
-                for s in self.resolve(w, by_name, servers):
+                before = len(self.diags)
+                found = self.resolve(w, by_name, servers)
+                if len(self.diags) > before:
+                    unresolved.add("servers")
+                for s in found:
                     placements[s.name] = Placement(s, tuple(d.device_id for d in s.devices), w.span)
                     claims.append((s.name, placements[s.name].device_ids, w.span, "servers", None))
             for ref in decl.get("on") or ():
+                before = len(self.diags)
                 found = self.resolve(ref.server, by_name, servers)
+                if len(self.diags) > before:
+                    unresolved.add("on")
                 for s in found:
                     ids = ref.devices if ref.devices is not None else tuple(d.device_id for d in s.devices)
                     have = {d.device_id for d in s.devices}
@@ -312,10 +354,13 @@ class _Lowerer:
                             ref.devices_span or ref.server.span, subject=f"server {s.name}",
                             hint=f"use devices of {s.name} ({_ids(sorted(have))})"))
                         ids = tuple(d for d in ids if d in have)
+                        unresolved.add("on")
                     placements[s.name] = Placement(s, tuple(sorted(ids)), ref.server.span,
                                                    ref.dp_local)
                     claims.append((s.name, tuple(ids), ref.server.span, "on", ref.devices_span))
             spans = {k: decl.span_of(k) for k in decl.attrs}
+            for key in unresolved:
+                spans[INCOMPLETE_MARK + key] = decl.span_of(key)
             env = [v for v in (decl.get("env") or ())]
             policies = {name: (level, loc.span) for loc in decl.attrs.get("policy", ())
                         for name, level in [loc.value]}
@@ -328,7 +373,7 @@ class _Lowerer:
                 expert_parallel=decl.get("expert_parallel", False),
                 model_kind=decl.get("model_kind", "moe"), order=decl.get("order"),
                 env=env, policies=policies, spans=spans, claims=claims)
-            if not job.placements:
+            if not job.placements and not unresolved & {"servers", "on"}:
                 self.diags.append(error(MISSING_ATTRIBUTE, f"job {decl.name} uses no devices",
                                         decl.name_span,
                                         hint="add `servers NAME, NAME` or `on NAME devices 0..7`"))
@@ -362,19 +407,39 @@ class _Lowerer:
         return [s]
 
 
+def _check_policies(decls: list[Decl]) -> list[Diagnostic]:
+    """RTC118 for every `policy NAME level` whose NAME is no rule id or name."""
+    import difflib
+
+    from rtc.rules import all_rules
+
+    rules = all_rules()
+    known = {r.code for r in rules} | {r.name for r in rules} | \
+        {r.name.replace("-", "_") for r in rules}
+    out = []
+    for decl in decls:
+        for loc in decl.attrs.get("policy", ()):
+            key = loc.value[0]
+            if key in known or key.upper() in {r.code for r in rules}:
+                continue
+            pool = [r.code for r in rules] if key[:3].upper() == "RTC" else \
+                [r.name for r in rules] + [r.name.replace("-", "_") for r in rules]
+            close = difflib.get_close_matches(key.upper() if pool[0].startswith("RTC") else key,
+                                              pool, n=1, cutoff=0.8 if key[:3].upper() == "RTC"
+                                              else 0.6)
+            where = f"{decl.kind} {decl.name}" if decl.name else f"the {decl.kind} block"
+            span = Span(loc.span.file, loc.span.line, loc.span.column, loc.span.line,
+                        loc.span.column + len(key))
+            out.append(error(UNKNOWN_POLICY, f"policy in {where} names {key!r}, which is no "
+                             "rule; the policy would change nothing", span,
+                             hint=(f"did you mean '{close[0]}'? " if close else "") +
+                             "`rtc rules` lists every rule id and name"))
+    return out
+
+
 def _ids(ids) -> str:
-    """Compact id list: [0,1,2,3,5] -> '0..3, 5'."""
-    ids = list(ids)
-    parts = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        parts.append(f"{ids[i]}..{ids[j]}" if j > i + 1 else
-                     (f"{ids[i]}, {ids[j]}" if j == i + 1 else str(ids[i])))
-        i = j + 1
-    return ", ".join(parts)
+    """Compact id list: [0,1,2,3,5] -> '0..3, 5' (:func:`rtc.textfmt.format_ids`)."""
+    return format_ids(ids)
 
 
 def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnostic]]:
@@ -387,6 +452,7 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
         return None, lw.diags
     servers = lw.servers(preset)
     jobs = lw.jobs(servers)
+    lw.diags.extend(_check_policies(decls))
     policies = {name: (level, loc.span) for loc in cdecl.attrs.get("policy", ())
                 for name, level in [loc.value]}
     topo = Topology(name=cdecl.name or "cluster", preset=preset, servers=servers, jobs=jobs,

@@ -360,6 +360,9 @@ class JobPlacement:
         return self._axes
 
 
+_MAX_WORLD = 2_097_152
+
+
 def place(nodes: Sequence[NodeInput], sizes: ParallelSizes, *, framework: str = "vllm",
           model_kind: str = "moe", order: str | None = None) -> JobPlacement:
     """Place a job's ranks on its servers' devices (see the module docstring).
@@ -439,13 +442,16 @@ def place(nodes: Sequence[NodeInput], sizes: ParallelSizes, *, framework: str = 
             next_dp += 1
             i = j
 
-    rank_node = [-1] * world
-    rank_position = [-1] * world
+    # Guard: the schema caps dp*pp*pcp*tp (rtc.syntax.schema.MAX_WORLD); never allocate
+    # more ranks than that, whatever the sizes say.
+    alloc = min(world, _MAX_WORLD)
+    rank_node = [-1] * alloc
+    rank_position = [-1] * alloc
     for p in plans:
         base = p.first_position
         for k in range(p.placed):
             r = p.first_rank + k
-            if 0 <= r < world:
+            if 0 <= r < alloc:
                 rank_node[r] = p.index
                 rank_position[r] = base + k
     return JobPlacement(sizes=sizes, framework=framework, mode=mode, layout=layout,

@@ -225,6 +225,8 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
     syntax diagnostic (RTC100-RTC109) on failure. Never raises lark exceptions."""
     from lark.exceptions import UnexpectedInput
 
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark some editors write
+        text = text[1:]
     if not text.endswith("\n"):
         text_for_parser = text + "\n"
     else:
@@ -235,7 +237,51 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
         return None, [_friendly(exc, text_for_parser, filename)]
     blocks = tuple(_convert_block(filename, b) for b in tree.children
                    if getattr(b, "data", None) == "block")
+    same_line = _fact_on_open_line(blocks)
+    if same_line is not None:
+        return None, [same_line]
     return SourceFile(filename, text, blocks), []
+
+
+def _fact_on_open_line(blocks) -> Diagnostic | None:
+    """RTC107 for `server a { host 10.0.0.6`: the grammar accepts a fact after the opening
+    brace (the line break is optional there), but one fact per line is the rule on both
+    brace lines (`devices 0..7 }` is rejected by the grammar)."""
+    for block in blocks:
+        header = block.label.span.line if block.label else block.kind_span.line
+        for item in block.body:
+            start = item.key_span if isinstance(item, Attribute) else item.kind_span
+            if start.line == header:
+                what = f"'{item.key}'" if isinstance(item, Attribute) else f"a {item.kind} block"
+                return error(SAME_LINE, f"{what} is on the same line as the '{{' that opens "
+                             f"{block.kind} {block.label.text if block.label else ''}".rstrip()
+                             + "; facts must be on their own lines", start,
+                             hint="break the line after '{': one fact per line between the "
+                                  "braces")
+            if isinstance(item, Block):
+                inner = _fact_on_open_line((item,))
+                if inner is not None:
+                    return inner
+    return None
+
+
+def _show(text: str) -> str:
+    """``text`` quoted for a message; invisible or control characters (a byte order
+    mark, a zero-width space, a tab) are shown escaped, never raw."""
+    if all(ch.isprintable() for ch in text):
+        return f"'{text}'"
+    return "'" + "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                         for ch in text) + "'"
+
+
+def _enclosing_block(text: str, line: int) -> str | None:
+    """The kind of the block that is open at the start of ``line`` (None at top level)."""
+    head = "\n".join(text.splitlines()[: line - 1]) + "\n"
+    opened = _unclosed_brace(head, "")
+    if opened is None:
+        return None
+    words = text.splitlines()[opened.line - 1].split()
+    return words[0] if words else None
 
 
 def _unclosed_brace(text: str, filename: str) -> Span | None:
@@ -299,6 +345,32 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
                      "'}' on the same line", span,
                      hint="templates look like 10.1.{i/256}.{i%256}")
 
+    # A word followed by '{' inside a block: a nested block, which the language has not.
+    rest = source_line[column:].split("#")[0].strip() if column >= 1 else ""
+    if token_type == "LBRACE" and before and not rest and "WORD" in expected:
+        outer = _enclosing_block(text, line)
+        if outer is not None:
+            head = before.split()
+            start = len(source_line) - len(source_line.lstrip()) + 1
+            nspan = Span(filename, line, start, line, column + 1)
+            return error(SYNTAX, f"blocks cannot be nested: '{head[0]} {{' is inside a "
+                         f"{outer} block", nspan,
+                         hint="close the " + outer + " block with '}' first; only "
+                         + ", ".join(BLOCK_KINDS) + " blocks exist, all at the top level")
+    # `env A = 0,1`: a value with commas must be quoted.
+    if token_type == "COMMA" and "=" in before:
+        name, _eq, value = before.partition("=")
+        value = value.strip()
+        key_words = name.split()
+        vstart = before.index("=") + 1 + (len(before.split("=", 1)[1]) -
+                                          len(before.split("=", 1)[1].lstrip())) + 1
+        full = source_line[vstart - 1:].split("#")[0].rstrip()
+        shown = f'{" ".join(key_words)} = "{full}"' if key_words else f'NAME = "{full}"'
+        return error(BAD_ASSIGN, f"the value after '=' contains a comma: a value with commas "
+                     f"must be quoted ({value}, ... would be read as a list)",
+                     Span(filename, line, vstart, line, vstart + len(full)),
+                     hint=f"write `{shown}`")
+
     # The parser state tells the rest; the rules below are exact, match_examples (with the
     # catalog above) classifies whatever they leave.
     kinds = {k.upper() for k in BLOCK_KINDS}
@@ -342,7 +414,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
                      hint="a block is written `server NAME {` with the brace on the header line")
     if label == "missing-value":
         prev = _previous_word(source_line, lines, line, column)
-        return error(MISSING_VALUE, f"'{prev}' has no value" if prev else "an attribute has no value",
+        return error(MISSING_VALUE, f"{_show(prev)} has no value" if prev else "an attribute has no value",
                      span, hint="write the value on the same line, e.g. `tp 8`")
     if label == "unknown-block":
         import difflib
@@ -351,7 +423,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
         close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
         hint = (f"did you mean '{close[0]}'?" if close else
                 "blocks are: " + ", ".join(BLOCK_KINDS))
-        return error(UNKNOWN_BLOCK, f"unknown block keyword '{word}'", span, hint=hint)
+        return error(UNKNOWN_BLOCK, f"unknown block keyword {_show(word)}", span, hint=hint)
     if label == "unexpected-close":
         return error(UNEXPECTED_CLOSE, "this '}' closes no block", span,
                      hint="remove it, or add the block header it belongs to")
@@ -364,7 +436,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
     if label == "bad-assign":
         return error(BAD_ASSIGN, "an '=' must have a name on its left and a value on its right",
                      span, hint="write `env NAME = value`")
-    shown = f" '{token_text}'" if token_text and token_text.strip() else ""
+    shown = f" {_show(token_text)}" if token_text and token_text.strip() else ""
     return error(SYNTAX, f"unexpected{shown or ' input'} here", span,
                  hint="every fact is `key value ...` on its own line inside a block")
 

@@ -111,6 +111,9 @@ class Decl:
     attrs: dict
     span: Span
     children: tuple = ()
+    #: Keys whose value could not be read (already reported). Lowering and the checks must
+    #: not fall back to defaults for them as if they had not been written.
+    failed: frozenset = frozenset()
 
     def get(self, key: str, default: Any = None) -> Any:
         loc = self.attrs.get(key)
@@ -148,6 +151,29 @@ def _single(attr: Attribute) -> Word:
         raise ValueProblem(BAD_VALUE, f"'{attr.key}' takes exactly one value", attr.span,
                            f"write `{attr.key} VALUE`")
     return words[0]
+
+
+def _single_quoted(word: Word) -> bool:
+    return not word.quoted and len(word.text) >= 2 and word.text[0] == word.text[-1] == "'"
+
+
+def _check_quotes(attr: Attribute) -> None:
+    """Single quotes are not string delimiters in rtc: `model '/m'` would keep the quotes
+    in the value. Report them instead of passing them on."""
+    words: list[Word] = []
+    for a in attr.args:
+        if isinstance(a, Word):
+            words.append(a)
+        elif isinstance(a, ListArg):
+            words.extend(a.items)
+        elif isinstance(a, Assign):
+            words.extend((a.name, a.value))
+    for w in words:
+        if _single_quoted(w):
+            inner = w.text[1:-1]
+            raise ValueProblem(BAD_VALUE, f"'{attr.key}' value {w.text} uses single quotes, "
+                               "which rtc keeps as part of the value; use double quotes",
+                               w.span, f'write "{inner}" (or {inner} without quotes)')
 
 
 def p_int(lo: int = 0, hi: int | None = None) -> Callable:
@@ -210,7 +236,7 @@ def p_address_plan(attr: Attribute) -> AddressPlan:
         return AddressPlan("inventory")
     if len(words) == 3 and words[1].text == "step" and not isinstance(attr.args[0], ListArg):
         start = _address_template(words[0])
-        step = parse_int(words[2].text, words[2].span, lo=1, what="step")
+        step = parse_int(words[2].text, words[2].span, lo=1, hi=2**32, what="step")
         return AddressPlan("step", (start,), step)
     if any(w.text == "step" for w in words):
         raise ValueProblem(BAD_VALUE, f"write `{attr.key} START step N`", attr.span)
@@ -265,7 +291,7 @@ def p_placement(attr: Attribute) -> PlacementRef:
             i += 2
         elif isinstance(w, Word) and w.text == "dp_local" and i + 1 < len(rest):
             arg = rest[i + 1]
-            dp_local = parse_int(arg.text, arg.span, lo=0, what="dp_local")
+            dp_local = parse_int(arg.text, arg.span, lo=0, hi=MAX_PARALLEL, what="dp_local")
             i += 2
         else:
             raise ValueProblem(BAD_VALUE, f"unexpected '{getattr(w, 'text', '=')}' after the "
@@ -311,6 +337,12 @@ class BlockSpec:
     children: tuple = ()
 
 
+#: Largest value of one parallel size (dp, tp, pp, pcp, dcp).
+MAX_PARALLEL = 1_048_576
+#: Largest world size dp*pp*pcp*tp of one job (131,072 servers x 16 NPUs).
+MAX_WORLD = 2_097_152
+WORLD_KEYS = ("dp", "pp", "pcp", "tp")
+
 _SERVER_ATTRS = {
     "server_id": AttrSpec(p_template, doc="server_id in the rank table (default: the name)"),
     "host": AttrSpec(p_address, doc="host IP (HCCL_IF_IP, --data-parallel-address)"),
@@ -343,11 +375,11 @@ BLOCK_SPECS: dict[str, BlockSpec] = {
                               doc="framework (default vllm)"),
         "servers": AttrSpec(p_server_refs, doc="servers whose devices the job uses (all devices)"),
         "on": AttrSpec(p_placement, repeat=True, doc="on SERVER [devices SET] [dp_local N]"),
-        "dp": AttrSpec(p_int(1), doc="data parallel size"),
-        "tp": AttrSpec(p_int(1), doc="tensor parallel size"),
-        "pp": AttrSpec(p_int(1), doc="pipeline parallel size"),
-        "pcp": AttrSpec(p_int(1), doc="prefill context parallel size"),
-        "dcp": AttrSpec(p_int(1), doc="decode context parallel size"),
+        "dp": AttrSpec(p_int(1, MAX_PARALLEL), doc="data parallel size"),
+        "tp": AttrSpec(p_int(1, MAX_PARALLEL), doc="tensor parallel size"),
+        "pp": AttrSpec(p_int(1, MAX_PARALLEL), doc="pipeline parallel size"),
+        "pcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="prefill context parallel size"),
+        "dcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="decode context parallel size"),
         "expert_parallel": AttrSpec(p_bool, doc="expert parallel on/off"),
         "model_kind": AttrSpec(p_choice("moe", "dense"), doc="moe (default) or dense"),
         "order": AttrSpec(p_word, doc="Megatron-LM order string, e.g. tp-cp-ep-dp-pp"),
@@ -411,6 +443,7 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
         except ValueProblem as p:
             diags.append(error(p.code, p.message, p.span, hint=p.hint))
     attrs: dict = {}
+    failed: set[str] = set()
     children = []
     for item in block.body:
         if isinstance(item, Block):
@@ -425,16 +458,31 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
                     f"a {block.kind} block accepts: " + ", ".join(spec.attrs) if spec.attrs else
                     f"{block.kind} blocks take no attributes yet")
             where = f"{block.kind} '{name}'" if name else f"the {block.kind} block"
-            diags.append(error(UNKNOWN_ATTRIBUTE, f"unknown attribute '{item.key}' in {where}",
+            from rtc.syntax.parser import _show
+
+            diags.append(error(UNKNOWN_ATTRIBUTE, f"unknown attribute {_show(item.key)} in {where}",
                                item.key_span, hint=hint))
             continue
         try:
+            _check_quotes(item)
             value = aspec.parse(item)
         except ValueProblem as p:
             diags.append(error(p.code, p.message, p.span, hint=p.hint))
+            failed.add(item.key)
             continue
         loc = Located(value, _value_span(item))
         if aspec.repeat:
+            if item.key == "env":
+                first = next((x for x in attrs.get("env", ()) if x.value[0] == value[0]), None)
+                if first is not None:
+                    where = f"{block.kind} '{name}'" if name else f"the {block.kind} block"
+                    diags.append(error(DUPLICATE_ATTRIBUTE, f"env {value[0]} is set twice in "
+                                       f"{where}", item.args[0].span,
+                                       hint=f"keep one `env {value[0]} = ...` line; rtc will "
+                                            "not pick one of two values silently",
+                                       related=[_related(first.span, "first set here")]))
+                    failed.add(item.key)
+                    continue
             attrs[item.key] = attrs.get(item.key, ()) + (loc,)
         elif item.key in attrs:
             diags.append(error(DUPLICATE_ATTRIBUTE, f"'{item.key}' is given twice in "
@@ -443,7 +491,30 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
                                related=[_related(attrs[item.key].span, "first given here")]))
         else:
             attrs[item.key] = loc
-    return Decl(block.kind, name, name_span, attrs, block.span, tuple(children))
+    if block.kind == "job":
+        _check_world(attrs, failed, diags, name)
+    return Decl(block.kind, name, name_span, attrs, block.span, tuple(children),
+                frozenset(failed))
+
+
+def _check_world(attrs: dict, failed: set, diags: list[Diagnostic], name: str | None) -> None:
+    """Reject a job whose dp*pp*pcp*tp is larger than any cluster rtc can describe (each
+    size alone is capped by its parser); the error sits at the largest size."""
+    given = [(k, attrs[k]) for k in WORLD_KEYS if k in attrs]
+    world = 1
+    for _k, loc in given:
+        world *= loc.value
+    if world <= MAX_WORLD or not given:
+        return
+    key, loc = max(given, key=lambda kv: kv[1].value)
+    sizes = " x ".join(f"{k} {attrs[k].value}" for k in WORLD_KEYS if k in attrs)
+    diags.append(error(BAD_VALUE, f"job {name or ''} asks for a world of {world:,} devices "
+                       f"({sizes}); rtc handles at most {MAX_WORLD:,} per job", loc.span,
+                       hint=f"check '{key}' for a typo; dp*pp*pcp*tp must equal the number of "
+                            "devices the job is given"))
+    for k, _loc in given:
+        failed.add(k)
+        del attrs[k]  # never lower an absurd world
 
 
 def _value_span(attr: Attribute) -> Span:

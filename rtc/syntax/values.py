@@ -126,7 +126,12 @@ class Template:
             try:
                 value = fn(env)
             except ZeroDivisionError:
-                raise ValueProblem("RTC113", f"division by zero in template '{{{expr}}}'", self.span)
+                shown = ", ".join(f"{k}={v}" for k, v in env.items()
+                                  if k in _group_variables(expr))
+                raise ValueProblem("RTC113", f"template '{{{expr}}}' divides by zero"
+                                   + (f" ({shown})" if shown else ""), self.span,
+                                   "change the divisor (or the modulus) so it is never 0 for "
+                                   "any server or device, e.g. {i/256}")
             except NameError as exc:
                 raise ValueProblem("RTC113", f"template '{{{expr}}}' cannot be used here ({exc})",
                                    self.span, "d and k are only known per device")
@@ -236,11 +241,17 @@ def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = 
     if not re.fullmatch(r"\d+", text):
         raise ValueProblem(code, f"{what} must be a whole number, not '{text}'", span,
                            "write digits, e.g. 8")
-    value = int(text)
-    if lo is not None and value < lo or hi is not None and value > hi:
-        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise ValueProblem(code, f"{what} {value} is out of range ({rng})", span,
-                           f"use a value in {rng}")
+    digits = text.lstrip("0") or "0"
+    value = int(digits) if len(digits) <= 30 else None  # no 4,300-digit int() limit
+    if value is None or lo is not None and value < lo or hi is not None and value > hi:
+        if hi is None:
+            rng, use = f">= {lo}", f"use a value of at least {lo}"
+        elif lo is None:
+            rng, use = f"<= {hi}", f"use a value of at most {hi:,}"
+        else:
+            rng, use = f"{lo}..{hi}", f"use a value from {lo} to {hi:,}"
+        shown = str(value) if value is not None else f"{digits[:12]}... ({len(digits)} digits)"
+        raise ValueProblem(code, f"{what} {shown} is out of range ({rng})", span, use)
     return value
 
 
@@ -255,9 +266,15 @@ MAX_FAMILY_SIZE = 131072
 def parse_int_range(text: str, span: Span, code: str = "RTC112") -> list[int]:
     """``7`` -> [7]; ``0..7`` -> [0..7] (inclusive). Raises :class:`ValueProblem` for
     reversed or malformed ranges (``7..0``, ``0..``, ``0...7``, ``a..b``)."""
+    if re.fullmatch(r"\d+", text) and len(text) > 30:
+        raise ValueProblem(code, f"device id {text[:12]}... ({len(text)} digits) is far too "
+                           "large", span, "device ids are the NPUs of one server, e.g. 0..7")
     if re.fullmatch(r"\d+", text):
         return [int(text)]
     m = _RANGE_RE.fullmatch(text)
+    if m and max(len(m.group(1)), len(m.group(2))) > 30:
+        raise ValueProblem(code, f"range '{text[:40]}...' has far too many items", span,
+                           "device ids are the NPUs of one server, e.g. 0..7 or 0..15")
     if not m:
         if ".." in text or "-" in text:
             raise ValueProblem(code, f"'{text}' is not a range: write FIRST..LAST, e.g. 0..7",
@@ -305,6 +322,9 @@ def parse_family_name(text: str, span: Span, code: str = "RTC112") -> FamilyName
         raise ValueProblem(code, f"'{text}' is not a family name: write PREFIX[FIRST..LAST], "
                            "e.g. node[0..1023]", span)
     first_s, last_s = m.group(2), m.group(3)
+    if max(len(first_s), len(last_s)) > 30:
+        raise ValueProblem(code, f"family range in '{text[:40]}...' is far too large", span,
+                           f"rtc handles at most {MAX_FAMILY_SIZE:,} servers per family")
     first, last = int(first_s), int(last_s)
     if first > last:
         raise ValueProblem(code, f"family range [{first_s}..{last_s}] runs backwards", span)

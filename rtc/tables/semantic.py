@@ -18,6 +18,8 @@ explanations live in the docstrings of :mod:`rtc.tables.jsonload`, :mod:`.forms`
 
 from __future__ import annotations
 
+from rtc.textfmt import format_ids
+
 import re
 import textwrap
 from dataclasses import dataclass
@@ -314,20 +316,8 @@ class _Ctx:
 
 
 def _ids(values) -> str:
-    """[0,1,2,5] -> '0..2, 5' (at most 8 groups shown)."""
-    vals = sorted(set(values))
-    parts: list[str] = []
-    i = 0
-    while i < len(vals):
-        j = i
-        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
-            j += 1
-        parts.append(str(vals[i]) if i == j else (f"{vals[i]}, {vals[j]}" if j == i + 1
-                                                  else f"{vals[i]}..{vals[j]}"))
-        i = j + 1
-    if len(parts) > 8:
-        return ", ".join(parts[:8]) + f", ... ({len(vals)} in all)"
-    return ", ".join(parts)
+    """[0,1,2,5] -> '0..2, 5' (at most 8 pieces shown; :func:`rtc.textfmt.format_ids`)."""
+    return format_ids(values, 8)
 
 
 def _value_subspan(span: Span, text: str, item: str) -> Span:

@@ -8,6 +8,8 @@ set.
 
 from __future__ import annotations
 
+from rtc.textfmt import format_ids
+
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
@@ -52,20 +54,8 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def ranges(ids) -> str:
-    """[0,1,2,3,5,7,8] -> '0..3, 5, 7, 8' (ascending input)."""
-    ids = list(ids)
-    out: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        if j >= i + 2:
-            out.append(f"{ids[i]}..{ids[j]}")
-        else:
-            out.extend(str(x) for x in ids[i:j + 1])
-        i = j + 1
-    return ", ".join(out)
+    """[0,1,2,3,5,7,8] -> '0..3, 5, 7, 8' (:func:`rtc.textfmt.format_ids`)."""
+    return format_ids(ids)
 
 
 def shorten(s: str, limit: int) -> str:

@@ -1,0 +1,27 @@
+"""Small text helpers shared by diagnostics, reports and emitters."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+
+def format_ids(ids: Iterable[int], limit: int | None = None) -> str:
+    """Ids as compact ranges, ascending and without repeats: [5, 0, 1, 2, 3, 7, 8] ->
+    '0..3, 5, 7, 8' (runs of three or more become FIRST..LAST, which is also how the rtc
+    language writes device sets). With ``limit``, at most that many pieces are shown,
+    then '... (N in all)'."""
+    vals = sorted(set(ids))
+    parts: list[str] = []
+    i = 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{vals[i]}..{vals[j]}")
+        else:
+            parts.extend(str(x) for x in vals[i:j + 1])
+        i = j + 1
+    if limit is not None and len(parts) > limit:
+        return ", ".join(parts[:limit]) + f", ... ({len(vals)} in all)"
+    return ", ".join(parts)
