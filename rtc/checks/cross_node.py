@@ -10,6 +10,7 @@ from __future__ import annotations
 from rtc.checks._ranks import plural, runs_by_server
 from rtc.diagnostics import warning
 from rtc.model.topology import Topology
+from rtc.model.lower import incomplete
 from rtc.rules import rule
 
 CROSS_NODE_TP = rule("RTC310", "cross-node-tp", "warning",
@@ -42,6 +43,8 @@ def check(topo: Topology):
     for job in topo.jobs:
         if not job.placements or (job.tp == 1 and job.pcp == 1):
             continue
+        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+            continue   # an error about the unreadable attribute was reported already
         pl = topo.placement(job)
         if len(pl.nodes) < 2:
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rtc.checks._ranks import compact, plural
 from rtc.diagnostics import note
 from rtc.model.topology import Topology
+from rtc.model.lower import incomplete
 from rtc.rules import rule
 
 EP_PER_STAGE = rule("RTC330", "ep-groups-per-pp-stage", "note",
@@ -33,6 +34,8 @@ def check(topo: Topology):
     for job in topo.jobs:
         if not job.expert_parallel or not job.placements:
             continue
+        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+            continue   # an error about the unreadable attribute was reported already
         span = job.span_of("expert_parallel")
         if job.model_kind == "dense":
             yield note(EP_DENSE, f"job {job.name}: expert_parallel is on but model_kind is dense; "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
 from rtc.network.env import env_map
+from rtc.model.lower import incomplete
 from rtc.rules import rule
 
 UNSUPPORTED = rule("RTC500", "launch-unsupported", "error",
@@ -128,6 +129,8 @@ def check(topo: Topology):
     for job in topo.jobs:
         if not job.placements:
             continue
+        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+            continue   # an error about the unreadable attribute was reported already
         spec = launch_of(job)
         problem = _unsupported(topo, job, spec)
         if problem:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rtc.checks._ranks import compact, plural, span_range
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
+from rtc.model.lower import incomplete
 from rtc.rules import rule
 
 DP_COVERAGE = rule("RTC302", "dp-start-rank-gap-or-overlap", "error",
@@ -52,6 +53,8 @@ def check(topo: Topology):
     for job in topo.jobs:
         if job.framework != "vllm" or not job.placements:
             continue
+        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+            continue   # an error about the unreadable attribute was reported already
         given = any(p.dp_local is not None for p in job.placements)
         if job.device_count != job.world_size and not given:
             continue  # RTC210 reports it
