@@ -114,7 +114,7 @@ def test_report_on_folder_without_expectations(tmp_path: Path):
 
 
 def make_sets(tmp: Path) -> None:
-    """Write the recorded result sets (RTC_UPDATE_GOLDEN=1)."""
+    """Write the recorded result sets (run this file as a script)."""
     out = compile_to(tmp, DATA / "plan.rtc")
     good = DATA / "all-good"
     shutil.rmtree(good, ignore_errors=True)
@@ -133,9 +133,12 @@ def make_sets(tmp: Path) -> None:
         (DATA / name / rel).write_text(text)
 
 
-if os.environ.get("RTC_UPDATE_GOLDEN") == "1":
-    def test_update_recorded_sets(tmp_path: Path):
-        make_sets(tmp_path)
+if __name__ == "__main__":
+    # Regenerate the recorded result sets: python tests/test_preflight.py
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        make_sets(Path(tmp))
 
 
 @pytest.mark.parametrize("name,code,where", [
