@@ -8,7 +8,6 @@ all-good run through the stubs, then one edit each)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 

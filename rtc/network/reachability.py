@@ -100,8 +100,6 @@ class Model:
     when no fabric is declared and routed subnets were assumed to form one."""
 
     def __init__(self, topo):
-        import networkx as nx
-
         self.topo = topo
         self.assumed = not topo.fabrics
         index = FabricIndex(topo.fabrics)
@@ -132,13 +130,23 @@ class Model:
         signature: dict[Subnet, tuple] = {}
         for sub in self.routed:
             signature[sub] = (ASSUMED,) if self.assumed else tuple(index.fabrics_of(sub))
-        g = nx.Graph()
-        for sig in set(signature.values()):
-            for name in sig:
-                g.add_edge(("sig", sig), ("f", name))
         of_sig: dict[tuple, int] = {}
         self.component_fabrics: dict[int, list[str]] = {}
-        for c, nodes in enumerate(nx.connected_components(g)):
+        sigs = {sig for sig in signature.values() if sig}
+        components = []
+        if len(sigs) == 1:
+            # One membership signature: a single component (no graph question to ask).
+            (only,) = sigs
+            components = [{("sig", only)} | {("f", name) for name in only}]
+        elif sigs:
+            import networkx as nx   # only when there is a routing question to answer
+
+            g = nx.Graph()
+            for sig in sigs:
+                for name in sig:
+                    g.add_edge(("sig", sig), ("f", name))
+            components = nx.connected_components(g)
+        for c, nodes in enumerate(components):
             self.component_fabrics[c] = sorted(n[1] for n in nodes if n[0] == "f")
             for n in nodes:
                 if n[0] == "sig":
