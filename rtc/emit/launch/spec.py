@@ -131,6 +131,8 @@ def pd_pairs(topo) -> list[PdPair]:
 
 def pd_side(topo, job) -> tuple[PdPair, str] | None:
     """(pair, "prefill" | "decode") for a job that takes part in a complete pair."""
+    if job.role not in ("prefill", "decode") and not getattr(topo, "disaggregations", None):
+        return None   # only role-paired jobs can be in an implicit pair (called per node)
     for pair in pd_pairs(topo):
         if not pair.prefill or not pair.decode:
             continue
