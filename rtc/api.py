@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
+from rtc.diagnostics import Diagnostic, Severity, error, has_errors
 from rtc.model.topology import Job, Topology
 from rtc.rules import rule
 

@@ -7,7 +7,7 @@ block) or `--strict` change it.
 
 from __future__ import annotations
 
-from rtc.checks._ranks import plural, runs_by_server
+from rtc.checks._ranks import runs_by_server
 from rtc.diagnostics import warning
 from rtc.model.topology import Topology
 from rtc.model.lower import incomplete

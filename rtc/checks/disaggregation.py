@@ -131,7 +131,6 @@ def check(topo: Topology):
     for pair in pd_pairs(topo):
         if not pair.prefill or not pair.decode:
             continue
-        where = pair.span or pair.prefill[0].span
         for j in pair.jobs:
             if j.framework != "vllm":
                 yield error(PD_FRAMEWORK, f"job {j.name} takes part in prefill/decode "

@@ -36,7 +36,6 @@ def write_stdout(text: str) -> None:
     `| head`) ends the run quietly with exit 0; any other failure (stdout closed with
     `>&-`, a full disk) is an I/O error: message on stderr, exit 2."""
     import errno
-    import os
     import sys
 
     out = sys.stdout
@@ -83,3 +82,15 @@ def refuse_input_as_output(outputs, inputs) -> None:
             if same_file(out, src):
                 fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
                            "choose another output name")
+
+
+def write_or_fail(path, data, **kwargs) -> None:
+    """Write an output file atomically (:func:`rtc.emit.files.write_atomic`, which takes
+    the same keyword options); on an OS error print a usage error and exit 2."""
+    from rtc.emit.files import write_atomic
+
+    try:
+        write_atomic(path, data, **kwargs)
+    except OSError as exc:
+        fail_usage(f"cannot write {path}: {exc.strerror or exc}",
+                   "check that the folder exists and is writable")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import exit_for, fail_usage, refuse_input_as_output, report, write_stdout
+from rtc.cli.common import write_or_fail, exit_for, fail_usage, refuse_input_as_output, report, write_stdout
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool):
@@ -106,7 +105,7 @@ def compile_command(
     if stdout:
         write_stdout(outputs[0][1])
         return
-    from rtc.emit.files import sync_all, write_atomic
+    from rtc.emit.files import sync_all
 
     if out_dir is not None:
         try:
@@ -114,19 +113,11 @@ def compile_command(
         except OSError as exc:
             fail_usage(f"cannot create {out_dir}: {exc.strerror}")
     for path, text in outputs:
-        try:
-            write_atomic(path, text)
-        except OSError as exc:
-            fail_usage(f"cannot write {path}: {exc.strerror or exc}",
-                       "check that the folder exists and is writable")
+        write_or_fail(path, text)
         typer.echo(f"rtc: wrote {path}", err=True)
     many = len(extra) > 64
     for path, text, mode in extra:
-        try:
-            write_atomic(path, text, mode=mode, durable=not many)
-        except OSError as exc:
-            fail_usage(f"cannot write {path}: {exc.strerror or exc}",
-                       "check that the folder exists and is writable")
+        write_or_fail(path, text, mode=mode, durable=not many)
     if many:
         sync_all()
     if extra:

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import exit_for, fail_usage, refuse_input_as_output, report, write_stdout
+from rtc.cli.common import write_or_fail, exit_for, fail_usage, refuse_input_as_output, report, write_stdout
 
 
 @app.command("diagram")
@@ -108,13 +108,7 @@ def diagram_command(
             data = data.decode("utf-8")
         write_stdout(data)
     else:
-        from rtc.emit.files import write_atomic
-
-        try:
-            write_atomic(output, data)
-        except OSError as exc:
-            fail_usage(f"cannot write {output}: {exc.strerror or exc}",
-                       "check that the folder exists and is writable")
+        write_or_fail(output, data)
         typer.echo(f"rtc: wrote {output}", err=True)
     exit_for(diags)
 

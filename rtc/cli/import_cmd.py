@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage, refuse_input_as_output, report, write_stdout
+from rtc.cli.common import write_or_fail, fail_usage, refuse_input_as_output, report, write_stdout
 
 
 @app.command("import")
@@ -64,11 +64,5 @@ def import_command(
     if output is None:
         write_stdout(result.text)
         return
-    from rtc.emit.files import write_atomic
-
-    try:
-        write_atomic(output, result.text)
-    except OSError as exc:
-        fail_usage(f"cannot write {output}: {exc.strerror or exc}",
-                   "check that the folder exists and is writable")
+    write_or_fail(output, result.text)
     typer.echo(f"rtc: wrote {output}", err=True)

@@ -21,8 +21,6 @@ fixed key order, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
-import json
-
 from rtc.model.topology import Job, Topology
 
 

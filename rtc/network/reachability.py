@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 from ipaddress import IPv4Address
 
-from rtc.network.addressing import FabricIndex, Subnet, contains, mask, subnet_of
+from rtc.network.addressing import FabricIndex, Subnet, mask
 
 ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
 NO_GATEWAY = "no-gateway"

@@ -10,7 +10,7 @@ column. Adding an attribute is one entry in :data:`BLOCK_SPECS` (data, not branc
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from rtc.diagnostics import Diagnostic, Span, error

@@ -20,13 +20,12 @@ box, so a 65,536-NPU cluster still gives a small picture.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from rtc.emit.diagram.model import COLLAPSE_ABOVE, DIMS, VIEWS, Options
 
 __all__ = ["FORMATS", "VIEWS", "DIMS", "COLLAPSE_ABOVE", "Options", "DotNotFound",
-           "INSTALL_COMMAND", "diagram_dot", "render", "format_for", "write_output"]
+           "INSTALL_COMMAND", "diagram_dot", "render", "format_for"]
 
 FORMATS = ("svg", "png", "pdf", "dot")
 INSTALL_COMMAND = "apt-get install graphviz"
@@ -81,35 +80,3 @@ def format_for(path: str | os.PathLike | None, explicit: str | None) -> str | No
     if path is None:
         return None
     return _SUFFIX.get(Path(path).suffix.lower())
-
-
-def write_output(path: str | os.PathLike, data: bytes | str) -> None:
-    """Write ``data`` atomically: text through :func:`rtc.emit.files.write_atomic`,
-    bytes to a temporary file in the same folder, fsynced, then renamed over ``path``."""
-    if isinstance(data, str):
-        from rtc.emit.files import write_atomic
-
-        write_atomic(path, data)
-        return
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            mode = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

@@ -359,7 +359,6 @@ def build(topo, diagnostics, opts: Options) -> str:
     ctx = _Ctx(topo, diagnostics, opts)
     p = plan(topo, ctx.servers, opts.threshold, _reasons(ctx))
     ctx.hidden = p.family_of() if p.collapsed else {}
-    dim = ctx.views[0].label if ctx.views else opts.dim.upper()
     g = Graph("topology", graph=st.style(st.GRAPH, {"label": title(
         topo, len(ctx.servers), p.npus, _title_lines(ctx))}), node=st.NODE, edge=st.EDGE)
     # items, in rows of ROW_WIDTH NPU columns

@@ -276,7 +276,6 @@ def plan_job(topo, job, stems: dict | None = None) -> JobLaunch:
     if not nodes:
         return out
     servers = [topo.server(n.name) for n in nodes]
-    head = servers[0]
     if len(servers) > 1 or mode == "ray":
         lacking = [s.name for s in servers if s.host_ip is None]
         if lacking:
