@@ -54,7 +54,6 @@ def validate_command(
     """
     import dataclasses
     import difflib
-    import gc
 
     from rtc.diagnostics import Severity, Span, has_errors, sorted_diagnostics
     from rtc.model.presets import presets
@@ -80,7 +79,6 @@ def validate_command(
                        "give the folder that holds INVENTORY/<server_id>/ captures")
         inv = Inventory(str(inventory))
 
-    gc.disable()  # a short-lived run over large JSON documents: no cycles worth collecting
     diags = []
     sources: dict[str, str] = {}
     infos: list[FileInfo] = []

@@ -274,6 +274,12 @@ class _Lowerer:
                     return None
             return out
         if plan.kind == "template":
+            # Plain IPv4 shapes are computed with integer arithmetic; a device whose octet
+            # falls outside 0-255 (None) and every other shape take the text path below,
+            # which explains the problem.
+            fast = plan.items[0].ipv4_addresses(i, device_ids)
+            if fast is not None and None not in fast:
+                return fast
             # Evaluate the per-server part once, then only the per-device groups.
             try:
                 t = plan.items[0].bind(i=i)

@@ -15,11 +15,13 @@ An optional zero-padded width follows a colon: ``node-{i:04}`` gives ``node-0007
 from __future__ import annotations
 
 import ast as pyast
+import functools
 import ipaddress
 import re
 import socket
+from ipaddress import IPv4Address
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from rtc.diagnostics import Span
 
@@ -59,9 +61,31 @@ def _sub_span(span: Span, offset: int, length: int) -> Span:
     return Span(span.file, span.line, col, span.line, col + max(1, length))
 
 
+class Group(NamedTuple):
+    """One compiled ``{expression}`` group of a template.
+
+    ``fn(env) -> int`` evaluates it; ``variables`` are the names it uses; ``width`` is the
+    zero-pad width (0 for none); ``expr`` is the source text between the braces; ``body``
+    is the vetted Python expression AST (``/`` already turned into ``//``), from which
+    :meth:`Template.ipv4_program` builds its arithmetic form."""
+
+    fn: Callable[[dict], int]
+    width: int
+    expr: str
+    variables: frozenset
+    body: pyast.expr
+
+
 def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict], int], frozenset, int]:
     """Compile one ``{...}`` expression. Returns (function env -> int, variables used,
     zero-pad width). Raises :class:`ValueProblem` with ``code`` on bad syntax or names."""
+    group = compile_group(expr, span, code)
+    return group.fn, group.variables, group.width
+
+
+def compile_group(expr: str, span: Span, code: str) -> Group:
+    """Compile one ``{...}`` expression into a :class:`Group`. Raises
+    :class:`ValueProblem` with ``code`` on bad syntax or names."""
     width = 0
     body = expr
     m = re.fullmatch(r"(.*?):(0?\d+)", expr)
@@ -92,7 +116,7 @@ def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict
     def run(env: dict) -> int:
         return eval(compiled, _NO_BUILTINS, env)  # noqa: S307 - vetted AST above
 
-    return run, frozenset(names), width
+    return Group(run, width, expr, frozenset(names), tree.body)
 
 
 @dataclass(frozen=True)
@@ -103,7 +127,7 @@ class Template:
 
     text: str
     span: Span
-    parts: tuple  # str | (function, width, source expr)
+    parts: tuple  # str | Group
     variables: frozenset
 
     @property
@@ -122,12 +146,11 @@ class Template:
             if isinstance(part, str):
                 out.append(part)
                 continue
-            fn, width, expr = part
+            fn, width, expr = part.fn, part.width, part.expr
             try:
                 value = fn(env)
             except ZeroDivisionError:
-                shown = ", ".join(f"{k}={v}" for k, v in env.items()
-                                  if k in _group_variables(expr))
+                shown = ", ".join(f"{k}={v}" for k, v in env.items() if k in part.variables)
                 raise ValueProblem("RTC113", f"template '{{{expr}}}' divides by zero"
                                    + (f" ({shown})" if shown else ""), self.span,
                                    "change the divisor (or the modulus) so it is never 0 for "
@@ -145,11 +168,8 @@ class Template:
         names = set(env)
         parts: list = []
         for part in self.parts:
-            if not isinstance(part, str):
-                fn, width, expr = part
-                used = _group_variables(expr)
-                if used <= names:
-                    part = Template(self.text, self.span, (part,), frozenset(used)).render(**env)
+            if not isinstance(part, str) and part.variables <= names:
+                part = Template(self.text, self.span, (part,), part.variables).render_env(env)
             if isinstance(part, str) and parts and isinstance(parts[-1], str):
                 parts[-1] = parts[-1] + part
             else:
@@ -157,11 +177,75 @@ class Template:
         left = frozenset(v for v in self.variables if v not in names)
         return Template(self.text, self.span, tuple(parts) or ("",), left)
 
+    @functools.cached_property
+    def ipv4_octets(self) -> Callable[[int, int, int], tuple] | None:
+        """For a template shaped like an IPv4 address whose four parts are each a plain
+        number (``6``) or one ``{expression}`` without a pad width (``{i%256}``): a function
+        ``(i, d, k) -> (a, b, c, e)`` computing the four octets with integer arithmetic,
+        built once from the vetted group ASTs. None for any other template (IPv6,
+        ``1{d}``, ``{i:03}``), which must be rendered as text.
 
-def _group_variables(expr: str) -> set:
-    """The variables one ``{expression}`` group uses."""
-    body = expr.rsplit(":", 1)[0] if re.fullmatch(r".*?:0?\d+", expr) else expr
-    return {n for n in re.findall(r"[A-Za-z_]\w*", body)}
+        The octets are not range-checked here: see :meth:`ipv4_addresses`."""
+        fields: list[str | Group] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                pieces = part.split(".")
+                if fields:
+                    if isinstance(fields[-1], str):
+                        fields[-1] += pieces[0]
+                    elif pieces[0]:
+                        return None  # a group glued to a number, e.g. {d}1
+                    pieces = pieces[1:]
+                fields.extend(pieces)
+            else:
+                if fields and fields[-1] != "":
+                    return None  # a number glued to a group, e.g. 1{d}
+                if fields:
+                    fields[-1] = part
+                else:
+                    fields.append(part)
+        if len(fields) != 4:
+            return None
+        octets: list[pyast.expr] = []
+        for f in fields:
+            if isinstance(f, Group):
+                if f.width:
+                    return None
+                octets.append(f.body)
+            elif re.fullmatch(_OCTET, f):
+                octets.append(pyast.Constant(int(f)))
+            else:
+                return None  # empty, a leading zero, 256, text: the text path explains it
+        names = [pyast.arg(v) for v in VARIABLES]
+        fn = pyast.Expression(pyast.Lambda(
+            pyast.arguments(posonlyargs=[], args=names, vararg=None, kwonlyargs=[],
+                            kw_defaults=[], kwarg=None, defaults=[]),
+            pyast.Tuple(octets, pyast.Load())))
+        code = compile(pyast.fix_missing_locations(fn), "<rtc-ipv4-template>", "eval")
+        return eval(code, _NO_BUILTINS)  # noqa: S307 - built from the vetted group ASTs
+
+    def ipv4_addresses(self, i: int, device_ids: list[int]) -> list | None:
+        """The IPv4 addresses of a server's devices by arithmetic (see
+        :attr:`ipv4_octets`): one ``ipaddress.IPv4Address`` per device id, in order, with
+        ``k`` the position; an entry is None where an octet falls outside 0-255. Returns
+        None when the template is not an arithmetic IPv4 shape or a group divides by zero;
+        callers then render the text, which explains the problem.
+
+        Same results as rendering the text and parsing it, several times faster."""
+        octets = self.ipv4_octets
+        if octets is None:
+            return None
+        out: list = []
+        try:
+            for k, d in enumerate(device_ids):
+                a, b, c, e = octets(i, d, k)
+                if 0 <= a <= 255 and 0 <= b <= 255 and 0 <= c <= 255 and 0 <= e <= 255:
+                    out.append(IPv4Address(a << 24 | b << 16 | c << 8 | e))
+                else:
+                    out.append(None)
+        except ZeroDivisionError:
+            return None
+        return out
 
 
 def parse_template(text: str, span: Span, code: str = "RTC113") -> Template:
@@ -172,9 +256,9 @@ def parse_template(text: str, span: Span, code: str = "RTC113") -> Template:
     for m in re.finditer(r"\{([^{}]*)\}", text):
         if m.start() > pos:
             parts.append(text[pos:m.start()])
-        fn, names, width = compile_expression(m.group(1), _sub_span(span, m.start(), len(m.group(0))), code)
-        parts.append((fn, width, m.group(1)))
-        variables |= names
+        group = compile_group(m.group(1), _sub_span(span, m.start(), len(m.group(0))), code)
+        parts.append(group)
+        variables |= group.variables
         pos = m.end()
     if pos < len(text) or not parts:
         parts.append(text[pos:])

@@ -1,0 +1,62 @@
+"""Address templates computed by integer arithmetic (Template.ipv4_addresses) give exactly
+what rendering the text and parsing it gives, including where that fails."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rtc.diagnostics import Span
+from rtc.syntax.values import parse_template
+
+SPAN = Span("t.rtc", 1, 1, 1, 2)
+
+# One octet: a literal (sometimes out of range or with a leading zero) or an expression.
+literals = st.sampled_from(["0", "1", "6", "10", "99", "172", "255", "256", "007", "300"])
+atoms = st.one_of(st.sampled_from(["i", "d", "k"]), st.integers(0, 300).map(str))
+ops = st.sampled_from(["+", "-", "*", "/", "%"])
+exprs = st.builds(lambda a, op, b, c: f"({a} {op} {b}) + {c}", atoms, ops, atoms, atoms) | atoms
+octets = st.one_of(literals, exprs.map(lambda e: "{" + e + "}"))
+
+
+def text_path(template, i, d, k):
+    """What the text path gives: an address, or None when the text is not a valid IPv4
+    address or the template cannot be evaluated."""
+    try:
+        text = template.render(i=i, d=d, k=k)
+    except Exception:  # noqa: BLE001 - ValueProblem for division by zero
+        return "error"
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(octets, min_size=4, max_size=4), st.integers(0, 5000),
+       st.lists(st.integers(0, 15), min_size=1, max_size=8, unique=True))
+def test_same_as_rendering_text(parts, i, device_ids):
+    template = parse_template(".".join(parts), SPAN)
+    fast = template.ipv4_addresses(i, device_ids)
+    expected = [text_path(template, i, d, k) for k, d in enumerate(device_ids)]
+    if fast is None:
+        # Not an arithmetic shape (a bad literal), or a group divides by zero.
+        assert template.ipv4_octets is None or "error" in expected
+        return
+    assert "error" not in expected
+    assert fast == expected
+
+
+@pytest.mark.parametrize("text", ["10.0.0.1{d}", "10.0.0.{d}1", "10.0.{i}{d}.1", "10.0.0.{d:03}",
+                                  "fd00::{d}", "10.00.0.{d}", "10.0.{i}.{d}.5", "{i}"])
+def test_other_shapes_take_the_text_path(text):
+    assert parse_template(text, SPAN).ipv4_octets is None
+
+
+def test_a2_slash31_plan():
+    t = parse_template("6.{i/4096}.{(i/16)%256}.{(i%16)*16 + 2*d + 1}", SPAN)
+    assert [str(a) for a in t.ipv4_addresses(4097, [0, 7])] == ["6.1.0.17", "6.1.0.31"]
+    assert t.ipv4_addresses(0, [200]) == [None]  # 401 is not an octet: the text path explains
