@@ -60,3 +60,14 @@ def test_a2_slash31_plan():
     t = parse_template("6.{i/4096}.{(i/16)%256}.{(i%16)*16 + 2*d + 1}", SPAN)
     assert [str(a) for a in t.ipv4_addresses(4097, [0, 7])] == ["6.1.0.17", "6.1.0.31"]
     assert t.ipv4_addresses(0, [200]) == [None]  # 401 is not an octet: the text path explains
+
+
+def test_octet_bounds_are_exact():
+    t = parse_template("10.{i-1}.0.{d+250}", SPAN)
+    got = t.ipv4_addresses(1, list(range(8)))
+    assert [str(a) if a else None for a in got] == [
+        "10.0.0.250", "10.0.0.251", "10.0.0.252", "10.0.0.253", "10.0.0.254", "10.0.0.255",
+        None, None]
+    assert t.ipv4_addresses(0, [0]) == [None]  # -1 in the second octet
+    assert t.ipv4_addresses(256, [0]) == [ipaddress.IPv4Address("10.255.0.250")]
+    assert t.ipv4_addresses(257, [0]) == [None]
