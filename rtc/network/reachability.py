@@ -43,7 +43,9 @@ fabric component, "routed but in no fabric", "no gateway") is
     n_X*n_Y - sum_unit n_X(unit)*n_Y(unit) - sum_S n_X(S)*n_Y(S) + sum_(unit,S) ...
 
 (inclusion-exclusion over "same link unit" and "same subnet"), which is linear in the
-devices. One example pair per class pair is found by a bounded search.
+devices. One example pair per class pair is found by a bounded search. A job whose devices
+all lie in one routing domain (the usual single fabric) is decided before any group is
+built (:meth:`Model.single_domain`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from rtc.network.addressing import FabricIndex, Subnet, mask
 ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
 NO_GATEWAY = "no-gateway"
 OUTSIDE = "outside"
+_NONE = object()          # "no domain seen yet"
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,26 @@ class Model:
             return "routed devices (assumed one fabric)"
         return "fabric " + " + ".join(names)
 
+    def single_domain(self, devices) -> bool:
+        """True when every device of ``devices`` that has a subnet lies in one routing
+        domain (one fabric component, or one subnet): then no pair among them can be
+        unreachable and the per-group count can be skipped. Linear, no allocation per
+        device; the common case of one routed fabric is decided here."""
+        info, component = self._info, self.component
+        first = _NONE
+        for d in devices:
+            got = info.get(id(d))
+            if got is None:
+                continue
+            sub, routed = got
+            c = component.get(sub, -1) if routed else -1
+            dom = c if c >= 0 else sub  # an int (component) never equals a tuple (subnet)
+            if first is _NONE:
+                first = dom
+            elif dom != first:
+                return False
+        return True
+
     @property
     def used_assumption(self) -> bool:
         return self.assumed and len(self.routed) > 1
@@ -299,6 +322,9 @@ def analyse(topo, model: Model | None = None, examples: int = 8) -> list[JobReac
     out = []
     for job in (topo.jobs or [None]):
         jr = JobReach(job)
+        out.append(jr)
+        if model.single_domain(d for _s, devs in topo.rank_table_members(job) for d in devs):
+            continue
         for dim, ends in communication_sets(topo, model, job):
             jr.sets += 1
             for (a, b), n in unreachable_in(ends).items():
@@ -311,5 +337,4 @@ def analyse(topo, model: Model | None = None, examples: int = 8) -> list[JobReac
                                              for x in jr.findings.values()) < examples:
                     f.example = example(ends, a, b)
                     f.group = dim
-        out.append(jr)
     return out
