@@ -33,3 +33,24 @@ def test_goldens_round_trip(path):
 def test_rejects_non_json():
     with pytest.raises(TypeError):
         dumps_indented({"a": object()})
+
+
+# Lists of same-keyed all-string objects take a one-format-per-object path: keys and
+# values with '%', quotes, backslashes and non-ASCII must come out exactly as json.dumps.
+tricky = st.text(alphabet="ab%s\"\\é\n", max_size=5)
+keys = st.lists(tricky, min_size=1, max_size=4, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys, st.data())
+def test_flat_object_lists_same_as_json_dumps(key_list, data):
+    rows = data.draw(st.lists(st.fixed_dictionaries({k: tricky for k in key_list}),
+                              min_size=1, max_size=5))
+    # sometimes break the pattern: a different key order, or a non-string value
+    if data.draw(st.booleans()) and len(key_list) > 1:
+        rows.append(dict(reversed(list(rows[0].items()))))
+    if data.draw(st.booleans()):
+        rows.append({key_list[0]: 7})
+    doc = {"server_list": [{"server_id": "%s%%", "device": rows}]}
+    assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+    assert dumps_indented(rows) == json.dumps(rows, indent=2, ensure_ascii=False)
