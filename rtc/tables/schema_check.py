@@ -318,6 +318,9 @@ class FastValidator:
             return lambda x: False
         if not isinstance(schema, dict):
             raise _Unsupported()
+        fused = self._compile_fused(schema)
+        if fused is not None:
+            return fused
         checks: list[Callable[[object], bool]] = []
         for k, v in schema.items():
             if k in _ANNOTATIONS:
@@ -409,6 +412,50 @@ class FastValidator:
             else:
                 raise _Unsupported(k)
         return _all(checks)
+
+    def _compile_fused(self, schema: dict) -> Callable[[object], bool] | None:
+        """One predicate for the two shapes a rank table repeats per device: a string with
+        a ``pattern`` / ``const`` / ``enum``, and an object with ``properties``,
+        ``required`` and a boolean ``additionalProperties``. Same verdict as the general
+        path (one closure per keyword), with one call per value instead of several and no
+        repeated type tests. None for any other shape."""
+        keys = [k for k in schema if k not in _ANNOTATIONS]
+        kind = schema.get("type")
+        if kind == "string" and set(keys) <= {"type", "pattern", "const", "enum"}:
+            if "pattern" in keys and len(keys) == 2:
+                search = re.compile(schema["pattern"]).search
+                return lambda x: isinstance(x, str) and search(x) is not None
+            if "const" in keys and len(keys) == 2 and isinstance(schema["const"], str):
+                const = schema["const"]
+                return lambda x: isinstance(x, str) and x == const
+            if "enum" in keys and len(keys) == 2 and all(isinstance(e, str) for e in schema["enum"]):
+                allowed_values = frozenset(schema["enum"])
+                return lambda x: isinstance(x, str) and x in allowed_values
+            return None
+        if kind != "object" or not set(keys) <= {"type", "properties", "required",
+                                                   "additionalProperties"}:
+            return None
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(extra, bool):
+            return None
+        subs = {name: self._sub(sub) for name, sub in schema.get("properties", {}).items()}
+        allowed = None if extra else frozenset(subs)
+        required = tuple(schema.get("required", ()))
+
+        def obj(x):
+            if not isinstance(x, dict):
+                return False
+            if allowed is not None and not allowed.issuperset(x):
+                return False
+            for q in required:
+                if q not in x:
+                    return False
+            for name, val in x.items():
+                p = subs.get(name)
+                if p is not None and not p(val):
+                    return False
+            return True
+        return obj
 
     # ---- decomposition
     def _shallow_schema(self, schema) -> dict | None:
