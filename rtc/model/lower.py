@@ -84,6 +84,7 @@ class _Lowerer:
         self.decls = decls
         self.files = files
         self.diags: list[Diagnostic] = []
+        self._spans: dict[int, tuple[Decl, dict]] = {}  # id(decl) -> (decl, attribute spans)
 
     # -- cluster ---------------------------------------------------------------------
     def cluster(self):
@@ -154,13 +155,7 @@ class _Lowerer:
     def server(self, decl: Decl, preset, name: str, i: int, family: str | None,
                reported: set | None = None) -> Server | None:
         subject = f"server {name}"
-        spans = {k: decl.span_of(k) for k in decl.attrs}
-        spans["name"] = decl.name_span
-        for key in decl.failed:
-            # A device_ip (etc.) that was written but did not parse: checks that look for
-            # `key in spans` (e.g. RTC211 "no device_ip") must not report it as missing.
-            spans.setdefault(key, decl.name_span)
-            spans[INCOMPLETE_MARK + key] = decl.name_span
+        spans = self.attribute_spans(decl)
 
         def report(key: str, p: ValueProblem) -> None:
             # A family reports each attribute's first failure only (with the member).
@@ -227,6 +222,23 @@ class _Lowerer:
                       super_pod_id=super_pod, family=family,
                       family_index=i if family else None, inventory=inventory, spans=spans)
 
+    def attribute_spans(self, decl: Decl) -> dict:
+        """Attribute name -> where it was written, for the servers of ``decl``. One dict
+        per block, shared by all members of a family (read-only after lowering)."""
+        cache = self._spans
+        got = cache.get(id(decl))
+        if got is not None and got[0] is decl:
+            return got[1]
+        spans = {k: decl.span_of(k) for k in decl.attrs}
+        spans["name"] = decl.name_span
+        for key in decl.failed:
+            # A device_ip (etc.) that was written but did not parse: checks that look for
+            # `key in spans` (e.g. RTC211 "no device_ip") must not report it as missing.
+            spans.setdefault(key, decl.name_span)
+            spans[INCOMPLETE_MARK + key] = decl.name_span
+        cache[id(decl)] = (decl, spans)
+        return spans
+
     def address(self, template, span: Span, env: dict, report, key: str, name: str = ""):
         text = None
         try:
@@ -278,7 +290,7 @@ class _Lowerer:
             # falls outside 0-255 (None) and every other shape take the text path below,
             # which explains the problem.
             fast = plan.items[0].ipv4_addresses(i, device_ids)
-            if fast is not None and None not in fast:
+            if fast is not None and not any(a is None for a in fast):
                 return fast
             # Evaluate the per-server part once, then only the per-device groups.
             try:

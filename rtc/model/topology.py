@@ -37,7 +37,7 @@ class Server:
     """One server. ``index`` is its position in declaration order; ``family_index`` the
     ``i`` of a family member (None for a plain server). ``spans`` maps attribute names
     (``host``, ``devices``, ``device_ip``, ...) to where they were written (for a family,
-    the family's attribute)."""
+    the family's attribute; one dict shared by the members of a family: read-only)."""
 
     name: str
     server_id: str
