@@ -259,7 +259,8 @@ def test_marks_find_the_element_a_diagnostic_concerns():
     topo = _topo(FAMILY8)
     fam_span = topo.servers[0].span_of("device_ip")
     one_span = Span("t.rtc", 99, 1)
-    topo.servers[3].spans["inventory"] = one_span
+    # family members share one spans dict (read-only): give node3 its own
+    topo.servers[3].spans = dict(topo.servers[3].spans, inventory=one_span)
     diags = [
         error("RTC208", "dup", None, subject="server node2, device 3"),
         warning("RTC304", "idle", None, subject="job serve, server node5"),

@@ -29,6 +29,17 @@ _V4_RANGES = (  # (network as int, mask as int, reason): checked with integer ar
 )
 
 
+# First octets that some range above can match; every other IPv4 address is fine.
+_SUSPECT_FIRST_OCTETS = frozenset(o for o in range(256) for net, mask, _ in _V4_RANGES
+                                  if o & (mask >> 24) == net >> 24)
+
+
+def _suspect(key: int | None) -> bool:
+    """Could the address with this key (rtc.model.topology.address_key) be reserved?
+    False for most addresses, decided from the first octet; IPv6 always needs a look."""
+    return key is not None and (key > 0xFFFFFFFF or (key >> 24) in _SUSPECT_FIRST_OCTETS)
+
+
 def _why(ip) -> str | None:
     if ip.version == 4:  # fast path: 65,536 devices are checked here
         n = int(ip)
@@ -54,6 +65,9 @@ def _article(why: str) -> str:
 
 
 def check(topo: Topology):
+    # Servers with a device address worth a closer look (by int key, in one pass).
+    flagged = {id(s) for s, _d, ip_key, gw_key in topo.address_keys()
+               if _suspect(ip_key) or _suspect(gw_key)}
     for s in topo.servers:
         if s.host_ip is not None:
             why = _why(s.host_ip)
@@ -62,6 +76,8 @@ def check(topo: Topology):
                             f"{_article(why)} {why} address; other servers cannot reach it", s.span_of("host"),
                             subject=s.label, hint="use the address of the NIC other nodes reach "
                             "(the one HCCL_IF_IP will name)")
+        if id(s) not in flagged:
+            continue
         reported = False
         for d in s.devices:
             for what, ip in (("device IP", d.device_ip), ("gateway", d.gateway)):

@@ -89,12 +89,6 @@ def check(topo: Topology):
                             s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
                             hint="list each physical device id once")
             seen.add(d.device_id)
-            if d.device_ip is not None:
-                prev = ips.get(d.device_ip)
-                if prev is not None:
-                    ip_clashes.setdefault((prev[0].name, s.name), []).append((prev, s, d))
-                else:
-                    ips[d.device_ip] = (s, d)
             if d.super_device_id is not None and s.super_pod_id is not None:
                 key = (s.super_pod_id, d.super_device_id)
                 prev = sdids.get(key)
@@ -110,6 +104,18 @@ def check(topo: Topology):
                                      "`super_device_id base {i*16}`")
                 else:
                     sdids[key] = (s, d)
+    # Device IPs: a set of int keys decides "no clash" in C; only then are owners looked up.
+    table = topo.address_keys()
+    keys = [key for _s, _d, key, _gw in table if key is not None]
+    if len(set(keys)) != len(keys):
+        for s, d, key, _gw in table:
+            if key is None:
+                continue
+            prev = ips.get(key)
+            if prev is not None:
+                ip_clashes.setdefault((prev[0].name, s.name), []).append((prev, s, d))
+            else:
+                ips[key] = (s, d)
     # One finding per pair of servers, not one per device: a copied plan clashes on every
     # NPU of the server at once.
     for (_, _), clashes in ip_clashes.items():

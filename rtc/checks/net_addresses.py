@@ -13,8 +13,8 @@ from ipaddress import IPv4Address
 
 from rtc.checks._net import Folded, related
 from rtc.diagnostics import Related, error, warning
-from rtc.model.topology import Topology
-from rtc.network.addressing import (contains, from_network, is_network_or_broadcast,
+from rtc.model.topology import Topology, address_key
+from rtc.network.addressing import (contains, from_network, is_network_or_broadcast, mask,
                                     subnet_of, subnet_text, within)
 from rtc.rules import rule
 
@@ -133,11 +133,38 @@ def _declarations(topo: Topology):
                               hint="declare disjoint subnets, or merge the fabrics")
 
 
+def _flag_servers(topo: Topology) -> set[int]:
+    """ids of the servers that have a device worth the full look below: an IPv4 device
+    whose prefix is too long, whose gateway is outside its subnet, or whose address is
+    its subnet's network or broadcast address -- decided with int keys and masks in one
+    pass -- and every server with an IPv6 device or gateway (rare; checked in full)."""
+    masks = [mask(4, p) for p in range(33)]
+    flagged: set[int] = set()
+    for s, d, ip, gw in topo.address_keys():
+        prefix = d.prefix
+        if ip is None or prefix is None:
+            continue
+        if ip > 0xFFFFFFFF or prefix > 32 or prefix < 0 or (gw is not None and gw > 0xFFFFFFFF):
+            flagged.add(id(s))
+            continue
+        m = masks[prefix]
+        if gw is not None and gw != ip and (gw & m) != (ip & m):
+            flagged.add(id(s))
+        elif prefix <= 30:
+            host_bits = ~m & 0xFFFFFFFF
+            if ip & host_bits in (0, host_bits):
+                flagged.add(id(s))
+    return flagged
+
+
 def _devices(topo: Topology):
     gw = Folded("devices")
     nb = Folded("devices")
     px = Folded("servers")
+    flagged = _flag_servers(topo)
     for s in topo.servers:
+        if id(s) not in flagged:
+            continue
         for d in s.devices:
             ip, prefix = d.device_ip, d.prefix
             if ip is None or prefix is None:
@@ -174,18 +201,16 @@ def _devices(topo: Topology):
     yield from nb.emit()
 
 
-def _key(ip):
-    """A hashable key per address, cheap to build (ints for IPv4, tagged ints for IPv6)."""
-    return int(ip) if isinstance(ip, IPv4Address) else (6, int(ip))
+_key = address_key
 
 
 def _roles(topo: Topology):
     # Linear and mostly in C: three key sets, intersected; only addresses that sit in two
     # of them are looked at again to name their owners.
     hosts = {_key(s.host_ip) for s in topo.servers if s.host_ip is not None}
-    devices = {_key(d.device_ip) for s in topo.servers for d in s.devices
-               if d.device_ip is not None}
-    gateways = {_key(d.gateway) for s in topo.servers for d in s.devices if d.gateway is not None}
+    table = topo.address_keys()
+    devices = {ip for _s, _d, ip, _gw in table if ip is not None}
+    gateways = {gw for _s, _d, _ip, gw in table if gw is not None}
     shared = (hosts & devices) | (hosts & gateways) | (devices & gateways)
     if not shared:
         return
@@ -242,7 +267,7 @@ def _families(topo: Topology):
         for s, devs in members:
             for d in devs:
                 if d.device_ip is not None:
-                    v = d.device_ip.version
+                    v = 4 if type(d.device_ip) is IPv4Address else d.device_ip.version
                     count[v] += 1
                     first.setdefault(v, (s, d))
         if count[4] and count[6]:

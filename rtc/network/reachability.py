@@ -53,14 +53,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ipaddress import IPv4Address
-
+from rtc.model.topology import V6_KEY_OFFSET
 from rtc.network.addressing import FabricIndex, Subnet, mask
 
 ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
 NO_GATEWAY = "no-gateway"
 OUTSIDE = "outside"
 _NONE = object()          # "no domain seen yet"
+_V4_MAX = 0xFFFFFFFF      # address keys up to this are IPv4 (rtc.model.topology.address_key)
 
 
 @dataclass(frozen=True)
@@ -111,23 +111,28 @@ class Model:
         # device -> (subnet, routed)
         info: dict = {}
         routed_subnets = self.routed
-        for s in topo.servers:
-            for d in s.devices:
-                ip, prefix = d.device_ip, d.prefix
-                if ip is None or prefix is None:
+        masks4 = [mask(4, p) for p in range(33)]
+        for _s, d, ip, gw in topo.address_keys():
+            prefix = d.prefix
+            if ip is None or prefix is None:
+                continue
+            # Inlined subnet_of / contains on int keys: this loop runs once per NPU.
+            if ip <= _V4_MAX:
+                if prefix < 0 or prefix > 32:
                     continue
-                # Inlined subnet_of / contains: this loop runs once per NPU.
-                v = 4 if type(ip) is IPv4Address else ip.version
-                if prefix < 0 or prefix > (32 if v == 4 else 128):
+                v, m = 4, masks4[prefix]
+                if gw is not None and gw > _V4_MAX:
+                    gw = None  # an IPv6 gateway for an IPv4 device routes nothing
+            else:
+                if prefix < 0 or prefix > 128:
                     continue
-                m = mask(v, prefix)
-                sub = (v, int(ip) & m, prefix)
-                gw = d.gateway
-                routed = (gw is not None and gw != ip and type(gw) is type(ip)
-                          and (int(gw) & m) == sub[1])
-                info[id(d)] = (sub, routed)
-                if routed:
-                    routed_subnets[sub] = True
+                v, m, ip = 6, mask(6, prefix), ip - V6_KEY_OFFSET
+                gw = None if gw is None or gw <= _V4_MAX else gw - V6_KEY_OFFSET
+            sub = (v, ip & m, prefix)
+            routed = gw is not None and gw != ip and (gw & m) == sub[1]
+            info[id(d)] = (sub, routed)
+            if routed:
+                routed_subnets[sub] = True
         # Subnets with the same fabric memberships behave alike, so the graph joins
         # membership signatures (few) to fabrics, not the (many) subnets themselves.
         signature: dict[Subnet, tuple] = {}
