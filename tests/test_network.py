@@ -612,3 +612,52 @@ def test_env_names_must_be_shell_identifiers(name, ok):
     assert (not got) == ok, [d.message for d in got]
     if got:
         assert (got[0].span.line, got[0].span.column) == (11, 7)
+
+
+# ---------------------------------------------------------------------------------------
+# IPv6 devices: the int-key fast paths (Topology.address_keys) must judge them like IPv4
+
+def _v6(device_ip: str, gateway: str, fabric: str = "fd00:6::/32", prefix: int = 64) -> str:
+    return a2(f"""fabric roce {{
+  subnets {fabric}
+}}
+family node[0..1] {{
+  host 10.0.0.{{i+1}}
+  devices 0..1
+  device_ip {device_ip}
+  gateway {gateway}
+  prefix {prefix}
+}}
+job serve {{
+  servers node[0..1]
+  tp 2
+  dp 2
+}}
+""")
+
+
+def test_ipv6_routed_devices_in_one_fabric_reach_each_other():
+    r = compile_text(_v6("fd00:6:{i}::{d+10}", "fd00:6:{i}::{d+1}"), "v6.rtc")
+    assert r.ok, [d.message for d in r.diagnostics]
+    assert codes(r, "RTC410") == [] and codes(r, "RTC400") == [] and codes(r, "RTC208") == []
+
+
+def test_ipv6_devices_outside_the_fabric_are_unreachable():
+    r = compile_text(_v6("fd00:{6+i}:{i}::{d+10}", "fd00:{6+i}:{i}::{d+1}"), "v6.rtc")
+    assert len(codes(r, "RTC410")) == 1
+
+
+def test_ipv6_gateway_outside_the_subnet():
+    r = compile_text(_v6("fd00:6:{i}::{d+10}", "fd00:7:{i}::{d+1}"), "v6.rtc")
+    assert codes(r, "RTC400")
+
+
+def test_ipv4_gateway_for_ipv6_device_routes_nothing():
+    r = compile_text(_v6("fd00:6:{i}::{d+10}", "10.9.{i}.{d+1}"), "v6.rtc")
+    assert codes(r, "RTC400")          # the gateway is not in the device's subnet
+    assert len(codes(r, "RTC410")) == 1  # and so the two servers cannot reach each other
+
+
+def test_ipv6_duplicate_device_ip():
+    r = compile_text(_v6("fd00:6::{d+10}", "fd00:6::{d+1}"), "v6.rtc")
+    assert len(codes(r, "RTC208")) == 1
