@@ -21,6 +21,9 @@ fixed key order, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
+import socket
+from ipaddress import IPv4Address
+
 from rtc.model.topology import Job, Topology
 
 
@@ -29,6 +32,7 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     canonical key order. Version "1.2" when the preset uses super pods, else "1.0"."""
     members = topo.rank_table_members(job)
     version = topo.preset.ranktable_version
+    ntoa = socket.inet_ntoa
     server_list = []
     rank = 0
     for server, devices in members:
@@ -40,8 +44,10 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
             item = {"device_id": str(d.device_id)}
             if version == "1.2" and d.super_device_id is not None:
                 item["super_device_id"] = str(d.super_device_id)
-            if d.device_ip is not None:
-                item["device_ip"] = str(d.device_ip)
+            ip = d.device_ip
+            if ip is not None:
+                # inet_ntoa of the packed bytes is str(ip) for IPv4, ~3x faster
+                item["device_ip"] = ntoa(ip.packed) if type(ip) is IPv4Address else str(ip)
             item["rank_id"] = str(rank)
             rank += 1
             devs.append(item)
