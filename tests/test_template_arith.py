@@ -71,3 +71,22 @@ def test_octet_bounds_are_exact():
     assert t.ipv4_addresses(0, [0]) == [None]  # -1 in the second octet
     assert t.ipv4_addresses(256, [0]) == [ipaddress.IPv4Address("10.255.0.250")]
     assert t.ipv4_addresses(257, [0]) == [None]
+
+
+def _compile_host(host: str):
+    from rtc.api import compile_text
+
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily n[0..299] {\n"
+           f"  host {host}\n  devices 0..1\n  device_ip 10.1.{{i/128}}.{{(i%128)*2+d}}\n}}\n")
+    return compile_text(src, "h.rtc")
+
+
+def test_host_templates_computed_and_explained():
+    ok = _compile_host("10.0.{i/256}.{i%256}")
+    assert [str(s.host_ip) for s in ok.topology.servers[255:258]] == [
+        "10.0.0.255", "10.0.1.0", "10.0.1.1"]
+    per_device = _compile_host("10.0.0.{d}")  # d is not known for a host
+    assert [d.code for d in per_device.diagnostics if d.code < "RTC216"] == ["RTC113"]
+    overflow = _compile_host("10.0.0.{i}")   # 256..299 are not octets: the first one is named
+    msgs = [d.message for d in overflow.diagnostics if "host" in d.message]
+    assert len(msgs) == 1 and "10.0.0.256" in msgs[0], msgs

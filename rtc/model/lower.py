@@ -176,9 +176,13 @@ class _Lowerer:
         devices = [Device(d) for d in device_ids]
 
         host_ip = None
-        if decl.get("host") is not None:
-            host_ip = self.address(decl.get("host"), decl.span_of("host"), {"i": i}, report, "host",
-                                   name)
+        host = decl.get("host")
+        if host is not None:
+            # A plain IPv4 template of i alone is computed; anything else (and any
+            # failure) takes the text path, which explains the problem.
+            fast = host.ipv4_addresses(i, (0,)) if host.variables <= {"i"} else None
+            host_ip = fast[0] if fast and fast[0] is not None else \
+                self.address(host, decl.span_of("host"), {"i": i}, report, "host", name)
 
         for key in ("device_ip", "gateway"):
             plan = decl.get(key)

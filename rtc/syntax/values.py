@@ -239,7 +239,8 @@ class Template:
         try:
             for k, d in enumerate(device_ids):
                 a, b, c, e = octets(i, d, k)
-                if 0 <= a <= 255 and 0 <= b <= 255 and 0 <= c <= 255 and 0 <= e <= 255:
+                # all four in 0-255 <=> their OR is: OR of ints is negative iff one is
+                if 0 <= a | b | c | e <= 255:
                     out.append(IPv4Address(a << 24 | b << 16 | c << 8 | e))
                 else:
                     out.append(None)
