@@ -113,9 +113,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.exceptions import best_match
-from jsonschema.validators import extend
+import functools
 
 from rtc.diagnostics import Diagnostic, Severity, Span, sorted_diagnostics
 
@@ -123,7 +121,7 @@ from .forms import FORM_DESCRIPTIONS, FORMS, schema_for
 from .jsonload import JsonPath, SourceMap, format_path
 
 __all__ = [
-    "RtcValidator",
+    "rtc_validator_class",
     "FastValidator",
     "SchemaError",
     "Finding",
@@ -150,19 +148,31 @@ KW_OTHER_VERSION = "x-rtc-other-version"
 
 # --------------------------------------------------------------------------- validator class
 
+# jsonschema is imported on first use: a valid table (every compile's output) is decided
+# by the compiled predicates alone, and importing jsonschema costs ~35 ms per run.
+
 def _kw_extension(validator, tool, instance, schema):
+    from jsonschema import ValidationError
+
     yield ValidationError(f"extension key used by {tool}; HCCL ignores it")
 
 
 def _kw_other_version(validator, version, instance, schema):
+    from jsonschema import ValidationError
+
     yield ValidationError(f"key of version {version} rank tables")
 
 
-#: ``Draft202012Validator`` plus rtc's two reporting keywords.
-RtcValidator = extend(Draft202012Validator, validators={
-    KW_EXTENSION: _kw_extension,
-    KW_OTHER_VERSION: _kw_other_version,
-})
+@functools.lru_cache(maxsize=None)
+def rtc_validator_class():
+    """``jsonschema.Draft202012Validator`` plus rtc's two reporting keywords."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(Draft202012Validator, validators={
+        KW_EXTENSION: _kw_extension,
+        KW_OTHER_VERSION: _kw_other_version,
+    })
 
 
 # --------------------------------------------------------------------------- error records
@@ -179,9 +189,12 @@ class SchemaError:
     schema: object = field(compare=False, repr=False)
 
 
-def _record(e: ValidationError, prefix: JsonPath = ()) -> SchemaError:
+def _record(e, prefix: JsonPath = ()) -> SchemaError:
+    """Flatten a ``jsonschema.ValidationError``."""
     best = e
     if e.context and e.validator in ("anyOf", "oneOf"):
+        from jsonschema.exceptions import best_match
+
         best = best_match([e]) or e
     return SchemaError(prefix + tuple(best.absolute_path), str(best.validator), best.validator_value,
                        best.message, best.instance, best.schema)
@@ -242,12 +255,12 @@ class _Unsupported(Exception):
 
 
 class FastValidator:
-    """Same error set as ``RtcValidator(schema).iter_errors(doc)``, computed faster for
+    """Same error set as ``rtc_validator_class()(schema).iter_errors(doc)``, computed faster for
     tables with many repeated, mostly valid objects (see the module docstring)."""
 
     def __init__(self, schema: dict):
         self.schema = schema
-        self.validator = RtcValidator(schema)
+        self._validator = None
         self._preds: dict[int, tuple[object, Callable | None]] = {}
         self._compiling: set[int] = set()
         self._derefs: dict[int, tuple[object, object]] = {}
@@ -257,6 +270,13 @@ class FastValidator:
         self._shallow: dict[int, tuple[object, dict | None]] = {}
         self._key_cache: dict[tuple, list[SchemaError]] = {}
         self._leaf_cache: dict[tuple, list[SchemaError]] = {}
+
+    @property
+    def validator(self):
+        """The ``jsonschema`` validator for this schema, built on first use."""
+        if self._validator is None:
+            self._validator = rtc_validator_class()(self.schema)
+        return self._validator
 
     # ---- $ref
     def _resolve(self, ref: str):
@@ -626,10 +646,10 @@ def schema_errors(doc, form_or_schema, *, fast: bool = True) -> list[SchemaError
     """All schema errors of ``doc`` (unsorted), as flattened :class:`SchemaError` records.
 
     ``form_or_schema`` is a form name (see :data:`rtc.tables.forms.FORMS`) or a schema dict.
-    ``fast=False`` runs plain ``RtcValidator.iter_errors`` (the reference behaviour)."""
+    ``fast=False`` runs plain ``rtc_validator_class()(schema).iter_errors`` (the reference behaviour)."""
     fv = fast_validator(form_or_schema)
     if not fast:
-        return [_record(e) for e in RtcValidator(fv.schema).iter_errors(doc)]
+        return [_record(e) for e in rtc_validator_class()(fv.schema).iter_errors(doc)]
     return fv.iter_errors(doc)
 
 
