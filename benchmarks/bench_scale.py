@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import shutil
 import statistics
 import subprocess
@@ -121,8 +120,11 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict) -> d
     if res.returncode != 0:
         raise SystemExit(f"compile failed for {kind} {npus}:\n{res.stderr[-2000:]}")
     pkl = work / f"{kind}-{npus}.pkl"
-    with open(pkl, "wb") as f:
-        pickle.dump(json.loads(table.read_text()), f)
+    # In a child: a forked child's peak RSS (ru_maxrss) starts at its parent's, so the
+    # parent must stay small or every measured RSS includes the parent's tables.
+    subprocess.run([sys.executable, "-c", "import json, pickle, sys\n"
+                    "pickle.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'wb'))",
+                    str(table), str(pkl)], check=True)
     floor_py = work / "floor.py"
     floor_py.write_text(FLOOR)
     steps = {
@@ -132,18 +134,22 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict) -> d
         "groups": rtc_cmd() + ["groups", str(src), "--format", "json", "--dim", "all"],
         "diagram": rtc_cmd() + ["diagram", str(src), "-o", str(work / "topo.svg")],
     }
-    for name, argv in steps.items():
-        if name in commands and not commands[name]:
-            out[name] = None
-            continue
-        times, rss, codes = [], [], []
-        for _ in range(runs):
+    steps = {name: argv for name, argv in steps.items() if commands.get(name, True)}
+    times: dict = {name: [] for name in steps}
+    rss: dict = {name: [] for name in steps}
+    codes: dict = {name: set() for name in steps}
+    # Rounds of every step in turn, so a burst of machine noise hits all steps of a round
+    # alike instead of one step's every run (the ratios to the floor stay meaningful).
+    for _ in range(runs):
+        for name, argv in steps.items():
             wall, peak, code = run_measured(argv, work)
-            times.append(wall)
-            rss.append(peak)
-            codes.append(code)
-        out[name] = {"median_s": statistics.median(times), "min_s": min(times),
-                     "peak_rss_mb": max(rss) / 2**20, "exit_codes": sorted(set(codes))}
+            times[name].append(wall)
+            rss[name].append(peak)
+            codes[name].add(code)
+    for name in STEPS:
+        out[name] = None if name not in steps else {
+            "median_s": statistics.median(times[name]), "min_s": min(times[name]),
+            "peak_rss_mb": max(rss[name]) / 2**20, "exit_codes": sorted(codes[name])}
     return out
 
 
