@@ -250,6 +250,16 @@ def _all(checks: list[Callable[[object], bool]]) -> Callable[[object], bool]:
     return pred
 
 
+def _members_valid(subs: dict, x: dict) -> bool:
+    """Every member of object ``x`` that has a predicate in ``subs`` (property name ->
+    predicate) passes it."""
+    for name, val in x.items():
+        p = subs.get(name)
+        if p is not None and not p(val):
+            return False
+    return True
+
+
 class _Unsupported(Exception):
     pass
 
@@ -384,15 +394,8 @@ class FastValidator:
             elif k == "properties":
                 subs = {name: self._sub(s) for name, s in v.items()}
 
-                def props(x, subs=subs):
-                    if not isinstance(x, dict):
-                        return True
-                    for name, val in x.items():
-                        p = subs.get(name)
-                        if p is not None and not p(val):
-                            return False
-                    return True
-                checks.append(props)
+                checks.append(lambda x, subs=subs: not isinstance(x, dict)
+                              or _members_valid(subs, x))
             elif k == "additionalProperties":
                 if "patternProperties" in schema:
                     raise _Unsupported()
@@ -470,11 +473,7 @@ class FastValidator:
             for q in required:
                 if q not in x:
                     return False
-            for name, val in x.items():
-                p = subs.get(name)
-                if p is not None and not p(val):
-                    return False
-            return True
+            return _members_valid(subs, x)
         return obj
 
     # ---- decomposition
