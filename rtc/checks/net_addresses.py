@@ -201,13 +201,12 @@ def _devices(topo: Topology):
     yield from nb.emit()
 
 
-_key = address_key
 
 
 def _roles(topo: Topology):
     # Linear and mostly in C: three key sets, intersected; only addresses that sit in two
     # of them are looked at again to name their owners.
-    hosts = {_key(s.host_ip) for s in topo.servers if s.host_ip is not None}
+    hosts = {address_key(s.host_ip) for s in topo.servers if s.host_ip is not None}
     table = topo.address_keys()
     devices = {ip for _s, _d, ip, _gw in table if ip is not None}
     gateways = {gw for _s, _d, _ip, gw in table if gw is not None}
@@ -218,18 +217,18 @@ def _roles(topo: Topology):
     out = Folded("conflicts")
     roles = []
     for s in topo.servers:
-        if s.host_ip is not None and _key(s.host_ip) in shared:
+        if s.host_ip is not None and address_key(s.host_ip) in shared:
             roles.append((s.host_ip, "host", s, None))
     for s in topo.servers:
         for d in s.devices:
-            if d.device_ip is not None and _key(d.device_ip) in shared:
+            if d.device_ip is not None and address_key(d.device_ip) in shared:
                 roles.append((d.device_ip, "device_ip", s, d))
     for s in topo.servers:
         for d in s.devices:
-            if d.gateway is not None and _key(d.gateway) in shared:
+            if d.gateway is not None and address_key(d.gateway) in shared:
                 roles.append((d.gateway, "gateway", s, d))
     for ip, role, s, d in roles:
-        key = _key(ip)
+        key = address_key(ip)
         first = owners.get(key)
         if first is None:
             owners[key] = (role, s, d)

@@ -67,7 +67,7 @@ class Group(NamedTuple):
     ``fn(env) -> int`` evaluates it; ``variables`` are the names it uses; ``width`` is the
     zero-pad width (0 for none); ``expr`` is the source text between the braces; ``body``
     is the vetted Python expression AST (``/`` already turned into ``//``), from which
-    :meth:`Template.ipv4_program` builds its arithmetic form."""
+    :attr:`Template.ipv4_octets` builds its arithmetic form."""
 
     fn: Callable[[dict], int]
     width: int
