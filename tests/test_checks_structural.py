@@ -31,3 +31,34 @@ def test_every_structural_rule_has_a_failing_case():
     covered = {expectations(p)[0][0] for p in CHECK_CASES if expectations(p)}
     wanted = {f"RTC2{n:02d}" for n in range(0, 17)}
     assert wanted <= covered, sorted(wanted - covered)
+
+
+def _codes(name: str) -> list[str]:
+    case = CASES / "checks" / name
+    return [d.code for d in compile_text(case.read_text(encoding="utf-8"), str(case)).diagnostics]
+
+
+def test_one_template_failure_per_server_line():
+    # eight devices divide by zero on one line: one finding, not eight
+    assert _codes("RTC113-one-finding-per-server.rtc") == ["RTC113"]
+
+
+def test_out_of_range_super_device_id_is_not_also_missing():
+    # negative SDIDs are reported once (RTC207), not again as "no super_device_id" (RTC212)
+    assert _codes("RTC207-super-device-id-range.rtc") == ["RTC207"]
+
+
+def test_per_device_variable_in_step_start_explained():
+    case = CASES / "checks" / "RTC113-per-device-variable-in-step.rtc"
+    (d,) = compile_text(case.read_text(encoding="utf-8"), str(case)).diagnostics
+    assert "uses d, which is known only per device" in d.message
+    assert "not defined" not in d.message
+
+
+def test_one_gateway_for_every_device_of_a_server():
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily node[0..1] {\n  host 10.0.0.{i+1}\n"
+           "  devices 0..7\n  device_ip 6.0.{i}.{d+10}\n  gateway 6.0.{i}.1\n  prefix 24\n}\n")
+    result = compile_text(src, "gw.rtc")
+    assert [d.code for d in result.diagnostics] == ["RTC411"]  # the assumed fabric, a note
+    assert [str(d.gateway) for s in result.topology.servers for d in s.devices] == \
+        ["6.0.0.1"] * 8 + ["6.0.1.1"] * 8

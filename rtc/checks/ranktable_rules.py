@@ -4,6 +4,7 @@ pod data (1.2), server_id length, and server order (HCCL rank table doc, section
 from __future__ import annotations
 
 from rtc.diagnostics import Related, error, warning
+from rtc.model.lower import incomplete
 from rtc.model.topology import Topology
 from rtc.rules import rule
 
@@ -82,7 +83,8 @@ def check(topo: Topology):
                                     f"{s.name} has no super_pod", s.span, subject=s.label,
                                     hint="add `super_pod ID` (Super Pod ID from "
                                          "`npu-smi info -t spod-info`)")
-                    elif any(d.super_device_id is None for d in devs):
+                    elif any(d.super_device_id is None for d in devs) and \
+                            "super_device_id" not in incomplete(s):  # already reported
                         yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
                                     f"{s.name} has devices without super_device_id", s.span,
                                     subject=s.label,

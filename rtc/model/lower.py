@@ -44,6 +44,7 @@ RENDERED_ADDRESS = rule("RTC207", "bad-computed-address", "error",
     Why: the rank table would hold an address HCCL rejects.
     Example: `host 10.0.0.{i}` in `family node[0..299]`.
     Fix: change the template so every server and device gets a valid address.""")
+SDID_MAX = 2**32 - 1  # super_device_id is an unsigned 32-bit value (HCCL rank table 1.2)
 UNKNOWN_REF = rule("RTC215", "unknown-server-or-device", "error",
                    "A job names a server or device that does not exist.", """
     What: `servers atlas-03` when only atlas-01 and atlas-02 are declared, or
@@ -132,7 +133,7 @@ class _Lowerer:
         out: list[Server] = []
         for decl in self.decls:
             if decl.kind == "server" and decl.name:
-                s = self.server(decl, preset, decl.name, 0, None)
+                s = self.server(decl, preset, decl.name, 0, None, set())
                 if s is not None:
                     s.index = len(out)
                     out.append(s)
@@ -158,11 +159,18 @@ class _Lowerer:
         spans = self.attribute_spans(decl)
 
         def report(key: str, p: ValueProblem) -> None:
-            # A family reports each attribute's first failure only (with the member).
+            # Mark the attribute incomplete on this server (a private copy of the shared
+            # spans), so checks do not also report it as missing.
+            nonlocal spans
+            if INCOMPLETE_MARK + key not in spans:
+                spans = {**spans, INCOMPLETE_MARK + key: decl.span_of(key)}
+            # Each attribute's first failure only: per server (one line, one finding), and
+            # per family (naming the member).
             if reported is not None:
                 if key in reported:
                     return
                 reported.add(key)
+            if family is not None:
                 p = ValueProblem(p.code, f"{p.message} (first for {name} of family {family})",
                                  p.span, p.hint)
             self.diags.append(_problem(p, subject))
@@ -255,14 +263,21 @@ class _Lowerer:
                                  if " (" in p.message else f"{key} {p.message}{where}",
                                  p.span, p.hint)
             elif not template.is_constant:
+                where = (f" for {name}" if name else "") + (f" device {env['d']}" if "d" in env
+                                                            else "")
                 p = ValueProblem(RENDERED_ADDRESS, f"{key} template '{template.text}' gives "
-                                 f"'{text}': {p.message}", span, p.hint)
+                                 f"'{text}'{where}: {p.message}", span, p.hint)
             report(key, p)
             return None
 
     def plan_addresses(self, plan: AddressPlan, span: Span, i: int, device_ids: list[int],
                        report, key: str, name: str):
         n = len(device_ids)
+        if plan.kind == "list" and key == "gateway" and len(plan.items) == 1 and n > 1:
+            # One gateway for every NPU of the server (a shared device subnet, e.g. a /24).
+            t = plan.items[0]
+            gateway = self.address(t, t.span, {"i": i}, report, key, name)
+            return None if gateway is None else [gateway] * n
         if plan.kind == "list":
             if len(plan.items) != n:
                 report(key, ValueProblem(ADDRESS_COUNT, f"{name} has {n} devices but {key} lists "
@@ -321,17 +336,26 @@ class _Lowerer:
         try:
             if plan.kind == "base":
                 base = int(plan.items[0].render(i=i))
-                return [base + d for d in device_ids]
-            if plan.kind == "list":
+                values = [base + d for d in device_ids]
+            elif plan.kind == "list":
                 if len(plan.items) != n:
                     report("super_device_id", ValueProblem(
                         ADDRESS_COUNT, f"{name} has {n} devices but super_device_id lists "
                         f"{len(plan.items)} values", span, "give one value per device, or `base N`"))
                     return None
-                return [int(t.render(i=i, d=d, k=k)) for k, (t, d) in
-                        enumerate(zip(plan.items, device_ids))]
-            t = plan.items[0]
-            return [int(t.render(i=i, d=d, k=k)) for k, d in enumerate(device_ids)]
+                values = [int(t.render(i=i, d=d, k=k)) for k, (t, d) in
+                          enumerate(zip(plan.items, device_ids))]
+            else:
+                t = plan.items[0]
+                values = [int(t.render(i=i, d=d, k=k)) for k, d in enumerate(device_ids)]
+            for d, v in zip(device_ids, values):
+                if not 0 <= v <= SDID_MAX:
+                    report("super_device_id", ValueProblem(
+                        RENDERED_ADDRESS, f"super_device_id of {name} device {d} is {v}, outside "
+                        f"0..{SDID_MAX}", span, "an SDID is an unsigned 32-bit number from "
+                        "`npu-smi info -t spod-info`; e.g. `super_device_id base {(i%64)*16}`"))
+                    return None
+            return values
         except ValueProblem as p:
             report("super_device_id", p)
         except ValueError:

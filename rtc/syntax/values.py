@@ -26,6 +26,7 @@ from typing import Callable, NamedTuple
 from rtc.diagnostics import Span
 
 VARIABLES = ("i", "d", "k")
+MAX_EXPRESSION_CHARS = 200  # longer formulas are mistakes (and deep ones exhaust the parser)
 
 
 class ValueProblem(Exception):
@@ -86,6 +87,10 @@ def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict
 def compile_group(expr: str, span: Span, code: str) -> Group:
     """Compile one ``{...}`` expression into a :class:`Group`. Raises
     :class:`ValueProblem` with ``code`` on bad syntax or names."""
+    if len(expr) > MAX_EXPRESSION_CHARS:
+        raise ValueProblem(code, f"template expression of {len(expr)} characters is too long "
+                           f"(at most {MAX_EXPRESSION_CHARS})", span,
+                           "templates are short formulas such as {i/256} or {(i%16)*16 + 2*d + 1}")
     width = 0
     body = expr
     m = re.fullmatch(r"(.*?):(0?\d+)", expr)
@@ -156,9 +161,19 @@ class Template:
                                    "change the divisor (or the modulus) so it is never 0 for "
                                    "any server or device, e.g. {i/256}")
             except NameError as exc:
-                raise ValueProblem("RTC113", f"template '{{{expr}}}' cannot be used here ({exc})",
-                                   self.span, "d and k are only known per device")
-            out.append(str(value).zfill(width) if width else str(value))
+                var = getattr(exc, "name", None) or "d or k"
+                raise ValueProblem("RTC113", f"template '{{{expr}}}' uses {var}, which is known "
+                                   "only per device, where the value is computed once per server",
+                                   self.span, "d (device id) and k (device position) work in a "
+                                   "per-device template such as `device_ip 6.0.{i}.{d+1}`; "
+                                   "`START step N`, host, server_id and super_pod take only i")
+            try:
+                text = str(value)
+            except ValueError:  # more digits than Python will convert (sys.int_info)
+                raise ValueProblem("RTC113", f"template '{{{expr}}}' computes a number too large "
+                                   "to write", self.span, "an address part is 0-255; check the "
+                                   "multiplications in the template")
+            out.append(text.zfill(width) if width else text)
         return "".join(out)
 
     def bind(self, **env: int) -> "Template":
