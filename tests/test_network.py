@@ -260,7 +260,7 @@ def test_no_fabric_assumes_routed_subnets_and_says_so():
     assert result.ok
     (d,) = codes(result, "RTC411")
     assert d.severity is Severity.NOTE and "16 device subnets" in d.message
-    assert "fabric roce { subnets 6.0.0.0/16 }" in d.hint
+    assert "a `fabric roce` block with the line `subnets 6.0.2.0/24`" in d.hint
     assert compile_file(str(EXAMPLES / "a2-2node-dp2-tp8.rtc")).diagnostics == []
 
 
@@ -661,3 +661,15 @@ def test_ipv4_gateway_for_ipv6_device_routes_nothing():
 def test_ipv6_duplicate_device_ip():
     r = compile_text(_v6("fd00:6::{d+10}", "fd00:6::{d+1}"), "v6.rtc")
     assert len(codes(r, "RTC208")) == 1
+
+
+def test_fabric_suggestion_covers_every_routed_subnet():
+    import ipaddress
+
+    from rtc.checks.reachability import _cover
+
+    subs = [(4, int(ipaddress.IPv4Address(a)), 31) for a in ("6.0.0.0", "6.17.255.254")]
+    net = ipaddress.ip_network(_cover(subs))
+    assert str(net) == "6.0.0.0/8"
+    assert all(ipaddress.ip_network(f"{ipaddress.IPv4Address(n)}/{p}").subnet_of(net)
+               for _v, n, p in subs)

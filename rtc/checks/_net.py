@@ -32,7 +32,7 @@ class Folded:
             self.items[key] = [diag, 0, []]
         else:
             got[1] += 1
-            if who is not None and len(got[2]) < 3:
+            if who is not None and len(got[2]) < 3 and who not in got[2]:
                 got[2].append(who)
 
     def emit(self):

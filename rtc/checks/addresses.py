@@ -3,6 +3,7 @@ limited broadcast, reserved."""
 
 from __future__ import annotations
 
+from rtc.checks._net import Folded
 from rtc.diagnostics import error
 from rtc.model.topology import Topology
 from rtc.rules import rule
@@ -68,26 +69,30 @@ def check(topo: Topology):
     # Servers with a device address worth a closer look (by int key, in one pass).
     flagged = {id(s) for s, _d, ip_key, gw_key in topo.address_keys()
                if _suspect(ip_key) or _suspect(gw_key)}
+    # One finding per source line (a family's template is one line), counting the rest.
+    hosts = Folded("servers")
+    devices = Folded("addresses")
     for s in topo.servers:
         if s.host_ip is not None:
             why = _why(s.host_ip)
             if why:
-                yield error(RESERVED_ADDRESS, f"host IP {s.host_ip} of {s.name} is "
-                            f"{_article(why)} {why} address; other servers cannot reach it", s.span_of("host"),
-                            subject=s.label, hint="use the address of the NIC other nodes reach "
-                            "(the one HCCL_IF_IP will name)")
+                hosts.add(s.span_of("host"), error(
+                    RESERVED_ADDRESS, f"host IP {s.host_ip} of {s.name} is {_article(why)} {why} "
+                    "address; other servers cannot reach it", s.span_of("host"), subject=s.label,
+                    hint="use the address of the NIC other nodes reach (the one HCCL_IF_IP "
+                         "will name)"), s.name)
         if id(s) not in flagged:
             continue
-        reported = False
         for d in s.devices:
             for what, ip in (("device IP", d.device_ip), ("gateway", d.gateway)):
-                if ip is None or reported:
-                    continue
-                why = _why(ip)
+                why = None if ip is None else _why(ip)
                 if why:
-                    reported = True
-                    yield error(RESERVED_ADDRESS, f"{what} {ip} of {s.name} device {d.device_id} "
-                                f"is {_article(why)} {why} address; RoCE peers cannot reach it",
-                                s.span_of("device_ip" if what == "device IP" else "gateway"),
-                                subject=f"{s.label}, device {d.device_id}",
-                                hint="use the NPU's RoCE address from `hccn_tool -i N -ip -g`")
+                    attr = "device_ip" if what == "device IP" else "gateway"
+                    devices.add(s.span_of(attr), error(
+                        RESERVED_ADDRESS, f"{what} {ip} of {s.name} device {d.device_id} is "
+                        f"{_article(why)} {why} address; RoCE peers cannot reach it",
+                        s.span_of(attr), subject=f"{s.label}, device {d.device_id}",
+                        hint="use the NPU's RoCE address from `hccn_tool -i N -ip -g`"),
+                        f"{s.name} device {d.device_id} {ip}")
+    yield from hosts.emit()
+    yield from devices.emit()

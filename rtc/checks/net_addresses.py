@@ -31,9 +31,9 @@ GATEWAY_OUTSIDE = rule("RTC400", "gateway-outside-subnet", "error",
     Fix: use the switch-side address of each NPU's link (`hccn_tool -i N -gateway -g`), or
     correct the prefix.""")
 NET_OR_BROADCAST = rule("RTC401", "network-or-broadcast-address", "error",
-                        "A device IP is the network or broadcast address of its subnet.", """
-    What: with `prefix 24`, a device_ip ending in .0 or .255 (for /30 and shorter
-    prefixes; /31 and /32 use both addresses).
+                        "A device IP or gateway is the network or broadcast address of its subnet.", """
+    What: with `prefix 24`, a device_ip or gateway ending in .0 or .255 (for /30 and
+    shorter prefixes; /31 and /32 use both addresses).
     Why: the NPU NIC refuses or mis-handles such an address: `hccn_tool -ip -s` fails, or
     peers send to a broadcast address and HCCL links never come up.
     Example: `device_ip 10.20.0.0 step 1`, `prefix 24` (device 0 gets the network address).
@@ -135,8 +135,8 @@ def _declarations(topo: Topology):
 
 def _flag_servers(topo: Topology) -> set[int]:
     """ids of the servers that have a device worth the full look below: an IPv4 device
-    whose prefix is too long, whose gateway is outside its subnet, or whose address is
-    its subnet's network or broadcast address -- decided with int keys and masks in one
+    whose prefix is too long, whose gateway is outside its subnet, or whose address or
+    gateway is its subnet's network or broadcast address -- decided with int keys and masks in one
     pass -- and every server with an IPv6 device or gateway (rare; checked in full)."""
     masks = [mask(4, p) for p in range(33)]
     flagged: set[int] = set()
@@ -152,7 +152,8 @@ def _flag_servers(topo: Topology) -> set[int]:
             flagged.add(id(s))
         elif prefix <= 30:
             host_bits = ~m & 0xFFFFFFFF
-            if ip & host_bits in (0, host_bits):
+            if ip & host_bits in (0, host_bits) or (gw is not None
+                                                    and gw & host_bits in (0, host_bits)):
                 flagged.add(id(s))
     return flagged
 
@@ -190,12 +191,21 @@ def _devices(topo: Topology):
                     f"{s.name} device {d.device_id}")
             which = is_network_or_broadcast(ip, prefix)
             if which:
-                nb.add(s.span_of("device_ip"), error(
+                nb.add((s.span_of("device_ip"), which), error(
                     NET_OR_BROADCAST, f"device IP {ip} of {s.name} device {d.device_id} is the "
                     f"{which} address of {subnet_text(sub)}", s.span_of("device_ip"),
                     subject=f"{s.label}, device {d.device_id}",
                     hint="use host addresses of the subnet (not the first or last one), or "
                          "a longer prefix"), f"{s.name} device {d.device_id}")
+            which = None if d.gateway is None else is_network_or_broadcast(d.gateway, prefix)
+            if which and contains(sub, d.gateway):
+                nb.add((s.span_of("gateway"), which), error(
+                    NET_OR_BROADCAST, f"gateway {d.gateway} of {s.name} device {d.device_id} is "
+                    f"the {which} address of the device's subnet {subnet_text(sub)}",
+                    s.span_of("gateway"), subject=f"{s.label}, device {d.device_id}",
+                    hint="the gateway is a host address of the NPU's subnet (the switch side, "
+                         "`hccn_tool -i N -gateway -g`), never its first or last address"),
+                    f"{s.name} device {d.device_id}")
     yield from px.emit()
     yield from gw.emit()
     yield from nb.emit()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rtc.diagnostics import Related, error, note
 from rtc.model.topology import Topology
 from rtc.network.reachability import ASSUMED, NO_GATEWAY, OUTSIDE, Model, analyse
-from rtc.network.addressing import subnet_text
+from rtc.network.addressing import mask, subnet_text
 from rtc.rules import rule
 
 UNREACHABLE = rule("RTC410", "unreachable-device-ip", "error",
@@ -54,8 +54,8 @@ def check(topo: Topology):
         yield note(ASSUMED_FABRIC, f"no fabric is declared: rtc assumed that the "
                    f"{len(subs)} device subnets with gateways (e.g. {subnet_text(subs[0])}, "
                    f"{subnet_text(subs[-1])}) are routed to each other", topo.span,
-                   hint="declare it to have it checked, e.g. `fabric roce { subnets "
-                        f"{_cover(subs)} }}`")
+                   hint="declare it to have it checked: a `fabric roce` block with the line "
+                        f"`subnets {_cover(subs)}`")
 
 
 def _spans_servers(topo: Topology) -> bool:
@@ -65,19 +65,26 @@ def _spans_servers(topo: Topology) -> bool:
 
 
 def _cover(subs) -> str:
-    """A /16 (IPv4) or /48 (IPv6) around the first subnet, as a suggestion."""
-    import ipaddress
-
-    v, net, _ = subs[0]
-    prefix = 16 if v == 4 else 48
-    return str(ipaddress.ip_network(f"{subnet_text(subs[0]).split('/')[0]}/{prefix}",
-                                    strict=False))
+    """A network holding every routed subnet of the first subnet's family (the fabric to
+    suggest): the common leading bits of the lowest and highest address, rounded down to
+    a whole octet (IPv4) or hextet (IPv6) so it reads like a plan (6.0.2.0/24, 6.0.0.0/8)."""
+    v = subs[0][0]
+    bits = 32 if v == 4 else 128
+    same = [x for x in subs if x[0] == v]
+    low = min(net for _v, net, _p in same)
+    high = max(net + (1 << (bits - prefix)) - 1 for _v, net, prefix in same)
+    common = min(bits - (low ^ high).bit_length(), min(p for _v, _n, p in same))
+    unit = 8 if v == 4 else 16
+    common -= common % unit
+    return subnet_text((v, low & mask(v, common), common))
 
 
 def _describe(model: Model, e) -> str:
     d = e.device
     base = f"{e.server.name} device {d.device_id} ({d.device_ip}/{d.prefix}"
     if e.cls == NO_GATEWAY:
+        if d.gateway is not None:  # written, but not inside the subnet (RTC400 says so)
+            return base + f", gateway {d.gateway} outside its subnet)"
         return base + ", no gateway)"
     if e.cls == OUTSIDE:
         return base + f", gateway {d.gateway}, in no declared fabric)"
@@ -112,8 +119,8 @@ def _finding(topo: Topology, model: Model, jr, f):
         hint = ("devices without a gateway reach only their own subnet; configure each NPU's "
                 "gateway (`hccn_tool -i N -gateway -s address G`) and write `gateway ...`")
     elif OUTSIDE in (f.a, f.b):
-        hint = ("add these subnets to the fabric that routes them (`fabric NAME { subnets "
-                "... }`), or correct the device IPs")
+        hint = ("add these subnets to the `subnets` line of the fabric that routes them, or "
+                "correct the device IPs")
     else:
         hint = "if these fabrics are routed to each other, declare their subnets in one fabric"
     return error(UNREACHABLE, msg, span, hint=hint, related=related, subject=subject)

@@ -56,7 +56,7 @@ def groups_command(
         jobs = [j for j in topo.jobs if j.placements]
     if not jobs:
         fail_usage(f"{file} has no job: groups belong to jobs",
-                   "add `job NAME { servers ...; tp N }`")
+                   "add a `job NAME` block with a `servers ...` line and a `tp N` line")
     report(result.diagnostics, result.sources, quiet=True)
     dims = _DIMS if dim == "all" else (dim,)
     if fmt == "json":

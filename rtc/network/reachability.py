@@ -180,7 +180,7 @@ class Model:
 
     def class_label(self, cls) -> str:
         if cls == NO_GATEWAY:
-            return "devices without a gateway"
+            return "devices without a usable gateway"
         if cls == OUTSIDE:
             return "routed devices in no declared fabric"
         names = self.component_fabrics.get(cls[1], [])

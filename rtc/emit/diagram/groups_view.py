@@ -189,8 +189,8 @@ def build(topo, diagnostics, opts: Options) -> str:
     npus = sum(len(s.devices) for s in topo.servers)
     extra = []
     if not jobs:
-        extra.append(text("no job: parallel groups belong to jobs (add `job NAME { servers ...; "
-                          "tp N }`)"))
+        extra.append(text("no job: parallel groups belong to jobs (add a `job NAME` block with "
+                          "`servers` and `tp` lines)"))
     g = Graph("groups", graph=st.style(st.GRAPH, {"ranksep": "0.3", "label": title(
         topo, len(topo.servers), npus, extra)}), node=st.style(st.NODE, st.PANEL))
     ids = []
