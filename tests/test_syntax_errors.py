@@ -51,3 +51,15 @@ def test_existing_output_untouched_on_error(tmp_path: Path):
     assert res.returncode == 1
     assert out.read_text() == "OLD\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hccl.json"]
+
+
+@pytest.mark.parametrize("name,words", [
+    ("space-in-template.rtc", "cannot start with a space"),
+    ("empty-template.rtc", "empty template group"),
+    ("leading-zero-octet.rtc", "'000' has a leading zero"),
+])
+def test_template_mistakes_are_named(name, words):
+    case = CASES / "syntax" / name
+    result = compile_text(case.read_text(encoding="utf-8"), str(case))
+    assert any(words in d.message for d in result.diagnostics), \
+        [d.message for d in result.diagnostics]

@@ -340,6 +340,15 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
     if ch == '"':
         return error(UNTERMINATED_STRING, "this string is not closed before the end of the line",
                      span, hint='close it with " on the same line; strings cannot span lines')
+    glued = ch == "{" and before and column >= 2 and not source_line[column - 2].isspace()
+    if glued and column < len(source_line) and source_line[column] == "}":
+        return error(SYNTAX, "empty template group '{}'", Span(filename, line, column, line,
+                                                               column + 2),
+                     hint="put an expression inside, e.g. 10.1.{i/256}.{i%256}")
+    if glued and column < len(source_line) and source_line[column] == " ":
+        return error(SYNTAX, "a template group cannot start with a space ('{ ' opens a block)",
+                     span, hint="write the group without spaces after '{', e.g. {i} or "
+                     "{(i%16)*16 + 2*d + 1}")
     if ch == "{" and column < len(source_line) and not source_line[column].isspace() and before:
         return error(SYNTAX, "unbalanced '{' in a template: a {expression} must close with "
                      "'}' on the same line", span,

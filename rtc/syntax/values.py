@@ -326,6 +326,13 @@ def parse_ip(text: str, span: Span, code: str = "RTC111"):
                            "an IPv4 address has four numbers 0-255, e.g. 10.0.0.6")
     if ":" not in text:
         for idx, part in enumerate(parts):
+            if part.isdigit() and len(part) > 1 and part[0] == "0" and int(part) <= 255:
+                off = sum(len(p) + 1 for p in parts[:idx])
+                raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' has a "
+                                   "leading zero (some tools read it as octal)",
+                                   _sub_span(span, off, len(part)),
+                                   f"write {int(part)}; in a template, drop the pad width "
+                                   "(`{i}`, not `{i:03}`)")
             if not part.isdigit() or int(part) > 255:
                 off = sum(len(p) + 1 for p in parts[:idx])
                 raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' is not a "
