@@ -62,3 +62,12 @@ def test_one_gateway_for_every_device_of_a_server():
     assert [d.code for d in result.diagnostics] == ["RTC411"]  # the assumed fabric, a note
     assert [str(d.gateway) for s in result.topology.servers for d in s.devices] == \
         ["6.0.0.1"] * 8 + ["6.0.1.1"] * 8
+
+
+def test_repeating_family_template_gives_one_duplicate_ip_finding():
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily node[0..99] {\n"
+           "  host 10.0.0.{i+1}\n  devices 0..7\n  device_ip 6.0.{i%10}.{d+1}\n  prefix 24\n}\n")
+    dups = [d for d in compile_text(src, "rep.rtc").diagnostics if d.code == "RTC208"]
+    assert len(dups) == 1
+    assert "node10 device 0 is also the IP of node0 device 0" in dups[0].message
+    assert "the same line gives 89 more clashing server pairs" in dups[0].message

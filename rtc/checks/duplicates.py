@@ -117,14 +117,26 @@ def check(topo: Topology):
             else:
                 ips[key] = (s, d)
     # One finding per pair of servers, not one per device: a copied plan clashes on every
-    # NPU of the server at once.
+    # NPU of the server at once; and one per pair of source lines: a family template that
+    # repeats clashes on many server pairs at once (the rest are counted).
+    by_lines: dict = {}
     for (_, _), clashes in ip_clashes.items():
+        (ps, _pd), s, _d = clashes[0]
+        by_lines.setdefault((ps.span_of("device_ip"), s.span_of("device_ip")), []).append(clashes)
+    for pairs in by_lines.values():
+        clashes = pairs[0]
         clashes.sort(key=lambda c: c[2].device_id)
         (ps, pd), s, d = clashes[0]
         more = len(clashes) - 1
         devices = ", ".join(str(c[2].device_id) for c in clashes[1:9]) + (" ..." if more > 8 else "")
         extra = (f"; {more} more device{'s' if more != 1 else ''} of {s.name} clash with "
                  f"{ps.name} the same way (devices {devices})") if more else ""
+        if len(pairs) > 1:
+            shown = ", ".join(f"{c[0][1].name} with {c[0][0][0].name}" for c in pairs[1:4])
+            lines = "line gives" if ps.span_of("device_ip") == s.span_of("device_ip") else \
+                "lines give"
+            extra += (f"; the same {lines} {len(pairs) - 1} more clashing server pair"
+                      f"{'s' if len(pairs) > 2 else ''} ({shown}{', ...' if len(pairs) > 4 else ''})")
         yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device {d.device_id} "
                     f"is also the IP of {ps.name} device {pd.device_id}{extra}",
                     s.span_of("device_ip"),
