@@ -97,8 +97,10 @@ def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileRe
             text = f.read()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        hint = ("save the file as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8 IN > OUT`)"
+                if isinstance(exc, UnicodeDecodeError) else "check the path")
         return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
-                                          hint="check the path")], {})
+                                          hint=hint)], {})
     return compile_text(text, path, strict=strict, progress=progress)
 
 

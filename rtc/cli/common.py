@@ -89,6 +89,11 @@ def write_or_fail(path, data, **kwargs) -> None:
     the same keyword options); on an OS error print a usage error and exit 2."""
     from rtc.emit.files import write_atomic
 
+    import os
+
+    if os.path.isdir(path):
+        fail_usage(f"cannot write {path}: it is a folder",
+                   "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
     try:
         write_atomic(path, data, **kwargs)
     except OSError as exc:
