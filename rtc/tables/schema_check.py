@@ -688,6 +688,11 @@ def _show(x, limit: int = 60) -> str:
     return s if len(s) <= limit else s[: limit - 4] + "...\""
 
 
+def _found(x) -> str:
+    """The offending value for a message: ``string "8"``, ``number 8``, ``null``."""
+    return "null" if x is None else f"{_jtype(x)} {_show(x)}"
+
+
 def _where(path: JsonPath) -> str:
     return "the top level" if not path else format_path(path)
 
@@ -813,7 +818,7 @@ def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
                             value=inst)]
         want = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
         return [Finding(RULE_TYPE, E, path,
-                        f"{where}: `{name}` must be {want}, found {_jtype(inst)} {_show(inst)}",
+                        f"{where}: `{name}` must be {want}, found {_found(inst)}",
                         hint=None, value=inst)]
 
     if v == "required":
@@ -892,7 +897,7 @@ def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
             quoted = (str(int(inst)) if isinstance(inst, float) and inst.is_integer() else json.dumps(inst))
             hint = f"write \"{name}\": \"{quoted}\"" if _is_number(inst) else None
             return [Finding(RULE_TYPE, E, path,
-                            f"{where}: `{name}` must be a JSON string ({want}), found {_jtype(inst)} {_show(inst)}",
+                            f"{where}: `{name}` must be a JSON string ({want}), found {_found(inst)}",
                             hint=hint, value=inst)]
         shown = ", ".join(json.dumps(a) for a in allowed)
         hint = None
