@@ -63,3 +63,10 @@ def test_template_mistakes_are_named(name, words):
     result = compile_text(case.read_text(encoding="utf-8"), str(case))
     assert any(words in d.message for d in result.diagnostics), \
         [d.message for d in result.diagnostics]
+
+
+def test_bad_fabric_subnet_is_not_also_missing():
+    case = CASES / "syntax" / "network-prefix-too-long.rtc"
+    result = compile_text(case.read_text(encoding="utf-8"), str(case))
+    assert [d.code for d in result.diagnostics] == ["RTC111"]  # no RTC406 "no subnets"
+    assert "prefix /33 is longer than the 32 bits" in result.diagnostics[0].message

@@ -36,11 +36,12 @@ def finish(decls: list, topo, diags: list[Diagnostic]) -> None:
 def _blocks(decls: list, topo) -> None:
     for d in decls:
         if d.kind == "network" and d.name:
-            spans = {k: d.span_of(k) for k in d.attrs}
+            spans = {k: d.span_of(k) for k in (*d.attrs, *d.failed)}
             topo.networks.append(HostNetwork(d.name, d.name_span, d.get("cidr"),
                                              tuple(d.get("nic") or ()), spans))
         elif d.kind == "fabric" and d.name:
-            spans = {k: d.span_of(k) for k in d.attrs}
+            # A `subnets` line that failed to parse was reported; it is not missing (RTC406).
+            spans = {k: d.span_of(k) for k in (*d.attrs, *d.failed)}
             topo.fabrics.append(Fabric(d.name, d.name_span, list(d.get("subnets") or ()),
                                        spans))
 

@@ -50,6 +50,12 @@ def parse_cidr(text: str, span) -> ipaddress.IPv4Network | ipaddress.IPv6Network
     try:
         net = ipaddress.ip_network(text, strict=False)
     except ValueError:
+        address, _, prefix = text.partition("/")
+        bits = 128 if ":" in address else 32
+        if prefix.isdigit() and int(prefix) > bits:
+            raise ValueProblem(_BAD_IP, f"'{text}': prefix /{prefix} is longer than the "
+                               f"{bits} bits of an IPv{6 if bits == 128 else 4} address", span,
+                               f"a prefix is 0..{bits}, e.g. {address}/{bits // 2}")
         raise ValueProblem(_BAD_IP, f"'{text}' is not a valid network (ADDRESS/PREFIX)", span,
                            "e.g. 10.0.0.0/24 or fd00::/64")
     raise ValueProblem(_BAD_VALUE, f"'{text}' has host bits set; the network is {net}", span,
