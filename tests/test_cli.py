@@ -99,13 +99,6 @@ def test_every_emitted_code_is_a_declared_rule():
     assert used - declared == set()
 
 
-def test_output_that_is_a_folder_is_refused_clearly(tmp_path):
-    (tmp_path / "out").mkdir()
-    res = run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "-o", str(tmp_path / "out"))
-    assert res.returncode == 2
-    assert "it is a folder" in res.stderr and "--out-dir" in res.stderr
-
-
 def test_utf16_source_gets_an_encoding_hint(tmp_path):
     src = tmp_path / "u16.rtc"
     src.write_text((EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text(), encoding="utf-16")

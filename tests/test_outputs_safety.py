@@ -105,7 +105,7 @@ def test_directory_output_is_a_clear_error(src: Path, tmp_path: Path):
     d.mkdir()
     res = run_rtc("compile", str(src), "-o", str(d))
     assert res.returncode == 2
-    assert "Is a directory" in res.stderr
+    assert "it is a folder" in res.stderr and "--out-dir" in res.stderr
     assert d.is_dir() and list(d.iterdir()) == []
 
 
