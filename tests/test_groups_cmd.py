@@ -4,7 +4,6 @@ refusal on errors, usage errors."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
