@@ -90,3 +90,9 @@ def test_host_templates_computed_and_explained():
     overflow = _compile_host("10.0.0.{i}")   # 256..299 are not octets: the first one is named
     msgs = [d.message for d in overflow.diagnostics if "host" in d.message]
     assert len(msgs) == 1 and "10.0.0.256" in msgs[0], msgs
+
+
+def test_family_failure_counts_the_members_it_hits():
+    overflow = _compile_host("10.0.0.{i}")  # n256..n299 fail: 44 of 300
+    (msg,) = [d.message for d in overflow.diagnostics if d.code == "RTC207"]
+    assert msg.endswith("(first for n256 of family n[0..299]; 44 of its 300 servers)")

@@ -9,6 +9,8 @@ Topology is left to :mod:`rtc.checks`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import ipaddress
 
 from rtc.diagnostics import Diagnostic, Related, Span, error
@@ -133,7 +135,7 @@ class _Lowerer:
         out: list[Server] = []
         for decl in self.decls:
             if decl.kind == "server" and decl.name:
-                s = self.server(decl, preset, decl.name, 0, None, set())
+                s = self.server(decl, preset, decl.name, 0, None, {})
                 if s is not None:
                     s.index = len(out)
                     out.append(s)
@@ -146,15 +148,22 @@ class _Lowerer:
         return out
 
     def family(self, decl: Decl, preset, fam: FamilyName, out: list[Server]) -> None:
-        reported: set[str] = set()
+        reported: dict = {}  # attribute -> (index of its diagnostic, servers that failed)
         for i in fam.indices:
             s = self.server(decl, preset, fam.name(i), i, decl.name, reported)
             if s is not None:
                 s.index = len(out)
                 out.append(s)
+        # Each attribute was reported for its first failing member: say how many failed.
+        total = len(fam.indices)
+        for index, names in reported.values():
+            if len(names) > 1:
+                d = self.diags[index]
+                self.diags[index] = dataclasses.replace(
+                    d, message=d.message[:-1] + f"; {len(names)} of its {total} servers)")
 
     def server(self, decl: Decl, preset, name: str, i: int, family: str | None,
-               reported: set | None = None) -> Server | None:
+               reported: dict | None = None) -> Server | None:
         subject = f"server {name}"
         spans = self.attribute_spans(decl)
 
@@ -167,9 +176,11 @@ class _Lowerer:
             # Each attribute's first failure only: per server (one line, one finding), and
             # per family (naming the member).
             if reported is not None:
-                if key in reported:
+                got = reported.get(key)
+                if got is not None:
+                    got[1].add(name)
                     return
-                reported.add(key)
+                reported[key] = (len(self.diags), {name})
             if family is not None:
                 p = ValueProblem(p.code, f"{p.message} (first for {name} of family {family})",
                                  p.span, p.hint)
