@@ -25,6 +25,7 @@ CHECK_MODULES: list[str] = [
     "rtc.checks.node_fit",
     "rtc.checks.cross_node",
     "rtc.checks.hardware_groups",
+    "rtc.checks.server_sizes",
     "rtc.checks.expert_parallel",
     # network, ports, inventory (RTC4xx)
     "rtc.checks.net_addresses",

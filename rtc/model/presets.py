@@ -29,6 +29,9 @@ class Preset:
     hccs_groups: tuple[tuple[int, ...], ...]
     die_pairs: tuple[tuple[int, int], ...]
     allowed_server_sizes: tuple[int, ...]
+    #: Every server of a rank table must have the same number of devices (HCCL's
+    #: CheckDeviceNumValid; skipped by HCCL on 910B and A3).
+    equal_server_sizes: bool = False
 
     def with_devices(self, count: int) -> "Preset":
         """A copy with ``devices_per_server`` set (for ``generic``)."""
@@ -56,5 +59,6 @@ def presets() -> dict[str, Preset]:
             hccs_groups=tuple(tuple(g) for g in d.get("hccs_groups", [])),
             die_pairs=tuple(tuple(p) for p in d.get("die_pairs", [])),
             allowed_server_sizes=tuple(d.get("allowed_server_sizes", [])),
+            equal_server_sizes=d.get("equal_server_sizes", False),
         )
     return out
