@@ -776,3 +776,13 @@ def test_broken_tables_never_crash_and_spans_stay_in_the_file(base, rounds, rnd,
     for d in rep.diagnostics:
         assert d.span is None or (d.span.file == "t.json" and d.span.line >= 1), (d.code, d.span)
         assert all(r.span.line >= 1 for r in d.related)
+
+
+def test_rank_order_warning_points_at_the_rank_id():
+    doc = make_table(servers=1)
+    devs = doc["server_list"][0]["device"]
+    devs[0]["rank_id"], devs[1]["rank_id"] = devs[1]["rank_id"], devs[0]["rank_id"]
+    text, rep = check(doc)
+    d = only(rep, "RTC632")
+    # the rank_id of the second listed device (device 1, rank 0), not 1:1
+    assert (d.span.line, d.span.column) == (line_of(text, '"rank_id": "0"'), 22)

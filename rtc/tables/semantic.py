@@ -405,7 +405,7 @@ def _rank_blocks(ctx: _Ctx, servers: list, path_of=_same) -> None:
         by_dev = sorted((d, r, p) for d, r, p in devs if d is not None and r is not None)
         for (d0, r0, _), (d1, r1, p1) in zip(by_dev, by_dev[1:]):
             if r1 < r0:
-                unordered.append((label, d0, r0, d1, r1, p1))
+                unordered.append((label, d0, r0, d1, r1, path_of(p1)))
                 break
     for (r0, l0, _), (r1, l1, a1) in zip(firsts, firsts[1:]):
         if r1 < r0:
