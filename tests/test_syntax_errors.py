@@ -70,3 +70,10 @@ def test_bad_fabric_subnet_is_not_also_missing():
     result = compile_text(case.read_text(encoding="utf-8"), str(case))
     assert [d.code for d in result.diagnostics] == ["RTC111"]  # no RTC406 "no subnets"
     assert "prefix /33 is longer than the 32 bits" in result.diagnostics[0].message
+
+
+def test_ipv6_group_out_of_range_is_named():
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily n[9999..10000] {\n"
+           "  host 10.0.{i/256}.{i%256}\n  devices 0..7\n  device_ip fd00:6:{i}::{d+10}\n}\n")
+    (d,) = [d for d in compile_text(src, "v6.rtc").diagnostics if d.code == "RTC207"]
+    assert "'10000' is not a group of 1 to 4 hex digits" in d.message

@@ -338,6 +338,15 @@ def parse_ip(text: str, span: Span, code: str = "RTC111"):
                 raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' is not a "
                                    "number from 0 to 255", _sub_span(span, off, len(part)),
                                    "each of the four parts is 0-255")
+    if ":" in text and "." not in text:
+        groups = text.split(":")
+        for idx, group in enumerate(groups):
+            if len(group) > 4 or any(c not in "0123456789abcdefABCDEF" for c in group):
+                off = sum(len(g) + 1 for g in groups[:idx])
+                raise ValueProblem(code, f"'{text}' is not an IPv6 address: '{group}' is not a "
+                                   "group of 1 to 4 hex digits", _sub_span(span, off, len(group)),
+                                   "each IPv6 group is 0-ffff in hex; a template writes its "
+                                   "value in decimal, so keep it below 10000")
     raise ValueProblem(code, f"'{text}' is not a valid IP address", span,
                        "write an IPv4 (10.0.0.6) or IPv6 (fd00::6) address")
 
