@@ -14,24 +14,12 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.values import ValueProblem, looks_like_placeholder, parse_int
+from rtc.syntax.ast import Attribute
+from rtc.syntax.values import ValueProblem, attribute_words, looks_like_placeholder, parse_int
 
 _BAD_IP = "RTC111"
 _BAD_VALUE = "RTC114"
 _NIC_RE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
-
-
-def _words(attr: Attribute) -> list[Word]:
-    out: list[Word] = []
-    for a in attr.args:
-        if isinstance(a, Word):
-            out.append(a)
-        elif isinstance(a, ListArg):
-            out.extend(a.items)
-        elif isinstance(a, Assign):
-            raise ValueProblem(_BAD_VALUE, f"'{attr.key}' does not take `NAME = value`", a.span)
-    return out
 
 
 def parse_cidr(text: str, span) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
@@ -63,7 +51,7 @@ def parse_cidr(text: str, span) -> ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def p_cidr(attr: Attribute):
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) != 1:
         raise ValueProblem(_BAD_VALUE, f"'{attr.key}' takes one network, e.g. 10.0.0.0/24",
                            attr.span)
@@ -74,7 +62,7 @@ def p_cidr_list(attr: Attribute) -> tuple:
     if len(attr.args) > 1:
         raise ValueProblem(_BAD_VALUE, f"separate the networks of '{attr.key}' with commas",
                            attr.args[1].span)
-    return tuple((parse_cidr(w.text, w.span), w.span) for w in _words(attr))
+    return tuple((parse_cidr(w.text, w.span), w.span) for w in attribute_words(attr))
 
 
 def p_nic_list(attr: Attribute) -> tuple[str, ...]:
@@ -82,7 +70,7 @@ def p_nic_list(attr: Attribute) -> tuple[str, ...]:
         raise ValueProblem(_BAD_VALUE, f"separate the NIC names of '{attr.key}' with commas",
                            attr.args[1].span)
     out = []
-    for w in _words(attr):
+    for w in attribute_words(attr):
         if not _NIC_RE.fullmatch(w.text):
             raise ValueProblem(_BAD_VALUE, f"'{w.text}' is not a network interface name", w.span,
                                "interface names are up to 15 letters, digits, '-', '_', '.', "
@@ -92,7 +80,7 @@ def p_nic_list(attr: Attribute) -> tuple[str, ...]:
 
 
 def p_port(attr: Attribute) -> int:
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) != 1 or len(attr.args) != 1:
         raise ValueProblem(_BAD_VALUE, f"'{attr.key}' takes one port number", attr.span,
                            f"write `{attr.key} PORT`, e.g. `{attr.key} 8000`")

@@ -16,8 +16,8 @@ from typing import Any, Callable
 from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
-from rtc.syntax.values import (ValueProblem, parse_family_name, parse_int, parse_int_range,
-                               parse_ip, parse_template)
+from rtc.syntax.values import (ValueProblem, attribute_words, parse_family_name, parse_int,
+                               parse_int_range, parse_ip, parse_template)
 from rtc.network.values import p_cidr, p_cidr_list, p_nic_list, p_port
 from rtc.emit.launch.values import p_args, p_job_refs
 
@@ -133,20 +133,8 @@ class Decl:
 # ---------------------------------------------------------------------------------------
 # Value parsers: (attribute) -> value; they raise ValueProblem.
 
-def _words(attr: Attribute) -> list[Word]:
-    out: list[Word] = []
-    for a in attr.args:
-        if isinstance(a, Word):
-            out.append(a)
-        elif isinstance(a, ListArg):
-            out.extend(a.items)
-        else:
-            raise ValueProblem(BAD_VALUE, f"'{attr.key}' does not take `NAME = value`", a.span)
-    return out
-
-
 def _single(attr: Attribute) -> Word:
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) != 1 or isinstance(attr.args[0], ListArg):
         raise ValueProblem(BAD_VALUE, f"'{attr.key}' takes exactly one value", attr.span,
                            f"write `{attr.key} VALUE`")
@@ -225,13 +213,13 @@ def p_address(attr: Attribute):
 
 def p_devset(attr: Attribute) -> tuple[int, ...]:
     ids: list[int] = []
-    for w in _words(attr):
+    for w in attribute_words(attr):
         ids.extend(parse_int_range(w.text, w.span, BAD_RANGE))
     return tuple(ids)
 
 
 def p_address_plan(attr: Attribute) -> AddressPlan:
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) == 1 and words[0].text == "inventory":
         return AddressPlan("inventory")
     if len(words) == 3 and words[1].text == "step" and not isinstance(attr.args[0], ListArg):
@@ -251,7 +239,7 @@ def p_address_plan(attr: Attribute) -> AddressPlan:
 
 def p_super_device_plan(attr: Attribute) -> AddressPlan:
     """``super_device_id base N`` (N + device id), a list, or a template over i, d, k."""
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) == 2 and words[0].text == "base":
         return AddressPlan("base", (parse_template(words[1].text, words[1].span),))
     items = tuple(parse_template(w.text, w.span) for w in words)
@@ -265,11 +253,11 @@ def p_path(attr: Attribute) -> str:
 
 
 def p_server_refs(attr: Attribute) -> tuple[Word, ...]:
-    return tuple(_words(attr))
+    return tuple(attribute_words(attr))
 
 
 def p_placement(attr: Attribute) -> PlacementRef:
-    words = _words(attr)
+    words = attribute_words(attr)
     if not words:
         raise ValueProblem(BAD_VALUE, "write `on SERVER [devices SET] [dp_local N]`", attr.span)
     server = words[0]
@@ -308,7 +296,7 @@ def p_env(attr: Attribute) -> tuple[str, str, Span]:
 
 
 def p_policy(attr: Attribute) -> tuple[str, str]:
-    words = _words(attr)
+    words = attribute_words(attr)
     if len(words) != 2:
         raise ValueProblem(BAD_VALUE, "write `policy NAME error|warn|allow`", attr.span)
     if words[1].text not in ("error", "warn", "allow"):

@@ -264,6 +264,23 @@ class Template:
         return out
 
 
+def attribute_words(attr) -> list:
+    """The words of an attribute's value (:class:`rtc.syntax.ast.Word`), a comma list
+    flattened. Raises :class:`ValueProblem` (RTC114) for a ``NAME = value`` argument, which
+    only ``env`` takes."""
+    from rtc.syntax.ast import ListArg, Word
+
+    out: list = []
+    for a in attr.args:
+        if isinstance(a, Word):
+            out.append(a)
+        elif isinstance(a, ListArg):
+            out.extend(a.items)
+        else:
+            raise ValueProblem("RTC114", f"'{attr.key}' does not take `NAME = value`", a.span)
+    return out
+
+
 def parse_template(text: str, span: Span, code: str = "RTC113") -> Template:
     """Split ``text`` into literal parts and compiled ``{expression}`` groups."""
     parts: list = []
