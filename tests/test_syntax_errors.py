@@ -77,3 +77,18 @@ def test_ipv6_group_out_of_range_is_named():
            "  host 10.0.{i/256}.{i%256}\n  devices 0..7\n  device_ip fd00:6:{i}::{d+10}\n}\n")
     (d,) = [d for d in compile_text(src, "v6.rtc").diagnostics if d.code == "RTC207"]
     assert "'10000' is not a group of 1 to 4 hex digits" in d.message
+
+
+@pytest.mark.parametrize("value,words", [
+    ("10.1.0.{i:10000}", "pad width 10000"),
+    ("10.1.0.{i+0x10}", "numbers are plain decimals"),
+    ("10.1.0.{i+010}", "numbers are plain decimals"),
+    ("10.1.0.{i+1_000}", "numbers are plain decimals"),
+    ("fd00::{i}:{d+1}%eth0", "has a zone id"),
+])
+def test_template_and_address_forms_rejected_with_reason(value, words):
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily n[0..1] {\n  host 10.0.0.{i+1}\n"
+           f"  devices 0..7\n  device_ip {value}\n}}\n")
+    result = compile_text(src, "t.rtc")
+    assert len(result.diagnostics) == 1 and words in result.diagnostics[0].message, \
+        [d.message for d in result.diagnostics]

@@ -23,6 +23,7 @@ RESERVED_ADDRESS = rule("RTC209", "reserved-address", "error",
 _V4_RANGES = (  # (network as int, mask as int, reason): checked with integer arithmetic
     (0xFFFFFFFF, 0xFFFFFFFF, "limited broadcast"),
     (0x00000000, 0xFFFFFFFF, "unspecified"),
+    (0x00000000, 0xFF000000, "'this network' (0.0.0.0/8)"),
     (0x7F000000, 0xFF000000, "loopback"),
     (0xE0000000, 0xF0000000, "multicast"),
     (0xF0000000, 0xF0000000, "reserved (class E, 240.0.0.0/4)"),
@@ -92,7 +93,9 @@ def check(topo: Topology):
                         RESERVED_ADDRESS, f"{what} {ip} of {s.name} device {d.device_id} is "
                         f"{_article(why)} {why} address; RoCE peers cannot reach it",
                         s.span_of(attr), subject=f"{s.label}, device {d.device_id}",
-                        hint="use the NPU's RoCE address from `hccn_tool -i N -ip -g`"),
+                        hint="use the NPU's RoCE address from `hccn_tool -i N -ip -g`"
+                        if attr == "device_ip" else "use the switch-side address of the NPU's "
+                        "link from `hccn_tool -i N -gateway -g`"),
                         f"{s.name} device {d.device_id} {ip}")
     yield from hosts.emit()
     yield from devices.emit()

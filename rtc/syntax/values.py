@@ -27,6 +27,7 @@ from rtc.diagnostics import Span
 
 VARIABLES = ("i", "d", "k")
 MAX_EXPRESSION_CHARS = 200  # longer formulas are mistakes (and deep ones exhaust the parser)
+MAX_PAD_WIDTH = 32          # `{i:04}`: wider pads are mistakes (and huge ones exhaust memory)
 
 
 class ValueProblem(Exception):
@@ -96,6 +97,16 @@ def compile_group(expr: str, span: Span, code: str) -> Group:
     m = re.fullmatch(r"(.*?):(0?\d+)", expr)
     if m:
         body, width = m.group(1), int(m.group(2))
+        if width > MAX_PAD_WIDTH:
+            raise ValueProblem(code, f"pad width {width} in '{{{expr}}}' is too large (at most "
+                               f"{MAX_PAD_WIDTH})", span, "a pad width gives the digits of a "
+                               "name part, e.g. node-{i:04}")
+    odd_number = re.search(r"(?<![\w.])(0\d|0[xXbBoO]|\d+_\d)", body)
+    if odd_number:
+        raise ValueProblem(code, f"template expression '{{{expr}}}' writes a number as "
+                           f"'{odd_number.group(0)}...': numbers are plain decimals", span,
+                           "write integers without leading zeros, prefixes (0x, 0b, 0o) or '_', "
+                           "e.g. {i*16 + 1}")
     try:
         tree = pyast.parse(body.strip(), mode="eval")
     except SyntaxError:
@@ -329,6 +340,11 @@ def parse_ip(text: str, span: Span, code: str = "RTC111"):
     fast = fast_ipv4(text)
     if fast is not None:
         return fast
+    if "%" in text:
+        raise ValueProblem(code, f"'{text}' has a zone id ('%{text.split('%', 1)[1]}'): rank "
+                           "tables and HCCL take plain addresses", span,
+                           f"write {text.split('%', 1)[0]}; the interface is chosen by the "
+                           "route (or HCCL_SOCKET_IFNAME for hosts)")
     try:
         return ipaddress.ip_address(text)
     except ValueError:
