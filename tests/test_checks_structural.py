@@ -71,3 +71,18 @@ def test_repeating_family_template_gives_one_duplicate_ip_finding():
     assert len(dups) == 1
     assert "node10 device 0 is also the IP of node0 device 0" in dups[0].message
     assert "the same line gives 89 more clashing server pairs" in dups[0].message
+
+
+@pytest.mark.parametrize("body,code,tail", [
+    # a family's shared host: one RTC202 for the line, the rest counted
+    ("family node[0..3] {\n  host 10.0.0.9\n  devices 0..7\n  device_ip 6.0.{i}.{d+1}\n}\n",
+     "RTC202", "(and 2 more servers: node2, node3)"),
+    # a family's 910A device set off the rings: one RTC320 for the line
+    ("family s[0..1] {\n  host 10.0.0.{i+1}\n  devices 0, 1, 4, 5\n"
+     "  device_ip 192.168.{i}.{d+1}\n}\n", "RTC320", "(and 1 more server: s1)"),
+])
+def test_one_finding_per_family_line(body, code, tail):
+    hardware = "atlas-800-910a" if code == "RTC320" else "atlas-800t-a2"
+    src = f"cluster c {{\n  hardware {hardware}\n}}\n" + body
+    found = [d for d in compile_text(src, "f.rtc").diagnostics if d.code == code]
+    assert len(found) == 1 and found[0].message.endswith(tail), [d.message for d in found]

@@ -38,7 +38,9 @@ class Folded:
     def emit(self):
         for diag, more, names in self.items.values():
             if more:
-                extra = f" (and {more} more {self.noun}" + \
+                noun = self.noun if more != 1 else \
+                    self.noun[:-2] if self.noun.endswith("sses") else self.noun[:-1]
+                extra = f" (and {more} more {noun}" + \
                     (f": {', '.join(names)}{', ...' if more > len(names) else ''}" if names else "") + ")"
                 diag = Diagnostic(diag.code, diag.severity, diag.message + extra, diag.span,
                                   diag.hint, diag.related, diag.subject)

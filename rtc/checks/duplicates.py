@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rtc.checks._net import Folded
 from rtc.diagnostics import Related, error
 from rtc.model.lower import _ids
 from rtc.model.topology import Topology
@@ -56,6 +57,9 @@ def check(topo: Topology):
     ips: dict = {}
     sdids: dict = {}
     ip_clashes: dict = {}   # (first server, second server) -> [((ps, pd), s, d)]
+    # One finding per pair of source lines (a family is one line), the others counted.
+    host_clashes, id_clashes = Folded("servers"), Folded("servers")
+    id_lists, sdid_clashes = Folded("servers"), Folded("devices")
     for s in topo.servers:
         first = names.get(s.name)
         if first is not None:
@@ -67,43 +71,50 @@ def check(topo: Topology):
         if s.host_ip is not None:
             other = hosts.get(s.host_ip)
             if other is not None:
-                yield error(DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host "
-                            f"IP of {other.name}", s.span_of("host"), subject=s.label,
-                            related=[Related(other.span_of("host"), f"{other.name}'s host")],
-                            hint="every node needs its own host IP (HCCL_IF_IP, "
-                                 "--data-parallel-address)")
+                host_clashes.add((other.span_of("host"), s.span_of("host")), error(
+                    DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host IP of "
+                    f"{other.name}", s.span_of("host"), subject=s.label,
+                    related=[Related(other.span_of("host"), f"{other.name}'s host")],
+                    hint="every node needs its own host IP (HCCL_IF_IP, "
+                         "--data-parallel-address)"), s.name)
             else:
                 hosts[s.host_ip] = s
         other = ids.get(s.server_id)
         if other is not None and other is not s:
-            yield error(DUP_SERVER_ID, f"server_id '{s.server_id}' of {s.name} is already used "
-                        f"by {other.name}", s.span_of("server_id"), subject=s.label,
-                        related=[Related(other.span_of("server_id"), f"{other.name}")],
-                        hint="make server_id unique, e.g. `server_id node-{i}` in a family")
+            id_clashes.add((other.span_of("server_id"), s.span_of("server_id")), error(
+                DUP_SERVER_ID, f"server_id '{s.server_id}' of {s.name} is already used by "
+                f"{other.name}", s.span_of("server_id"), subject=s.label,
+                related=[Related(other.span_of("server_id"), f"{other.name}")],
+                hint="make server_id unique, e.g. `server_id node-{i}` in a family"), s.name)
         else:
             ids[s.server_id] = s
         seen: set[int] = set()
         for d in s.devices:
             if d.device_id in seen:
-                yield error(DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
-                            s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
-                            hint="list each physical device id once")
+                id_lists.add(s.span_of("devices"), error(
+                    DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
+                    s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
+                    hint="list each physical device id once"), s.name)
             seen.add(d.device_id)
             if d.super_device_id is not None and s.super_pod_id is not None:
                 key = (s.super_pod_id, d.super_device_id)
                 prev = sdids.get(key)
-                if prev is not None:
-                    ps, pd = prev
-                    yield error(DUP_SUPER_DEVICE_ID, f"super_device_id {d.super_device_id} of "
-                                f"{s.name} device {d.device_id} repeats {ps.name} device "
-                                f"{pd.device_id} in super pod {s.super_pod_id}",
-                                s.span_of("super_device_id"),
-                                subject=f"{s.label}, device {d.device_id}",
-                                related=[Related(ps.span_of("super_device_id"), ps.name)],
-                                hint="use distinct SDIDs per super pod, e.g. "
-                                     "`super_device_id base {i*16}`")
-                else:
+                if prev is None:
                     sdids[key] = (s, d)
+                    continue
+                ps, pd = prev
+                sdid_clashes.add((ps.span_of("super_device_id"), s.span_of("super_device_id")),
+                                 error(DUP_SUPER_DEVICE_ID, f"super_device_id {d.super_device_id} "
+                                       f"of {s.name} device {d.device_id} repeats {ps.name} "
+                                       f"device {pd.device_id} in super pod {s.super_pod_id}",
+                                       s.span_of("super_device_id"),
+                                       subject=f"{s.label}, device {d.device_id}",
+                                       related=[Related(ps.span_of("super_device_id"), ps.name)],
+                                       hint="use distinct SDIDs per super pod, e.g. "
+                                            "`super_device_id base {i*16}`"),
+                                 f"{s.name} device {d.device_id}")
+    for folded in (host_clashes, id_clashes, id_lists, sdid_clashes):
+        yield from folded.emit()
     # Device IPs: a set of int keys decides "no clash" in C; only then are owners looked up.
     table = topo.address_keys()
     keys = [key for _s, _d, key, _gw in table if key is not None]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from rtc.checks._net import Folded
 from rtc.checks._ranks import compact, plural
 from rtc.diagnostics import error, warning
 from rtc.model.topology import Topology
@@ -51,6 +52,8 @@ def check(topo: Topology):
     if not (ring_rule or allowed or pairs):
         return
     every = frozenset().union(*groups) if groups else frozenset()
+    # One finding per source line (a family's `devices` is one line), the others counted.
+    rings_broken, chips_split = Folded("servers"), Folded("servers")
     for job, server, ids, span in _tables(topo):
         who = f"job {job.name}" if job else "the cluster"
         subject = f"{who}, server {server.name}"
@@ -67,20 +70,22 @@ def check(topo: Topology):
                 if bad_ring:
                     why.append(f"they must lie within one HCCS group ({rings}) unless all "
                                f"{len(every)} are used")
-                yield error(HCCS_SET, f"{who} uses {plural(len(ids), 'device')} of "
+                rings_broken.add((span, who), error(HCCS_SET, f"{who} uses {plural(len(ids), 'device')} of "
                             f"{server.name} ({compact(sorted(ids))}): on {preset.name} "
                             + " and ".join(why), span, subject=subject,
                             hint=f"use {rings} (or a subset of one of them with "
                                  f"{', '.join(str(n) for n in sorted(allowed) if n < len(every))}"
                                  f" devices), or all {len(every)}" if allowed else
-                                 f"use devices within {rings}, or all of them")
+                                 f"use devices within {rings}, or all of them"), server.name)
         if pairs and len(ids) > 1:
             have = set(ids)
             split = [(a, b) for a, b in pairs if (a in have) != (b in have)]
             if split:
                 text = ", ".join(f"{a if a in have else b} without {b if a in have else a}"
                                  for a, b in split[:4]) + (" ..." if len(split) > 4 else "")
-                yield warning(DIE_PAIR, f"{who} splits {plural(len(split), 'chip')} of "
+                chips_split.add((span, who), warning(DIE_PAIR, f"{who} splits {plural(len(split), 'chip')} of "
                               f"{server.name}: uses die {text}", span, subject=subject,
                               hint="allocate both dies of a chip (devices 2k and 2k+1) together, "
-                                   "e.g. devices 0..3")
+                                   "e.g. devices 0..3"), server.name)
+    yield from rings_broken.emit()
+    yield from chips_split.emit()

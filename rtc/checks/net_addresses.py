@@ -191,21 +191,21 @@ def _devices(topo: Topology):
                     f"{s.name} device {d.device_id}")
             which = is_network_or_broadcast(ip, prefix)
             if which:
-                nb.add((s.span_of("device_ip"), which), error(
+                nb.add(s.span_of("device_ip"), error(
                     NET_OR_BROADCAST, f"device IP {ip} of {s.name} device {d.device_id} is the "
                     f"{which} address of {subnet_text(sub)}", s.span_of("device_ip"),
                     subject=f"{s.label}, device {d.device_id}",
                     hint="use host addresses of the subnet (not the first or last one), or "
-                         "a longer prefix"), f"{s.name} device {d.device_id}")
+                         "a longer prefix"), f"{s.name} device {d.device_id} ({which})")
             which = None if d.gateway is None else is_network_or_broadcast(d.gateway, prefix)
             if which and contains(sub, d.gateway):
-                nb.add((s.span_of("gateway"), which), error(
+                nb.add(s.span_of("gateway"), error(
                     NET_OR_BROADCAST, f"gateway {d.gateway} of {s.name} device {d.device_id} is "
                     f"the {which} address of the device's subnet {subnet_text(sub)}",
                     s.span_of("gateway"), subject=f"{s.label}, device {d.device_id}",
                     hint="the gateway is a host address of the NPU's subnet (the switch side, "
                          "`hccn_tool -i N -gateway -g`), never its first or last address"),
-                    f"{s.name} device {d.device_id}")
+                    f"{s.name} device {d.device_id} ({which})")
     yield from px.emit()
     yield from gw.emit()
     yield from nb.emit()
