@@ -673,3 +673,17 @@ def test_fabric_suggestion_covers_every_routed_subnet():
     assert str(net) == "6.0.0.0/8"
     assert all(ipaddress.ip_network(f"{ipaddress.IPv4Address(n)}/{p}").subnet_of(net)
                for _v, n, p in subs)
+
+
+def test_no_unreachable_knock_on_after_a_failed_address_or_fabric_line():
+    body = ("fabric roce {\n  subnets SUBNET\n}\nfamily node[0..299] {\n"
+            "  host 10.0.{i/256}.{i%256}\n  devices 0..7\n  device_ip 6.{i}.0.{2*d+1}\n"
+            "  gateway 6.{i}.0.{2*d}\n  prefix 31\n}\n")
+    # the octet overflow for node256..299 is reported once per line, and nothing else
+    result = compile_text(a2(body.replace("SUBNET", "6.0.0.0/8")), "ko.rtc")
+    assert sorted(d.code for d in result.diagnostics if d.severity is Severity.ERROR) == \
+        ["RTC207", "RTC207"]
+    # a fabric line that did not parse: that error only, no guesses about routing
+    result = compile_text(a2(body.replace("SUBNET", "6.0.0.1/16").replace(
+        "6.{i}.0.", "6.{i/256}.{i%256}.")), "ko.rtc")
+    assert [d.code for d in result.diagnostics if d.severity is Severity.ERROR] == ["RTC114"]

@@ -9,6 +9,7 @@ linear in the devices.
 from __future__ import annotations
 
 from rtc.diagnostics import Related, error, note
+from rtc.model.lower import incomplete
 from rtc.model.topology import Topology
 from rtc.network.reachability import ASSUMED, NO_GATEWAY, OUTSIDE, Model, analyse
 from rtc.network.addressing import mask, subnet_text
@@ -44,6 +45,8 @@ def check(topo: Topology):
     if not any(d.device_ip is not None and d.prefix is not None
                for s in topo.servers for d in s.devices):
         return
+    if any("subnets" in incomplete(f) for f in topo.fabrics):
+        return  # a fabric's subnets could not be read (reported): routing is unknown
     model = Model(topo)
     results = analyse(topo, model)
     for jr in results:

@@ -19,6 +19,7 @@ import ipaddress
 import os
 
 from rtc.diagnostics import Diagnostic, error
+from rtc.model.lower import INCOMPLETE_MARK
 from rtc.network.addressing import Fabric, HostNetwork
 from rtc.syntax.values import ValueProblem, parse_template
 
@@ -36,14 +37,23 @@ def finish(decls: list, topo, diags: list[Diagnostic]) -> None:
 def _blocks(decls: list, topo) -> None:
     for d in decls:
         if d.kind == "network" and d.name:
-            spans = {k: d.span_of(k) for k in (*d.attrs, *d.failed)}
+            spans = _spans(d)
             topo.networks.append(HostNetwork(d.name, d.name_span, d.get("cidr"),
                                              tuple(d.get("nic") or ()), spans))
         elif d.kind == "fabric" and d.name:
-            # A `subnets` line that failed to parse was reported; it is not missing (RTC406).
-            spans = {k: d.span_of(k) for k in (*d.attrs, *d.failed)}
+            spans = _spans(d)
             topo.fabrics.append(Fabric(d.name, d.name_span, list(d.get("subnets") or ()),
                                        spans))
+
+
+def _spans(d) -> dict:
+    """Attribute spans of a network/fabric block. A line that failed to parse was reported:
+    it is present (not "missing", RTC406) and marked incomplete, so that checks which need
+    its value (reachability through a fabric) stand down instead of adding knock-on errors."""
+    spans = {k: d.span_of(k) for k in d.attrs}
+    for key in d.failed:
+        spans[key] = spans[INCOMPLETE_MARK + key] = d.span_of(key)
+    return spans
 
 
 def _server_decls(decls: list) -> dict:

@@ -53,6 +53,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from rtc.model.lower import INCOMPLETE_MARK
 from rtc.model.topology import V6_KEY_OFFSET
 from rtc.network.addressing import FabricIndex, Subnet, mask
 
@@ -112,9 +113,13 @@ class Model:
         info: dict = {}
         routed_subnets = self.routed
         masks4 = [mask(4, p) for p in range(33)]
-        for _s, d, ip, gw in topo.address_keys():
+        # Servers whose address plan failed (already reported) are not judged: their
+        # missing gateways or addresses would only repeat that error as "unreachable".
+        unread = {id(s) for s in topo.servers
+                  if any(INCOMPLETE_MARK + k in s.spans for k in ("device_ip", "gateway", "prefix"))}
+        for s, d, ip, gw in topo.address_keys():
             prefix = d.prefix
-            if ip is None or prefix is None:
+            if ip is None or prefix is None or (unread and id(s) in unread):
                 continue
             # Inlined subnet_of / contains on int keys: this loop runs once per NPU.
             if ip <= _V4_MAX:
