@@ -86,6 +86,8 @@ def _describe(model: Model, e) -> str:
     d = e.device
     base = f"{e.server.name} device {d.device_id} ({d.device_ip}/{d.prefix}"
     if e.cls == NO_GATEWAY:
+        if d.gateway is not None and d.gateway == d.device_ip:  # RTC403 says so
+            return base + ", gateway equal to its own address)"
         if d.gateway is not None:  # written, but not inside the subnet (RTC400 says so)
             return base + f", gateway {d.gateway} outside its subnet)"
         return base + ", no gateway)"

@@ -364,8 +364,8 @@ def parse_ip(text: str, span: Span, code: str = "RTC111"):
                 raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' has a "
                                    "leading zero (some tools read it as octal)",
                                    _sub_span(span, off, len(part)),
-                                   f"write {int(part)}; in a template, drop the pad width "
-                                   "(`{i}`, not `{i:03}`)")
+                                   f"write {int(part)}; in a template, put no digits or pad "
+                                   "width before a group (`{i}`, not `0{i}` or `{i:03}`)")
             if not part.isdigit() or int(part) > 255:
                 off = sum(len(p) + 1 for p in parts[:idx])
                 raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' is not a "
