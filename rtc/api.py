@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtc.diagnostics import Diagnostic, Severity, error, has_errors
+from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.model.topology import Job, Topology
 from rtc.rules import rule
 
@@ -93,14 +93,25 @@ def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileRe
     """Read ``path`` (UTF-8) and :func:`compile_text` it. An unreadable file gives an
     RTC001 diagnostic and no topology."""
     try:
-        with open(path, encoding="utf-8-sig") as f:  # -sig: drop a byte order mark
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        hint = ("save the file as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8 IN > OUT`)"
-                if isinstance(exc, UnicodeDecodeError) else "check the path")
-        return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
-                                          hint=hint)], {})
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: "
+                                          f"{exc.strerror or exc}", None,
+                                          hint="check the path")], {})
+    try:
+        text = data.decode("utf-8-sig")  # -sig: drop a byte order mark
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        return CompileResult(None, [error(
+            IO_ERROR, f"cannot read {path}: "
+            + ("it is UTF-16, not UTF-8" if utf16 else
+               f"byte 0x{data[exc.start]:02x} at line {line}, column {column} is not UTF-8"),
+            None if utf16 else Span(path, line, column),
+            hint="save the file as UTF-8 (e.g. `iconv -f "
+                 + ("UTF-16" if utf16 else "LATIN1") + " -t UTF-8 IN > OUT`)")], {})
     return compile_text(text, path, strict=strict, progress=progress)
 
 

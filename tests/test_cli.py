@@ -119,3 +119,26 @@ def test_readme_error_example_is_what_rtc_prints(tmp_path):
     assert res.returncode == 1
     first = res.stderr.split("\n\n", 1)[0] + "\n"
     assert first == shown
+
+
+def test_latin1_source_names_the_byte(tmp_path):
+    src = tmp_path / "l1.rtc"
+    src.write_bytes(b"cluster c {\n  hardware atlas-800t-a2 # caf\xe9\n}\n")
+    res = run_rtc("check", str(src))
+    assert res.returncode == 2
+    assert "byte 0xe9 at line 2, column 31 is not UTF-8" in res.stderr
+    assert "iconv -f LATIN1" in res.stderr
+
+
+def test_out_dir_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "afile").write_text("keep")
+    res = run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "--out-dir",
+                  str(tmp_path / "afile"))
+    assert res.returncode == 2 and "is a file, not a folder" in res.stderr
+    assert (tmp_path / "afile").read_text() == "keep"
+
+
+def test_preflight_report_of_a_missing_folder(tmp_path):
+    res = run_rtc("preflight", "report", str(tmp_path / "nothere"))
+    assert res.returncode == 1
+    assert "does not exist" in res.stderr and "reachability" not in res.stdout

@@ -108,10 +108,14 @@ def compile_command(
     from rtc.emit.files import sync_all
 
     if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            fail_usage(f"--out-dir {out_dir} is a file, not a folder",
+                       "give a folder (it is created if missing), or -o FILE for one rank table")
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            fail_usage(f"cannot create {out_dir}: {exc.strerror}")
+            fail_usage(f"cannot create {out_dir}: {exc.strerror}",
+                       "check that the parent folder exists and is writable")
     for path, text in outputs:
         write_or_fail(path, text)
         typer.echo(f"rtc: wrote {path}", err=True)

@@ -50,6 +50,7 @@ def report_command(
                                "diagnostics": [d.to_dict() for d in diags]}, indent=2))
         report(diags, texts, quiet=True) if diags else None
     else:
-        typer.echo(matrix.text(), nl=False)
+        if any(r.problem is None for r in folders):  # no matrix when nothing could be read
+            typer.echo(matrix.text(), nl=False)
         report(diags, texts)
     exit_for(diags)

@@ -52,7 +52,7 @@ def load_results(folder: str) -> ServerResults:
     r = ServerResults(folder)
     expect = r.path("expect.json")
     if not os.path.isdir(folder):
-        r.problem = "is not a folder"
+        r.problem = "is not a folder" if os.path.exists(folder) else "does not exist"
         return r
     try:
         with open(expect, encoding="utf-8") as f:
