@@ -65,18 +65,28 @@ def p_cidr_list(attr: Attribute) -> tuple:
     return tuple((parse_cidr(w.text, w.span), w.span) for w in attribute_words(attr))
 
 
+def _nic_name(w) -> str:
+    if not _NIC_RE.fullmatch(w.text):
+        raise ValueProblem(_BAD_VALUE, f"'{w.text}' is not a network interface name", w.span,
+                           "interface names are up to 15 letters, digits, '-', '_', '.' (no "
+                           "templates), e.g. eno0 or enp189s0f0")
+    return w.text
+
+
+def p_nic(attr: Attribute) -> str:
+    """A server's host NIC (``nic eno0``), checked like a Linux interface name."""
+    words = attribute_words(attr)
+    if len(words) != 1 or len(attr.args) != 1:
+        raise ValueProblem(_BAD_VALUE, f"'{attr.key}' takes one interface name, e.g. eno0",
+                           attr.span)
+    return _nic_name(words[0])
+
+
 def p_nic_list(attr: Attribute) -> tuple[str, ...]:
     if len(attr.args) > 1:
         raise ValueProblem(_BAD_VALUE, f"separate the NIC names of '{attr.key}' with commas",
                            attr.args[1].span)
-    out = []
-    for w in attribute_words(attr):
-        if not _NIC_RE.fullmatch(w.text):
-            raise ValueProblem(_BAD_VALUE, f"'{w.text}' is not a network interface name", w.span,
-                               "interface names are up to 15 letters, digits, '-', '_', '.', "
-                               "e.g. eno0 or enp189s0f0")
-        out.append(w.text)
-    return tuple(out)
+    return tuple(_nic_name(w) for w in attribute_words(attr))
 
 
 def p_port(attr: Attribute) -> int:

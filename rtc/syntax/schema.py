@@ -18,7 +18,7 @@ from rtc.rules import rule
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
 from rtc.syntax.values import (ValueProblem, attribute_words, parse_family_name, parse_int,
                                parse_int_range, parse_ip, parse_template)
-from rtc.network.values import p_cidr, p_cidr_list, p_nic_list, p_port
+from rtc.network.values import p_cidr, p_cidr_list, p_nic, p_nic_list, p_port
 from rtc.emit.launch.values import p_args, p_job_refs
 
 UNKNOWN_ATTRIBUTE = rule("RTC110", "unknown-attribute", "error",
@@ -334,7 +334,7 @@ WORLD_KEYS = ("dp", "pp", "pcp", "tp")
 _SERVER_ATTRS = {
     "server_id": AttrSpec(p_template, doc="server_id in the rank table (default: the name)"),
     "host": AttrSpec(p_address, doc="host IP (HCCL_IF_IP, --data-parallel-address)"),
-    "nic": AttrSpec(p_word, doc="host NIC name (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)"),
+    "nic": AttrSpec(p_nic, doc="host NIC name (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)"),
     "devices": AttrSpec(p_devset, doc="physical device ids, e.g. 0..7"),
     "device_ip": AttrSpec(p_address_plan, doc="RoCE IP per device: list, START step N, template"),
     "gateway": AttrSpec(p_address_plan, doc="RoCE gateway per device"),
