@@ -786,3 +786,11 @@ def test_rank_order_warning_points_at_the_rank_id():
     d = only(rep, "RTC632")
     # the rank_id of the second listed device (device 1, rank 0), not 1:1
     assert (d.span.line, d.span.column) == (line_of(text, '"rank_id": "0"'), 22)
+
+
+def test_huge_json_number_is_located():
+    text = dump(make_table(servers=1)).replace('"server_count": "1"', '"server_count": ' + "9" * 5000)
+    _, rep = check(text)
+    d = only(rep, "RTC600")
+    assert "5000 digits" in d.message and "sys.set_int_max_str_digits" not in d.message
+    assert d.span.line == line_of(text, '"server_count"')

@@ -613,6 +613,11 @@ def load_json(source: Union[str, bytes, os.PathLike], *, filename: str | None = 
                                   Span.whole_file(filename))]
     except ValueError as e:  # e.g. an integer literal with thousands of digits
         smap = SourceMap(text, filename, parsed=False)
+        huge = re.search(r"\d{1000,}", text)
+        if huge is not None:
+            return None, smap, [error(RULE_SYNTAX, f"a number with {len(huge.group(0))} digits "
+                                      "is too long to read", smap.span(huge.start()),
+                                      hint="rank table numbers are small (ranks, ports, counts)")]
         return None, smap, [error(RULE_SYNTAX, f"invalid JSON: {e}", Span.whole_file(filename))]
 
     if bad_constants:
