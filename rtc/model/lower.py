@@ -352,7 +352,9 @@ class _Lowerer:
                 if len(plan.items) != n:
                     report("super_device_id", ValueProblem(
                         ADDRESS_COUNT, f"{name} has {n} devices but super_device_id lists "
-                        f"{len(plan.items)} values", span, "give one value per device, or `base N`"))
+                        f"{len(plan.items)} value{'s' if len(plan.items) != 1 else ''}", span,
+                        "give one value per device, `base N` (N + device id), or a template "
+                        "that uses d, e.g. {i*16 + d}"))
                     return None
                 values = [int(t.render(i=i, d=d, k=k)) for k, (t, d) in
                           enumerate(zip(plan.items, device_ids))]

@@ -572,7 +572,8 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
         n = sum(d.severity is Severity.ERROR for d in diags)
         diags.append(error(IMPORT_INVALID, f"{filename} is not a valid rank table ({n} error"
                            f"{'s' if n != 1 else ''}); nothing was imported", None,
-                           hint="fix the findings above (rtc validate lists them), then import again"))
+                           hint="fix the findings listed with this one (rtc validate shows "
+                                "them too), then import again"))
         return result
     doc = rep.doc
     version = doc["version"]
