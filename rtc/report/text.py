@@ -68,6 +68,9 @@ def format_diagnostic(d: Diagnostic, sources: dict[str, str]) -> list[tuple[str,
             src_lines = text.splitlines()
             if 0 < d.span.line <= len(src_lines):
                 src = src_lines[d.span.line - 1].expandtabs(1)
+                # Control bytes (a UTF-16 file read as text, a stray NUL) would garble the
+                # terminal: one replacement character each keeps the caret's column.
+                src = "".join(c if c.isprintable() else "\ufffd" for c in src)
                 num = str(d.span.line)
                 pad = " " * len(num)
                 width = 1
