@@ -69,6 +69,29 @@ job j {
     first = env.read_text().splitlines()[0]
     assert "weird.rtc" in first and "job j" in first and str(tmp_path) not in first
     assert sourced(env, "RANK_TABLE_FILE") == "./hccl.json"
+    # and the files pass shellcheck as they are (no SC1097 for ==, no SC2016 for a literal $)
+    res = subprocess.run(["shellcheck", str(env), str(out / "a.sh")], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stdout
+
+
+def test_model_path_with_quotes_parses_and_keeps_its_value(tmp_path: Path):
+    text = A2 % "" + """
+job j {
+  servers a
+  tp 8
+  model "/models/Qwen's \\"7B\\" $HOME"
+}
+"""
+    out = build(tmp_path, text, "q.rtc")
+    script = out / "a.sh"
+    assert subprocess.run(["bash", "-n", str(script)], timeout=60).returncode == 0
+    assert subprocess.run(["shellcheck", str(script)], capture_output=True,
+                          timeout=120).returncode == 0
+    line = next(x for x in script.read_text().splitlines() if "MODEL=" in x and "||" in x)
+    res = subprocess.run(["bash", "-c", f'unset MODEL; {line}\nprintf %s "$MODEL"'],
+                         capture_output=True, text=True, timeout=60)
+    assert res.stdout == "/models/Qwen's \"7B\" $HOME"
 
 
 def test_container_numbering_and_shared_servers(tmp_path: Path):

@@ -52,7 +52,16 @@ class EnvVar:
     def shell(self) -> str:
         if self.path:
             return f'"${{RTC_DIR:-.}}"/{shlex.quote(self.value)}'
-        return shlex.quote(self.value)
+        quoted = shlex.quote(self.value)
+        if quoted == self.value and self.value.startswith("="):
+            quoted = f"'{self.value}'"  # `X==eno0` is valid sh but reads like a typo (SC1097)
+        return quoted
+
+    @property
+    def literal_dollar(self) -> bool:
+        """True when the value holds a literal ``$`` or backquote inside single quotes
+        (shellcheck would suggest expanding it, SC2016)."""
+        return not self.path and ("$" in self.value or "`" in self.value)
 
 
 @dataclass
@@ -127,5 +136,7 @@ def render(ne: NodeEnv, source: str) -> str:
         if v.origin == "job" and v.name not in IFNAME_VARS and not job_part:
             lines.append(f"# job {job.name}: env")
             job_part = True
+        if v.literal_dollar:
+            lines.append("# shellcheck disable=SC2016  # the $ or ` below is part of the value")
         lines.append(f"export {v.name}={v.shell()}")
     return "\n".join(lines) + "\n"

@@ -61,7 +61,7 @@ def render(nl: NodeLaunch, source: str, env_name: str) -> str:
               f'. "$RTC_DIR"/{shlex.quote(env_name)}', ""]
     for name, value, what in nl.variables:
         if value:
-            lines.append(f'{name}="${{{name}:-{_dq(value)}}}"   # {what}')
+            lines.append(_default(name, value) + f"   # {what}")
         else:
             lines.append(f': "${{{name}:?{_dq(f"set {name}: {what} is not given")}}}"')
     if nl.variables:
@@ -93,6 +93,17 @@ def render(nl: NodeLaunch, source: str, env_name: str) -> str:
     if background:
         lines.append('for pid in "${pids[@]}"; do wait "$pid"; done')
     return "\n".join(lines) + "\n"
+
+
+def _default(name: str, value: str) -> str:
+    """``NAME`` keeps its value from the environment, else gets ``value``. The usual
+    ``NAME="${NAME:-value}"``; bash does not parse a single quote inside that form, so such
+    a value is assigned separately, quoted by shlex."""
+    if "'" in value:
+        directive = "# shellcheck disable=SC2016  # the $ or ` below is part of the value\n" \
+            if "$" in value or "`" in value else ""
+        return f'{directive}[ -n "${{{name}:-}}" ] || {name}={shlex.quote(value)}'
+    return f'{name}="${{{name}:-{_dq(value)}}}"'
 
 
 def _dq(value: str) -> str:
