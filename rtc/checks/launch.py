@@ -135,7 +135,8 @@ def check(topo: Topology):
         problem = _unsupported(topo, job, spec)
         if problem:
             key, message, hint = problem
-            yield error(UNSUPPORTED, f"job {job.name}: {message}", spec.span_of(key, job.span),
+            yield error(UNSUPPORTED, f"job {job.name}: {message}",
+                        spec.span_of(key, job.span_of(key)),
                         subject=f"job {job.name}", hint=hint)
             continue
         try:
@@ -161,6 +162,8 @@ def check(topo: Topology):
 
 
 def _unsupported(topo, job, spec):
+    from rtc.emit.launch.plan import effective_executor
+
     if job.framework != "vllm":
         for key in ("executor", "lb"):
             if getattr(spec, key):
@@ -175,10 +178,12 @@ def _unsupported(topo, job, spec):
         return None
     pl = topo.placement(job)
     spans = any(n.replica is not None and n.replica[2] > 1 for n in pl.nodes)
-    if spec.executor == "ray" and job.dp > 1:
-        return "executor", (f"`executor ray` runs one replica over Ray, but dp is {job.dp}"), \
-            "use `executor mp` (one vllm serve per server, --nnodes when a replica spans " \
-            "servers)"
+    if job.dp > 1 and effective_executor(job, pl, spec) == "ray":
+        key = "executor" if spec.executor == "ray" else "ray_port"
+        why = "`executor ray`" if key == "executor" else "`ray_port` (which selects Ray)"
+        return key, (f"{why} runs one replica over Ray, but dp is {job.dp}"), \
+            ("use `executor mp`" if key == "executor" else "remove `ray_port`") + \
+            " (one vllm serve per server, --nnodes when a replica spans servers)"
     if spec.lb in ("external", "hybrid") and (spans or spec.executor == "ray" or
                                               job.ray_port is not None):
         return "lb", (f"`lb {spec.lb}` needs whole replicas on each server, but "
