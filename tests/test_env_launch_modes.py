@@ -206,3 +206,36 @@ def test_every_launch_rule_has_a_failing_case():
     covered = {expectations(p)[0][0] for p in cases}
     wanted = {r.code for r in all_rules() if "RTC500" <= r.code <= "RTC559"}
     assert wanted and wanted <= covered, sorted(wanted - covered)
+
+
+def test_two_jobs_on_shared_servers_get_their_own_ray_and_master_ports(tmp_path: Path):
+    jobs = """
+job x {
+  on a devices 0..3
+  on b devices 0..3
+  pp 2
+  tp 4
+  model "/m"
+  EXTRA
+}
+job y {
+  on a devices 4..7
+  on b devices 4..7
+  pp 2
+  tp 4
+  model "/m"
+  EXTRA
+}
+"""
+    out = build(tmp_path, A2 % "" + jobs.replace("EXTRA", ""), "ray.rtc")
+    heads = [(out / f"a.{j}.sh").read_text() for j in ("x", "y")]
+    assert "--port=6379" in heads[0] and "--port=6380" in heads[1]
+    assert "--address=10.0.0.1:6380" in (out / "b.y.sh").read_text()
+    mp = tmp_path / "mp"
+    mp.mkdir()
+    out = build(mp, A2 % "" + jobs.replace("EXTRA", "executor mp"), "mp.rtc")
+    x, y = ((out / f"{s}.{j}.sh").read_text() for s, j in (("b", "x"), ("b", "y")))
+    assert "--master-port 29501" in x and "--master-port 29502" in y
+    plan = json.loads((out / "plan.json").read_text())
+    assert sorted((p["job"], p["lo"]) for p in plan["ports"] if p["kind"] == "master") == \
+        [("x", 29501), ("y", 29502)]

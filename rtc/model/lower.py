@@ -519,10 +519,13 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
     topo = Topology(name=cdecl.name or "cluster", preset=preset, servers=servers, jobs=jobs,
                     cann=cdecl.get("cann"), vllm_version=cdecl.get("vllm_version"),
                     policies=policies, span=cdecl.name_span, files=files)
-    from rtc.network.lowering import finish as finish_network  # networks, inventory, ports
+    from rtc.network.lowering import finish as finish_network  # networks, inventory
 
     finish_network(decls, topo, lw.diags)
     from rtc.emit.launch.spec import finish as finish_launch  # launch attributes, PD pairs
 
     finish_launch(decls, topo, lw.diags)
+    from rtc.network.ports import plan_ports  # last: the ports depend on the launch form
+
+    topo.port_plan = plan_ports(topo)
     return topo, lw.diags

@@ -10,7 +10,8 @@
   :mod:`rtc.checks.inventory_facts` compares them with the captures;
 * job ``port``, ``dp_address``, ``dp_rpc_port``, ``kv_connector``, ``kv_port``,
   ``ray_port`` -> the :class:`~rtc.model.topology.Job` fields;
-* the port plan -> :attr:`Topology.port_plan` (:func:`rtc.network.ports.plan_ports`).
+* (the port plan, :func:`rtc.network.ports.plan_ports`, is made by :func:`rtc.model.lower.lower`
+  after the launch attributes, which decide the Ray and master ports).
 """
 
 from __future__ import annotations
@@ -29,9 +30,6 @@ def finish(decls: list, topo, diags: list[Diagnostic]) -> None:
     _blocks(decls, topo)
     _servers(decls, topo, diags)
     _jobs(decls, topo)
-    from rtc.network.ports import plan_ports
-
-    topo.port_plan = plan_ports(topo)
 
 
 def _blocks(decls: list, topo) -> None:

@@ -14,7 +14,9 @@ HCCL host ports     ``HCCL_IF_BASE_PORT`` .. + 15 (CANN < 8.2)  every server of 
 vLLM API server     ``port`` (``--port``, default 8000)         head (vLLM serving jobs)
 DP RPC              ``dp_rpc_port`` (default 29550)             the ``dp_address`` host
                                                                 (vLLM, dp > 1, > 1 server)
-Ray head (GCS)      ``ray_port``                                head (only when given)
+Ray head (GCS)      ``ray_port`` (default 6379)                 head (jobs run over Ray)
+master port         ``master_port`` (default 29501 for vLLM     head (vLLM --nnodes,
+                    --nnodes, 29500 for torchrun / torch_npu)   torchrun, torch_npu)
 Mooncake KV         ``kv_port`` + global rank of each rank on   every server of the job
                     the host (default kv_port 14579)            (``kv_connector mooncake*``)
 AscendDirect-       [20000, 20000 + 1000 x NPUs per server)     every server of a Mooncake
@@ -45,12 +47,16 @@ from rtc.network.env import (HCCL_BASE_MAX, HCCL_BASE_MIN, HCCL_DEFAULT_BASE, en
 DEFAULT_API_PORT = 8000
 DEFAULT_DP_RPC_PORT = 29550
 DEFAULT_KV_PORT = 14579
+DEFAULT_RAY_PORT = 6379                       # ray start --head --port (GCS)
+DEFAULT_MASTER_PORT = {"nnodes": 29501,       # vLLM --master-port default
+                       "torchrun": 29500}     # torchrun / torch.distributed default
 ADXL_BASE = 20000
 ADXL_PER_NPU = 1000
 MOONCAKE = ("mooncake", "mooncake_layerwise")
 
 KIND_LABEL = {"hccl": "HCCL host ports", "api": "vLLM API server (--port)",
               "dp_rpc": "DP RPC (--data-parallel-rpc-port)", "ray": "Ray head (ray_port)",
+              "master": "master port (--master-port, MASTER_PORT)",
               "kv": "Mooncake kv_port", "adxl": "AscendDirectTransport random ports"}
 
 
@@ -96,6 +102,7 @@ class JobPorts:
     dp_rpc_port: int | None = None
     kv_port: int | None = None
     ray_port: int | None = None
+    master_port: int | None = None
     assigned: dict = field(default_factory=dict)
     shares_host_with: list = field(default_factory=list)
 
@@ -109,7 +116,8 @@ class JobPorts:
         elif self.hccl_base is not None:
             out["HCCL_IF_BASE_PORT"] = self.hccl_base
         for key, flag in (("port", "--port"), ("dp_rpc_port", "--data-parallel-rpc-port"),
-                          ("kv_port", "kv_port"), ("ray_port", "ray_port")):
+                          ("kv_port", "kv_port"), ("ray_port", "ray_port"),
+                          ("master_port", "master_port")):
             value = getattr(self, key)
             if value is not None:
                 out[flag] = value
@@ -179,6 +187,18 @@ def _ranks_by_server(topo, job) -> dict[str, tuple[int, int]]:
                 out[s.name] = (pos, pos + len(devs) - 1)
             pos += len(devs)
         return out
+
+
+def _launch(topo, job) -> tuple[str | None, object]:
+    """(launch mode, launch spec) of ``job`` (rtc.emit.launch.plan.job_mode), or (None,
+    None) when the job cannot be planned (its errors are reported elsewhere)."""
+    from rtc.emit.launch.plan import job_mode
+    from rtc.emit.launch.spec import launch_of
+
+    try:
+        return job_mode(topo, job), launch_of(job)
+    except Exception:  # noqa: BLE001 - no placement: no launch, nothing to reserve
+        return None, None
 
 
 def plan_ports(topo) -> PortPlan:
@@ -269,9 +289,17 @@ def plan_ports(topo) -> PortPlan:
                                        DEFAULT_DP_RPC_PORT, 1, job.dp_rpc_port,
                                        job.span_of("dp_rpc_port"),
                                        f"on {jp.dp_address}"))
-        if job.ray_port is not None:
-            job_needs.append(_Need("ray_port", "ray", [(head.name, 0, 0)], job.ray_port, 1,
+        mode, spec = _launch(topo, job)
+        if job.ray_port is not None or mode == "ray":
+            job_needs.append(_Need("ray_port", "ray", [(head.name, 0, 0)], DEFAULT_RAY_PORT, 1,
                                    job.ray_port, job.span_of("ray_port")))
+        master_default = DEFAULT_MASTER_PORT.get(mode) or \
+            (DEFAULT_MASTER_PORT["torchrun"] if job.framework == "torch_npu" else None)
+        given_master = spec.master_port if spec is not None else None
+        if master_default is not None or given_master is not None:
+            job_needs.append(_Need("master_port", "master", [(head.name, 0, 0)],
+                                   master_default or DEFAULT_MASTER_PORT["torchrun"], 1,
+                                   given_master, spec.span_of("master_port", job.span)))
         if job.kv_connector in MOONCAKE or job.kv_port is not None:
             ranks = _ranks_by_server(topo, job)
             hosts = [(n, lo, hi) for n, (lo, hi) in ranks.items()]

@@ -67,10 +67,10 @@ from dataclasses import dataclass, field
 
 from rtc.emit.launch.spec import LaunchSpec, launch_of, pd_side
 from rtc.emit.launch.versions import has, needs_comment, parse_version, version_text
+from rtc.network.ports import DEFAULT_MASTER_PORT, DEFAULT_RAY_PORT
 
-DEFAULT_MASTER_PORT_VLLM = 29501   # vLLM --master-port default
-DEFAULT_MASTER_PORT_TORCH = 29500  # torchrun / torch.distributed default
-DEFAULT_RAY_PORT = 6379
+DEFAULT_MASTER_PORT_VLLM = DEFAULT_MASTER_PORT["nnodes"]     # vLLM --master-port default
+DEFAULT_MASTER_PORT_TORCH = DEFAULT_MASTER_PORT["torchrun"]  # torchrun default
 RANKTABLE_FRAMEWORKS = ("mindspore", "torch_npu")
 
 CONNECTORS = {
@@ -384,7 +384,7 @@ def _vllm_node(topo, job, pl, spec, nl: NodeLaunch, k: int, nodes, servers) -> N
             nl.variables = []
         return
     # nnodes
-    master_port = spec.master_port or DEFAULT_MASTER_PORT_VLLM
+    master_port = _master_port(topo, job, spec, DEFAULT_MASTER_PORT_VLLM)
     argv = base + (["--port", str(port)] if nl.head else ["--headless"])
     argv += ["--nnodes", str(len(servers)), "--node-rank", str(servers.index(s)),
              "--master-addr", str(servers[0].host_ip), "--master-port", str(master_port)]
@@ -422,7 +422,7 @@ def _ranktable_node(topo, job, pl, spec, nl: NodeLaunch, k: int, servers) -> Non
     nl.env.append(("RANK_SIZE", str(pl.world)))
     torch = job.framework == "torch_npu"
     if torch:
-        master_port = spec.master_port or DEFAULT_MASTER_PORT_TORCH
+        master_port = _master_port(topo, job, spec, DEFAULT_MASTER_PORT_TORCH)
         host = servers[0].host_ip
         nl.env += [("WORLD_SIZE", str(pl.world)),
                    ("MASTER_ADDR", str(host) if host is not None else "127.0.0.1"),
@@ -443,7 +443,7 @@ def _torchrun_node(topo, job, spec, nl: NodeLaunch, k: int, nodes, servers) -> N
     n = nl.node
     nl.variables.append(("ENTRY", spec.entry, "the training script (job attribute: entry)"))
     user = _user(spec, nl.head)
-    master_port = spec.master_port or DEFAULT_MASTER_PORT_TORCH
+    master_port = _master_port(topo, job, spec, DEFAULT_MASTER_PORT_TORCH)
     host = servers[0].host_ip
     nl.comments.insert(0, f"Megatron-LM with torchrun: node rank {k} of {len(servers)}, "
                        f"{n.device_count} processes (ranks {_rng(n.first_rank, n.placed)}).")
@@ -454,13 +454,21 @@ def _torchrun_node(topo, job, spec, nl: NodeLaunch, k: int, nodes, servers) -> N
     nl.procs.append(Proc(argv + list(user), user_args=user))
 
 
+def _master_port(topo, job, spec: LaunchSpec, default: int) -> int:
+    """The job's master port: the port plan's value (the user's, or a default moved past
+    other jobs on the head), else the user's or the default."""
+    jp = topo.port_plan.jobs.get(job.name) if topo.port_plan is not None else None
+    if jp is not None and jp.master_port is not None:
+        return jp.master_port
+    return spec.master_port or default
+
+
 def extra_ports(topo, jl: JobLaunch) -> list[tuple[str, int, int, str]]:
     """Ports the launch binds that the port plan does not reserve:
-    (server, lo, hi, what)."""
+    (server, lo, hi, what). (The Ray head and master ports are in the plan.)"""
     out = []
     job = jl.job
     jp = topo.port_plan.jobs.get(job.name) if topo.port_plan else None
-    spec = launch_of(job)
     for nl in jl.nodes:
         name = nl.server.name
         if nl.mode == "dp-external" and jp is not None and jp.port is not None:
@@ -471,14 +479,6 @@ def extra_ports(topo, jl: JobLaunch) -> list[tuple[str, int, int, str]]:
                 out.append((name, lo, hi, "external-LB API servers (port + local index)"))
         if nl.mode == "dp-hybrid" and not nl.head and jp is not None and jp.port is not None:
             out.append((name, jp.port, jp.port, "hybrid-LB API server (port)"))
-        if nl.head and nl.mode == "ray" and (jp is None or jp.ray_port is None):
-            out.append((name, DEFAULT_RAY_PORT, DEFAULT_RAY_PORT, "Ray head (default port)"))
-        if nl.head and nl.mode == "nnodes":
-            p = spec.master_port or DEFAULT_MASTER_PORT_VLLM
-            out.append((name, p, p, "--master-port"))
-        if nl.head and (nl.mode == "torchrun" or job.framework == "torch_npu"):
-            p = spec.master_port or DEFAULT_MASTER_PORT_TORCH
-            out.append((name, p, p, "master port"))
     return out
 
 
