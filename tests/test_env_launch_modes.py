@@ -239,3 +239,23 @@ job y {
     plan = json.loads((out / "plan.json").read_text())
     assert sorted((p["job"], p["lo"]) for p in plan["ports"] if p["kind"] == "master") == \
         [("x", 29501), ("y", 29502)]
+
+
+def test_independent_dense_replicas_get_no_rank_table_file(tmp_path: Path):
+    job = """
+job j {
+  servers a, b
+  dp 4
+  tp 4
+  model_kind KIND
+  lb external
+  model "/m"
+}
+"""
+    dense = build(tmp_path, A2 % "" + job.replace("KIND", "dense"), "dense.rtc")
+    assert "RANK_TABLE_FILE" not in (dense / "a.env").read_text()
+    moe_dir = tmp_path / "moe"
+    moe_dir.mkdir()
+    moe = build(moe_dir, A2 % "" + job.replace("KIND", "moe").replace("  lb external\n", ""),
+                "moe.rtc")
+    assert sourced(moe / "a.env", "RANK_TABLE_FILE") == "./hccl.json"

@@ -11,11 +11,13 @@ Contents, in this order (one ``export NAME=value`` per line, values quoted for s
    the server declares ``visible_devices`` (physical ids otherwise);
 4. ``HCCL_IF_BASE_PORT`` - from the port plan, when it is not HCCL's default 60000;
 5. ``RANK_TABLE_FILE`` - the job's rank table in the same folder
-   (``"${RTC_DIR:-.}"/hccl.json``; the launch script sets ``RTC_DIR`` to its own folder);
+   (``"${RTC_DIR:-.}"/hccl.json``; the launch script sets ``RTC_DIR`` to its own folder),
+   except for a dense vLLM job with DP > 1, whose replicas are independent worlds;
 6. what the launch mode needs on the node: ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``
    (Ray), ``RANK_SIZE`` (rank-table launches), ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``
    (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist);
-7. the job's own ``env`` lines, in the order written (a name written twice: the last value).
+7. the job's own ``env`` lines, in the order written (a name written twice is an error,
+   RTC115).
 
 rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
 again (:mod:`rtc.checks.launch` warns, RTC507, when its value differs from the computed
@@ -76,6 +78,17 @@ class NodeEnv:
         return next((v.value for v in self.variables if v.name == name), None)
 
 
+def _independent_replicas(topo, job) -> bool:
+    """A dense vLLM job with DP > 1 runs DP independent engines, each its own torch world;
+    the job's rank table describes all of them at once, so exporting it as
+    ``RANK_TABLE_FILE`` (which torch_npu uses to build its default HCCL group) would give
+    every engine's rank 0 the same table rank. Such jobs get no ``RANK_TABLE_FILE``."""
+    try:
+        return topo.placement(job).independent_replicas
+    except Exception:  # noqa: BLE001 - no placement: the checks report it
+        return False
+
+
 def source_name(topo) -> str:
     """The .rtc file name (no folders) the plan came from."""
     f = topo.span.file if topo.span is not None else next(iter(topo.files), "<input>")
@@ -106,7 +119,7 @@ def node_env(topo, job, server, device_ids, *, stem: str, head: bool, launch_env
     if jp is not None and not jp.hccl_ranges and jp.hccl_base is not None \
             and jp.hccl_base != HCCL_DEFAULT_BASE:
         vs.append(EnvVar("HCCL_IF_BASE_PORT", str(jp.hccl_base), "rtc"))
-    if table:
+    if table and not _independent_replicas(topo, job):
         vs.append(EnvVar("RANK_TABLE_FILE", table, "rtc", path=True))
     for name, value in launch_env:
         vs.append(EnvVar(name, value, "rtc"))
