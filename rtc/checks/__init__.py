@@ -37,6 +37,7 @@ CHECK_MODULES: list[str] = [
     "rtc.checks.socket_env",
     # launch, environment, disaggregation (RTC5xx)
     "rtc.checks.launch",
+    "rtc.checks.ray_order",
     "rtc.checks.disaggregation",
 ]
 

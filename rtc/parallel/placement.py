@@ -29,7 +29,8 @@ replica is ``W = TP*PP*PCP`` consecutive ranks. Walking the job's servers in ord
   next such servers (``--nnodes`` / Ray): consecutive servers are taken whole until they
   hold ``W`` devices, and the replica's ranks fill their devices in order. So with
   TP = NPUs per server, PP stage ``p`` runs on the ``p``-th server of the replica, which is
-  how vLLM's Ray executor orders workers (driver node first): declare the head first.
+  how vLLM's Ray executor orders workers (driver node first; the other nodes by their
+  worker count, then IP as text -- RTC510 reports a declaration that differs).
   Each of those servers reports ``dp_local 1`` and the replica's index as start rank
   (what vLLM infers with ``--nnodes``).
 
