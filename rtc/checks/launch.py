@@ -107,6 +107,16 @@ _ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
             "-n": "--nnodes", "-r": "--node-rank"}
 
 
+# vLLM flags that decide what the rank table describes: never taken from `args`, even when
+# the launch does not write them itself (e.g. -pp 2 in a job with pp 1).
+_PLAN_FLAGS = frozenset({
+    "--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+    "--data-parallel-size-local", "--data-parallel-start-rank", "--data-parallel-rank",
+    "--data-parallel-address", "--enable-expert-parallel", "--prefill-context-parallel-size",
+    "--decode-context-parallel-size", "--distributed-executor-backend",
+    "--data-parallel-backend", "--nnodes", "--node-rank", "--headless"})
+
+
 def _flag(word: str) -> str | None:
     if not word.startswith("-") or word == "-" or word[1:2].isdigit():
         return None
@@ -226,16 +236,20 @@ def _arg_conflicts(job, spec, jl):
             ours = {f for a in proc.argv[:n] if isinstance(a, str) and (f := _flag(a))}
             if any(isinstance(a, str) and a.startswith("--port") for a in proc.argv[:n]):
                 ours.add("--port")
+            plan_flags = _PLAN_FLAGS if job.framework == "vllm" else frozenset()
             for word in proc.user_args:
                 f = _flag(word)
-                if f and f in ours and f not in seen:
+                if f and (f in ours or f in plan_flags) and f not in seen:
                     seen.add(f)
                     key = "args" if word in spec.args else \
                         ("head_args" if nl.head else "worker_args")
-                    yield error(ARG_CONFLICT, f"job {job.name}: `{key}` passes {word}, which "
-                                f"rtc already sets on {nl.server.name} from the plan",
+                    what = f"which rtc already sets on {nl.server.name} from the plan" \
+                        if f in ours else "which changes the plan the rank table describes " \
+                        "(parallel sizes, executor or node layout)"
+                    yield error(ARG_CONFLICT, f"job {job.name}: `{key}` passes {word}, {what}",
                                 spec.span_of(key, job.span), subject=f"job {job.name}",
-                                hint="set it with the job's attribute and remove it from "
+                                hint="set it with the job's attribute (tp, pp, dp, "
+                                     f"expert_parallel, executor, ...) and remove it from "
                                      f"`{key}`")
 
 
