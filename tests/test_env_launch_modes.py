@@ -259,3 +259,11 @@ job j {
     moe = build(moe_dir, A2 % "" + job.replace("KIND", "moe").replace("  lb external\n", ""),
                 "moe.rtc")
     assert sourced(moe / "a.env", "RANK_TABLE_FILE") == "./hccl.json"
+
+
+def test_context_parallel_flags_are_not_promised_for_old_vllm(tmp_path: Path):
+    out = build(tmp_path, A2 % "" + "job j {\n  servers a, b\n  dp 2\n  dcp 2\n  tp 8\n"
+                "  model \"/m\"\n}\n", "dcp.rtc")
+    script = (out / "a.sh").read_text()
+    assert "--decode-context-parallel-size" in script
+    assert "# --decode-context-parallel-size is newer than vLLM 0.9" in script

@@ -257,6 +257,12 @@ def _version_comments(topo, mode: str, job) -> list[str]:
                        "conservative form (vLLM 0.9 and later); set it to check them.")
     else:
         out.append(f"Flags for vLLM {version_text(v)} (cluster vllm_version).")
+    newer = [flag for size, flag in ((job.pcp, "--prefill-context-parallel-size"),
+                                     (job.dcp, "--decode-context-parallel-size")) if size > 1]
+    if newer:
+        out.append(" and ".join(newer) + (" is" if len(newer) == 1 else " are")
+                   + " newer than vLLM 0.9: check that the vLLM you run has "
+                   + ("it." if len(newer) == 1 else "them."))
     feature = {"dp-external": "external_lb", "dp-hybrid": "hybrid_lb", "nnodes": "nnodes"}.get(mode)
     if feature:
         note = needs_comment(v, feature)
