@@ -687,3 +687,10 @@ def test_no_unreachable_knock_on_after_a_failed_address_or_fabric_line():
     result = compile_text(a2(body.replace("SUBNET", "6.0.0.1/16").replace(
         "6.{i}.0.", "6.{i/256}.{i%256}.")), "ko.rtc")
     assert [d.code for d in result.diagnostics if d.severity is Severity.ERROR] == ["RTC114"]
+
+
+def test_moved_default_port_names_what_took_it():
+    result = compile_file(str(EXAMPLES / "pd-a3.rtc"))
+    notes = [d.message for d in result.diagnostics if d.code == "RTC444"]
+    assert notes and all("the default dp_rpc_port 29550 lies in job" in m and
+                         "AscendDirectTransport random ports 20000-35999" in m for m in notes)

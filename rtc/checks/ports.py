@@ -105,7 +105,10 @@ def check(topo: Topology):
         chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
         why = (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
                f"{', '.join(jp.shares_host_with)}, whose ports take the defaults"
-               if jp.shares_host_with else "a default port was already taken by another setting")
+               if jp.shares_host_with else "; ".join(
+                   f"the default {_SETTING.get(k, k)} {default} lies in {c.owner}"
+                   for k, (default, c) in jp.moved_by.items())
+               or "a default port was already taken")
         yield note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
                    job.span,
                    subject=f"job {job.name}",

@@ -104,6 +104,7 @@ class JobPorts:
     ray_port: int | None = None
     master_port: int | None = None
     assigned: dict = field(default_factory=dict)
+    moved_by: dict = field(default_factory=dict)  # setting -> (default, PortClaim on it)
     shares_host_with: list = field(default_factory=list)
 
     def settings(self) -> dict:
@@ -335,6 +336,7 @@ def plan_ports(topo) -> PortPlan:
                 continue
             value = need.default
             top = max(ohi for _, _, ohi in need.hosts)
+            first_blocker = None
             for _ in range(10_000):
                 if value + top > 65535:
                     value = None
@@ -343,6 +345,7 @@ def plan_ports(topo) -> PortPlan:
                 if blocker is None:
                     break
                 claim, olo = blocker
+                first_blocker = first_blocker or claim
                 # jump past what is in the way (a whole random range at once)
                 value = max(value + need.step, claim.hi + 1 - olo)
             else:
@@ -352,6 +355,8 @@ def plan_ports(topo) -> PortPlan:
             _set(jp, need.key, value)
             if value != need.default:
                 jp.assigned[need.key] = value
+                if first_blocker is not None:
+                    jp.moved_by[need.key] = (need.default, first_blocker)
             for server, olo, ohi in need.hosts:
                 plan.add(PortClaim(server, value + olo, value + ohi, need.kind, job.name,
                                    need.span, assigned=True, detail=need.detail))
