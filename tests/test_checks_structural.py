@@ -86,3 +86,11 @@ def test_one_finding_per_family_line(body, code, tail):
     src = f"cluster c {{\n  hardware {hardware}\n}}\n" + body
     found = [d for d in compile_text(src, "f.rtc").diagnostics if d.code == code]
     assert len(found) == 1 and found[0].message.endswith(tail), [d.message for d in found]
+
+
+def test_env_path_line_is_warned():
+    case = CASES / "checks" / "RTC511-env-shadows-model.rtc"
+    text = case.read_text(encoding="utf-8").replace("  env MODEL = /models/B\n",
+                                                    "  env PATH = /opt/x\n")
+    found = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC511"]
+    assert len(found) == 1 and "replaces the whole PATH" in found[0].message

@@ -88,6 +88,15 @@ PORT_CONFLICT = rule("RTC508", "launch-port-conflict", "error",
     Example: `lb external` with `port 8000` on a server where another job's API server
     uses 8001.
     Fix: choose another `port` / `master_port` / `ray_port`.""")
+ENV_SHADOWS = rule("RTC511", "env-shadows-launch-variable", "warning",
+                   "A job env line replaces a launch-script variable or a search path.", """
+    What: `env MODEL = ...` or `env ENTRY = ...` (variables the launch scripts set from the
+    job's `model` / `entry`), or `env PATH`, `LD_LIBRARY_PATH`, `PYTHONPATH`.
+    Why: the env file is sourced first, so MODEL/ENTRY silently replace the job attribute;
+    a literal PATH replaces the whole search path, and `vllm` or CANN's libraries are then
+    not found ("vllm: command not found").
+    Example: `env MODEL = /models/B` in a job with `model "/models/A"`.
+    Fix: use the job attribute, and extend search paths in the image or shell.""")
 BLOCKED = rule("RTC509", "launch-needs-host", "warning",
                "No launch script is written: a server of the multi-server job has no host IP.", """
     What: a job on several servers (or over Ray) where a server has no `host`.
@@ -169,6 +178,7 @@ def check(topo: Topology):
         yield from _arg_conflicts(job, spec, jl)
         yield from _ports(topo, job, jl, extra_ports(topo, jl))
         yield from _env_overrides(topo, job, jl)
+        yield from _env_shadows(job, jl)
 
 
 def _unsupported(topo, job, spec):
@@ -268,6 +278,31 @@ def _ports(topo, job, jl, extra):
                             related=[Related(job.span, f"job {job.name}")],
                             hint="choose another port / master_port / ray_port")
                 break
+
+
+# Search paths a job `env` line would replace wholesale (the value is literal: no $PATH).
+_SEARCH_PATHS = ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH")
+
+
+def _env_shadows(job, jl):
+    """RTC511: job env lines that replace a launch-script variable or a search path."""
+    env = env_map(job)
+    script_vars = {name: value for nl in jl.nodes for name, value, _ in nl.variables}
+    for name, (value, span) in env.items():
+        if name in script_vars:
+            yield warning(ENV_SHADOWS, f"job {job.name}: env {name}={value} replaces the "
+                          f"launch scripts' {name} ({script_vars[name] or 'not set'}): the env "
+                          "file is sourced before the script sets it", span,
+                          subject=f"job {job.name}",
+                          hint=f"set it with the job attribute ({name.lower()} \"...\") and "
+                               "remove the env line")
+        elif name in _SEARCH_PATHS:
+            yield warning(ENV_SHADOWS, f"job {job.name}: env {name}={value} replaces the whole "
+                          f"{name} on every server (the value is written literally, "
+                          f"${name} is not expanded)", span, subject=f"job {job.name}",
+                          hint="keep CANN's set_env.sh and the vllm/python install reachable: "
+                               f"extend {name} where the script runs (the image or the shell), "
+                               "not in the job")
 
 
 def _env_overrides(topo, job, jl):
