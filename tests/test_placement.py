@@ -362,3 +362,19 @@ def test_rules_and_explain_on_the_cli():
     assert res.returncode == 0
     assert res.stdout.startswith("RTC310 cross-node-tp (warning)")
     assert "several-fold slower decoding" in res.stdout
+
+
+def test_job_policy_applies_to_that_job_only():
+    servers = "".join(f"server s{k} {{\n  host 10.0.0.{k + 1}\n  device_ip 6.0.{k}.1 step 1\n"
+                      "  prefix 16\n}\n" for k in range(4))
+    jobs = ("job quiet {\n  servers s0, s1\n  tp 16\n  policy cross_node_tp allow\n}\n"
+            "job loud {\n  servers s2, s3\n  tp 16\n}\n")
+    text = "cluster c {\n  hardware atlas-800t-a2\n}\n" + servers + jobs
+    found = [d for d in compile_text(text, "two.rtc").diagnostics if d.code == "RTC310"]
+    assert [d.subject.split(",")[0] for d in found] == ["job loud"]
+    # the cluster block's policy still applies to every job
+    text = text.replace("  hardware atlas-800t-a2\n", "  hardware atlas-800t-a2\n"
+                        "  policy cross_node_tp error\n")
+    found = [d for d in compile_text(text, "two.rtc").diagnostics if d.code == "RTC310"]
+    assert [(d.subject.split(",")[0], d.severity) for d in found] == \
+        [("job loud", Severity.ERROR)]

@@ -3,8 +3,9 @@ rule family, run in the order of :data:`CHECK_MODULES`.
 
 Checks never print and never modify the Topology. Each module declares its rules with
 :func:`rtc.rules.rule` (the docstring ``rtc explain`` prints). Policies
-(``policy RULE-NAME error|warn|allow`` in the cluster or job block) and ``--strict``
-change severities after the checks ran, in :func:`run_checks`.
+(``policy RULE-NAME error|warn|allow`` in the cluster block, or in a job block for that
+job's findings) and ``--strict`` change severities after the checks ran, in
+:func:`run_checks`.
 """
 
 from __future__ import annotations
@@ -54,22 +55,30 @@ def run_checks(topology: Topology) -> list[Diagnostic]:
 
 
 def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnostic]:
-    """Apply ``policy`` settings (by rule name or id) to diagnostics."""
+    """Apply ``policy`` settings (by rule name or id) to diagnostics.
+
+    A cluster block's policy applies to every finding; a job block's policy applies to the
+    findings about that job -- those whose subject or message starts with ``job NAME`` (the
+    convention every job-level check follows) -- and wins over the cluster's."""
     from rtc.rules import all_rules
 
     if not topology.policies and not any(j.policies for j in topology.jobs):
         return diags
     names = {r.name: r.code for r in all_rules()}
     names.update({n.replace("-", "_"): c for n, c in list(names.items())})
-    levels: dict[str, str] = {}
-    for key, (level, _span) in topology.policies.items():
-        levels[names.get(key, key)] = level
-    for job in topology.jobs:
-        for key, (level, _span) in job.policies.items():
-            levels[names.get(key, key)] = level
+
+    def levels_of(policies) -> dict[str, str]:
+        return {names.get(key, key): level for key, (level, _span) in policies.items()}
+
+    cluster = levels_of(topology.policies)
+    jobs = [(f"job {j.name}", levels_of(j.policies)) for j in topology.jobs if j.policies]
     out = []
     for d in diags:
-        level = levels.get(d.code)
+        level = cluster.get(d.code)
+        for prefix, levels in jobs:
+            if d.code in levels and _about(d, prefix):
+                level = levels[d.code]
+                break
         if level == "allow":
             continue
         if level == "warn":
@@ -78,6 +87,14 @@ def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnost
             d = d.with_severity(Severity.ERROR)
         out.append(d)
     return out
+
+
+def _about(d: Diagnostic, prefix: str) -> bool:
+    """True when the finding is about the job named by ``prefix`` (``job NAME``)."""
+    for text in (d.subject or "", d.message):
+        if text == prefix or (text.startswith(prefix) and text[len(prefix)] in ",:'"):
+            return True
+    return False
 
 
 # Import the modules so their rules are registered for `rtc rules` / `rtc explain`.
