@@ -254,3 +254,22 @@ def test_help_has_no_python_type_metavars(cmd: list[str]):
     res = run_rtc(*cmd, "--help")
     assert res.returncode == 0
     assert "<list[" not in res.stdout and "range>" not in res.stdout
+
+
+def test_out_dir_removes_only_the_files_an_earlier_plan_wrote(tmp_path: Path):
+    from conftest import EXAMPLES
+
+    out = tmp_path / "build"
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--out-dir", str(out), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    first = {p.name for p in out.iterdir()}
+    assert any(n.startswith("hccl-") for n in first)
+    (out / "notes.txt").write_text("mine")
+    res = run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "--out-dir", str(out),
+                  "--no-diagrams")
+    assert res.returncode == 0 and "an earlier plan wrote" in res.stderr
+    now = {p.name for p in out.iterdir()}
+    assert (out / "notes.txt").read_text() == "mine"
+    assert not any(n.startswith("hccl-") for n in now) and "hccl.json" in now
+    listed = set((out / ".rtc-outputs").read_text().split())
+    assert now - {"notes.txt", ".rtc-outputs"} <= listed

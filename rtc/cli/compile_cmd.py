@@ -131,6 +131,24 @@ def compile_command(
         from rtc.cli.diagram_cmd import write_compile_diagrams
 
         write_compile_diagrams(out_dir, topo, diags, job)
+    if out_dir is not None:
+        from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS
+        from rtc.emit.files import MANIFEST, prune_outputs
+
+        # Files an earlier plan wrote here and this one does not (its servers' env files,
+        # scripts, hccl-<job>.json) would be read as current: remove them. Diagrams are
+        # kept even with --no-diagrams.
+        names = {p.name for p, _t in outputs} | {p.name for p, _t, _m in extra} | \
+            {n for n, _v in COMPILE_DIAGRAMS}
+        try:
+            removed = prune_outputs(out_dir, names)
+        except OSError as exc:
+            fail_usage(f"cannot write {out_dir / MANIFEST}: {exc.strerror or exc}",
+                       "check that the folder is writable")
+        if removed:
+            shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
+            typer.echo(f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "
+                       f"an earlier plan wrote to {out_dir} ({shown})", err=True)
 
 
 @app.command("check")

@@ -100,3 +100,35 @@ def sync_all() -> None:
     """Flush written files to disk once (after many ``durable=False`` writes)."""
     if hasattr(os, "sync"):
         os.sync()
+
+
+MANIFEST = ".rtc-outputs"
+"""File in an ``--out-dir`` folder listing the files the last ``rtc compile`` wrote there."""
+
+
+def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
+    """Record ``names`` (plain file names) as the outputs of ``folder`` in :data:`MANIFEST`,
+    and delete the files the previous manifest listed that ``names`` no longer has (the
+    env files, scripts and tables of servers or jobs an earlier plan had). Only regular
+    files rtc itself listed are removed; a file without a manifest entry, a symlink or a
+    folder is left alone. Returns the removed names, sorted. Raises OSError when the
+    manifest cannot be written."""
+    folder = Path(folder)
+    old: set[str] = set()
+    try:
+        old = set((folder / MANIFEST).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        pass
+    removed = []
+    for name in sorted(old - names):
+        if not name or name in (".", "..", MANIFEST) or "/" in name or "\\" in name:
+            continue
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            try:
+                path.unlink()
+                removed.append(name)
+            except OSError:
+                pass
+    write_atomic(folder / MANIFEST, "".join(f"{n}\n" for n in sorted(names)), durable=False)
+    return removed
