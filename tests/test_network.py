@@ -694,3 +694,14 @@ def test_moved_default_port_names_what_took_it():
     notes = [d.message for d in result.diagnostics if d.code == "RTC444"]
     assert notes and all("the default dp_rpc_port 29550 lies in job" in m and
                          "AscendDirectTransport random ports 20000-35999" in m for m in notes)
+
+
+def test_job_policy_covers_that_jobs_port_findings():
+    body = ("server a1 {\n  host 10.0.0.6\n  device_ip 6.0.2.1 step 1\n}\n"
+            "server a2 {\n  host 10.0.0.5\n  device_ip 6.0.3.1 step 1\n}\n"
+            "job j {\n  servers a1, a2\n  dp 2\n  tp 8\n  port 29550\n  dp_rpc_port 29550\n"
+            "POLICY}\n")
+    plain = compile_text(a2(body.replace("POLICY", "")), "p.rtc")
+    assert [d.severity for d in codes(plain, "RTC440")] == [Severity.ERROR]
+    relaxed = compile_text(a2(body.replace("POLICY", "  policy RTC440 warn\n")), "p.rtc")
+    assert [d.severity for d in codes(relaxed, "RTC440")] == [Severity.WARNING]

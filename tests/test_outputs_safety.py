@@ -273,3 +273,21 @@ def test_out_dir_removes_only_the_files_an_earlier_plan_wrote(tmp_path: Path):
     assert not any(n.startswith("hccl-") for n in now) and "hccl.json" in now
     listed = set((out / ".rtc-outputs").read_text().split())
     assert now - {"notes.txt", ".rtc-outputs"} <= listed
+
+
+def test_out_dir_manifest_symlink_is_not_followed_and_job_prunes_nothing(tmp_path: Path):
+    from conftest import EXAMPLES
+
+    out = tmp_path / "build"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    (out / ".rtc-outputs").symlink_to(victim)
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--out-dir", str(out), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    assert victim.read_text() == "keep" and not (out / ".rtc-outputs").is_symlink()
+    before = {p.name for p in out.iterdir()}
+    res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--job", "prefill", "--out-dir",
+                  str(out), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    assert {p.name for p in out.iterdir()} >= before  # the decode job's files stay

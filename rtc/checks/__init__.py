@@ -59,7 +59,8 @@ def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnost
 
     A cluster block's policy applies to every finding; a job block's policy applies to the
     findings about that job -- those whose subject or message starts with ``job NAME`` (the
-    convention every job-level check follows) -- and wins over the cluster's."""
+    convention every job-level check follows) or that name ``job NAME's`` ports -- and wins
+    over the cluster's."""
     from rtc.rules import all_rules
 
     if not topology.policies and not any(j.policies for j in topology.jobs):
@@ -90,11 +91,13 @@ def apply_policies(topology: Topology, diags: list[Diagnostic]) -> list[Diagnost
 
 
 def _about(d: Diagnostic, prefix: str) -> bool:
-    """True when the finding is about the job named by ``prefix`` (``job NAME``)."""
+    """True when the finding is about the job named by ``prefix`` (``job NAME``): its
+    subject or message starts with it, or the message names something of the job
+    (``job NAME's HCCL host ports``, as port findings between two jobs do)."""
     for text in (d.subject or "", d.message):
         if text == prefix or (text.startswith(prefix) and text[len(prefix)] in ",:'"):
             return True
-    return False
+    return f"{prefix}'s " in d.message
 
 
 # Import the modules so their rules are registered for `rtc rules` / `rtc explain`.

@@ -111,6 +111,11 @@ def compile_command(
         if out_dir.exists() and not out_dir.is_dir():
             fail_usage(f"--out-dir {out_dir} is a file, not a folder",
                        "give a folder (it is created if missing), or -o FILE for one rank table")
+        from rtc.emit.files import MANIFEST
+
+        if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
+            fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
+                       "remove or rename that folder")
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -131,7 +136,7 @@ def compile_command(
         from rtc.cli.diagram_cmd import write_compile_diagrams
 
         write_compile_diagrams(out_dir, topo, diags, job)
-    if out_dir is not None:
+    if out_dir is not None and job is None:  # --job writes part of a plan: prune nothing
         from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS
         from rtc.emit.files import MANIFEST, prune_outputs
 

@@ -111,14 +111,19 @@ def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
     and delete the files the previous manifest listed that ``names`` no longer has (the
     env files, scripts and tables of servers or jobs an earlier plan had). Only regular
     files rtc itself listed are removed; a file without a manifest entry, a symlink or a
-    folder is left alone. Returns the removed names, sorted. Raises OSError when the
-    manifest cannot be written."""
+    folder is left alone, and a manifest that is a symlink is replaced, not followed.
+    Returns the removed names, sorted. Raises OSError when the manifest cannot be
+    written."""
     folder = Path(folder)
+    manifest = folder / MANIFEST
     old: set[str] = set()
-    try:
-        old = set((folder / MANIFEST).read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError):
-        pass
+    if manifest.is_symlink():
+        manifest.unlink()  # never read or write through a link (it may point anywhere)
+    else:
+        try:
+            old = set(manifest.read_text(encoding="utf-8").splitlines())
+        except (OSError, UnicodeDecodeError):
+            pass
     removed = []
     for name in sorted(old - names):
         if not name or name in (".", "..", MANIFEST) or "/" in name or "\\" in name:
@@ -130,5 +135,5 @@ def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
                 removed.append(name)
             except OSError:
                 pass
-    write_atomic(folder / MANIFEST, "".join(f"{n}\n" for n in sorted(names)), durable=False)
+    write_atomic(manifest, "".join(f"{n}\n" for n in sorted(names)), durable=False)
     return removed

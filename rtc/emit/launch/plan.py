@@ -381,7 +381,9 @@ def _vllm_node(topo, job, pl, spec, nl: NodeLaunch, k: int, nodes, servers) -> N
                                   f"--port={ray_port}", f"--num-gpus={npus}"], step="ray"))
             argv = base + ["--port", str(port), "--distributed-executor-backend", "ray"]
             argv += _pp_first(tpf) + _kv_flags(topo, job, engine)
-            nl.procs.append(Proc(argv + list(user), step="serve", user_args=user))
+            # RAY_ADDRESS: join the cluster started above, not another job's on this host.
+            nl.procs.append(Proc(argv + list(user), [("RAY_ADDRESS", f"{s.host_ip}:{ray_port}")],
+                                 step="serve", user_args=user))
         else:
             nl.comments.insert(0, f"vLLM over Ray: this server joins the Ray cluster of "
                                f"{servers[0].name}; start that one's `ray` step first.")

@@ -29,7 +29,7 @@ if [ "$step" = ray ] || [ "$step" = all ]; then
     --num-gpus=8
 fi
 if [ "$step" = serve ] || [ "$step" = all ]; then
-  run vllm serve "$MODEL" \
+  run env RAY_ADDRESS=10.0.0.6:6379 vllm serve "$MODEL" \
     --port 8000 \
     --distributed-executor-backend ray \
     --pipeline-parallel-size 2 \
