@@ -94,3 +94,11 @@ def test_env_path_line_is_warned():
                                                     "  env PATH = /opt/x\n")
     found = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC511"]
     assert len(found) == 1 and "replaces the whole PATH" in found[0].message
+
+
+def test_env_rtc_dir_line_is_warned():
+    case = CASES / "checks" / "RTC511-env-shadows-model.rtc"
+    text = case.read_text(encoding="utf-8").replace("  env MODEL = /models/B\n",
+                                                    "  env RTC_DIR = /x\n")
+    found = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC511"]
+    assert len(found) == 1 and "the folder the launch scripts find" in found[0].message

@@ -91,7 +91,8 @@ PORT_CONFLICT = rule("RTC508", "launch-port-conflict", "error",
 ENV_SHADOWS = rule("RTC511", "env-shadows-launch-variable", "warning",
                    "A job env line replaces a launch-script variable or a search path.", """
     What: `env MODEL = ...` or `env ENTRY = ...` (variables the launch scripts set from the
-    job's `model` / `entry`), or `env PATH`, `LD_LIBRARY_PATH`, `PYTHONPATH`.
+    job's `model` / `entry`), `env RTC_DIR` (the scripts' own folder), or `env PATH`,
+    `LD_LIBRARY_PATH`, `PYTHONPATH`.
     Why: the env file is sourced first, so MODEL/ENTRY silently replace the job attribute;
     a literal PATH replaces the whole search path, and `vllm` or CANN's libraries are then
     not found ("vllm: command not found").
@@ -289,7 +290,12 @@ def _env_shadows(job, jl):
     env = env_map(job)
     script_vars = {name: value for nl in jl.nodes for name, value, _ in nl.variables}
     for name, (value, span) in env.items():
-        if name in script_vars:
+        if name == "RTC_DIR":
+            yield warning(ENV_SHADOWS, f"job {job.name}: env RTC_DIR={value} replaces the folder "
+                          "the launch scripts find their env files and rank table in", span,
+                          subject=f"job {job.name}",
+                          hint="remove the line: each script sets RTC_DIR to its own folder")
+        elif name in script_vars:
             yield warning(ENV_SHADOWS, f"job {job.name}: env {name}={value} replaces the "
                           f"launch scripts' {name} ({script_vars[name] or 'not set'}): the env "
                           "file is sourced before the script sets it", span,

@@ -103,12 +103,11 @@ def check(topo: Topology):
         if jp is None or not jp.assigned:
             continue
         chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
-        why = (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
-               f"{', '.join(jp.shares_host_with)}, whose ports take the defaults"
-               if jp.shares_host_with else "; ".join(
-                   f"the default {_SETTING.get(k, k)} {default} lies in {c.owner}"
-                   for k, (default, c) in jp.moved_by.items())
-               or "a default port was already taken")
+        why = "; ".join(f"the default {_SETTING.get(k, k)} {default} lies in {c.owner}"
+                        for k, (default, c) in jp.moved_by.items()) or \
+            (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
+             f"{', '.join(jp.shares_host_with)}" if jp.shares_host_with
+             else "a default port was already taken")
         yield note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
                    job.span,
                    subject=f"job {job.name}",
