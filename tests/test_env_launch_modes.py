@@ -267,3 +267,12 @@ def test_context_parallel_flags_are_not_promised_for_old_vllm(tmp_path: Path):
     script = (out / "a.sh").read_text()
     assert "--decode-context-parallel-size" in script
     assert "# --decode-context-parallel-size is newer than vLLM 0.9" in script
+
+
+def test_per_process_env_override_is_named_as_such():
+    from rtc.api import compile_text
+
+    text = A2 % "" + ("job j {\n  framework torch_npu\n  servers a\n  tp 8\n"
+                      "  entry \"train.py\"\n  env RANK_ID = 3\n}\n")
+    found = [d for d in compile_text(text, "r.rtc").diagnostics if d.code == "RTC507"]
+    assert len(found) == 1 and "rtc sets it per process" in found[0].message

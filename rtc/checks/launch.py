@@ -334,9 +334,9 @@ def _env_overrides(topo, job, jl):
                 continue
             if name in ("HCCL_IF_IP", "VLLM_HOST_IP", "HCCL_IF_BASE_PORT"):
                 continue
-            shown = f"rtc writes {ours}" if ours is not None else \
-                "rtc sets it per process" if name in ("RANK_ID", "DEVICE_ID", "RANK",
-                                                      "LOCAL_RANK") else "rtc does not use it"
+            per_process = name in ("RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK")
+            shown = "rtc sets it per process" if per_process else \
+                f"rtc writes {ours}" if ours is not None else "rtc does not use it"
             yield warning(ENV_COMPUTED, f"job {job.name}: env {name}={value} is not used on "
                           f"{nl.server.name}: {shown}", span, subject=f"job {job.name}",
                           hint="remove the line; rtc computes this variable per node")
