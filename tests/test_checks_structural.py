@@ -88,17 +88,12 @@ def test_one_finding_per_family_line(body, code, tail):
     assert len(found) == 1 and found[0].message.endswith(tail), [d.message for d in found]
 
 
-def test_env_path_line_is_warned():
+@pytest.mark.parametrize("line,words", [
+    ("  env PATH = /opt/x\n", "replaces the whole PATH"),
+    ("  env RTC_DIR = /x\n", "the folder the launch scripts find"),
+])
+def test_env_lines_that_shadow_the_launch_are_warned(line, words):
     case = CASES / "checks" / "RTC511-env-shadows-model.rtc"
-    text = case.read_text(encoding="utf-8").replace("  env MODEL = /models/B\n",
-                                                    "  env PATH = /opt/x\n")
+    text = case.read_text(encoding="utf-8").replace("  env MODEL = /models/B\n", line)
     found = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC511"]
-    assert len(found) == 1 and "replaces the whole PATH" in found[0].message
-
-
-def test_env_rtc_dir_line_is_warned():
-    case = CASES / "checks" / "RTC511-env-shadows-model.rtc"
-    text = case.read_text(encoding="utf-8").replace("  env MODEL = /models/B\n",
-                                                    "  env RTC_DIR = /x\n")
-    found = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC511"]
-    assert len(found) == 1 and "the folder the launch scripts find" in found[0].message
+    assert len(found) == 1 and words in found[0].message
