@@ -18,7 +18,6 @@ Nothing here touches the network: reachability and ports are modelled.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import time
 from pathlib import Path
@@ -26,11 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rtc.api import compile_text  # noqa: E402
-from rtc.network.ports import plan_ports  # noqa: E402
+from rtc.checks import (device_numbering, host_addressing, inventory_facts,  # noqa: E402
+                        net_addresses, peer_reachability, port_conflicts, socket_env)
+from rtc.plan.ports import plan_ports  # noqa: E402
 
-NETWORK_CHECKS = ["rtc.checks.net_addresses", "rtc.checks.reachability",
-                  "rtc.checks.inventory_facts", "rtc.checks.device_numbering",
-                  "rtc.checks.ports", "rtc.checks.host_addressing", "rtc.checks.socket_env"]
+NETWORK_CHECKS = {"net_addresses": net_addresses, "reachability": peer_reachability,
+                  "inventory_facts": inventory_facts, "device_numbering": device_numbering,
+                  "ports": port_conflicts, "host_addressing": host_addressing,
+                  "socket_env": socket_env}
 
 
 def source(n: int, fabric: str = "6.0.0.0/16") -> str:
@@ -86,10 +88,9 @@ def measure(n: int, fabric: str) -> dict:
     out = {"compile": compile_s, "codes": sorted({d.code for d in result.diagnostics})}
     out["plan"] = best_of(lambda: plan_ports(topo))
     total = out["plan"]
-    for name in NETWORK_CHECKS:
-        mod = importlib.import_module(name)
-        secs = best_of(lambda: list(mod.check(topo)))
-        out[name.rsplit(".", 1)[1]] = secs
+    for name, mod in NETWORK_CHECKS.items():
+        secs = best_of(lambda: list(mod.check(topo, result.plan)))
+        out[name] = secs
         total += secs
     out["network"] = total
     return out

@@ -20,7 +20,7 @@ Rule id ranges (never reused):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 
@@ -96,8 +96,7 @@ class Diagnostic:
 
     def with_severity(self, severity: Severity) -> "Diagnostic":
         """Return a copy with another severity (used by policies and ``--strict``)."""
-        return Diagnostic(self.code, severity, self.message, self.span, self.hint,
-                          self.related, self.subject)
+        return replace(self, severity=severity)
 
     def to_dict(self) -> dict:
         """The one plain-data record every reporter works from (stable keys)."""
@@ -118,22 +117,28 @@ class Diagnostic:
         }
 
 
-def error(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+def _code(rule) -> str:
+    """The rule id of a :class:`rtc.rules.Rule` (or of an id given as text, for tests)."""
+    return getattr(rule, "code", rule)
+
+
+def error(rule, message: str, span: Span | None = None, *, hint: str | None = None,
           related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
-    """Shorthand for an error-severity :class:`Diagnostic`."""
-    return Diagnostic(code, Severity.ERROR, message, span, hint, tuple(related), subject)
+    """An error-severity :class:`Diagnostic` of ``rule`` (a :class:`rtc.rules.Rule`)."""
+    return Diagnostic(_code(rule), Severity.ERROR, message, span, hint, tuple(related), subject)
 
 
-def warning(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+def warning(rule, message: str, span: Span | None = None, *, hint: str | None = None,
             related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
-    """Shorthand for a warning-severity :class:`Diagnostic`."""
-    return Diagnostic(code, Severity.WARNING, message, span, hint, tuple(related), subject)
+    """A warning-severity :class:`Diagnostic` of ``rule``."""
+    return Diagnostic(_code(rule), Severity.WARNING, message, span, hint, tuple(related),
+                      subject)
 
 
-def note(code: str, message: str, span: Span | None = None, *, hint: str | None = None,
+def note(rule, message: str, span: Span | None = None, *, hint: str | None = None,
          related: Iterable[Related] = (), subject: str | None = None) -> Diagnostic:
-    """Shorthand for a note-severity :class:`Diagnostic`."""
-    return Diagnostic(code, Severity.NOTE, message, span, hint, tuple(related), subject)
+    """A note-severity :class:`Diagnostic` of ``rule``."""
+    return Diagnostic(_code(rule), Severity.NOTE, message, span, hint, tuple(related), subject)
 
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
@@ -144,30 +149,3 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
 def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Diagnostics in report order: by file, line, column, then severity (errors first)."""
     return sorted(diagnostics, key=Diagnostic.sort_key)
-
-
-class RtcError(Exception):
-    """Raised by library entry points when a stage cannot go on; carries the diagnostics
-    gathered so far (at least one error)."""
-
-    def __init__(self, diagnostics: Iterable[Diagnostic]):
-        self.diagnostics = list(diagnostics)
-        first = self.diagnostics[0].message if self.diagnostics else "rtc error"
-        super().__init__(first)
-
-
-@dataclass
-class DiagnosticSink:
-    """A list of diagnostics a stage appends to (stages return it; nothing prints)."""
-
-    items: list[Diagnostic] = field(default_factory=list)
-
-    def add(self, d: Diagnostic) -> None:
-        self.items.append(d)
-
-    def extend(self, ds: Iterable[Diagnostic]) -> None:
-        self.items.extend(ds)
-
-    @property
-    def has_errors(self) -> bool:
-        return has_errors(self.items)

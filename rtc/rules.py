@@ -1,24 +1,31 @@
-"""The registry of rule ids.
+"""Rules: what a rule id (``RTCnnn``) means, declared once next to the code that reports it.
 
-Every diagnostic code rtc can produce is declared once with :func:`rule`, next to the code
-that produces it. The declaration carries the explanation that ``rtc explain RTCnnn``
-prints (what is wrong, why it breaks at run time, an example of the mistake, the fix) and
-the one-line summary that ``rtc rules`` lists. Ids are unique and never reused.
+Every diagnostic rtc produces carries the code of a :class:`Rule`. A module declares its
+rules with :func:`rule` as module constants and lists them in a module-level ``RULES``
+tuple; diagnostics are made from the constant (``error(DUPLICATE_IP, ...)``), never from a
+bare ``"RTC208"`` string. The catalogue of every rule (``rtc rules``, ``rtc explain``, SARIF,
+policy names) is the static tuple :data:`rtc.report.rule_catalogue.RULES`, which imports
+those ``RULES`` tuples by name. Ids are unique and never reused.
+
+This module also declares the driver rules every command can report: I/O errors (RTC001),
+impossible command lines (RTC002) and an emitted file failing rtc's own schema (RTC003).
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from dataclasses import dataclass
 
 from rtc.diagnostics import Severity
 
+_SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.NOTE}
+
 
 @dataclass(frozen=True)
 class Rule:
     """One rule: ``code`` (``RTC203``), a short kebab-case ``name``, its default
-    ``severity``, a one-line ``summary`` and a longer ``explanation``."""
+    ``severity``, a one-line ``summary`` and the ``explanation`` ``rtc explain`` prints
+    (What / Why / Example / Fix paragraphs)."""
 
     code: str
     name: str
@@ -26,42 +33,32 @@ class Rule:
     summary: str
     explanation: str
 
-
-_RULES: dict[str, Rule] = {}
-
-# Modules that declare rules; imported by all_rules() so the registry is complete.
-RULE_MODULES: list[str] = [
-    "rtc.syntax.parser",
-    "rtc.syntax.schema",
-    "rtc.model.lower",
-    "rtc.checks",
-    "rtc.tables.semantic",
-    "rtc.api",
-    "rtc.preflight.report",
-    "rtc.inventory.rules",
-]
+    def __str__(self) -> str:
+        return self.code
 
 
-def rule(code: str, name: str, severity: str, summary: str, explanation: str) -> str:
-    """Declare a rule and return its code (use the return value when emitting).
-
-    Raises ValueError when ``code`` is declared twice with a different name."""
-    sev = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.NOTE}[severity]
-    known = _RULES.get(code)
-    if known is not None and known.name != name:
-        raise ValueError(f"rule id {code} declared twice ({known.name!r} and {name!r})")
-    _RULES[code] = Rule(code, name, sev, summary, inspect.cleandoc(explanation))
-    return code
+def rule(code: str, name: str, severity: str, summary: str, explanation: str) -> Rule:
+    """Declare a rule: ``severity`` is ``error``, ``warning`` or ``note``; the explanation
+    is dedented (:func:`inspect.cleandoc`). Raises KeyError for another severity word."""
+    return Rule(code, name, _SEVERITIES[severity], summary, inspect.cleandoc(explanation))
 
 
-def all_rules() -> list[Rule]:
-    """Every declared rule, sorted by code (imports the modules that declare them)."""
-    for mod in RULE_MODULES:
-        importlib.import_module(mod)
-    return sorted(_RULES.values(), key=lambda r: r.code)
+IO_ERROR = rule("RTC001", "io-error", "error", "A file cannot be read or written.", """
+    What: the input does not exist or is unreadable, or an output folder is missing or
+    read-only.
+    Why: nothing can be compiled or written.
+    Example: `rtc compile clutser.rtc`.
+    Fix: check the path and permissions.""")
+USAGE = rule("RTC002", "usage", "error", "The command line asks for something impossible.", """
+    What: e.g. `-o` with a file that has several jobs and no `--job`.
+    Why: rtc will not guess which output you wanted.
+    Example: `rtc compile pd.rtc -o hccl.json` when the file has jobs prefill and decode.
+    Fix: follow the message (choose `--job`, or `--out-dir`).""")
+SCHEMA_SELF = rule("RTC003", "internal-schema-violation", "error",
+                   "rtc built a rank table that its own JSON Schema rejects.", """
+    What: an internal error: the emitted table failed validation against schemas/.
+    Why: rtc never writes a table it cannot vouch for.
+    Example: none expected; please report it with the input file.
+    Fix: report the bug; nothing was written.""")
 
-
-def get_rule(code: str) -> Rule | None:
-    """The rule with this code, or None."""
-    all_rules()
-    return _RULES.get(code.upper())
+RULES = (IO_ERROR, USAGE, SCHEMA_SELF)

@@ -25,3 +25,19 @@ def format_ids(ids: Iterable[int], limit: int | None = None) -> str:
     if limit is not None and len(parts) > limit:
         return ", ".join(parts[:limit]) + f", ... ({len(vals)} in all)"
     return ", ".join(parts)
+
+
+def compact(ids: Iterable[int], limit: int = 6) -> str:
+    """Ids as ranges: [0,1,2,3,5] -> '0..3, 5'; more than ``limit`` pieces are cut with
+    '... (N in all)' (:func:`format_ids`)."""
+    return format_ids(ids, limit)
+
+
+def span_range(first: int, count: int) -> str:
+    """'0..7' for (0, 8); '5' for (5, 1)."""
+    return str(first) if count == 1 else f"{first}..{first + count - 1}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 group', '2 groups'."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"

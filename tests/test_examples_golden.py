@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EXAMPLES, GOLDEN, run_rtc
 from rtc.resources import load_schema
-from rtc.tables.schema_check import validate_document
+from rtc.schema import validate_document
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.rtc"))
 

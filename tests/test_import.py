@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from conftest import GOLDEN, run_rtc
 from rtc.api import compile_text, rank_table
 from rtc.diagnostics import Severity
-from rtc.tables.importer import fit_grid, fit_int, import_table
+from rtc.api.importing import import_table
+from rtc.tables.importer import fit_grid, fit_int
 from test_validate import CORPUS, make_table
 
 GOLDEN_TABLES = sorted(p for p in GOLDEN.glob("*/hccl*.json"))

@@ -734,9 +734,9 @@ def test_two_different_topo_captures_conflict(tmp_path):
 
 def test_every_rule_id_is_documented_and_in_range():
     import rtc.inventory as inv_pkg
-    assert sorted(RULES) == [f"RTC48{i}" for i in range(10)]
-    for code in RULES:
-        assert code in inv_pkg.__doc__
+    assert sorted(r.code for r in RULES) == [f"RTC48{i}" for i in range(10)]
+    for r in RULES:
+        assert r.code in inv_pkg.__doc__
 
 
 def test_all_diagnostics_have_span_hint_and_subject_where_a_device_is_known(tmp_path):

@@ -19,7 +19,7 @@ from rtc.api import compile_file, compile_text, rank_table
 from rtc.diagnostics import Severity
 from rtc.network import env as netenv
 from rtc.network.reachability import Model, communication_sets, unreachable_in
-from rtc.rules import all_rules
+from rtc.report.rule_catalogue import RULES as ALL_RULES
 
 CHECKS = CASES / "checks"
 DATA = Path(__file__).parent / "data" / "inventory"
@@ -40,7 +40,7 @@ def a2(body: str, cann: str | None = "8.2.RC1") -> str:
 # ---------------------------------------------------------------------------------------
 # rule coverage
 
-NETWORK_RULES = sorted(r.code for r in all_rules() if "RTC400" <= r.code < "RTC480")
+NETWORK_RULES = sorted(r.code for r in ALL_RULES if "RTC400" <= r.code < "RTC480")
 
 #: a passing case per rule: the same kind of input where the rule has nothing to say
 PASS_FOR = {
@@ -308,7 +308,7 @@ def _shared(extra_prefill="", extra_decode="", cann="8.2.RC1"):
 @pytest.mark.parametrize("cann,second", [("8.2.RC1", 60032), ("8.1.RC1", 60016), (None, 60032)])
 def test_shared_host_gets_distinct_hccl_windows(cann, second):
     result = compile_text(_shared(cann=cann), "x.rtc")
-    plan = result.topology.port_plan
+    plan = result.plan.ports
     assert plan.jobs["prefill"].hccl_base == 60000 and plan.jobs["decode"].hccl_base == second
     assert plan.jobs["decode"].hccl_count == (16 if second == 60016 else 32)
     assert plan.jobs["decode"].settings() == {"HCCL_IF_BASE_PORT": second, "--port": 8001,
@@ -320,7 +320,7 @@ def test_shared_host_gets_distinct_hccl_windows(cann, second):
 
 def test_user_values_are_kept_and_defaults_move_around_them():
     result = compile_text(_shared(extra_prefill="  env HCCL_IF_BASE_PORT = 60032\n"), "x.rtc")
-    plan = result.topology.port_plan
+    plan = result.plan.ports
     assert plan.jobs["prefill"].hccl_base == 60032 and plan.jobs["decode"].hccl_base == 60000
     assert "HCCL_IF_BASE_PORT" not in plan.jobs["decode"].assigned
 
@@ -345,7 +345,7 @@ def test_mooncake_ports_are_kv_port_plus_global_rank_per_host():
     text = a2("family p[1..2] {\n  host 10.0.0.{i}\n  device_ip 6.0.{i}.{d+1}\n}\n"
               "job prefill {\n  role prefill\n  servers p[1..2]\n  dp 2\n  tp 8\n"
               "  expert_parallel on\n  kv_connector mooncake\n  kv_port 36000\n}\n")
-    plan = compile_text(text, "x.rtc").topology.port_plan
+    plan = compile_text(text, "x.rtc").plan.ports
     kv = {c.server: (c.lo, c.hi) for cs in plan.claims.values() for c in cs if c.kind == "kv"}
     assert kv == {"p1": (36000, 36007), "p2": (36008, 36015)}
     adxl = {(c.lo, c.hi) for cs in plan.claims.values() for c in cs if c.kind == "adxl"}
@@ -371,7 +371,7 @@ def test_jobs_on_their_own_servers_keep_the_defaults():
               "job decode {\n  servers n[3..4]\n  dp 4\n  tp 4\n"
               "  expert_parallel on\n}\n")
     result = compile_text(text, "x.rtc")
-    plan = result.topology.port_plan
+    plan = result.plan.ports
     assert plan.jobs["prefill"].settings() == {
         "HCCL_IF_BASE_PORT": 60000, "--port": 8000, "--data-parallel-rpc-port": 29550,
         "--data-parallel-address": "10.0.0.1"}
@@ -388,7 +388,7 @@ def test_defaults_jump_out_of_the_transfer_engines_random_range():
             "job prefill {\n  role prefill\n  servers p[1..2]\n  dp 2\n  tp 16\n"
             "  expert_parallel on\n  kv_connector mooncake\n  kv_port 36000\n}\n")
     result = compile_text(text, "x.rtc")
-    jp = result.topology.port_plan.jobs["prefill"]
+    jp = result.plan.ports.jobs["prefill"]
     assert jp.dp_rpc_port == 36016 and jp.assigned == {"dp_rpc_port": 36016}
     (d,) = codes(result, "RTC444")
     assert "dp_rpc_port 36016" in d.message
@@ -534,7 +534,7 @@ def test_network_and_fabric_blocks_are_lowered():
     assert [str(n) for n, _span in fab.subnets] == ["6.0.0.0/16"]
     job = topo.jobs[0]
     assert (job.port, str(job.dp_address), job.dp_rpc_port) == (8077, "10.0.0.6", 12980)
-    assert topo.port_plan.jobs["deepseek"].settings() == {
+    assert result.plan.ports.jobs["deepseek"].settings() == {
         "HCCL_IF_BASE_PORT": 60000, "--port": 8077, "--data-parallel-rpc-port": 12980,
         "--data-parallel-address": "10.0.0.6"}
 
@@ -666,7 +666,7 @@ def test_ipv6_duplicate_device_ip():
 def test_fabric_suggestion_covers_every_routed_subnet():
     import ipaddress
 
-    from rtc.checks.reachability import _cover
+    from rtc.checks.peer_reachability import _cover
 
     subs = [(4, int(ipaddress.IPv4Address(a)), 31) for a in ("6.0.0.0", "6.17.255.254")]
     net = ipaddress.ip_network(_cover(subs))

@@ -19,7 +19,7 @@ from rtc.diagnostics import Severity
 from rtc.emit.hccl_json import build_rank_table
 from rtc.parallel.groups import Coords, ParallelSizes
 from rtc.parallel.placement import NodeInput, place
-from rtc.rules import all_rules, get_rule
+from rtc.report.rule_catalogue import RULES as ALL_RULES, get_rule
 
 D1 = EXAMPLES / "a2-2node-dp2-tp8.rtc"
 D2 = EXAMPLES / "a2-2node-pp2-tp8.rtc"
@@ -328,7 +328,7 @@ def test_ep_note_is_not_promoted_by_strict():
 
 
 def _placement_rules():
-    return [r for r in all_rules() if re.fullmatch(r"RTC3[0-4]\d", r.code)]
+    return [r for r in ALL_RULES if re.fullmatch(r"RTC3[0-4]\d", r.code)]
 
 
 def test_placement_rules_are_declared_and_explained():

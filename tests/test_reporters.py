@@ -14,9 +14,10 @@ import pytest
 from conftest import run_rtc
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, note, warning
 from rtc.report.github import command_line, escape_data, escape_property
-from rtc.report.registry import FileInfo, ReportContext, get_reporter, reporter_names
-from rtc.rules import get_rule
-from rtc.tables.validate import validate_source
+from rtc.report.formats import get_reporter, reporter_names
+from rtc.report.registry import FileInfo, ReportContext
+from rtc.report.rule_catalogue import get_rule
+from rtc.api.validate import validate_source
 
 DATA = Path(__file__).parent / "data"
 SARIF_SCHEMA = DATA / "sarif" / "sarif-schema-2.1.0.json"

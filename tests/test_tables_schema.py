@@ -33,18 +33,10 @@ from jsonschema import Draft202012Validator
 
 from rtc.diagnostics import Severity
 from rtc.resources import load_schema
-from rtc.tables import (
-    FORMS,
-    check_file,
-    detect_form,
-    format_path,
-    load_json,
-    parse_path,
-    schema_errors,
-    validate_document,
-)
-from rtc.tables.jsonload import strip_comments_and_trailing_commas
-from rtc.tables.schema_check import check_schema
+from rtc.schema import FORMS, check_schema, format_path, parse_path, schema_errors, validate_document
+from rtc.tables import check_file
+from rtc.tables.jsonload import load_json, strip_comments_and_trailing_commas
+from rtc.tables.recognise import detect_form
 
 DATA = Path(__file__).parent / "data" / "ranktables"
 CORPUS = DATA / "corpus"
@@ -496,18 +488,16 @@ def test_duplicate_top_level_key():
 
 
 def test_every_rule_is_documented_and_exercised():
-    from rtc.tables import forms, jsonload, schema_check
+    from rtc.schema import explain
+    from rtc.tables import jsonload, recognise
 
-    modules = (jsonload, forms, schema_check)
+    modules = (jsonload, recognise, explain)
     owned = {f"RTC6{n:02d}" for n in range(20)}
     for m in modules:
-        codes = {v for k, v in vars(m).items() if k.startswith("RULE_")}
-        for code in codes:
-            doc = m.__doc__
-            section = doc[doc.index(f"``{code}``"):]
-            section = section[:section.find("``RTC", 10)] if "``RTC" in section[10:] else section
-            assert "What" in section and "Why" in section and "Fix" in section, code
-    all_codes = {v for m in modules for k, v in vars(m).items() if k.startswith("RULE_")}
+        for r in m.RULES:
+            assert "What" in r.explanation and "Why" in r.explanation \
+                and "Fix" in r.explanation, r.code
+    all_codes = {r.code for m in modules for r in m.RULES}
     assert all_codes == owned
 
     seen = set()

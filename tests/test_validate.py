@@ -16,8 +16,8 @@ import pytest
 
 from conftest import run_rtc
 from rtc.diagnostics import Severity
-from rtc.tables.lower import choose_preset
-from rtc.tables.validate import Inventory, validate_source
+from rtc.tables.lower_table import choose_preset
+from rtc.api.validate import Inventory, validate_source
 
 DATA = Path(__file__).parent / "data" / "ranktables"
 CORPUS = DATA / "corpus"

@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Related
+from rtc.textfmt import compact
 
 
 def ids_text(ids) -> str:
     """[4,5,6,7] -> '4..7'; [0,2] -> '0, 2'."""
-    from rtc.checks._ranks import compact
-
     return compact(sorted(ids))
 
 
@@ -62,15 +61,3 @@ def devices_in_use(topo) -> dict[str, set[int]]:
         for p in job.placements:
             out.setdefault(p.server.name, set()).update(p.device_ids)
     return out
-
-
-def container_ids(server, preset) -> tuple[dict[int, int], int]:
-    """(physical id -> id the container / host runtime sees, how many devices it sees).
-    Without ``visible_devices`` the runtime numbers devices like the host: id = physical."""
-    if server.visible_devices is not None:
-        seen: dict[int, int] = {}
-        for pos, p in enumerate(server.visible_devices):
-            seen.setdefault(p, pos)
-        return seen, len(server.visible_devices)
-    count = max([preset.devices_per_server] + [d.device_id + 1 for d in server.devices])
-    return {p: p for p in range(count)}, count

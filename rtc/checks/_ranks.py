@@ -1,22 +1,11 @@
-"""Formatting helpers shared by the placement checks (RTC3xx): compact rank and device
-lists, and "ranks a..b on server" runs. Not a check module (no ``check``)."""
+"""A formatting helper shared by the placement checks (RTC3xx): "ranks a..b on server"
+runs. Not a check module (no ``check``)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from rtc.textfmt import format_ids
-
-
-def compact(ids: Iterable[int], limit: int = 6) -> str:
-    """Ids as ranges: [0,1,2,3,5] -> '0..3, 5'; more than ``limit`` pieces are cut with
-    '... (N in all)' (:func:`rtc.textfmt.format_ids`)."""
-    return format_ids(ids, limit)
-
-
-def span_range(first: int, count: int) -> str:
-    """'0..7' for (0, 8); '5' for (5, 1)."""
-    return str(first) if count == 1 else f"{first}..{first + count - 1}"
+from rtc.textfmt import compact
 
 
 def runs_by_server(placement, ranks: Sequence[int], limit: int = 4) -> str:
@@ -36,8 +25,3 @@ def runs_by_server(placement, ranks: Sequence[int], limit: int = 4) -> str:
         return ", ".join(text[:limit]) + (f", ... ({more} more server{'s' if more != 1 else ''})"
                                           if more else ", ...")
     return ", ".join(text)
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """'1 group', '2 groups'."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"

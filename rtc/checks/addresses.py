@@ -6,6 +6,7 @@ from __future__ import annotations
 from rtc.checks._net import Folded
 from rtc.diagnostics import error
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 RESERVED_ADDRESS = rule("RTC209", "reserved-address", "error",
@@ -66,7 +67,7 @@ def _article(why: str) -> str:
     return "an" if why[0] in "aeiou" else "a"
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     # Servers with a device address worth a closer look (by int key, in one pass).
     flagged = {id(s) for s, _d, ip_key, gw_key in topo.address_keys()
                if _suspect(ip_key) or _suspect(gw_key)}
@@ -99,3 +100,6 @@ def check(topo: Topology):
                         f"{s.name} device {d.device_id} {ip}")
     yield from hosts.emit()
     yield from devices.emit()
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RESERVED_ADDRESS,)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rtc.checks._ranks import runs_by_server
 from rtc.diagnostics import warning
 from rtc.model.topology import Topology
-from rtc.model.lower import incomplete
+from rtc.plan import Plan
 from rtc.rules import rule
 
 CROSS_NODE_TP = rule("RTC310", "cross-node-tp", "warning",
@@ -39,11 +39,11 @@ CROSS_NODE_PCP = rule("RTC311", "cross-node-pcp", "warning",
 _RULES = (("tp", CROSS_NODE_TP, "TP"), ("pcp", CROSS_NODE_PCP, "PCP"))
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         if not job.placements or (job.tp == 1 and job.pcp == 1):
             continue
-        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+        if job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
             continue   # an error about the unreadable attribute was reported already
         pl = topo.placement(job)
         if len(pl.nodes) < 2:
@@ -85,3 +85,6 @@ def _tp_hint(job, per_server: int) -> str:
         base += (f", e.g. tp {per_server} with pp {job.pp * k}, or tp {per_server} with "
                  f"dp {job.dp * k}{ep}")
     return base + "; `policy cross_node_tp allow` if intended"
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (CROSS_NODE_TP, CROSS_NODE_PCP)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from rtc.diagnostics import error
-from rtc.model.lower import _ids
+from rtc.textfmt import format_ids as _ids
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 DEVICE_RANGE = rule("RTC205", "device-id-out-of-range", "error",
@@ -16,7 +17,7 @@ DEVICE_RANGE = rule("RTC205", "device-id-out-of-range", "error",
     Fix: use ids 0..N-1 for the preset, or pick the right `hardware` preset.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     limit = topo.preset.devices_per_server
     for s in topo.servers:
         bad = sorted({d.device_id for d in s.devices if d.device_id >= limit})
@@ -25,3 +26,6 @@ def check(topo: Topology):
                         f"{_ids(bad)}, but {topo.preset.name} has devices 0..{limit - 1}",
                         s.span_of("devices"), subject=s.label,
                         hint=f"physical device ids on {topo.preset.name} are 0..{limit - 1}")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (DEVICE_RANGE,)

@@ -17,9 +17,10 @@ container device 2 is physical device 6, and the rank table must say ``device_id
 
 from __future__ import annotations
 
-from rtc.checks._net import Folded, container_ids, ids_text
+from rtc.checks._net import Folded, ids_text
 from rtc.diagnostics import Related, Span, error, note
-from rtc.model.topology import Topology
+from rtc.model.topology import Topology, container_ids
+from rtc.plan import Plan
 from rtc.network.env import env_map, parse_visible_devices
 from rtc.rules import rule
 
@@ -64,7 +65,7 @@ NUMBERING = rule("RTC433", "device-numbering", "note",
     Fix: nothing to fix; check that the mapping is what you meant.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     preset = topo.preset
     folded = Folded("servers")
     for s in topo.servers:
@@ -208,3 +209,6 @@ def _at(span: Span, offset: int, text: str) -> Span:
     shift = offset + (1 if span.end_column - span.column == len(text) + 2 else 0)
     col = span.column + shift
     return Span(span.file, span.line, col, span.line, col + 1)
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (NOT_VISIBLE, BAD_RT_VISIBLE, NOT_COVERED, NUMBERING)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rtc.checks._net import Folded
 from rtc.diagnostics import Related, error
-from rtc.model.lower import _ids
+from rtc.textfmt import format_ids as _ids
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 DUP_SERVER_NAME = rule("RTC201", "duplicate-server-name", "error",
@@ -50,7 +51,7 @@ DUP_SUPER_DEVICE_ID = rule("RTC213", "duplicate-super-device-id", "error",
     `super_device_id base {i*16}`.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     names: dict[str, object] = {}
     hosts: dict = {}
     ids: dict[str, object] = {}
@@ -156,3 +157,7 @@ def check(topo: Topology):
                     related=[Related(ps.span_of("device_ip"), f"{ps.name} device {pd.device_id}")],
                     hint="every NPU needs its own RoCE address; check `hccn_tool -i N -ip -g` "
                          "on both servers")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (DUP_SERVER_NAME, DUP_HOST_IP, DUP_SERVER_ID, DUP_DEVICE_ID, DUP_DEVICE_IP,
+         DUP_SUPER_DEVICE_ID)

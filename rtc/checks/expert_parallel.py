@@ -3,10 +3,10 @@ and expert parallel on a dense model (RTC331). Both are notes."""
 
 from __future__ import annotations
 
-from rtc.checks._ranks import compact, plural
+from rtc.textfmt import compact, plural
 from rtc.diagnostics import note
 from rtc.model.topology import Topology
-from rtc.model.lower import incomplete
+from rtc.plan import Plan
 from rtc.rules import rule
 
 EP_PER_STAGE = rule("RTC330", "ep-groups-per-pp-stage", "note",
@@ -30,11 +30,11 @@ EP_DENSE = rule("RTC331", "ep-on-dense-model", "note",
     Fix: drop `expert_parallel on`, or set `model_kind moe` if the model is MoE.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         if not job.expert_parallel or not job.placements:
             continue
-        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+        if job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
             continue   # an error about the unreadable attribute was reported already
         span = job.span_of("expert_parallel")
         if job.model_kind == "dense":
@@ -62,3 +62,6 @@ def check(topo: Topology):
                    + "; ".join(parts), span, subject=f"job {job.name}",
                    hint="`rtc groups FILE --dim ep` lists every member; use vllm-ascend v0.18 "
                         "or later (older MC2 groups ignore PP)")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (EP_PER_STAGE, EP_DENSE)

@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 from rtc.checks._net import Folded
-from rtc.checks._ranks import compact, plural
+from rtc.textfmt import compact, plural
 from rtc.diagnostics import error, warning
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 HCCS_SET = rule("RTC320", "hccs-device-set", "error",
@@ -43,7 +44,7 @@ def _tables(topo: Topology):
             yield None, s, tuple(d.device_id for d in devs), s.span_of("devices")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     preset = topo.preset
     groups = [frozenset(g) for g in preset.hccs_groups]
     allowed = set(preset.allowed_server_sizes)
@@ -89,3 +90,6 @@ def check(topo: Topology):
                                    "e.g. devices 0..3"), server.name)
     yield from rings_broken.emit()
     yield from chips_split.emit()
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (HCCS_SET, DIE_PAIR)

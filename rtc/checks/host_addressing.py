@@ -13,6 +13,7 @@ import ipaddress
 from rtc.checks._net import related
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.network.env import env_map
 from rtc.rules import rule
 from rtc.syntax.values import looks_like_placeholder
@@ -50,7 +51,7 @@ NO_HOST = rule("RTC456", "missing-host-ip", "warning",
     Fix: add `host ADDRESS` (the address of the NIC other nodes reach).""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         servers = [p.server for p in job.placements]
         if not servers:
@@ -123,3 +124,6 @@ def _dp_address(topo: Topology, job, servers):
                 related=related(head.span_of("host"), f"{head.name}, the DP head"),
                 hint="leave `dp_address` out (rtc uses the first server's host), or declare "
                      "the intended head server first in the job")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (FIXED_HOST_IP, DP_ADDRESS, NO_HOST)

@@ -13,6 +13,7 @@ import ipaddress
 from rtc.checks._net import Folded, devices_in_use, ids_text
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 MISMATCH = rule("RTC420", "inventory-mismatch", "error",
@@ -64,7 +65,7 @@ _FIELDS = (("device_ip", "ip", "device IP"), ("gateway", "gateway", "gateway"),
            ("prefix", "prefix_len", "prefix length"))
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     used = devices_in_use(topo)
     shared = Folded("servers")
     folders: dict = {}
@@ -204,3 +205,6 @@ def _status(s, inv, used: set):
                     related=[Related(fact.span, fact.source)],
                     hint=f"check `hccn_tool -i {dev} -netdetect -g` / `-gateway -g` and the "
                          "switch; re-capture when it reports Success")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (MISMATCH, LINK_DOWN, NET_HEALTH, MISSING, SHARED)

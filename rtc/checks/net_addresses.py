@@ -13,7 +13,9 @@ from ipaddress import IPv4Address
 
 from rtc.checks._net import Folded, related
 from rtc.diagnostics import Related, error, warning
-from rtc.model.topology import Topology, address_key
+from rtc.model.topology import Topology
+from rtc.network.addressing import address_key
+from rtc.plan import Plan
 from rtc.network.addressing import (contains, from_network, is_network_or_broadcast, mask,
                                     subnet_of, subnet_text, within)
 from rtc.rules import rule
@@ -94,7 +96,7 @@ FABRIC_OVERLAP = rule("RTC407", "fabric-overlap", "warning",
     Fix: declare disjoint subnets, or merge the fabrics if they are routed together.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     yield from _declarations(topo)
     yield from _devices(topo)
     yield from _roles(topo)
@@ -332,3 +334,7 @@ def _hosts(topo: Topology):
             hint=f"use {s.name}'s address on {s.nic} (`ip addr show {s.nic}`), or fix `nic` / "
                  "the network's `cidr`"), s.name)
     yield from out.emit()
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (GATEWAY_OUTSIDE, NET_OR_BROADCAST, BAD_PREFIX, ROLE_CONFLICT, MIXED_FAMILIES,
+         HOST_OFF_NETWORK, BAD_DECL, FABRIC_OVERLAP)

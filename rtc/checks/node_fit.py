@@ -8,10 +8,10 @@ TP*PP*PCP*DP and no ``dp_local`` is given, RTC210 says it all and they stay quie
 
 from __future__ import annotations
 
-from rtc.checks._ranks import compact, plural, span_range
+from rtc.textfmt import compact, plural, span_range
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
-from rtc.model.lower import incomplete
+from rtc.plan import Plan
 from rtc.rules import rule
 
 DP_COVERAGE = rule("RTC302", "dp-start-rank-gap-or-overlap", "error",
@@ -49,11 +49,11 @@ IDLE_NPUS = rule("RTC304", "idle-npus", "warning",
     `dp_local`.""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         if job.framework != "vllm" or not job.placements:
             continue
-        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+        if job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
             continue   # an error about the unreadable attribute was reported already
         given = any(p.dp_local is not None for p in job.placements)
         if job.device_count != job.world_size and not given:
@@ -154,3 +154,6 @@ def _fit(job, pl, spans):
                           subject=f"job {job.name}, server {n.name}",
                           hint=f"give the job only the devices it uses (`on {n.name} devices "
                                f"{compact(n.device_ids[:used]) or '...'}`), or raise dp_local")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (DP_COVERAGE, OVER_CAPACITY, IDLE_NPUS)

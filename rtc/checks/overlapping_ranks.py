@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from rtc.checks._ranks import compact, span_range
+from rtc.textfmt import compact, span_range
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 SHARED_DEVICE = rule("RTC300", "device-claimed-by-two-jobs", "error",
@@ -39,7 +40,7 @@ def _positions(topo: Topology, job) -> dict[str, tuple[int, int]]:
     return out
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     yield from _within_jobs(topo)
     yield from _across_jobs(topo)
 
@@ -117,3 +118,6 @@ def _placement_span(job, server):
         if p.server is server:
             return p.span
     return job.span
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (SHARED_DEVICE, CLAIMED_TWICE)

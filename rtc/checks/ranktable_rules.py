@@ -4,8 +4,8 @@ pod data (1.2), server_id length, and server order (HCCL rank table doc, section
 from __future__ import annotations
 
 from rtc.diagnostics import Related, error, warning
-from rtc.model.lower import incomplete
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 MISSING_DEVICE_IP = rule("RTC211", "missing-device-ip", "error",
@@ -50,7 +50,7 @@ def _tables(topo: Topology):
         yield None, topo.rank_table_members(None)
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     preset = topo.preset
     for s in topo.servers:
         if len(s.server_id) > 64:
@@ -84,7 +84,7 @@ def check(topo: Topology):
                                     hint="add `super_pod ID` (Super Pod ID from "
                                          "`npu-smi info -t spod-info`)")
                     elif any(d.super_device_id is None for d in devs) and \
-                            "super_device_id" not in incomplete(s):  # already reported
+                            "super_device_id" not in s.incomplete:  # already reported
                         yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
                                     f"{s.name} has devices without super_device_id", s.span,
                                     subject=s.label,
@@ -132,3 +132,6 @@ def _order_hint(server) -> str:
 
 def _pod_count(members) -> int:
     return len({s.super_pod_id for s, _ in members})
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ORDER)

@@ -12,8 +12,8 @@ server in declaration order; with three or more servers the two orders can diffe
 from __future__ import annotations
 
 from rtc.diagnostics import error
-from rtc.model.lower import incomplete
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 RAY_ORDER = rule("RTC510", "ray-worker-order", "error",
@@ -38,19 +38,15 @@ def vllm_ray_order(nodes: list) -> list:
     return [head] + sorted(rest, key=lambda n: (n[1], str(n[0].host_ip)))
 
 
-def check(topo: Topology):
-    from rtc.emit.launch.plan import job_mode
-
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         if job.framework != "vllm" or \
-                incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+                job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
             continue
-        try:
-            if job_mode(topo, job) != "ray":
-                continue
-            pl = topo.placement(job)
-        except Exception:  # noqa: BLE001 - no placement: reported by the placement checks
-            continue
+        launch = plan.launches.get(job.name)
+        if launch is None or launch.mode != "ray":
+            continue   # no placement (reported by the placement checks), or not Ray
+        pl = topo.placement(job)
         nodes = [(topo.server(n.name), n.device_count) for n in pl.nodes if n.device_count]
         if len(nodes) < 3 or any(s is None or s.host_ip is None for s, _ in nodes):
             continue
@@ -66,3 +62,6 @@ def check(topo: Topology):
                     "then by host IP as text)", job.span, subject=f"job {job.name}",
                     hint="declare the servers in vLLM's order, or give the hosts addresses "
                          "whose text sorts like the declaration (same number of digits)")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RAY_ORDER,)

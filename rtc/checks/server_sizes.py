@@ -7,6 +7,7 @@ from collections import Counter
 
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 UNEQUAL_SERVER_SIZES = rule("RTC217", "unequal-devices-per-server", "error",
@@ -30,7 +31,7 @@ def _tables(topo: Topology):
         yield job, [(s, len(devs)) for s, devs in members]
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     if not topo.preset.equal_server_sizes:
         return
     for job, sizes in _tables(topo):
@@ -54,3 +55,6 @@ def check(topo: Topology):
                     span or s.span_of("devices"), subject=f"server {s.name}",
                     related=[Related(first_usual.span, f"{first_usual.name} ({usual} devices)")],
                     hint=f"give every server of the table {usual} devices, or split the job")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (UNEQUAL_SERVER_SIZES,)

@@ -8,6 +8,7 @@ import re
 
 from rtc.diagnostics import Span, error, note, warning
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.network.env import env_map, parse_socket_ifname, single_ifname_problem
 from rtc.rules import rule
 
@@ -77,7 +78,7 @@ _NCCL_EQUIVALENT = {"NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE":
                     "NCCL_DEBUG": "ASCEND_GLOBAL_LOG_LEVEL"}
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         for name, _value, span in job.env:
             if not _ENV_NAME.match(name):
@@ -169,3 +170,6 @@ def _not_read(name: str) -> str | None:
         if close:
             return f"is not an HCCL variable; did you mean {close[0]}?"
     return None
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (SINGLE_IFNAME, BAD_HCCL_IFNAME, IFNAME_MISMATCH, NOT_READ, BAD_ENV_NAME)

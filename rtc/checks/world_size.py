@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rtc.diagnostics import error
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.rules import rule
 
 WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
@@ -21,13 +22,12 @@ WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
 SIZE_INPUTS = frozenset({"dp", "tp", "pp", "pcp", "servers", "on"})
 
 
-def check(topo: Topology):
-    from rtc.model.lower import incomplete
-
+def check(topo: Topology, plan: Plan):
+    
     for job in topo.jobs:
         if not job.placements:
             continue
-        if incomplete(job) & SIZE_INPUTS:
+        if job.incomplete & SIZE_INPUTS:
             # A size or a server reference did not parse or resolve (already reported):
             # judging the defaults would give wrong advice (e.g. "tp 1").
             continue
@@ -44,3 +44,6 @@ def check(topo: Topology):
                         f"job a multiple of {replica} devices")
             yield error(WORLD_SIZE, f"job {job.name} needs {world} devices ({sizes}) but is "
                         f"given {n}", job.span, subject=f"job {job.name}", hint=hint)
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (WORLD_SIZE,)

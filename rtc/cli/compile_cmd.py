@@ -87,8 +87,9 @@ def compile_command(
     if out_dir is not None:  # env files, launch and preflight scripts, plan.json (rtc.emit.bundle)
         from rtc.emit.bundle import build_bundle
 
-        bundle = build_bundle(topo, jobs, {(j.name if j else None): p.name
-                                           for j, (p, _t) in zip(jobs, outputs)})
+        bundle = build_bundle(topo, result.plan, jobs,
+                              {(j.name if j else None): p.name
+                               for j, (p, _t) in zip(jobs, outputs)})
         if bundle.diagnostics:
             report(diags + bundle.diagnostics, result.sources)
             raise typer.Exit(2)

@@ -57,6 +57,7 @@ def diagram_command(
       rtc diagram examples/family-a3-1024.rtc --format dot > family.dot
     """
     from rtc.api import compile_file
+    from rtc.checks.peer_reachability import unreachable_examples
     from rtc.emit.diagram import (DIMS, FORMATS, VIEWS, DotNotFound, Options, diagram_dot,
                                   format_for, render)
 
@@ -89,7 +90,8 @@ def diagram_command(
     topo = result.topology
     if job is not None and topo.job(job) is None:
         fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
-    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above)
+    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
+                      unreachable=unreachable_examples(topo, diags))
     try:
         source = diagram_dot(topo, diags, options)
     except Exception as exc:  # noqa: BLE001 - an internal error, reported as such
@@ -120,13 +122,16 @@ COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
 def write_compile_diagrams(out_dir: Path, topo, diags, job: str | None = None) -> None:
     """Write topology.svg and groups.svg into ``out_dir`` (for `rtc compile --out-dir`).
     Never fails the compile: without `dot`, or when drawing fails, warn and skip."""
+    from rtc.checks.peer_reachability import unreachable_examples
     from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render
     from rtc.emit.files import write_atomic
 
+    unreachable = unreachable_examples(topo, diags)
     for name, view in COMPILE_DIAGRAMS:
         path = out_dir / name
         try:
-            data = render(diagram_dot(topo, diags, Options(view=view, job=job)), "svg")
+            options = Options(view=view, job=job, unreachable=unreachable)
+            data = render(diagram_dot(topo, diags, options), "svg")
             write_atomic(path, data)
         except DotNotFound:
             typer.echo("rtc: warning: Graphviz `dot` not found; skipped topology.svg and "

@@ -36,8 +36,8 @@ def import_command(
       rtc import rank_table.json --hardware atlas-800-910a -o cluster.rtc
     """
     from rtc.model.presets import presets
-    from rtc.tables.importer import import_table
-    from rtc.tables.validate import load_for_report
+    from rtc.api.importing import import_table
+    from rtc.api.validate import load_for_report
 
     if hardware is not None and hardware not in presets():
         import difflib

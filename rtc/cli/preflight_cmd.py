@@ -34,7 +34,7 @@ def report_command(
       rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
     """
     from rtc.diagnostics import Severity
-    from rtc.preflight.report import analyse
+    from rtc.preflight.findings import analyse
     from rtc.preflight.results import load_results
 
     if fmt not in ("text", "json"):

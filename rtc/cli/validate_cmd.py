@@ -57,9 +57,10 @@ def validate_command(
 
     from rtc.diagnostics import Severity, Span, has_errors, sorted_diagnostics
     from rtc.model.presets import presets
-    from rtc.report.registry import FileInfo, ReportContext, get_reporter, reporter_names, summary_line
-    from rtc.tables.forms import FORMS
-    from rtc.tables.validate import Inventory, load_for_report, validate_source
+    from rtc.api.validate import Inventory, load_for_report, validate_source
+    from rtc.report.formats import get_reporter, reporter_names
+    from rtc.report.registry import FileInfo, ReportContext, summary_line
+    from rtc.schema.forms import FORMS
 
     reporter = get_reporter(fmt)
     if reporter is None:

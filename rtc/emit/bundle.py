@@ -9,12 +9,16 @@ jobs use the server):
 ``hccl.json`` /             the rank table(s) (written by the compile command itself)
 ``hccl-J.json``
 ``S.env``                   the node's environment (:mod:`rtc.emit.env_file`)
-``S.sh``                    the node's launch script (:mod:`rtc.emit.launch.script`); not
+``S.sh``                    the node's launch script (:mod:`rtc.emit.launch_script`); not
                             written when the job cannot be launched as described (RTC509)
-``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight`)
+``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
+
+Everything here is rendered from the plan (:class:`rtc.plan.Plan`): the launches and port
+plan built once for the checks, and the nodes' environment and preflight asked of
+:mod:`rtc.plan` with this folder's file names.
 """
 
 from __future__ import annotations
@@ -22,21 +26,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Severity, error
-
-SCHEMA_SELF = "RTC003"
+from rtc.emit import env_file, launch_script, pd_ranktable, plan_json, preflight_script
+from rtc.model.topology import Job, Topology
+from rtc.plan import Plan
+from rtc.plan.launch import JobLaunch
+from rtc.plan.node_env import NodeEnv, node_env
+from rtc.plan.preflight import ServerPreflight, plan_preflight
+from rtc.resources import load_schema
+from rtc.rules import SCHEMA_SELF
+from rtc.schema import schema_errors
 
 
 @dataclass
 class Bundle:
+    """The files of one ``--out-dir`` (besides the rank tables): ``outputs`` are
+    ``(name, text, mode)``; the other fields say which file holds what, for plan.json."""
+
     source: str
     jobs: list
     tables: dict = field(default_factory=dict)         # job name -> hccl file name
-    launches: dict = field(default_factory=dict)       # job name -> JobLaunch
-    envs: dict = field(default_factory=dict)           # (server, job) -> NodeEnv
+    launches: dict[str, JobLaunch] = field(default_factory=dict)
+    envs: dict[tuple, NodeEnv] = field(default_factory=dict)   # (server, job) -> env
     env_files: dict = field(default_factory=dict)      # (server, job) -> file name
     launch_files: dict = field(default_factory=dict)   # (server, job) -> file name
     pd_tables: dict = field(default_factory=dict)      # id(pair) -> file name
-    preflight: list = field(default_factory=list)
+    preflight: list[ServerPreflight] = field(default_factory=list)
     outputs: list = field(default_factory=list)        # [(name, text, mode)]
     diagnostics: list = field(default_factory=list)
 
@@ -47,19 +61,16 @@ class Bundle:
         self.outputs.append((name, text, mode))
 
 
-def build_bundle(topo, jobs: list, tables: dict, *, plan: bool = True) -> Bundle:
+def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dict, *,
+                 with_plan_json: bool = True) -> Bundle:
     """Build every per-node output of ``jobs`` (``[None]``: a table without jobs).
-    ``tables`` maps job names (None for the whole cluster) to their rank table's file name."""
-    from rtc.emit import env_file, pd_ranktable, plan_json, preflight
-    from rtc.emit.launch.plan import plan_job, server_stems
-    from rtc.emit.launch.script import render as render_script
-    from rtc.emit.launch.spec import pd_pairs
-
+    ``tables`` maps job names (None for the whole cluster) to their rank table's file name.
+    Schema failures of what was built are RTC003 diagnostics (nothing must be written)."""
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})
     real = [j for j in jobs if j is not None]
-    stems = server_stems(topo)
-    pairs = pd_pairs(topo)
+    stems = plan.stems
+    pairs = plan.pairs
     pd_names = pd_ranktable.table_names(pairs)
     pd_of_job: dict = {}
     for pair in pairs:
@@ -79,7 +90,7 @@ def build_bundle(topo, jobs: list, tables: dict, *, plan: bool = True) -> Bundle
         for j in pair.jobs:
             pd_of_job[j.name] = name
     for job in real:
-        jl = plan_job(topo, job, stems)
+        jl = plan.launches[job.name]
         b.launches[job.name] = jl
         by_server = jl.nodes_by_server
         pl = topo.placement(job)
@@ -89,21 +100,21 @@ def build_bundle(topo, jobs: list, tables: dict, *, plan: bool = True) -> Bundle
             server = topo.server(n.name)
             nl = by_server.get(n.name)
             stem = stems.get((n.name, job.name), n.name)
-            ne = env_file.node_env(topo, job, server, n.device_ids, stem=stem,
-                                   head=nl.head if nl else n.index == 0,
-                                   launch_env=nl.env if nl else (),
-                                   table=tables.get(job.name), pd_table=pd_of_job.get(job.name))
+            ne = node_env(topo, plan.ports, job, server, n.device_ids, stem=stem,
+                          head=nl.head if nl else n.index == 0,
+                          launch_env=nl.env if nl else (),
+                          table=tables.get(job.name), pd_table=pd_of_job.get(job.name))
             b.envs[(n.name, job.name)] = ne
             b.env_files[(n.name, job.name)] = f"{stem}.env"
             b.add(f"{stem}.env", env_file.render(ne, source))
             if nl is not None:
                 b.launch_files[(n.name, job.name)] = f"{stem}.sh"
-                b.add(f"{stem}.sh", render_script(nl, source, f"{stem}.env"), 0o755)
-    b.preflight = preflight.plan_preflight(topo, real)
+                b.add(f"{stem}.sh", launch_script.render(nl, source, f"{stem}.env"), 0o755)
+    b.preflight = plan_preflight(topo, plan.ports, pairs, real)
     for sp in b.preflight:
-        b.add(f"preflight-{sp.server.name}.sh", preflight.render(sp, source), 0o755)
-    if plan:
-        doc = plan_json.build(topo, b)
+        b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+    if with_plan_json:
+        doc = plan_json.build(topo, plan, b)
         problems = plan_problems(doc)
         if problems:
             b.diagnostics.append(error(SCHEMA_SELF, "internal error: the plan.json rtc built "
@@ -122,9 +133,6 @@ SAMPLE = 256
 
 def plan_problems(doc: dict, *, sample: int | None = SAMPLE) -> list[str]:
     """Schema errors of a plan document (rtc's fast validator), as messages."""
-    from rtc.resources import load_schema
-    from rtc.tables.schema_check import schema_errors
-
     if sample is not None:
         doc = dict(doc)
         doc["jobs"] = [dict(j, ranks=j["ranks"][:sample], nodes=j["nodes"][:sample],

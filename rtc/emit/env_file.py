@@ -19,119 +19,41 @@ Contents, in this order (one ``export NAME=value`` per line, values quoted for s
 7. the job's own ``env`` lines, in the order written (a name written twice is an error,
    RTC115).
 
-rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
-again (:mod:`rtc.checks.launch` warns, RTC507, when its value differs from the computed
-one). Per-rank values (``RANK_ID``, ``DEVICE_ID``) are on each process's command line in
-the launch script.
+The variables are the node's plan (:func:`rtc.plan.node_env.node_env`, which also says
+which of them rtc computes); this module only writes them. Per-rank values (``RANK_ID``,
+``DEVICE_ID``) are on each process's command line in the launch script.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
 
-from rtc.network.env import HCCL_DEFAULT_BASE, env_map
-
-IFNAME_VARS = ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
-#: variables rtc computes per node; a job `env` line cannot change them.
-COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_BASE_PORT",
-            "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK",
-            "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-            "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
-            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH")
+from rtc.model.topology import Topology
+from rtc.plan.node_env import IFNAME_VARS, EnvVar, NodeEnv
 
 
-@dataclass(frozen=True)
-class EnvVar:
-    """One variable; ``path`` True means ``value`` is a file name in the output folder."""
-
-    name: str
-    value: str
-    origin: str          # "rtc" | "job"
-    path: bool = False
-
-    def shell(self) -> str:
-        if self.path:
-            return f'"${{RTC_DIR:-.}}"/{shlex.quote(self.value)}'
-        quoted = shlex.quote(self.value)
-        if quoted == self.value and self.value.startswith("="):
-            quoted = f"'{self.value}'"  # `X==eno0` is valid sh but reads like a typo (SC1097)
-        return quoted
-
-    @property
-    def literal_dollar(self) -> bool:
-        """True when the value holds a literal ``$`` or backquote inside single quotes
-        (shellcheck would suggest expanding it, SC2016)."""
-        return not self.path and ("$" in self.value or "`" in self.value)
+def shell_value(v: EnvVar) -> str:
+    """The value as sh reads it: a file of the output folder as ``"${RTC_DIR:-.}"/NAME``,
+    anything else quoted with :func:`shlex.quote`."""
+    if v.path:
+        return f'"${{RTC_DIR:-.}}"/{shlex.quote(v.value)}'
+    quoted = shlex.quote(v.value)
+    if quoted == v.value and v.value.startswith("="):
+        quoted = f"'{v.value}'"  # `X==eno0` is valid sh but reads like a typo (SC1097)
+    return quoted
 
 
-@dataclass
-class NodeEnv:
-    job: object
-    server: object
-    stem: str
-    head: bool
-    variables: list = field(default_factory=list)
-
-    def get(self, name: str) -> str | None:
-        return next((v.value for v in self.variables if v.name == name), None)
+def literal_dollar(v: EnvVar) -> bool:
+    """True when the value holds a literal ``$`` or backquote inside single quotes
+    (shellcheck would suggest expanding it, SC2016)."""
+    return not v.path and ("$" in v.value or "`" in v.value)
 
 
-def _independent_replicas(topo, job) -> bool:
-    """A dense vLLM job with DP > 1 runs DP independent engines, each its own torch world;
-    the job's rank table describes all of them at once, so exporting it as
-    ``RANK_TABLE_FILE`` (which torch_npu uses to build its default HCCL group) would give
-    every engine's rank 0 the same table rank. Such jobs get no ``RANK_TABLE_FILE``."""
-    try:
-        return topo.placement(job).independent_replicas
-    except Exception:  # noqa: BLE001 - no placement: the checks report it
-        return False
-
-
-def source_name(topo) -> str:
+def source_name(topo: Topology) -> str:
     """The .rtc file name (no folders) the plan came from."""
     f = topo.span.file if topo.span is not None else next(iter(topo.files), "<input>")
     return os.path.basename(f)
-
-
-def node_env(topo, job, server, device_ids, *, stem: str, head: bool, launch_env=(),
-             table: str | None = None, pd_table: str | None = None) -> NodeEnv:
-    """The environment of ``job`` on ``server`` (see the module docstring)."""
-    from rtc.emit.launch.plan import container_list
-
-    out = NodeEnv(job, server, stem, head)
-    vs = out.variables
-    env = env_map(job)
-    if server.host_ip is not None:
-        vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
-        if job.framework == "vllm":
-            vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
-    for name in IFNAME_VARS:
-        if name in env:
-            vs.append(EnvVar(name, env[name][0], "job"))
-        elif server.nic:
-            vs.append(EnvVar(name, server.nic, "rtc"))
-    if device_ids:
-        vs.append(EnvVar("ASCEND_RT_VISIBLE_DEVICES",
-                         container_list(server, topo.preset, device_ids), "rtc"))
-    jp = topo.port_plan.jobs.get(job.name) if topo.port_plan is not None else None
-    if jp is not None and not jp.hccl_ranges and jp.hccl_base is not None \
-            and jp.hccl_base != HCCL_DEFAULT_BASE:
-        vs.append(EnvVar("HCCL_IF_BASE_PORT", str(jp.hccl_base), "rtc"))
-    if table and not _independent_replicas(topo, job):
-        vs.append(EnvVar("RANK_TABLE_FILE", table, "rtc", path=True))
-    for name, value in launch_env:
-        vs.append(EnvVar(name, value, "rtc"))
-    if pd_table:
-        vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
-    written = {v.name for v in vs}
-    for name, (value, _span) in env.items():
-        if name in written:
-            continue
-        vs.append(EnvVar(name, value, "job"))
-        written.add(name)
-    return out
 
 
 def render(ne: NodeEnv, source: str) -> str:
@@ -149,7 +71,7 @@ def render(ne: NodeEnv, source: str) -> str:
         if v.origin == "job" and v.name not in IFNAME_VARS and not job_part:
             lines.append(f"# job {job.name}: env")
             job_part = True
-        if v.literal_dollar:
+        if literal_dollar(v):
             lines.append("# shellcheck disable=SC2016  # the $ or ` below is part of the value")
-        lines.append(f"export {v.name}={v.shell()}")
+        lines.append(f"export {v.name}={shell_value(v)}")
     return "\n".join(lines) + "\n"

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 
+from rtc.schema import validate_document
+
 
 def table_names(pairs) -> dict:
     """id(pair) -> file name, for the pairs whose jobs use the LLMDataDist connector."""
@@ -77,6 +79,4 @@ def render(doc: dict) -> str:
 
 def validate(doc: dict, name: str) -> list:
     """Schema findings (rtc's own validator, pd-ranktable form)."""
-    from rtc.tables.schema_check import validate_document
-
     return validate_document(doc, "pd-ranktable", filename=name)

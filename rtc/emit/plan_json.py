@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import json
 
+from rtc.model.topology import Job, Topology
+from rtc.plan import Plan
+from rtc.plan.modes import effective_executor
+
 FORMAT = 1
 
 
@@ -25,88 +29,30 @@ def _ip(x):
     return None if x is None else str(x)
 
 
-def build(topo, ctx) -> dict:
+def build(topo: Topology, plan: Plan, ctx) -> dict:
     """The plan document. ``ctx`` is the :class:`rtc.emit.bundle.Bundle` being built (file
     names, launches, env, preflight)."""
-    from rtc.emit.launch.spec import launch_of, pd_pairs
-    from rtc.emit.launch.plan import effective_executor
-
     cluster = {"name": topo.name, "hardware": topo.preset.name, "cann": topo.cann,
                "vllm_version": topo.vllm_version,
                "ranktable_version": topo.preset.ranktable_version,
                "devices_per_server": topo.preset.devices_per_server}
-    servers = []
-    for s in topo.servers:
-        servers.append({
-            "name": s.name, "server_id": s.server_id, "host": _ip(s.host_ip), "nic": s.nic,
-            "super_pod_id": s.super_pod_id,
-            "visible_devices": list(s.visible_devices) if s.visible_devices is not None else None,
-            "devices": [{"device_id": d.device_id, "device_ip": _ip(d.device_ip),
-                         "gateway": _ip(d.gateway), "prefix": d.prefix,
-                         "super_device_id": d.super_device_id} for d in s.devices]})
-    jobs = []
-    for job in ctx.jobs:
-        if job is None:
-            continue
-        pl = topo.placement(job)
-        spec = launch_of(job)
-        jl = ctx.launches.get(job.name)
-        ranks = []
-        for r in range(pl.world):
-            c = pl.coords(r)
-            p = pl.rank_position[r]
-            ranks.append({"rank": r, "rank_id": p if p >= 0 else None,
-                          "server": pl.server_of(r), "device_id": pl.device_of(r),
-                          "device_ip": pl.device_ip_of(r),
-                          "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
-        groups = {dim: [list(g) for g in pl.groups(dim)] for dim in pl.dims}
-        by_server = jl.nodes_by_server if jl is not None else {}
-        nodes = []
-        for n in pl.nodes:
-            if not n.device_count:
-                continue
-            nl = by_server.get(n.name)
-            ne = ctx.envs.get((n.name, job.name))
-            entry = {"server": n.name, "head": bool(nl.head) if nl else n.index == 0,
-                     "device_ids": list(n.device_ids),
-                     "ranks": [n.first_rank, n.placed],
-                     "dp_local": n.dp_local, "dp_start": n.dp_start,
-                     "env_file": ctx.env_files.get((n.name, job.name)),
-                     "launch_file": ctx.launch_files.get((n.name, job.name)),
-                     "env": [[v.name, ("${RTC_DIR}/" + v.value) if v.path else v.value]
-                             for v in (ne.variables if ne else [])],
-                     "processes": []}
-            if nl is not None:
-                values = {name: value for name, value, _ in nl.variables if value}
-                for proc in nl.procs:
-                    entry["processes"].append({
-                        "argv": proc.words(values), "env": [[k, v] for k, v in proc.env],
-                        "background": proc.background, "step": proc.step})
-            nodes.append(entry)
-        jobs.append({
-            "name": job.name, "role": job.role, "framework": job.framework,
-            "sizes": {"dp": job.dp, "tp": job.tp, "pp": job.pp, "pcp": job.pcp,
-                      "dcp": job.dcp, "world": pl.world},
-            "expert_parallel": bool(job.expert_parallel), "model_kind": job.model_kind,
-            "rank_table": ctx.tables.get(job.name),
-            "launch_mode": jl.mode if jl is not None else None,
-            "executor": effective_executor(job, pl, spec) if job.framework == "vllm" else None,
-            "lb": spec.lb or "internal" if job.framework == "vllm" else None,
-            "model": spec.model, "entry": spec.entry, "kv_connector": job.kv_connector,
-            "nodes": nodes, "ranks": ranks, "groups": groups})
-    ports = []
-    if topo.port_plan is not None:
-        for s in topo.servers:
-            for c in sorted(topo.port_plan.on(s.name), key=lambda c: (c.lo, c.hi, c.kind)):
-                ports.append({"server": s.name, "lo": c.lo, "hi": c.hi, "kind": c.kind,
-                              "job": c.job, "assigned": c.assigned})
-    pd = []
-    for pair in pd_pairs(topo):
-        pd.append({"name": pair.name, "prefill": [j.name for j in pair.prefill],
-                   "decode": [j.name for j in pair.decode],
-                   "kv_connector": next((j.kv_connector for j in pair.jobs if j.kv_connector),
-                                        None),
-                   "pd_rank_table": ctx.pd_tables.get(id(pair))})
+    servers = [{
+        "name": s.name, "server_id": s.server_id, "host": _ip(s.host_ip), "nic": s.nic,
+        "super_pod_id": s.super_pod_id,
+        "visible_devices": list(s.visible_devices) if s.visible_devices is not None else None,
+        "devices": [{"device_id": d.device_id, "device_ip": _ip(d.device_ip),
+                     "gateway": _ip(d.gateway), "prefix": d.prefix,
+                     "super_device_id": d.super_device_id} for d in s.devices]}
+        for s in topo.servers]
+    jobs = [_job(topo, job, ctx) for job in ctx.jobs if job is not None]
+    ports = [{"server": s.name, "lo": c.lo, "hi": c.hi, "kind": c.kind, "job": c.job,
+              "assigned": c.assigned}
+             for s in topo.servers
+             for c in sorted(plan.ports.on(s.name), key=lambda c: (c.lo, c.hi, c.kind))]
+    pd = [{"name": pair.name, "prefill": [j.name for j in pair.prefill],
+           "decode": [j.name for j in pair.decode],
+           "kv_connector": next((j.kv_connector for j in pair.jobs if j.kv_connector), None),
+           "pd_rank_table": ctx.pd_tables.get(id(pair))} for pair in plan.pairs]
     preflight = [{"server": sp.server.name, "file": f"preflight-{sp.server.name}.sh",
                   "devices": [d.device_id for d in sp.devices],
                   "pings": sum(len(t) for t in sp.pings.values()),
@@ -115,6 +61,62 @@ def build(topo, ctx) -> dict:
     return {"rtc_plan": FORMAT, "source": ctx.source, "cluster": cluster, "servers": servers,
             "jobs": jobs, "ports": ports, "disaggregation": pd, "preflight": preflight,
             "files": sorted(ctx.file_names() + ["plan.json"])}
+
+
+def _job(topo: Topology, job: Job, ctx) -> dict:
+    """One job: sizes, launch mode, every rank with its coordinates, groups, nodes."""
+    pl = topo.placement(job)
+    spec = job.launch
+    jl = ctx.launches.get(job.name)
+    ranks = []
+    for r in range(pl.world):
+        c = pl.coords(r)
+        p = pl.rank_position[r]
+        ranks.append({"rank": r, "rank_id": p if p >= 0 else None,
+                      "server": pl.server_of(r), "device_id": pl.device_of(r),
+                      "device_ip": pl.device_ip_of(r),
+                      "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
+    groups = {dim: [list(g) for g in pl.groups(dim)] for dim in pl.dims}
+    vllm = job.framework == "vllm"
+    return {
+        "name": job.name, "role": job.role, "framework": job.framework,
+        "sizes": {"dp": job.dp, "tp": job.tp, "pp": job.pp, "pcp": job.pcp,
+                  "dcp": job.dcp, "world": pl.world},
+        "expert_parallel": bool(job.expert_parallel), "model_kind": job.model_kind,
+        "rank_table": ctx.tables.get(job.name),
+        "launch_mode": jl.mode if jl is not None else None,
+        "executor": effective_executor(job, pl) if vllm else None,
+        "lb": spec.lb or "internal" if vllm else None,
+        "model": spec.model, "entry": spec.entry, "kv_connector": job.kv_connector,
+        "nodes": _nodes(job, pl, jl, ctx), "ranks": ranks, "groups": groups}
+
+
+def _nodes(job: Job, pl, jl, ctx) -> list[dict]:
+    """Per server of the job: devices, ranks, its files, env and processes."""
+    by_server = jl.nodes_by_server if jl is not None else {}
+    nodes = []
+    for n in pl.nodes:
+        if not n.device_count:
+            continue
+        nl = by_server.get(n.name)
+        ne = ctx.envs.get((n.name, job.name))
+        entry = {"server": n.name, "head": bool(nl.head) if nl else n.index == 0,
+                 "device_ids": list(n.device_ids),
+                 "ranks": [n.first_rank, n.placed],
+                 "dp_local": n.dp_local, "dp_start": n.dp_start,
+                 "env_file": ctx.env_files.get((n.name, job.name)),
+                 "launch_file": ctx.launch_files.get((n.name, job.name)),
+                 "env": [[v.name, ("${RTC_DIR}/" + v.value) if v.path else v.value]
+                         for v in (ne.variables if ne else [])],
+                 "processes": []}
+        if nl is not None:
+            values = {name: value for name, value, _ in nl.variables if value}
+            for proc in nl.procs:
+                entry["processes"].append({
+                    "argv": proc.words(values), "env": [[k, v] for k, v in proc.env],
+                    "background": proc.background, "step": proc.step})
+        nodes.append(entry)
+    return nodes
 
 
 def _scalar(x) -> bool:

@@ -56,19 +56,7 @@ from .npu_smi import (ChipMap, ChipMapEntry, NpuChip, NpuSmiInfo, TopoMatrix, lo
                       load_npu_smi_info, load_npu_smi_topo, parse_npu_smi_chip_map, parse_npu_smi_info,
                       parse_npu_smi_topo)
 
-#: rule id -> one-line meaning (for ``rtc rules`` style listings).
-RULES: dict[str, str] = {
-    "RTC480": "inventory file or folder cannot be read / is not text",
-    "RTC481": "hccn.conf line is not key_<device>=value",
-    "RTC482": "hccn.conf key set more than once",
-    "RTC483": "inventory value has the wrong shape (IP, netmask, number, status word)",
-    "RTC484": "unrecognised line in an hccn_tool capture",
-    "RTC485": "cannot tell reliably which device a fact belongs to",
-    "RTC486": "npu-smi output missing, malformed or inconsistent",
-    "RTC487": "sources disagree on a device's fact",
-    "RTC488": "file in the inventory folder not recognised (skipped)",
-    "RTC489": "device reports no value (empty output or empty setting)",
-}
+from .rules import RULES
 
 __all__ = [
     "Fact", "DeviceFacts", "ServerInventory", "load_inventory_dir", "load_inventory_files", "detect_kinds",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtc.diagnostics import Diagnostic, Span, error, warning
+from rtc.inventory.rules import UNREADABLE
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def read_text(path: str | os.PathLike, file: str | None = None) -> tuple[str | N
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return None, [error(
-            "RTC480",
+            UNREADABLE,
             f"cannot read inventory file '{label}': {reason}; the facts it holds cannot be "
             "checked against the cluster description",
             Span.whole_file(label),
@@ -83,7 +84,7 @@ def read_text(path: str | os.PathLike, file: str | None = None) -> tuple[str | N
             pass
     if b"\x00" in data:
         return None, [error(
-            "RTC480",
+            UNREADABLE,
             f"inventory file '{label}' is binary, not a text capture; rtc reads the text that "
             "hccn_tool, npu-smi or /etc/hccn.conf contain",
             Span.whole_file(label),
@@ -97,7 +98,7 @@ def read_text(path: str | os.PathLike, file: str | None = None) -> tuple[str | N
         col = len(head[head.rfind(b"\n") + 1:].decode("utf-8", errors="replace")) + 1
         text = data.decode("utf-8-sig", errors="replace")
         return text, [warning(
-            "RTC480",
+            UNREADABLE,
             f"inventory file '{label}' is not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
             "undecodable bytes were replaced, so a value containing them may be wrong",
             Span(label, line, col),

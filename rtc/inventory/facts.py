@@ -48,6 +48,7 @@ from . import npu_smi as _smi
 from ._common import Fact, display_name, read_text, split_lines
 from .hccn_tool import HccnToolOutput, PingResult
 from .npu_smi import ChipMap, NpuSmiInfo, TopoMatrix
+from rtc.inventory.rules import DEVICE_ATTRIBUTION, SOURCES_DISAGREE, UNKNOWN_FILE, UNREADABLE
 
 __all__ = ["Fact", "DeviceFacts", "ServerInventory", "load_inventory_dir", "load_inventory_files",
            "detect_kinds", "MERGED_FIELDS"]
@@ -188,7 +189,7 @@ def load_inventory_dir(path: str | os.PathLike) -> tuple[ServerInventory, list[D
     p = Path(path)
     if not p.is_dir():
         return ServerInventory(), [error(
-            "RTC480",
+            UNREADABLE,
             f"inventory directory '{label}' does not exist or is not a directory; no facts "
             "about the server's devices can be read",
             Span.whole_file(label),
@@ -221,7 +222,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
         inv.files[file] = tuple(kinds)
         if not kinds:
             diags.append(warning(
-                "RTC488",
+                UNKNOWN_FILE,
                 f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool "
                 "or npu-smi output); it is skipped, so any fact it holds is not checked",
                 Span.whole_file(file),
@@ -296,7 +297,7 @@ def _offer(rec: DeviceFacts, name: str, fact: Fact, diags: list[Diagnostic]) -> 
         return
     label = _FIELD_LABEL.get(name, name)
     diags.append(error(
-        "RTC487",
+        SOURCES_DISAGREE,
         f"device {rec.device_id} {label} disagrees between sources: {fact.source} says "
         f"'{fact.value}' but {held.source} says '{held.value}'; one of them is stale, and the "
         f"device would use a different {label} after the next reboot or re-configuration",
@@ -328,7 +329,7 @@ def _pick_one(items: list, what: str, key, diags: list[Diagnostic]):
     for other in items[1:]:
         if key(other) != key(first):
             diags.append(error(
-                "RTC487",
+                SOURCES_DISAGREE,
                 f"{display_name(other.file)} and {display_name(first.file)} disagree on the "
                 f"server's {what}; rtc cannot tell which capture is current",
                 Span.whole_file(other.file),
@@ -347,7 +348,7 @@ def _check_positional_counts(tools: list[HccnToolOutput], diags: list[Diagnostic
     for t in loops:
         if len(t.device_order) < len(longest.device_order):
             diags.append(warning(
-                "RTC485",
+                DEVICE_ATTRIBUTION,
                 f"{display_name(t.file)} lists {len(t.device_order)} devices but "
                 f"{display_name(longest.file)} lists {len(longest.device_order)}; these files "
                 "number devices only by position, so a device that printed nothing shifts every "

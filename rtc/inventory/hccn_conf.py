@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 
 from ._common import Fact, display_name, parse_ip, parse_netmask, read_text, split_lines, value_span
+from rtc.inventory.rules import BAD_VALUE, HCCN_CONF_BAD_LINE, HCCN_CONF_DUPLICATE_KEY, MISSING_VALUE
 
 #: Per-device keys rtc knows, and how their values are typed.
 KNOWN_KEYS: dict[str, str] = {
@@ -110,7 +111,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
         lead = len(line) - len(line.lstrip())
         if "=" not in line:
             diags.append(error(
-                "RTC481",
+                HCCN_CONF_BAD_LINE,
                 f"line {no} of {name} is not a 'key=value' entry: '{stripped}'; hccn tooling "
                 "cannot read it, so the setting it was meant to hold is not applied",
                 Span(file, no, lead + 1, no, len(line.rstrip()) + 1),
@@ -123,7 +124,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
         key_span = Span(file, no, lead + 1, no, lead + 1 + len(key))
         if not key:
             diags.append(error(
-                "RTC481",
+                HCCN_CONF_BAD_LINE,
                 f"line {no} of {name} has an empty key before '='; the value cannot belong to any device",
                 Span(file, no, eq + 1, no, eq + 2),
                 hint="put the key in front, e.g. address_0=6.0.2.1",
@@ -131,7 +132,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
             continue
         if not _KEY_CHARS.match(key):
             diags.append(error(
-                "RTC481",
+                HCCN_CONF_BAD_LINE,
                 f"key '{key}' in {name} contains characters other than letters, digits and '_'; "
                 "hccn tooling will not recognise it",
                 key_span,
@@ -151,7 +152,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
                 digits = re.search(r"(\d+)$", key)
                 example = f"{known}_{digits.group(1) if digits else '0'}"
                 diags.append(error(
-                    "RTC481",
+                    HCCN_CONF_BAD_LINE,
                     f"key '{key}' in {name} has no '_<device>' suffix, so it applies to no "
                     "device and the setting is lost",
                     key_span,
@@ -166,7 +167,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
 
         if not raw_value:
             diags.append(warning(
-                "RTC489",
+                MISSING_VALUE,
                 f"'{key}' in {name} has an empty value"
                 + (f"; device {device} has no {base} setting" if device is not None else ""),
                 Span(file, no, eq + 2, no, eq + 2),
@@ -179,7 +180,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
         value, plen, problem = _typed(kind, raw_value)
         if problem is not None:
             diags.append(error(
-                "RTC483",
+                BAD_VALUE,
                 f"{key} in {name}: {problem}; the device cannot use it and rtc cannot check it",
                 vspan,
                 hint={
@@ -195,7 +196,7 @@ def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[
         fact = Fact(value, vspan, source)
         if key in first_seen:
             diags.append(warning(
-                "RTC482",
+                HCCN_CONF_DUPLICATE_KEY,
                 f"'{key}' is set more than once in {name} (first at line {first_seen[key].line}); "
                 "only one value can be in effect and which one the driver applies is not "
                 "documented (rtc uses this later one)",

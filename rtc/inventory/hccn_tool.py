@@ -67,6 +67,7 @@ from typing import Iterable
 from rtc.diagnostics import Diagnostic, Related, Span, error, note, warning
 
 from ._common import Fact, display_name, parse_ip, parse_netmask, read_text, split_lines, value_span
+from rtc.inventory.rules import BAD_VALUE, DEVICE_ATTRIBUTION, MISSING_VALUE, UNKNOWN_LINE
 
 #: ``net health status`` values (MindCluster treats the last four as faults).
 NET_HEALTH_VALUES = ("Success", "Init", "Fault", "Socket failed", "Receive timeout",
@@ -307,7 +308,7 @@ class _Parser:
             device = self.header_device
             if own is not None and own != device:
                 self.diags.append(warning(
-                    "RTC485",
+                    DEVICE_ATTRIBUTION,
                     f"{what} names device {own} but follows the header for device {device} "
                     f"({self.header_span}); the fact may belong to another device",
                     span,
@@ -319,7 +320,7 @@ class _Parser:
             device = own
             if self.default_device is not None and own != self.default_device:
                 self.diags.append(warning(
-                    "RTC485",
+                    DEVICE_ATTRIBUTION,
                     f"{what} names device {own} but {self.name} is for device "
                     f"{self.default_device} (by its name or the caller); rtc trusts the output",
                     span,
@@ -331,7 +332,7 @@ class _Parser:
                 if own != expected and not self.shift_warned:
                     self.shift_warned = True
                     self.diags.append(warning(
-                        "RTC485",
+                        DEVICE_ATTRIBUTION,
                         f"{what} is entry {self.gateway_count + 1} of a loop's output but names "
                         f"device {own}, not {expected}: some device printed nothing, so loop files "
                         "that number devices by position may be shifted",
@@ -358,7 +359,7 @@ class _Parser:
         prev = self.seen.get((device, fld))
         if unique and prev is not None:
             self.diags.append(warning(
-                "RTC485",
+                DEVICE_ATTRIBUTION,
                 f"device {device} gets a second {what} (the first is at line {prev.line}); "
                 "rtc uses this later one",
                 span,
@@ -379,7 +380,7 @@ class _Parser:
         fix = _FIX.get(fld, "").format(d=device)
         why = _WHY_MISSING.get(fld, "rtc cannot check this setting for it")
         self.diags.append(warning(
-            "RTC489",
+            MISSING_VALUE,
             f"device {device} reports no {label} in {self.name}; {why}",
             span,
             hint=(f"configure it ({fix}) and re-capture" if fix else "check the device and re-capture")
@@ -390,7 +391,7 @@ class _Parser:
     def bad_value(self, device: int, what: str, raw: str, why: str, span: Span, *, soft: bool = False) -> None:
         make = warning if soft else error
         self.diags.append(make(
-            "RTC483",
+            BAD_VALUE,
             f"device {device}: {what} '{raw}' {why}",
             span,
             hint="re-capture the output; if the device really reports this, fix its configuration "
@@ -412,7 +413,7 @@ class _Parser:
         fix = _FIX.get(fld, "")
         why = _WHY_MISSING.get(fld, "rtc cannot check this setting for it")
         self.diags.append(warning(
-            "RTC489",
+            MISSING_VALUE,
             f"'hccn_tool -i {s.device} {s.flag} -g' printed nothing, so device {s.device} has no "
             f"{fld.replace('_', ' ')} in this capture (not configured, or no such device); {why}",
             s.span,
@@ -430,7 +431,7 @@ class _Parser:
         device, span = b
         self._note_device(device)
         self.diags.append(warning(
-            "RTC489",
+            MISSING_VALUE,
             f"device {device} printed nothing after its header in {self.name}; its facts are "
             "missing from this capture",
             span,
@@ -685,7 +686,7 @@ class _Parser:
             return
         lead = len(line) - len(line.lstrip())
         self.diags.append(warning(
-            "RTC484",
+            UNKNOWN_LINE,
             f"line {no} of {self.name} is not hccn_tool output rtc knows: '{line.strip()[:80]}'; "
             "a fact it holds, if any, is not used",
             Span(self.file, no, lead + 1, no, len(line.rstrip()) + 1),
@@ -720,7 +721,7 @@ class _Parser:
         self.close_section()
         if self.unrecognised > _MAX_UNRECOGNISED:
             self.diags.append(note(
-                "RTC484",
+                UNKNOWN_LINE,
                 f"{self.unrecognised - _MAX_UNRECOGNISED} more unrecognised lines in {self.name} "
                 "not shown; the file is probably not hccn_tool output",
                 Span.whole_file(self.file),
@@ -741,7 +742,7 @@ def parse_hccn_tool(text: str, file: str = "<hccn_tool>", *, device: int | None 
     p = _Parser(file, device, first_device)
     if not any(l.strip() for l in lines):
         p.diags.append(warning(
-            "RTC489",
+            MISSING_VALUE,
             f"{p.name} is empty" + (f"; device {device} has no facts from it" if device is not None else ""),
             Span.whole_file(file),
             hint="re-run the capture; hccn_tool prints nothing when the device or setting is missing",

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 
 from ._common import Fact, display_name, read_text, split_lines, value_span
+from rtc.inventory.rules import NPU_SMI_UNREADABLE
 
 #: Link codes of ``npu-smi info -t topo`` (``PIB`` is reserved in the ACL API).
 LINK_CODES = ("X", "HCCS", "HCCS_SW", "SIO", "PIX", "PXB", "PIB", "PHB", "SYS", "NA")
@@ -110,7 +111,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
     start = find_topo(lines)
     if start is None:
         return None, [error(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"no 'npu-smi info -t topo' matrix found in {name} (expected a header row "
             "'NPU0 NPU1 ... CPU Affinity' and one row per NPU); the intra-server links are unknown",
             Span.whole_file(file),
@@ -138,7 +139,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
         topo.row_spans[row] = value_span(file, no, toks[0][0], len(toks[0][1]))
         if row not in ids:
             diags.append(warning(
-                "RTC486",
+                NPU_SMI_UNREADABLE,
                 f"row '{toks[0][1]}' of the topo matrix in {name} has no column of its own "
                 f"(columns: {' '.join(topo.labels)}); its links are kept but may be misread",
                 topo.row_spans[row],
@@ -147,7 +148,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
         cells = toks[1:1 + n]
         if len(cells) < n:
             diags.append(error(
-                "RTC486",
+                NPU_SMI_UNREADABLE,
                 f"row '{toks[0][1]}' of the topo matrix in {name} has {len(cells)} entries for "
                 f"{n} columns; the links of this NPU are unknown",
                 Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
@@ -159,7 +160,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
             span = value_span(file, no, pos, len(code))
             if value not in LINK_CODES:
                 diags.append(warning(
-                    "RTC486",
+                    NPU_SMI_UNREADABLE,
                     f"unknown link code '{code}' between {toks[0][1]} and {topo.labels[ids.index(col)]} "
                     f"in {name}; rtc cannot tell which fabric joins them",
                     span,
@@ -184,7 +185,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
     rows = sorted(topo.row_spans)
     if rows and rows != sorted(ids):
         diags.append(warning(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"the topo matrix in {name} has rows {rows} but columns {ids}; it is not square, so "
             "some links are unknown",
             Span(file, start + 1, 1),
@@ -193,7 +194,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
     for (a, b), f in sorted(topo.links.items()):
         if a == b and f.value != "X":
             diags.append(warning(
-                "RTC486",
+                NPU_SMI_UNREADABLE,
                 f"diagonal entry {a},{a} of the topo matrix in {name} is '{f.value}', not 'X' "
                 "(self); the rows or columns are probably shifted",
                 f.span, hint="re-capture `npu-smi info -t topo` unedited",
@@ -201,7 +202,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
         elif a < b and (b, a) in topo.links and topo.links[(b, a)].value != f.value:
             g = topo.links[(b, a)]
             diags.append(warning(
-                "RTC486",
+                NPU_SMI_UNREADABLE,
                 f"the topo matrix in {name} is not symmetric: {a}->{b} is '{f.value}' but "
                 f"{b}->{a} is '{g.value}'; one of them is wrong",
                 f.span, hint="re-capture `npu-smi info -t topo` unedited",
@@ -255,7 +256,7 @@ def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[
     start = find_chip_map(lines)
     if start is None:
         return None, [error(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"no 'npu-smi info -m' table found in {name} (expected a header 'NPU ID  Chip ID  "
             "Chip Logic ID  Chip Name'); the chip numbering is unknown",
             Span.whole_file(file),
@@ -287,7 +288,7 @@ def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[
             else:
                 ok = False
                 diags.append(error(
-                    "RTC486",
+                    NPU_SMI_UNREADABLE,
                     f"'{tok}' in column '{col}' of the npu-smi -m table in {name} is not a number; "
                     "this chip is left out",
                     value_span(file, no, pos, len(tok)),
@@ -306,7 +307,7 @@ def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[
     cmap.lines = range(start + 1, end + 1)
     if not cmap.entries:
         diags.append(error(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"the npu-smi -m table in {name} has a header but no chip rows; the chip numbering is unknown",
             Span(file, start + 1, 1),
             hint="re-capture `npu-smi info -m` on a host where the driver sees the NPUs",
@@ -370,7 +371,7 @@ def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiI
     start = find_box_table(lines)
     if start is None:
         return None, [error(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"no 'npu-smi info' table found in {name} (expected a '| NPU  Name | Health | ...' "
             "header); chip names and health are unknown",
             Span.whole_file(file),
@@ -391,7 +392,7 @@ def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiI
             return
         npu, nfact, hfact, span = pending
         diags.append(warning(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"NPU {npu} in the npu-smi info table of {name} has no chip row (Chip / Bus-Id) "
             "after it; its chip and bus id are unknown",
             span, hint="re-capture `npu-smi info` unedited",
@@ -426,7 +427,7 @@ def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiI
         if bm and _BUS_ID.match(second):
             if pending is None:
                 diags.append(warning(
-                    "RTC486",
+                    NPU_SMI_UNREADABLE,
                     f"chip row at line {no} of {name} has no NPU row before it; it is ignored",
                     Span(file, no, first_pos + 1), hint="re-capture `npu-smi info` unedited",
                 ))
@@ -458,7 +459,7 @@ def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiI
     info.lines = range(top + 1, end + 1)
     if not info.chips:
         diags.append(error(
-            "RTC486",
+            NPU_SMI_UNREADABLE,
             f"the npu-smi info table in {name} lists no NPUs; chip names and health are unknown",
             Span(file, start + 1, 1),
             hint="check that the driver sees the NPUs (npu-smi info on the host) and re-capture",

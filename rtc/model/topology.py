@@ -4,31 +4,31 @@ Servers keep their declared order; each holds its devices (ascending physical
 ``device_id``) with RoCE address, gateway, prefix and, on A3, ``super_device_id``. Jobs
 name the devices they use; :meth:`Topology.rank_table_members` gives them in rank order
 (servers in declared order, devices ascending), which is how ``rank_id`` 0..N-1 is
-assigned. :attr:`Topology.graph` is the rank -> device -> server -> IP graph (networkx),
-built on first use so that plain compiles stay fast.
+assigned. Each job carries its launch attributes as written (:class:`LaunchSpec`); what
+runs where, on which ports, is planned from here by :mod:`rtc.plan`.
+
+Attributes that were written but could not be read (an error was already reported) are in
+the ``incomplete`` set of their server, job, network or fabric: a check that depends on one
+must skip the object instead of judging defaults (``tp eight`` leaves tp at 1, and a
+world-size error about tp 1 would be wrong advice).
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from rtc.diagnostics import Span
 from rtc.model.presets import Preset
+from rtc.network.addressing import Fabric, HostNetwork, address_key
+from rtc.parallel.placement import JobPlacement, place_job
+from rtc.syntax.decls import EnvLine, PolicyLine
+
+if TYPE_CHECKING:  # the inventory parsers are imported only when a server has captures
+    from rtc.inventory.facts import ServerInventory
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-V6_KEY_OFFSET = 1 << 128
-"""IPv6 address keys are the address value plus this, so no IPv6 key equals an IPv4 key."""
-
-
-def address_key(ip: IPAddress) -> int:
-    """One int per address, unique across both families: the IPv4 value (below 2**32), or
-    the IPv6 value plus :data:`V6_KEY_OFFSET`. ``key < 2**32`` tells IPv4."""
-    if type(ip) is ipaddress.IPv4Address:
-        return int(ip)
-    return int(ip) + (V6_KEY_OFFSET if ip.version == 6 else 0)
 
 
 @dataclass(slots=True)
@@ -62,12 +62,12 @@ class Server:
     family_index: int | None = None
     inventory: str | None = None
     spans: dict = field(default_factory=dict)
-    # Network model (rtc.network): physical ids the container sees, in order (container id
-    # = position; None: the host's own numbering), the inventory read from `inventory`
-    # (rtc.inventory.ServerInventory), and where device_ip / gateway / prefix came from
-    # ("dsl" or "inventory").
-    visible_devices: list | None = None
-    inventory_facts: object = None
+    incomplete: frozenset = frozenset()
+    # Network model: physical ids the container sees, in order (container id = position;
+    # None: the host's own numbering), the captures read from `inventory`, and where
+    # device_ip / gateway / prefix came from ("dsl" or "inventory").
+    visible_devices: list[int] | None = None
+    inventory_facts: ServerInventory | None = None
     address_sources: dict = field(default_factory=dict)
 
     def span_of(self, attr: str) -> Span:
@@ -82,6 +82,51 @@ class Server:
     @property
     def label(self) -> str:
         return f"server {self.name}"
+
+
+@dataclass
+class LaunchSpec:
+    """A job's launch attributes as written (None / () when not given): the model path or
+    name, ``served_name``, the per-rank ``entry`` script, extra argv words (``args`` on
+    every node, ``head_args`` / ``worker_args``), ``executor`` (mp | ray), ``lb``
+    (internal | external | hybrid), ``master_port``; ``spans`` says where each was written."""
+
+    model: str | None = None
+    served_name: str | None = None
+    entry: str | None = None
+    args: tuple[str, ...] = ()
+    head_args: tuple[str, ...] = ()
+    worker_args: tuple[str, ...] = ()
+    executor: str | None = None
+    lb: str | None = None
+    master_port: int | None = None
+    spans: dict = field(default_factory=dict)
+
+    def span_of(self, key: str, default: Span | None = None) -> Span | None:
+        return self.spans.get(key, default)
+
+
+@dataclass
+class Disaggregation:
+    """One ``disaggregation`` block as written: job names with their spans (resolved into
+    jobs by :func:`rtc.plan.disaggregation.pd_pairs`)."""
+
+    name: str | None
+    span: Span
+    prefill: list[tuple[str, Span]] = field(default_factory=list)
+    decode: list[tuple[str, Span]] = field(default_factory=list)
+
+
+def container_ids(server: Server, preset: Preset) -> tuple[dict[int, int], int]:
+    """(physical id -> id the container / host runtime sees, how many devices it sees).
+    Without ``visible_devices`` the runtime numbers devices like the host: id = physical."""
+    if server.visible_devices is not None:
+        seen: dict[int, int] = {}
+        for pos, p in enumerate(server.visible_devices):
+            seen.setdefault(p, pos)
+        return seen, len(server.visible_devices)
+    count = max([preset.devices_per_server] + [d.device_id + 1 for d in server.devices])
+    return {p: p for p in range(count)}, count
 
 
 @dataclass(slots=True)
@@ -114,22 +159,22 @@ class Job:
     expert_parallel: bool = False
     model_kind: str = "moe"
     order: str | None = None
-    env: list = field(default_factory=list)        # [(name, value, span)]
-    policies: dict = field(default_factory=dict)   # rule name -> (level, span)
+    env: list[EnvLine] = field(default_factory=list)
+    policies: tuple[PolicyLine, ...] = ()
     spans: dict = field(default_factory=dict)
-    # Every `servers` / `on` reference in source order: (server name, device ids, span, via).
+    incomplete: frozenset = frozenset()
+    # Every `servers` / `on` reference in source order: (server name, device ids, span, via,
+    # devices span).
     claims: list = field(default_factory=list)
-    # Launch settings (rtc.network): the values the user wrote, None when not given; the
-    # values rtc chose are in Topology.port_plan.jobs[name].
+    # Launch settings: the values the user wrote, None when not given; the values rtc
+    # chose are in the plan (rtc.plan.Plan.ports.jobs[name]).
     port: int | None = None            # vLLM --port
     dp_address: IPAddress | None = None  # --data-parallel-address
     dp_rpc_port: int | None = None     # --data-parallel-rpc-port
     kv_connector: str | None = None    # mooncake | mooncake_layerwise | llmdatadist
     kv_port: int | None = None         # kv_transfer_config kv_port
     ray_port: int | None = None        # ray start --head --port
-    # Launch attributes (model, args, executor, lb, ...) as written: a
-    # rtc.emit.launch.spec.LaunchSpec, set at the end of lowering.
-    launch: object = None
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
 
     @property
     def world_size(self) -> int:
@@ -145,7 +190,8 @@ class Job:
 
 @dataclass
 class Topology:
-    """The whole lowered cluster. ``files`` maps file names to their text (for reports)."""
+    """The whole lowered cluster. ``name`` is the cluster block's label (``cluster`` when
+    it has none: ``named`` False); ``files`` maps file names to their text (for reports)."""
 
     name: str
     preset: Preset
@@ -153,29 +199,24 @@ class Topology:
     jobs: list[Job]
     cann: str | None = None
     vllm_version: str | None = None
-    policies: dict = field(default_factory=dict)   # rule name -> (level, span)
+    policies: tuple[PolicyLine, ...] = ()
     span: Span | None = None
     files: dict = field(default_factory=dict)
-    _graph: object = None
+    named: bool = True
+    networks: list[HostNetwork] = field(default_factory=list)
+    fabrics: list[Fabric] = field(default_factory=list)
+    disaggregations: list[Disaggregation] = field(default_factory=list)
     _by_name: dict | None = None
     _placements: dict = field(default_factory=dict)
     _members: dict = field(default_factory=dict)
     _address_keys: list | None = None
-    # Network model (rtc.network): host networks, routed fabrics, and the per-host port
-    # plan (rtc.network.ports.PortPlan) computed at the end of lowering.
-    networks: list = field(default_factory=list)
-    fabrics: list = field(default_factory=list)
-    port_plan: object = None
-    # Prefill/decode pairings (rtc.emit.launch.spec.Disaggregation), one per block.
-    disaggregations: list = field(default_factory=list)
 
-    def placement(self, job: Job):
-        """The job's rank -> device placement (:mod:`rtc.parallel.placement`), computed on
-        first use and cached."""
+    def placement(self, job: Job) -> JobPlacement:
+        """The job's rank -> device placement (:func:`rtc.parallel.placement.place_job`),
+        computed on first use and cached. Raises what ``place_job`` raises for a job whose
+        sizes cannot be placed (the RTC3xx checks report those)."""
         got = self._placements.get(id(job))
         if got is None or got[0] is not job:
-            from rtc.parallel.placement import place_job
-
             got = (job, place_job(self, job))
             self._placements[id(job)] = got
         return got[1]
@@ -234,26 +275,3 @@ class Topology:
             for d in devs:
                 yield rank, server, d
                 rank += 1
-
-    @property
-    def graph(self):
-        """networkx DiGraph: ("rank", job, r) -> ("device", server, id) -> ("server", name),
-        ("device", ...) -> ("ip", text), ("server", name) -> ("host", ip). Built lazily."""
-        if self._graph is None:
-            import networkx as nx
-
-            g = nx.DiGraph()
-            for s in self.servers:
-                g.add_node(("server", s.name), server_id=s.server_id)
-                if s.host_ip is not None:
-                    g.add_edge(("server", s.name), ("host", str(s.host_ip)))
-                for d in s.devices:
-                    dn = ("device", s.name, d.device_id)
-                    g.add_edge(dn, ("server", s.name))
-                    if d.device_ip is not None:
-                        g.add_edge(dn, ("ip", str(d.device_ip)))
-            for j in self.jobs:
-                for r, s, d in self.iter_ranks(j):
-                    g.add_edge(("rank", j.name, r), ("device", s.name, d.device_id))
-            self._graph = g
-        return self._graph

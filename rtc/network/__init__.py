@@ -1,17 +1,17 @@
-"""The network model: device subnets and routed fabrics, host networks, the per-host port
-plan, and device facts from inventory captures.
+"""The network library: device subnets and routed fabrics, host networks, reachability, and
+the launch environment variables the model reads. Pure functions below the model: nothing
+here imports the Topology's module (functions take it as an argument).
 
 Modules:
 
-* :mod:`~rtc.network.values` -- value parsers of the ``network`` / ``fabric`` blocks and
-  of the port attributes (used by :mod:`rtc.syntax.schema`);
-* :mod:`~rtc.network.lowering` -- run at the end of lowering: networks, fabrics, visible
-  devices, inventory, job launch settings, port plan;
-* :mod:`~rtc.network.addressing` -- subnet arithmetic (integer triples, linear in devices);
+* :mod:`~rtc.network.addressing` -- subnet arithmetic (integer triples, linear in devices),
+  address keys, and the ``network`` / ``fabric`` declarations (:class:`HostNetwork`,
+  :class:`Fabric`);
 * :mod:`~rtc.network.reachability` -- which cross-server device pairs reach each other;
-* :mod:`~rtc.network.ports` -- every port each host binds, with its owner;
 * :mod:`~rtc.network.env` -- the launch environment variables the model reads.
 
-Nothing here opens a socket or sends a packet: reachability and ports are modelled from
-the description and the captures.
+The value parsers of the network attributes live in :mod:`rtc.syntax.attribute_values`,
+their lowering in :mod:`rtc.model.lower_network`, and the port plan in
+:mod:`rtc.plan.ports`. Nothing here opens a socket or sends a packet: reachability is
+modelled from the description and the captures.
 """

@@ -5,8 +5,8 @@ cluster of 32,768 NPUs with a /31 each costs one integer mask per device, not an
 :mod:`ipaddress` network object; :func:`subnet_text` turns a triple back into
 ``6.0.2.0/31`` for messages.
 
-Declarations (built by :func:`rtc.network.lowering.finish` from the ``network`` and
-``fabric`` blocks):
+Declarations (built by :mod:`rtc.model.lower_network` from the ``network`` and ``fabric``
+blocks):
 
 * :class:`HostNetwork` -- ``network NAME { cidr 10.0.0.0/24  nic eno0 }``: servers whose
   ``nic`` is listed must have their ``host`` inside ``cidr``.
@@ -27,16 +27,29 @@ Subnet = tuple[int, int, int]   # (IP version, network as int, prefix length)
 
 _BITS = {4: 32, 6: 128}
 
+V6_KEY_OFFSET = 1 << 128
+"""IPv6 address keys are the address value plus this, so no IPv6 key equals an IPv4 key."""
+
+
+def address_key(ip) -> int:
+    """One int per address, unique across both families: the IPv4 value (below 2**32), or
+    the IPv6 value plus :data:`V6_KEY_OFFSET`. ``key < 2**32`` tells IPv4."""
+    if type(ip) is ipaddress.IPv4Address:
+        return int(ip)
+    return int(ip) + (V6_KEY_OFFSET if ip.version == 6 else 0)
+
 
 @dataclass
 class HostNetwork:
-    """A host network: ``cidr`` and the NIC names (``nic``) attached to it."""
+    """A host network: ``cidr`` and the NIC names (``nic``) attached to it. ``incomplete``
+    holds the attributes that were written but could not be read (already reported)."""
 
     name: str
     span: Span
     cidr: ipaddress.IPv4Network | ipaddress.IPv6Network | None = None
     nics: tuple[str, ...] = ()
     spans: dict = field(default_factory=dict)
+    incomplete: frozenset = frozenset()
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)
@@ -44,12 +57,14 @@ class HostNetwork:
 
 @dataclass
 class Fabric:
-    """A routed RoCE fabric: ``subnets`` is a list of (network, span)."""
+    """A routed RoCE fabric: ``subnets`` is a list of (network, span). ``incomplete`` holds
+    the attributes that were written but could not be read (already reported)."""
 
     name: str
     span: Span
     subnets: list = field(default_factory=list)
     spans: dict = field(default_factory=dict)
+    incomplete: frozenset = frozenset()
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

@@ -53,15 +53,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rtc.model.lower import INCOMPLETE_MARK
-from rtc.model.topology import V6_KEY_OFFSET
-from rtc.network.addressing import FabricIndex, Subnet, mask
+from rtc.network.addressing import V6_KEY_OFFSET, FabricIndex, Subnet, mask
 
 ASSUMED = "(assumed)"     # the implicit fabric's name when none is declared
 NO_GATEWAY = "no-gateway"
 OUTSIDE = "outside"
 _NONE = object()          # "no domain seen yet"
-_V4_MAX = 0xFFFFFFFF      # address keys up to this are IPv4 (rtc.model.topology.address_key)
+_V4_MAX = 0xFFFFFFFF      # address keys up to this are IPv4 (rtc.network.addressing.address_key)
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,7 @@ class Model:
         # Servers whose address plan failed (already reported) are not judged: their
         # missing gateways or addresses would only repeat that error as "unreachable".
         unread = {id(s) for s in topo.servers
-                  if any(INCOMPLETE_MARK + k in s.spans for k in ("device_ip", "gateway", "prefix"))}
+                  if s.incomplete & {"device_ip", "gateway", "prefix"}}
         for s, d, ip, gw in topo.address_keys():
             prefix = d.prefix
             if ip is None or prefix is None or (unread and id(s) in unread):

@@ -1,5 +1,5 @@
 """Reading a preflight results folder (written by ``preflight-<server>.sh``, see
-:mod:`rtc.emit.preflight`): ``expect.json`` (the plan's side), ``pings.txt`` (planned pings),
+:mod:`rtc.emit.preflight_script`): ``expect.json`` (the plan's side), ``pings.txt`` (planned pings),
 ``exit-codes.txt`` and one capture per check, parsed with the inventory parsers
 (:func:`rtc.inventory.load_hccn_tool`; the ``$ hccn_tool -i N ...`` first line names device
 and command).

@@ -12,7 +12,7 @@ A finding without a location has no ``file``/``line``/``col`` properties.
 from __future__ import annotations
 
 from rtc.diagnostics import Diagnostic, Severity
-from rtc.report.registry import ReportContext, register
+from rtc.report.registry import ReportContext, Reporter
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -45,6 +45,8 @@ def command_line(d: Diagnostic) -> str:
     return f"::{_COMMAND[d.severity]} {','.join(props)}::{escape_data(chr(10).join(lines))}"
 
 
-@register("github", "GitHub Actions annotations (::error file=...,line=...,col=...,title=RTCnnn::...)")
 def render_github(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
     return "".join(command_line(d) + "\n" for d in diagnostics)
+
+
+REPORTER = Reporter("github", "GitHub Actions annotations (::error file=...,line=...,col=...,title=RTCnnn::...)", render_github)

@@ -10,6 +10,7 @@ once and reused for every kind of group.
 from __future__ import annotations
 
 from rtc.parallel.placement import ALL_DIMS, JobPlacement
+from rtc.textfmt import compact
 
 FORMAT = "rtc-groups/1"
 
@@ -51,8 +52,6 @@ def node_text(pl: JobPlacement, n) -> str:
 
 
 def _ids(ids) -> str:
-    from rtc.checks._ranks import compact
-
     return compact(list(ids), 8) or "none"
 
 

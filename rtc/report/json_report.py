@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from rtc.diagnostics import Diagnostic
-from rtc.report.registry import ReportContext, counts, register
+from rtc.report.registry import ReportContext, Reporter, counts
 
 
 def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
@@ -42,6 +42,8 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     }
 
 
-@register("json", "one JSON document: files, diagnostics (Diagnostic.to_dict) and a summary")
 def render_json(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
     return json.dumps(document(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
+
+
+REPORTER = Reporter("json", "one JSON document: files, diagnostics (Diagnostic.to_dict) and a summary", render_json)

@@ -1,8 +1,7 @@
-"""The reporter registry: output formats selected by name (``--format``).
-
-A reporter turns the sorted diagnostics of a run (each read through
-:meth:`~rtc.diagnostics.Diagnostic.to_dict`) plus a :class:`ReportContext` into the text
-to print. Built in:
+"""What every output format (``--format``) is made of: a :class:`Reporter` turns the sorted
+diagnostics of a run (each read through :meth:`~rtc.diagnostics.Diagnostic.to_dict`) plus a
+:class:`ReportContext` into the text to print. The formats are listed in
+:data:`rtc.report.formats.REPORTERS`:
 
 ========  ===================================================================
 ``text``  compiler style with the source line (:mod:`rtc.report.text`)
@@ -11,16 +10,12 @@ to print. Built in:
 ``sarif`` SARIF 2.1.0 for code scanning (:mod:`rtc.report.sarif`)
 ========  ===================================================================
 
-Adding a format is one :func:`register` call::
-
-    @register("csv", "one line per finding")
-    def render_csv(diagnostics, ctx):
-        ...
+Adding a format is a module with a ``REPORTER = Reporter("csv", "one line per finding",
+render_csv)`` and one more entry in that tuple.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -70,36 +65,6 @@ class Reporter:
         return self.render(sorted_diagnostics(diagnostics), ctx)
 
 
-_REGISTRY: dict[str, Reporter] = {}
-_BUILTIN_MODULES = ("rtc.report.json_report", "rtc.report.github", "rtc.report.sarif")
-
-
-def register(name: str, description: str) -> Callable[[Render], Render]:
-    """Decorator: register ``render`` under ``name``."""
-    def deco(fn: Render) -> Render:
-        _REGISTRY[name] = Reporter(name, description, fn)
-        return fn
-    return deco
-
-
-def _load() -> None:
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
-
-
-def get_reporter(name: str) -> Reporter | None:
-    """The reporter called ``name``, or None."""
-    _load()
-    return _REGISTRY.get(name)
-
-
-def reporter_names() -> list[str]:
-    """Registered format names, built-ins first in their documented order."""
-    _load()
-    builtin = ["text", "json", "github", "sarif"]
-    return [n for n in builtin if n in _REGISTRY] + sorted(n for n in _REGISTRY if n not in builtin)
-
-
 def counts(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
     """{"errors": e, "warnings": w, "notes": n}."""
     ds = list(diagnostics)
@@ -110,15 +75,6 @@ def counts(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
 
 def summary_line(diagnostics: Iterable[Diagnostic], nfiles: int) -> str:
     """'rtc: 2 errors, 1 warning (3 files checked)'."""
-    from rtc.report.text import summary
+    from rtc.report.text import summary  # text imports nothing of this package
 
     return f"rtc: {summary(diagnostics)} ({nfiles} file{'s' if nfiles != 1 else ''} checked)"
-
-
-@register("text", "compiler style: file:line:col: severity[RULE]: message, the source line, hints")
-def render_text_report(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
-    """Every finding (no limit) as :mod:`rtc.report.text` formats it, then a summary."""
-    from rtc.report.text import render_text
-
-    body = render_text(diagnostics, ctx.sources, limit=max(1, len(diagnostics)))
-    return (body + "\n" if body else "") + summary_line(diagnostics, len(ctx.files)) + "\n"

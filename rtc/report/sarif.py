@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from rtc.diagnostics import Diagnostic, Severity, Span
-from rtc.report.registry import ReportContext, register
+from rtc.report.registry import ReportContext, Reporter
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
@@ -51,7 +51,7 @@ def _location(span: Span) -> dict:
 
 
 def _rule_entry(code: str) -> dict:
-    from rtc.rules import get_rule
+    from rtc.report.rule_catalogue import get_rule  # loads every rule module: only here
 
     r = get_rule(code)
     if r is None:
@@ -116,6 +116,8 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-@register("sarif", "SARIF 2.1.0 log (tool.driver.rules + results) for code scanning")
 def render_sarif(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
     return json.dumps(document(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
+
+
+REPORTER = Reporter("sarif", "SARIF 2.1.0 log (tool.driver.rules + results) for code scanning", render_sarif)

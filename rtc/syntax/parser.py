@@ -14,6 +14,7 @@ import re
 
 from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
+from rtc.syntax.values import show_text
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
 
 SYNTAX = rule("RTC100", "syntax-error", "error", "The text does not follow the rtc grammar.", """
@@ -265,15 +266,6 @@ def _fact_on_open_line(blocks) -> Diagnostic | None:
     return None
 
 
-def _show(text: str) -> str:
-    """``text`` quoted for a message; invisible or control characters (a byte order
-    mark, a zero-width space, a tab) are shown escaped, never raw."""
-    if all(ch.isprintable() for ch in text):
-        return f"'{text}'"
-    return "'" + "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
-                         for ch in text) + "'"
-
-
 def _enclosing_block(text: str, line: int) -> str | None:
     """The kind of the block that is open at the start of ``line`` (None at top level)."""
     head = "\n".join(text.splitlines()[: line - 1]) + "\n"
@@ -423,7 +415,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
                      hint="a block is written `server NAME {` with the brace on the header line")
     if label == "missing-value":
         prev = _previous_word(source_line, lines, line, column)
-        return error(MISSING_VALUE, f"{_show(prev)} has no value" if prev else "an attribute has no value",
+        return error(MISSING_VALUE, f"{show_text(prev)} has no value" if prev else "an attribute has no value",
                      span, hint="write the value on the same line, e.g. `tp 8`")
     if label == "unknown-block":
         import difflib
@@ -432,7 +424,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
         close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
         hint = (f"did you mean '{close[0]}'?" if close else
                 "blocks are: " + ", ".join(BLOCK_KINDS))
-        return error(UNKNOWN_BLOCK, f"unknown block keyword {_show(word)}", span, hint=hint)
+        return error(UNKNOWN_BLOCK, f"unknown block keyword {show_text(word)}", span, hint=hint)
     if label == "unexpected-close":
         return error(UNEXPECTED_CLOSE, "this '}' closes no block", span,
                      hint="remove it, or add the block header it belongs to")
@@ -445,7 +437,7 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
     if label == "bad-assign":
         return error(BAD_ASSIGN, "an '=' must have a name on its left and a value on its right",
                      span, hint="write `env NAME = value`")
-    shown = f" {_show(token_text)}" if token_text and token_text.strip() else ""
+    shown = f" {show_text(token_text)}" if token_text and token_text.strip() else ""
     return error(SYNTAX, f"unexpected{shown or ' input'} here", span,
                  hint="every fact is `key value ...` on its own line inside a block")
 
@@ -457,3 +449,7 @@ def _previous_word(source_line: str, lines: list[str], line: int, column: int) -
     if not before and line >= 2:
         before = lines[line - 2].split("#")[0].strip()
     return before.split()[-1] if before else ""
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (SYNTAX, MISSING_CLOSE, MISSING_OPEN, MISSING_VALUE, UNKNOWN_BLOCK, UNEXPECTED_CLOSE,
+         UNTERMINATED_STRING, SAME_LINE, LIST_ITEM, BAD_ASSIGN)

@@ -24,6 +24,29 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from rtc.diagnostics import Span
+from rtc.rules import rule
+
+BAD_IP = rule("RTC111", "bad-ip-literal", "error", "A word is not a valid IP address.", """
+    What: an address such as `10.0.0.256`, `10.0.0`, or a placeholder `-.-.-.-`.
+    Why: HCCL parses every address in the rank table; a bad one stops communicator setup,
+    and a placeholder means the real address was never filled in.
+    Example: `host 10.0.0.300`.
+    Fix: write the real address (device IPs come from `hccn_tool -i N -ip -g`).""")
+BAD_RANGE = rule("RTC112", "bad-range", "error", "A range or device set is malformed.", """
+    What: `7..0` (backwards), `0..` or `0-7` (use two dots), a family name without `[a..b]`.
+    Why: the set of devices or servers would be ambiguous.
+    Example: `devices 7..0`.
+    Fix: write inclusive ranges FIRST..LAST, e.g. `devices 0..7`.""")
+BAD_TEMPLATE = rule("RTC113", "bad-template", "error", "A {template} expression is invalid.", """
+    What: a `{...}` group that is not integer arithmetic over i, d, k, or divides by zero.
+    Why: addresses and ids computed from templates must be exact.
+    Example: `host 10.1.{j/256}.1` (unknown variable j).
+    Fix: use i (server index), d (device id), k (device position), + - * / % and ( ).""")
+BAD_VALUE = rule("RTC114", "bad-value", "error", "An attribute's value has the wrong form.", """
+    What: a value that is not one of the allowed words or not a number where one is needed.
+    Why: rtc would otherwise guess, and a guessed plan is worse than none.
+    Example: `tp eight`, `expert_parallel maybe`, `role server`.
+    Fix: follow the hint, which lists what the attribute accepts.""")
 
 VARIABLES = ("i", "d", "k")
 MAX_EXPRESSION_CHARS = 200  # longer formulas are mistakes (and deep ones exhaust the parser)
@@ -34,12 +57,21 @@ class ValueProblem(Exception):
     """A word that does not mean what its attribute needs. Carries the rule id, the span
     (narrowed to the offending part when possible) and a hint."""
 
-    def __init__(self, code: str, message: str, span: Span, hint: str | None = None):
+    def __init__(self, code, message: str, span: Span, hint: str | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.span = span
         self.hint = hint
+
+
+def show_text(text: str) -> str:
+    """``text`` quoted for a message; invisible or control characters (a byte order
+    mark, a zero-width space, a tab) are shown escaped, never raw."""
+    if all(ch.isprintable() for ch in text):
+        return f"'{text}'"
+    return "'" + "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                         for ch in text) + "'"
 
 
 _ALLOWED_NODES = (pyast.Expression, pyast.BinOp, pyast.UnaryOp, pyast.Constant, pyast.Name,
@@ -167,13 +199,13 @@ class Template:
                 value = fn(env)
             except ZeroDivisionError:
                 shown = ", ".join(f"{k}={v}" for k, v in env.items() if k in part.variables)
-                raise ValueProblem("RTC113", f"template '{{{expr}}}' divides by zero"
+                raise ValueProblem(BAD_TEMPLATE, f"template '{{{expr}}}' divides by zero"
                                    + (f" ({shown})" if shown else ""), self.span,
                                    "change the divisor (or the modulus) so it is never 0 for "
                                    "any server or device, e.g. {i/256}")
             except NameError as exc:
                 var = getattr(exc, "name", None) or "d or k"
-                raise ValueProblem("RTC113", f"template '{{{expr}}}' uses {var}, which is known "
+                raise ValueProblem(BAD_TEMPLATE, f"template '{{{expr}}}' uses {var}, which is known "
                                    "only per device, where the value is computed once per server",
                                    self.span, "d (device id) and k (device position) work in a "
                                    "per-device template such as `device_ip 6.0.{i}.{d+1}`; "
@@ -181,7 +213,7 @@ class Template:
             try:
                 text = str(value)
             except ValueError:  # more digits than Python will convert (sys.int_info)
-                raise ValueProblem("RTC113", f"template '{{{expr}}}' computes a number too large "
+                raise ValueProblem(BAD_TEMPLATE, f"template '{{{expr}}}' computes a number too large "
                                    "to write", self.span, "an address part is 0-255; check the "
                                    "multiplications in the template")
             out.append(text.zfill(width) if width else text)
@@ -288,11 +320,11 @@ def attribute_words(attr) -> list:
         elif isinstance(a, ListArg):
             out.extend(a.items)
         else:
-            raise ValueProblem("RTC114", f"'{attr.key}' does not take `NAME = value`", a.span)
+            raise ValueProblem(BAD_VALUE, f"'{attr.key}' does not take `NAME = value`", a.span)
     return out
 
 
-def parse_template(text: str, span: Span, code: str = "RTC113") -> Template:
+def parse_template(text: str, span: Span, code=BAD_TEMPLATE) -> Template:
     """Split ``text`` into literal parts and compiled ``{expression}`` groups."""
     parts: list = []
     variables: set = set()
@@ -334,7 +366,7 @@ def fast_ipv4(text: str):
     return ipaddress.IPv4Address(socket.inet_aton(text))
 
 
-def parse_ip(text: str, span: Span, code: str = "RTC111"):
+def parse_ip(text: str, span: Span, code=BAD_IP):
     """Parse an IPv4/IPv6 address literal. Raises :class:`ValueProblem` (``code``) with a
     message that says why (octet out of range, too few parts, placeholder)."""
     fast = fast_ipv4(text)
@@ -385,7 +417,7 @@ def parse_ip(text: str, span: Span, code: str = "RTC111"):
 
 
 def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = None,
-              what: str = "value", code: str = "RTC114") -> int:
+              what: str = "value", code=BAD_VALUE) -> int:
     """Parse a non-negative decimal integer within [lo, hi]. Raises :class:`ValueProblem`."""
     if not re.fullmatch(r"\d+", text):
         raise ValueProblem(code, f"{what} must be a whole number, not '{text}'", span,
@@ -412,7 +444,7 @@ MAX_RANGE_ITEMS = 1024
 MAX_FAMILY_SIZE = 131072
 
 
-def parse_int_range(text: str, span: Span, code: str = "RTC112") -> list[int]:
+def parse_int_range(text: str, span: Span, code=BAD_RANGE) -> list[int]:
     """``7`` -> [7]; ``0..7`` -> [0..7] (inclusive). Raises :class:`ValueProblem` for
     reversed or malformed ranges (``7..0``, ``0..``, ``0...7``, ``a..b``)."""
     if re.fullmatch(r"\d+", text) and len(text) > 30:
@@ -463,7 +495,7 @@ class FamilyName:
 _FAMILY_RE = re.compile(r"([^\[\]]*)\[(\d+)\.\.(\d+)\]([^\[\]]*)")
 
 
-def parse_family_name(text: str, span: Span, code: str = "RTC112") -> FamilyName:
+def parse_family_name(text: str, span: Span, code=BAD_RANGE) -> FamilyName:
     """Parse ``prefix[FIRST..LAST]suffix``; the width is that of FIRST when it has leading
     zeros (``[000..255]``), as in shell brace expansion. Raises :class:`ValueProblem`."""
     m = _FAMILY_RE.fullmatch(text)
@@ -490,3 +522,6 @@ def parse_family_name(text: str, span: Span, code: str = "RTC112") -> FamilyName
 def is_family_ref(text: str) -> bool:
     """True when ``text`` names a range of servers (``node[0..3]``)."""
     return bool(_FAMILY_RE.fullmatch(text))
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (BAD_IP, BAD_RANGE, BAD_TEMPLATE, BAD_VALUE)

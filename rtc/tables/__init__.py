@@ -1,5 +1,8 @@
-"""Existing rank tables: load (:mod:`.jsonload`), recognise (:mod:`.forms`) and
-schema-validate (:mod:`.schema_check`) them.
+"""Existing rank tables, the second front end: load them with positions (:mod:`.jsonload`),
+recognise their form (:mod:`.recognise`), schema-validate them (:mod:`rtc.schema`), check
+what only a table can get wrong (:mod:`.semantic`), lower them into the same Topology the
+compiler builds (:mod:`.lower_table`), and describe them in the rtc language
+(:mod:`.importer`).
 
 Typical use::
 
@@ -10,10 +13,10 @@ Typical use::
         if form:
             diags += validate_document(doc, form, source_map=smap)
 
-or simply :func:`check_file`. Rule ids RTC600..RTC629 belong to this package (RTC600-604
-loading, RTC605-609 form detection, RTC610-619 schema; RTC620-629 reserved); each module's
-docstring documents its rules. Semantic checks (rank_id ranges, unique IPs, counts, ...) are
-not done here.
+or simply :func:`check_file`. Rule ids RTC600-RTC609 and RTC630-RTC679 belong to this
+package (RTC600-604 loading, RTC605-609 form detection, RTC630+ table rules and import);
+RTC610-619 to the schema service. The whole ``rtc validate`` pipeline, which also runs the
+compiler's checks on the lowered table, is :func:`rtc.api.validate_source`.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from typing import Union
 
 from rtc.diagnostics import Diagnostic, has_errors, sorted_diagnostics
 
-from .forms import FORM_DESCRIPTIONS, FORMS, detect_form, schema_for
-from .jsonload import SourceMap, format_path, load_json, parse_path
-from .schema_check import FastValidator, Finding, check_schema, schema_errors, validate_document
+from rtc.schema import (FORM_DESCRIPTIONS, FORMS, FastValidator, Finding, check_schema,
+                        format_path, parse_path, schema_errors, schema_for, validate_document)
+
+from .recognise import detect_form
+from .jsonload import SourceMap, load_json
 
 __all__ = [
     "FORMS",

@@ -1,6 +1,6 @@
 """``rtc import``: turn a version 1.0 / 1.2 rank table back into an rtc description.
 
-The table is validated first (:func:`rtc.tables.validate.validate_source`); a table with
+The table is validated first (:func:`rtc.api.validate_source`, by :func:`rtc.api.import_table`); a table with
 errors is refused (RTC660), as are other forms (RTC661) and layouts the language cannot
 express (RTC662: ranks not in server order and device-id order, a server where only some
 devices have a device_ip or a super_device_id, several addresses in one device_ip).
@@ -34,18 +34,56 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from rtc.diagnostics import Diagnostic, Severity, Span, error, warning
-from rtc.emit.rtc_source import Block, ClusterSource, device_set, is_word, render_source, word
+from rtc.diagnostics import Diagnostic, Span, error, warning
+from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_source, word
 from rtc.syntax.values import parse_family_name
 
-from .lower import decimal
-from .semantic import (IMPORT_DROPPED, IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
-                       IMPORT_SHAPE)
-from .validate import validate_source
+from rtc.model.presets import Preset, presets
+from rtc.rules import rule
 
-__all__ = ["ImportResult", "import_table", "MIN_FAMILY", "fit_int", "fit_grid"]
+from .lower_table import decimal
+
+__all__ = ["describe_table", "round_trip_difference", "MIN_FAMILY", "fit_int", "fit_grid"]
+
+IMPORT_INVALID = rule("RTC660", "import-invalid-table", "error",
+                      "rtc import refuses a table with errors.", """
+    What: the table has errors (`rtc validate` lists them), so there is nothing sound to
+    turn into a cluster description.
+    Why: a description that reproduces a broken table would only move the failure.
+    Example: `rtc import hccl.json` where two devices share a device_ip.
+    Fix: fix the findings (or regenerate the table), then import again.""")
+IMPORT_FORM = rule("RTC661", "import-unsupported-form", "error",
+                   "rtc import reads version 1.0 and 1.2 rank tables only.", """
+    What: the file is a 2.0 table, a PD table, a legacy group_list table or a topology file.
+    Why: rtc compiles to version 1.0 / 1.2 tables; other forms cannot round-trip.
+    Example: `rtc import ranktable_v2.json`.
+    Fix: none in rtc; keep editing that file by hand (rtc validate still checks it).""")
+IMPORT_SHAPE = rule("RTC662", "import-not-expressible", "error",
+                    "The table has a layout the rtc language cannot express.", """
+    What: e.g. ranks that do not follow server order and device id order, some devices of
+    a server with a device_ip and others without, several addresses in one device_ip,
+    super device ids on only some devices, or hardware whose table version differs.
+    Why: `rtc compile` numbers ranks in declaration order and gives every device of a
+    server the same kinds of values; the description would compile to another table.
+    Example: device 0 with rank 1 and device 1 with rank 0.
+    Fix: renumber the table in rtc's order (servers by rank, devices ascending) first.""")
+IMPORT_ROUND_TRIP = rule("RTC663", "import-round-trip", "error",
+                         "The imported description does not compile back to the table.", """
+    What: an internal check: rtc compiled the description it generated and the result
+    differs from the input table, so nothing was written.
+    Why: rtc never writes a description it cannot vouch for.
+    Example: none expected; please report it with the table.
+    Fix: report the bug; nothing was written.""")
+IMPORT_DROPPED = rule("RTC664", "import-dropped-key", "warning",
+                      "rtc import drops a key the rtc language has no attribute for.", """
+    What: device_port, host_port, backup_device_ip/port, host_nic_ip, container_ip,
+    extension keys and the like, or host_ip in a 1.0 table (kept as `host`, which 1.0
+    tables do not carry).
+    Why: `rtc compile` will not write them, so the compiled table lacks them.
+    Example: a table with "device_port": "16666" on every device.
+    Fix: none needed when HCCL's defaults suit you; otherwise keep the original table.""")
 
 #: Fewest servers written as a family (two servers read better as two blocks).
 MIN_FAMILY = 3
@@ -53,21 +91,6 @@ MIN_FAMILY = 3
 _CANON_DEVICE = {"device_id", "device_ip", "rank_id", "super_device_id"}
 _CANON_SERVER = {"server_id", "device", "host_ip"}
 _CANON_TOP = {"status", "version", "server_count", "server_list", "super_pod_list"}
-
-
-@dataclass
-class ImportResult:
-    """The description text (None when refused) and every diagnostic (validation findings,
-    refusals, dropped keys)."""
-
-    text: str | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    source_text: str | None = None
-    form: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.text is not None
 
 
 # --------------------------------------------------------------------------- fitting
@@ -557,50 +580,20 @@ def _normal(doc: dict, version: str) -> dict:
     return {"version": version, "servers": servers, "pods": pods}
 
 
-def import_table(data: bytes | str, filename: str, *, hardware: str | None = None,
-                 output_name: str = "cluster.rtc", cluster_name: str | None = None) -> ImportResult:
-    """Import one rank table (see the module docstring). Never raises for bad input."""
-    rep = validate_source(data, filename, hardware=hardware)
-    diags = list(rep.diagnostics)
-    result = ImportResult(None, diags, rep.text, rep.form)
-    if rep.doc is not None and rep.form is not None and rep.form not in ("hccl-v1.0", "hccl-v1.2"):
-        diags.append(error(IMPORT_FORM, f"rtc import reads version 1.0 and 1.2 rank tables; this "
-                           f"file is {rep.form}", None,
-                           hint="rtc validate still checks it; edit it by hand"))
-        return result
-    if any(d.severity is Severity.ERROR for d in diags) or rep.doc is None or rep.form is None:
-        n = sum(d.severity is Severity.ERROR for d in diags)
-        diags.append(error(IMPORT_INVALID, f"{filename} is not a valid rank table ({n} error"
-                           f"{'s' if n != 1 else ''}); nothing was imported", None,
-                           hint="fix the findings listed with this one (rtc validate shows "
-                                "them too), then import again"))
-        return result
-    doc = rep.doc
+def describe_table(doc: dict, smap, preset: Preset, filename: str, diags: list[Diagnostic], *,
+                   hardware: str | None = None, cluster_name: str | None = None) -> str | None:
+    """The rtc description of a valid version 1.0 / 1.2 table ``doc`` (lowered with
+    ``preset``; ``smap`` its source map), or None after adding to ``diags`` why it cannot be
+    written (RTC662); keys the language cannot hold are reported (RTC664). ``hardware`` is
+    ``--hardware`` when given. The caller compiles the text back and compares
+    (:func:`round_trip_difference`)."""
     version = doc["version"]
-    smap = rep.lowered.source_map
-    preset = rep.lowered.topology.preset
-    devices_per_server = None
-    if hardware is not None:
-        from rtc.model.presets import presets
-
-        hw = presets()[hardware]
-        if hw.ranktable_version != version and hw.devices_per_server:
-            diags.append(error(IMPORT_SHAPE, f"hardware {hardware} compiles to version "
-                               f"{hw.ranktable_version} tables but this table is version {version}",
-                               smap.locate_nearest(("version",)),
-                               hint="leave out --hardware, or choose a preset of this version "
-                                    "(generic for a 1.0 table with 16 devices per server)"))
-            return result
-        if hw.devices_per_server == 0:
-            devices_per_server = max(16, preset.devices_per_server)
-    else:
-        hardware = preset.name
-        if version == "1.0" and preset.super_pod is False and preset.name == "atlas-800-a3":
-            hardware = "generic"  # A3 typical networking: 16 dies, table 1.0
-            devices_per_server = max(16, preset.devices_per_server)
+    hardware, devices_per_server = _hardware(version, preset, hardware, smap, diags)
+    if hardware is None:
+        return None
     servers = _model(doc, version, smap, diags)
     if servers is None:
-        return result
+        return None
     for key, (count, path) in sorted(_dropped_keys(doc, version).items(), key=lambda kv: kv[1][1]):
         what = "a 1.0 table carries no host_ip (kept as `host`)" if key == "host_ip" else \
             "the rtc language has no attribute for it"
@@ -608,36 +601,40 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
                              f"{what}", smap.locate_nearest(path, key=True),
                              hint="the compiled table will not have it"))
     ndev = sum(len(s.devices) for s in servers)
-    src = ClusterSource(
+    return render_source(ClusterSource(
         name=cluster_name or _cluster_name(filename), hardware=hardware,
         devices_per_server=devices_per_server, blocks=plan_blocks(servers),
         header=[f"Imported by `rtc import` from {os.path.basename(filename)}: version {version}, "
                 f"{len(servers)} server{'s' if len(servers) != 1 else ''}, {ndev} device"
                 f"{'s' if ndev != 1 else ''}.",
-                "`rtc compile` of this file (no job: the whole cluster) gives the table back."])
-    text = render_source(src)
-    problem = round_trip_problem(text, output_name, doc, version)
-    if problem is not None:
-        diags.append(error(IMPORT_ROUND_TRIP, f"internal error: the generated description does not "
-                           f"compile back to the table ({problem}); nothing was written", None,
-                           hint="please report this with the table"))
-        return result
-    result.text = text
-    return result
+                "`rtc compile` of this file (no job: the whole cluster) gives the table back."]))
 
 
-def round_trip_problem(text: str, name: str, doc: dict, version: str) -> str | None:
-    """None when ``text`` compiles to a table equal to ``doc`` in everything the round trip
-    keeps; otherwise what differs."""
-    from rtc.api import compile_text, rank_table
+def _hardware(version: str, preset: Preset, hardware: str | None, smap,
+              diags: list[Diagnostic]) -> tuple[str | None, int | None]:
+    """(the description's hardware preset, its devices_per_server or None); (None, None)
+    after RTC662 when ``--hardware`` writes another table version."""
+    if hardware is not None:
+        hw = presets()[hardware]
+        if hw.ranktable_version != version and hw.devices_per_server:
+            diags.append(error(IMPORT_SHAPE, f"hardware {hardware} compiles to version "
+                               f"{hw.ranktable_version} tables but this table is version {version}",
+                               smap.locate_nearest(("version",)),
+                               hint="leave out --hardware, or choose a preset of this version "
+                                    "(generic for a 1.0 table with 16 devices per server)"))
+            return None, None
+        return hardware, (max(16, preset.devices_per_server) if hw.devices_per_server == 0
+                          else None)
+    if version == "1.0" and preset.super_pod is False and preset.name == "atlas-800-a3":
+        # A3 typical networking: 16 dies, table 1.0
+        return "generic", max(16, preset.devices_per_server)
+    return preset.name, None
 
-    res = compile_text(text, name)
-    if not res.ok:
-        bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
-        return f"compiling it fails: {bad[0].code} {bad[0].message}" if bad else "compiling it fails"
-    _, built, problems = rank_table(res.topology, None)
-    if problems:
-        return problems[0].message
+
+def round_trip_difference(doc: dict, version: str, built: dict) -> str | None:
+    """None when the table ``built`` from the description equals ``doc`` in everything the
+    round trip keeps (servers, device ids, IPs, super device ids, super pods, host IPs in
+    1.2, ranks); otherwise what differs."""
     a, b = _normal(doc, version), _normal(built, built["version"])
     if a == b:
         return None
@@ -649,3 +646,7 @@ def round_trip_problem(text: str, name: str, doc: dict, version: str) -> str | N
     if len(a["servers"]) != len(b["servers"]):
         return f"{len(b['servers'])} servers instead of {len(a['servers'])}"
     return "super pods differ"
+
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (IMPORT_INVALID, IMPORT_FORM, IMPORT_SHAPE, IMPORT_ROUND_TRIP, IMPORT_DROPPED)

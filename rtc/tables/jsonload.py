@@ -5,41 +5,7 @@ table of 8.4 MB loads in ~0.1 s) and returns ``(document, SourceMap, diagnostics
 Nothing is located up front: :class:`SourceMap` finds where a value sits only when a finding
 asks for it (see "Locating values" below).
 
-Rule ids (RTC600..RTC604, owned by ``rtc.tables``):
-
-``RTC600`` JSON syntax error (error)
-    What: the file is not JSON: a missing comma or colon, an unclosed string or bracket,
-    single quotes, unquoted keys, ``True``/``None``, ``NaN``/``Infinity``, text after the
-    document, an empty file. The diagnostic points at the first character the parser could
-    not accept. Why it breaks: HCCL reads the table with ``nlohmann::json``; a parse error
-    makes ``HcclCommInitClusterInfo`` fail before any rank is created, on every node.
-    Fix: correct the text at the reported line and column (the hint says what was expected).
-
-``RTC601`` comments in JSON (error)
-    What: ``//`` or ``/* */`` comments, usually copied with a documentation example (the HCCL
-    docs annotate their samples with ``//`` and warn that the comments must be removed). The
-    diagnostic points at the FIRST comment and counts the rest. Why it breaks: JSON has no
-    comments; ``nlohmann::json`` stops at the first ``/``. Fix: delete every comment. When
-    comments (and trailing commas) are the only problem, the loader blanks them out (offsets
-    and line numbers unchanged) and still returns the document so later checks can run.
-
-``RTC602`` trailing comma (error)
-    What: a ``,`` right before ``}`` or ``]``. The diagnostic points at the first one. Why it
-    breaks: not JSON; ``nlohmann::json`` rejects it. Fix: remove the comma after the last
-    element. Recovery as for RTC601.
-
-``RTC603`` unreadable file or wrong text encoding (error)
-    What: the file cannot be read, is not UTF-8 (e.g. UTF-16 written by some Windows editors,
-    or Latin-1 bytes in a comment), or contains a NUL byte. Why it breaks: ``nlohmann::json``
-    accepts only UTF-8 and rejects ill-formed byte sequences. Fix: save the file as UTF-8.
-    (A UTF-8 byte-order mark is accepted silently, as ``nlohmann::json`` skips it.)
-
-``RTC604`` duplicate key (warning)
-    What: the same key twice in one object, e.g. two ``device_ip`` entries in one device.
-    Why it matters: the JSON parsers involved keep only one value (``nlohmann::json`` and
-    Python keep the last), so the other one is silently ignored, and tools may disagree on
-    which one wins. Fix: keep exactly one. The diagnostic points at the later occurrence and
-    names the first one as related.
+Rules RTC600-RTC604 are declared below with their explanations (``rtc explain RTC600``).
 
 Locating values
     :meth:`SourceMap.locate` maps a JSON path (``("server_list", 1, "device", 3, "device_ip")``
@@ -62,9 +28,11 @@ import re
 from itertools import accumulate
 from json.decoder import scanstring as _scanstring
 from pathlib import Path
-from typing import Iterable, Union
+from typing import Union
 
+from rtc.rules import rule
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
+from rtc.schema.paths import JsonPath, format_path, parse_path
 
 __all__ = [
     "JsonPath",
@@ -75,22 +43,51 @@ __all__ = [
     "strip_comments_and_trailing_commas",
 ]
 
-PathElem = Union[str, int]
-JsonPath = tuple  # tuple[str | int, ...]
 
-RULE_SYNTAX = "RTC600"
-RULE_COMMENT = "RTC601"
-RULE_TRAILING_COMMA = "RTC602"
-RULE_ENCODING = "RTC603"
-RULE_DUPLICATE_KEY = "RTC604"
+RULE_SYNTAX = rule("RTC600", "json-syntax-error", "error",
+                   "The file is not valid JSON.", """
+    What: the file is not JSON: a missing comma or colon, an unclosed string or bracket,
+    single quotes, unquoted keys, `True`/`None`, `NaN`/`Infinity`, text after the document,
+    an empty file. The diagnostic points at the first character the parser could not accept.
+    Why it breaks: HCCL reads the table with `nlohmann::json`; a parse error makes
+    `HcclCommInitClusterInfo` fail before any rank is created, on every node.
+    Fix: correct the text at the reported line and column (the hint says what was expected).""")
+RULE_COMMENT = rule("RTC601", "json-comment", "error",
+                    "The JSON contains // or /* */ comments.", """
+    What: `//` or `/* */` comments, usually copied with a documentation example (the HCCL
+    docs annotate their samples with `//` and warn that the comments must be removed). The
+    diagnostic points at the FIRST comment and counts the rest.
+    Why it breaks: JSON has no comments; `nlohmann::json` stops at the first `/`.
+    Fix: delete every comment. When comments (and trailing commas) are the only problem, the
+    loader blanks them out (offsets and line numbers unchanged) and still returns the
+    document so later checks can run.""")
+RULE_TRAILING_COMMA = rule("RTC602", "json-trailing-comma", "error",
+                           "A comma stands right before a closing bracket.", """
+    What: a `,` right before `}` or `]`. The diagnostic points at the first one.
+    Why it breaks: not JSON; `nlohmann::json` rejects it.
+    Fix: remove the comma after the last element. Recovery as for RTC601.""")
+RULE_ENCODING = rule("RTC603", "unreadable-or-not-utf8", "error",
+                     "The file cannot be read or is not UTF-8 text.", """
+    What: the file cannot be read, is not UTF-8 (e.g. UTF-16 written by some Windows
+    editors, or Latin-1 bytes in a comment), or contains a NUL byte.
+    Why it breaks: `nlohmann::json` accepts only UTF-8 and rejects ill-formed byte
+    sequences.
+    Fix: save the file as UTF-8. (A UTF-8 byte-order mark is accepted silently, as
+    `nlohmann::json` skips it.)""")
+RULE_DUPLICATE_KEY = rule("RTC604", "json-duplicate-key", "warning",
+                          "The same key appears twice in one object.", """
+    What: the same key twice in one object, e.g. two `device_ip` entries in one device.
+    Why it matters: the JSON parsers involved keep only one value (`nlohmann::json` and
+    Python keep the last), so the other one is silently ignored, and tools may disagree on
+    which one wins.
+    Fix: keep exactly one. The diagnostic points at the later occurrence and names the first
+    one as related.""")
 
 _WS = re.compile(r"[ \t\n\r]*")
 # between members: optional comma, then the next key's quote or the closing brace
 _MEMBER = re.compile(r'[ \t\n\r]*,?[ \t\n\r]*(?:(")|\})')
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _ELEMENT = re.compile(r"[ \t\n\r]*,?[ \t\n\r]*(\])?")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_PATH_TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]""")
 
 # String-aware lexers used only on the error path (after the fast parse failed).
 # A string never spans a raw newline in JSON, so an unterminated one stops at the line end
@@ -99,44 +96,6 @@ _COMMENT_LEX = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)'
 _TRAILING_LEX = re.compile(r'"(?:[^"\\\n]|\\.)*"?|,(?=[ \t\r\n]*[\]}])')
 _CONST_LEX = re.compile(r'"(?:[^"\\\n]|\\.)*"?|(-?Infinity|NaN)')
 _NOT_NEWLINE = re.compile(r"[^\n]")
-
-
-# --------------------------------------------------------------------------- paths
-
-def format_path(path: Iterable[PathElem]) -> str:
-    """``("server_list", 1, "device", 3, "device_ip")`` -> ``server_list[1].device[3].device_ip``.
-
-    The root is ``$``. Keys that are not identifiers are written ``["key with space"]``."""
-    out: list[str] = []
-    for elem in path:
-        if isinstance(elem, int):
-            out.append(f"[{elem}]")
-        elif _IDENT.match(elem):
-            out.append(f".{elem}" if out else elem)
-        else:
-            out.append(f"[{json.dumps(elem, ensure_ascii=False)}]")
-    return "".join(out) if out else "$"
-
-
-def parse_path(text: str) -> JsonPath:
-    """Inverse of :func:`format_path` (also accepts a leading ``$`` / ``$.``)."""
-    s = text.strip()
-    if s.startswith("$"):
-        s = s[1:]
-    out: list[PathElem] = []
-    pos = 0
-    while pos < len(s):
-        m = _PATH_TOKEN.match(s, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"bad JSON path {text!r} at character {pos + 1}")
-        if m.group(1) is not None:
-            out.append(m.group(1))
-        elif m.group(2) is not None:
-            out.append(int(m.group(2)))
-        else:
-            out.append(json.loads(m.group(3)))
-        pos = m.end()
-    return tuple(out)
 
 
 def _as_path(path) -> JsonPath:
@@ -681,3 +640,6 @@ def _load_relaxed(text, filename, first_error, parse, recover, dup_objs):
         smap.recovered = False
         return None, smap, diags
     return doc, smap, diags
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RULE_SYNTAX, RULE_COMMENT, RULE_TRAILING_COMMA, RULE_ENCODING, RULE_DUPLICATE_KEY)

@@ -1,7 +1,7 @@
 """Semantic rules that only exist for rank table files (RTC630..RTC679).
 
 Everything that can be judged on servers and devices is judged by the compiler's own
-checks (:mod:`rtc.checks`) on the table lowered by :mod:`rtc.tables.lower`: duplicate
+checks (:mod:`rtc.checks`) on the table lowered by :mod:`rtc.tables.lower_table`: duplicate
 ``server_id`` (RTC203), ``device_id`` (RTC204), ``device_ip`` (RTC208) and
 ``super_device_id`` within a super pod (RTC213), device ids the hardware does not have
 (RTC205), reserved addresses (RTC209), missing device IPs on multi-server tables (RTC211),
@@ -11,17 +11,12 @@ itself and has no counts or lists: the ``rank_id`` values, ``server_count`` and 
 counts, addresses that do not parse, ``super_pod_list`` bookkeeping, backup dies and
 ports, the legacy and 2.0 forms. :func:`check_table` runs them on a parsed document.
 
-It also registers the rule ids of the loading and schema stages (RTC600..RTC619, whose
-explanations live in the docstrings of :mod:`rtc.tables.jsonload`, :mod:`.forms` and
-:mod:`.schema_check`) so that ``rtc rules``, ``rtc explain`` and the SARIF report know them.
 """
 
 from __future__ import annotations
 
 from rtc.textfmt import format_ids
 
-import re
-import textwrap
 from dataclasses import dataclass
 
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
@@ -29,55 +24,7 @@ from rtc.rules import rule
 from rtc.syntax.values import ValueProblem, parse_ip
 
 from .jsonload import SourceMap, format_path
-from .lower import address, decimal, is_address
-
-# --------------------------------------------------------------------------- RTC600..619
-
-_CATALOG_NAMES = {
-    "RTC600": ("json-syntax-error", "The file is not valid JSON."),
-    "RTC601": ("json-comment", "The JSON contains // or /* */ comments."),
-    "RTC602": ("json-trailing-comma", "A comma stands right before a closing bracket."),
-    "RTC603": ("unreadable-or-not-utf8", "The file cannot be read or is not UTF-8 text."),
-    "RTC604": ("json-duplicate-key", "The same key appears twice in one object."),
-    "RTC605": ("unknown-table-version", "The table's version is not one HCCL knows."),
-    "RTC606": ("heterogeneous-unsupported", 'Version "1.1" (heterogeneous) tables are not checked.'),
-    "RTC607": ("not-a-rank-table", "The file is not a rank table or topology file."),
-    "RTC608": ("version-content-mismatch", "The version and the keys belong to different forms."),
-    "RTC609": ("schema-override", "The --schema option names an unknown or a different form."),
-    "RTC610": ("wrong-json-type", "A value has the wrong JSON type (string vs number)."),
-    "RTC611": ("required-key-missing", "A key the form requires is missing."),
-    "RTC612": ("unknown-key", "A key the form does not define (HCCL ignores it)."),
-    "RTC613": ("key-of-other-version", "A key that only another table version uses."),
-    "RTC614": ("value-not-allowed", "A value outside the fixed set of allowed values."),
-    "RTC615": ("malformed-value", "A string value does not have the required shape."),
-    "RTC616": ("wrong-item-count", "A list is empty or has too many items."),
-    "RTC617": ("value-out-of-range", "A number or length is outside its bounds."),
-    "RTC618": ("extension-key", "A key another tool adds; HCCL ignores it."),
-    "RTC619": ("schema-violation", "Another JSON Schema violation."),
-}
-_DOC_RULE = re.compile(r"^``(RTC6\d\d)``\s+(.*?)\s+\(([^)]*)\)\s*\n((?:[ \t]+\S.*\n?|[ \t]*\n(?=[ \t]+\S))*)",
-                       re.M)
-
-
-def _register_loading_rules() -> None:
-    from . import forms, jsonload, schema_check
-
-    found: dict[str, tuple[str, str]] = {}
-    for mod in (jsonload, forms, schema_check):
-        for m in _DOC_RULE.finditer(mod.__doc__ or ""):
-            sev = "warning" if m.group(3).startswith("warning") else "error"
-            body = " ".join(line.strip() for line in m.group(4).splitlines() if line.strip())
-            body = body.replace("``", "`")
-            for word in (" Why it breaks:", " Why it matters:", " Why:", " Fix:"):
-                body = body.replace(word, "\n" + word.strip())
-            body = "\n".join(textwrap.fill(par, 88) for par in body.split("\n"))
-            found[m.group(1)] = (sev, body)
-    for code, (name, summary) in _CATALOG_NAMES.items():
-        sev, body = found.get(code, ("error", f"See the documentation of rtc.tables for {code}."))
-        rule(code, name, sev, summary, body)
-
-
-_register_loading_rules()
+from .lower_table import address, decimal, is_address
 
 # --------------------------------------------------------------------------- RTC630..679
 
@@ -248,50 +195,6 @@ V2_BACKUP = rule("RTC652", "v2-backup-rank", "error",
     Why: the 2.0 parser rejects other layouts.
     Example: two ranks with "local_id": 64.
     Fix: keep one backup rank and set its replaced_local_id.""")
-IMPORT_INVALID = rule("RTC660", "import-invalid-table", "error",
-                      "rtc import refuses a table with errors.", """
-    What: the table has errors (`rtc validate` lists them), so there is nothing sound to
-    turn into a cluster description.
-    Why: a description that reproduces a broken table would only move the failure.
-    Example: `rtc import hccl.json` where two devices share a device_ip.
-    Fix: fix the findings (or regenerate the table), then import again.""")
-IMPORT_FORM = rule("RTC661", "import-unsupported-form", "error",
-                   "rtc import reads version 1.0 and 1.2 rank tables only.", """
-    What: the file is a 2.0 table, a PD table, a legacy group_list table or a topology file.
-    Why: rtc compiles to version 1.0 / 1.2 tables; other forms cannot round-trip.
-    Example: `rtc import ranktable_v2.json`.
-    Fix: none in rtc; keep editing that file by hand (rtc validate still checks it).""")
-IMPORT_SHAPE = rule("RTC662", "import-not-expressible", "error",
-                    "The table has a layout the rtc language cannot express.", """
-    What: e.g. ranks that do not follow server order and device id order, some devices of
-    a server with a device_ip and others without, several addresses in one device_ip,
-    super device ids on only some devices, or hardware whose table version differs.
-    Why: `rtc compile` numbers ranks in declaration order and gives every device of a
-    server the same kinds of values; the description would compile to another table.
-    Example: device 0 with rank 1 and device 1 with rank 0.
-    Fix: renumber the table in rtc's order (servers by rank, devices ascending) first.""")
-IMPORT_ROUND_TRIP = rule("RTC663", "import-round-trip", "error",
-                         "The imported description does not compile back to the table.", """
-    What: an internal check: rtc compiled the description it generated and the result
-    differs from the input table, so nothing was written.
-    Why: rtc never writes a description it cannot vouch for.
-    Example: none expected; please report it with the table.
-    Fix: report the bug; nothing was written.""")
-IMPORT_DROPPED = rule("RTC664", "import-dropped-key", "warning",
-                      "rtc import drops a key the rtc language has no attribute for.", """
-    What: device_port, host_port, backup_device_ip/port, host_nic_ip, container_ip,
-    extension keys and the like, or host_ip in a 1.0 table (kept as `host`, which 1.0
-    tables do not carry).
-    Why: `rtc compile` will not write them, so the compiled table lacks them.
-    Example: a table with "device_port": "16666" on every device.
-    Fix: none needed when HCCL's defaults suit you; otherwise keep the original table.""")
-
-# The compile's rule that a table rule supersedes at the same place (not reported twice).
-SUPERSEDES = {
-    "RTC214": {"RTC617"},           # server_id too long: the schema's maxLength
-    "RTC212": {POD_MEMBERSHIP},     # no super pod: said by the super_pod_list rule
-}
-
 
 # --------------------------------------------------------------------------- helpers
 
@@ -920,4 +823,7 @@ def check_table(doc, form: str | None, source_map: SourceMap,
     return ctx.out
 
 
-__all__ = ["check_table", "check_version_fit", "SUPERSEDES"]
+__all__ = ["check_table", "check_version_fit"]
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RANK_IDS, RANK_INTERLEAVED, RANK_ORDER, COUNT, BAD_ADDRESS, IP_COUNT, VERSION_HW, POD_UNKNOWN, POD_MEMBERSHIP, POD_DUPLICATE, POD_CONTIGUOUS, BACKUP_IP, BACKUP_PORT, HOST_PORT, PD_CLUSTER_ID, LEGACY_NAME, LEGACY_AVERAGE, INVENTORY_SERVER, INVENTORY_DEVICE, V2_LEVELS, V2_ADDRESS_COUNT, V2_BACKUP)

@@ -29,12 +29,15 @@ MAX_SHOWN = 8
 @dataclass(frozen=True)
 class Options:
     """What to draw. ``job`` None: every job. ``collapse_above``: NPU count above which
-    families collapse (None: :data:`COLLAPSE_ABOVE`)."""
+    families collapse (None: :data:`COLLAPSE_ABOVE`). ``unreachable``: device pairs the
+    network checks found unreachable, drawn as red edges
+    (:func:`rtc.checks.peer_reachability.unreachable_examples`)."""
 
     view: str = "topology"
     job: str | None = None
     dim: str = "tp"
     collapse_above: int | None = None
+    unreachable: tuple = ()
 
     @property
     def threshold(self) -> int:
@@ -328,32 +331,12 @@ def selected_jobs(topo, job_name: str | None) -> list:
 # --------------------------------------------------------------------------- unreachable
 
 
-def unreachable_pairs(topo, diagnostics, jobs) -> list[tuple]:
-    """Example device pairs the network checks report unreachable (RTC410), as
-    ((server, device id), (server, device id), group kind). Empty when the checks
-    report none or the reachability model is unavailable."""
-    if not any(d.code == "RTC410" and d.severity >= Severity.WARNING for d in diagnostics):
-        return []
-    try:
-        from rtc.network.reachability import analyse
-    except ImportError:
-        return []
+def unreachable_pairs(opts: Options, jobs) -> list[tuple]:
+    """The unreachable example pairs of ``opts`` (found by the network checks, RTC410) that
+    belong to the drawn ``jobs``, as ((server, device id), (server, device id), group kind)."""
     names = {j.name for j in jobs} if jobs else None
-    out = []
-    try:
-        results = analyse(topo)
-    except Exception:  # noqa: BLE001 - the drawing goes on without the pairs
-        return []
-    for jr in results:
-        if names is not None and jr.job is not None and jr.job.name not in names:
-            continue
-        for f in jr.findings.values():
-            if f.example is None:
-                continue
-            x, y = f.example
-            out.append(((x.server.name, x.device.device_id),
-                        (y.server.name, y.device.device_id), f.group or ""))
-    return out
+    return [(a, b, kind) for a, b, kind, job in opts.unreachable
+            if names is None or job is None or job in names]
 
 
 # --------------------------------------------------------------------------- collapse

@@ -176,7 +176,7 @@ def build(topo, diagnostics, opts: Options) -> str:
         servers = [s for s in topo.servers if s.name in used]
     else:
         servers = list(topo.servers)
-    unreachable = unreachable_pairs(topo, diagnostics, jobs)
+    unreachable = unreachable_pairs(opts, jobs)
     reasons: dict = {}
     for name in marks.server_names():
         sv = topo.server(name)

@@ -64,7 +64,7 @@ class _Ctx:
         self.corners: dict = {}         # server -> (top-left NPU node, top-right NPU node)
         self.hidden: dict = {}          # server name -> FamilyBlock (collapsed, not drawn)
         self.flags = {"idle": False, "groups": False, "crossing": False}
-        self.unreachable = unreachable_pairs(topo, diagnostics, self.jobs)
+        self.unreachable = unreachable_pairs(opts, self.jobs)
         if opts.job is not None:
             used = {p.server.name for j in self.jobs for p in j.placements}
             self.servers = [s for s in topo.servers if s.name in used]

@@ -1,4 +1,4 @@
-"""Render a :class:`~rtc.emit.launch.plan.NodeLaunch` as a bash launch script
+"""Render a :class:`~rtc.plan.launch.NodeLaunch` as a bash launch script
 (``<server>.sh``, or ``<server>.<job>.sh`` when several jobs share the server).
 
 The script: ``set -euo pipefail``; sets ``RTC_DIR`` to its own folder and sources its env
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 
-from rtc.emit.launch.plan import NodeLaunch, Proc, Ref
+from rtc.plan.launch import NodeLaunch, Proc, Ref
 
 
 def _word(a) -> str:

@@ -1,4 +1,5 @@
-"""The library entry points: one function per pipeline stage, and a compile driver.
+"""The compile driver: parse -> elaborate -> lower -> plan -> check -> policies, and the
+rank table of a compiled job.
 
     >>> from rtc.api import compile_text
     >>> result = compile_text('''
@@ -18,37 +19,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rtc.checks import run_checks
+from rtc.checks.policies import apply_policies, unknown_policies
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
+from rtc.emit.hccl_json import build_rank_table, render, schema_name
+from rtc.model.lower_decls import lower
 from rtc.model.topology import Job, Topology
-from rtc.rules import rule
-
-IO_ERROR = rule("RTC001", "io-error", "error", "A file cannot be read or written.", """
-    What: the input does not exist or is unreadable, or an output folder is missing or
-    read-only.
-    Why: nothing can be compiled or written.
-    Example: `rtc compile clutser.rtc`.
-    Fix: check the path and permissions.""")
-USAGE = rule("RTC002", "usage", "error", "The command line asks for something impossible.", """
-    What: e.g. `-o` with a file that has several jobs and no `--job`.
-    Why: rtc will not guess which output you wanted.
-    Example: `rtc compile pd.rtc -o hccl.json` when the file has jobs prefill and decode.
-    Fix: follow the message (choose `--job`, or `--out-dir`).""")
-SCHEMA_SELF = rule("RTC003", "internal-schema-violation", "error",
-                   "rtc built a rank table that its own JSON Schema rejects.", """
-    What: an internal error: the emitted table failed validation against schemas/.
-    Why: rtc never writes a table it cannot vouch for.
-    Example: none expected; please report it with the input file.
-    Fix: report the bug; nothing was written.""")
+from rtc.plan import Plan, build_plan
+from rtc.rules import IO_ERROR, SCHEMA_SELF
+from rtc.schema import validate_document
+from rtc.syntax.parser import parse_text
+from rtc.syntax.schema import elaborate
 
 
 @dataclass
 class CompileResult:
-    """What a compile produced: the Topology (None when lowering could not start), every
-    diagnostic (sorted when shown), and the source texts by file name."""
+    """What a compile produced: the Topology (None when lowering could not start), its plan
+    (None likewise), every diagnostic (sorted when shown), and the source texts by file
+    name."""
 
     topology: Topology | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    plan: Plan | None = None
 
     @property
     def ok(self) -> bool:
@@ -60,33 +53,35 @@ STAGES = ("parse", "lower", "check", "emit")
 
 def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
                  progress=None) -> CompileResult:
-    """Parse, lower and check rtc source. Never raises for bad input: problems are
+    """Parse, lower, plan and check rtc source. Never raises for bad input: problems are
     diagnostics. ``strict`` turns warnings into errors (``--strict``). ``progress``, if
     given, is called with each stage name of :data:`STAGES` as it starts."""
     report = progress or (lambda stage: None)
-    from rtc.checks import run_checks
-    from rtc.model.lower import lower
-    from rtc.syntax.parser import parse_text
-    from rtc.syntax.schema import elaborate
-
     sources = {filename: text}
     report("parse")
     source, diags = parse_text(text, filename)
     if source is None:
         return CompileResult(None, diags, sources)
-    decls, diags = elaborate(source)
+    decls, more = elaborate(source)
+    diags += more
     report("lower")
-    topo, lower_diags = lower(decls, sources)
-    diags += lower_diags
+    topo, more = lower(decls, sources)
+    diags += more
     report("check")
+    plan = None
     if topo is not None:
-        # The checks run even when lowering reported errors, so the user sees everything in
-        # one go; the topology is incomplete only where errors were already reported.
-        diags += run_checks(topo)
+        plan = build_plan(topo)
+        # The checks run even when lowering reported errors, so the user sees everything
+        # in one go; the topology is incomplete only where errors were already reported.
+        diags += run_checks(topo, plan)
+        if topo.policies or any(j.policies for j in topo.jobs):
+            from rtc.report.rule_catalogue import RULES  # every rule a policy may name
+
+            diags = apply_policies(topo, diags + unknown_policies(topo, RULES), RULES)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
-    return CompileResult(topo, diags, sources)
+    return CompileResult(topo, diags, sources, plan)
 
 
 def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileResult:
@@ -102,17 +97,21 @@ def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileRe
     try:
         text = data.decode("utf-8-sig")  # -sig: drop a byte order mark
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
-        return CompileResult(None, [error(
-            IO_ERROR, f"cannot read {path}: "
-            + ("it is UTF-16, not UTF-8" if utf16 else
-               f"byte 0x{data[exc.start]:02x} at line {line}, column {column} is not UTF-8"),
-            None if utf16 else Span(path, line, column),
-            hint="save the file as UTF-8 (e.g. `iconv -f "
-                 + ("UTF-16" if utf16 else "LATIN1") + " -t UTF-8 IN > OUT`)")], {})
+        return CompileResult(None, [_not_utf8(path, data, exc)], {})
     return compile_text(text, path, strict=strict, progress=progress)
+
+
+def _not_utf8(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    return error(
+        IO_ERROR, f"cannot read {path}: "
+        + ("it is UTF-16, not UTF-8" if utf16 else
+           f"byte 0x{data[exc.start]:02x} at line {line}, column {column} is not UTF-8"),
+        None if utf16 else Span(path, line, column),
+        hint="save the file as UTF-8 (e.g. `iconv -f "
+             + ("UTF-16" if utf16 else "LATIN1") + " -t UTF-8 IN > OUT`)")
 
 
 def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, list[Diagnostic]]:
@@ -120,9 +119,6 @@ def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, l
 
     Returns (text, document, diagnostics); diagnostics is non-empty (RTC003) only if the
     table violates rtc's own schema, in which case the text must not be written."""
-    from rtc.emit.hccl_json import build_rank_table, render, schema_name
-    from rtc.tables.schema_check import validate_document
-
     doc = build_rank_table(topology, job)
     problems = validate_document(doc, schema_name(doc), filename="<emitted hccl.json>")
     bad = [p for p in problems if p.severity is Severity.ERROR]

@@ -24,7 +24,7 @@ Transport (random)                                              job
 ==================  =========================================  ===========================
 
 Values the user gave are claimed as written; overlaps between them are errors reported by
-:mod:`rtc.checks.ports`. A value the user did not give starts at its default and moves up
+:mod:`rtc.checks.port_conflicts`. A value the user did not give starts at its default and moves up
 (by the width of what it claims) until it overlaps nothing already claimed on any of its
 hosts; jobs are served in declaration order (so the first job on a shared host keeps the
 plain defaults). Every value a job uses, given or chosen, is in its :class:`JobPorts`
@@ -41,6 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.model.topology import Job, Topology
+from rtc.plan.modes import job_mode
 from rtc.network.env import (HCCL_BASE_MAX, HCCL_BASE_MIN, HCCL_DEFAULT_BASE, env_map,
                              hccl_window_size, parse_port_ranges)
 
@@ -190,16 +192,13 @@ def _ranks_by_server(topo, job) -> dict[str, tuple[int, int]]:
         return out
 
 
-def _launch(topo, job) -> tuple[str | None, object]:
-    """(launch mode, launch spec) of ``job`` (rtc.emit.launch.plan.job_mode), or (None,
-    None) when the job cannot be planned (its errors are reported elsewhere)."""
-    from rtc.emit.launch.plan import job_mode
-    from rtc.emit.launch.spec import launch_of
-
+def _mode(topo: Topology, job: Job) -> str | None:
+    """The launch mode of ``job`` (:func:`rtc.plan.modes.job_mode`), or None when the job
+    cannot be placed (its errors are reported by the checks)."""
     try:
-        return job_mode(topo, job), launch_of(job)
-    except Exception:  # noqa: BLE001 - no placement: no launch, nothing to reserve
-        return None, None
+        return job_mode(topo, job)
+    except ValueError:  # no placement: no launch, nothing to reserve
+        return None
 
 
 def plan_ports(topo) -> PortPlan:
@@ -290,13 +289,13 @@ def plan_ports(topo) -> PortPlan:
                                        DEFAULT_DP_RPC_PORT, 1, job.dp_rpc_port,
                                        job.span_of("dp_rpc_port"),
                                        f"on {jp.dp_address}"))
-        mode, spec = _launch(topo, job)
+        mode, spec = _mode(topo, job), job.launch
         if job.ray_port is not None or mode == "ray":
             job_needs.append(_Need("ray_port", "ray", [(head.name, 0, 0)], DEFAULT_RAY_PORT, 1,
                                    job.ray_port, job.span_of("ray_port")))
         master_default = DEFAULT_MASTER_PORT.get(mode) or \
             (DEFAULT_MASTER_PORT["torchrun"] if job.framework == "torch_npu" else None)
-        given_master = spec.master_port if spec is not None else None
+        given_master = spec.master_port
         if master_default is not None or given_master is not None:
             job_needs.append(_Need("master_port", "master", [(head.name, 0, 0)],
                                    master_default or DEFAULT_MASTER_PORT["torchrun"], 1,

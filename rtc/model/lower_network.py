@@ -1,17 +1,19 @@
-"""The network part of lowering, run once at the end of :func:`rtc.model.lower.lower`.
+"""Lowering passes: the network model and the inventory.
+
+:func:`lower_networks`:
 
 * ``network`` / ``fabric`` blocks -> :attr:`Topology.networks` / :attr:`Topology.fabrics`;
-* server ``visible_devices`` -> :attr:`Server.visible_devices`;
+* server ``visible_devices`` -> :attr:`Server.visible_devices`, and where device_ip /
+  gateway / prefix come from (:attr:`Server.address_sources`);
+
+:func:`lower_inventory`:
+
 * server ``inventory "dir"`` (a template such as ``"inv/node{i:02}"`` is rendered per family
   member): each folder is read once (:func:`rtc.inventory.load_inventory_dir`), its
   diagnostics (RTC480-RTC489) are passed on once, and device IPs / gateways / prefix
   lengths the description does not give (``device_ip inventory``, ``gateway inventory``,
   or no such line at all) are taken from it. Values the description does give are kept;
-  :mod:`rtc.checks.inventory_facts` compares them with the captures;
-* job ``port``, ``dp_address``, ``dp_rpc_port``, ``kv_connector``, ``kv_port``,
-  ``ray_port`` -> the :class:`~rtc.model.topology.Job` fields;
-* (the port plan, :func:`rtc.network.ports.plan_ports`, is made by :func:`rtc.model.lower.lower`
-  after the launch attributes, which decide the Ray and master ports).
+  :mod:`rtc.checks.inventory_facts` compares them with the captures.
 """
 
 from __future__ import annotations
@@ -20,65 +22,67 @@ import ipaddress
 import os
 
 from rtc.diagnostics import Diagnostic, error
-from rtc.model.lower import INCOMPLETE_MARK
+from rtc.model.topology import Server, Topology
 from rtc.network.addressing import Fabric, HostNetwork
+from rtc.syntax.decls import Decl, FabricDecl, NetworkDecl, ServerDecl
 from rtc.syntax.values import ValueProblem, parse_template
 
 
-def finish(decls: list, topo, diags: list[Diagnostic]) -> None:
-    """Complete ``topo`` with the network model (see the module docstring)."""
-    _blocks(decls, topo)
-    _servers(decls, topo, diags)
-    _jobs(decls, topo)
-
-
-def _blocks(decls: list, topo) -> None:
+def lower_networks(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) -> None:
+    """Host networks, fabrics, and each server's visible devices and address sources (see
+    the module docstring)."""
     for d in decls:
-        if d.kind == "network" and d.name:
-            spans = _spans(d)
-            topo.networks.append(HostNetwork(d.name, d.name_span, d.get("cidr"),
-                                             tuple(d.get("nic") or ()), spans))
-        elif d.kind == "fabric" and d.name:
-            spans = _spans(d)
-            topo.fabrics.append(Fabric(d.name, d.name_span, list(d.get("subnets") or ()),
-                                       spans))
+        if isinstance(d, NetworkDecl) and d.name:
+            topo.networks.append(HostNetwork(d.name, d.name_span, d.cidr, tuple(d.nic or ()),
+                                             _spans(d), d.failed))
+        elif isinstance(d, FabricDecl) and d.name:
+            topo.fabrics.append(Fabric(d.name, d.name_span, list(d.subnets or ()), _spans(d),
+                                       d.failed))
+    by_key = _server_decls(decls)
+    for s in topo.servers:
+        decl = _decl_of(s, by_key)
+        if decl is None:
+            continue
+        if decl.visible_devices is not None:
+            s.visible_devices = list(decl.visible_devices)
+        for key in ("device_ip", "gateway"):
+            plan = getattr(decl, key)
+            if plan is not None:
+                s.address_sources[key] = "inventory" if plan.kind == "inventory" else "dsl"
+        if decl.prefix is not None:
+            s.address_sources["prefix"] = "dsl"
 
 
-def _spans(d) -> dict:
+def _spans(d: Decl) -> dict:
     """Attribute spans of a network/fabric block. A line that failed to parse was reported:
-    it is present (not "missing", RTC406) and marked incomplete, so that checks which need
+    it is present (not "missing", RTC406) and in ``incomplete``, so that checks which need
     its value (reachability through a fabric) stand down instead of adding knock-on errors."""
-    spans = {k: d.span_of(k) for k in d.attrs}
+    spans = dict(d.spans)
     for key in d.failed:
-        spans[key] = spans[INCOMPLETE_MARK + key] = d.span_of(key)
+        spans[key] = d.span_of(key)
     return spans
 
 
-def _server_decls(decls: list) -> dict:
+def _server_decls(decls: list[Decl]) -> dict:
     out: dict = {}
     for d in decls:
-        if d.kind in ("server", "family") and d.name:
+        if isinstance(d, ServerDecl) and d.name:
             out.setdefault((d.kind == "family", d.name), d)
     return out
 
 
-def _servers(decls: list, topo, diags: list[Diagnostic]) -> None:
+def _decl_of(s: Server, by_key: dict) -> ServerDecl | None:
+    return by_key.get((True, s.family)) if s.family else by_key.get((False, s.name))
+
+
+def lower_inventory(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) -> None:
+    """Read each server's ``inventory`` folder once and take the addresses the description
+    does not give from it (see the module docstring)."""
     by_key = _server_decls(decls)
     cache: dict[str, tuple] = {}
     for s in topo.servers:
-        decl = by_key.get((True, s.family)) if s.family else by_key.get((False, s.name))
-        if decl is None:
-            continue
-        visible = decl.get("visible_devices")
-        if visible is not None:
-            s.visible_devices = list(visible)
-        plans = {key: decl.get(key) for key in ("device_ip", "gateway")}
-        for key, plan in plans.items():
-            if plan is not None:
-                s.address_sources[key] = "inventory" if plan.kind == "inventory" else "dsl"
-        if decl.get("prefix") is not None:
-            s.address_sources["prefix"] = "dsl"
-        if s.inventory is None:
+        decl = _decl_of(s, by_key)
+        if decl is None or s.inventory is None:
             continue
         path = s.inventory = os.path.normpath(s.inventory)
         if "{" in path:
@@ -102,14 +106,14 @@ def _servers(decls: list, topo, diags: list[Diagnostic]) -> None:
             diags.extend(inv_diags)
         inv = cache[key][0]
         s.inventory_facts = inv
-        _fill(s, inv, plans)
+        _fill(s, inv, decl)
 
 
-def _fill(s, inv, plans: dict) -> None:
+def _fill(s: Server, inv, decl: ServerDecl) -> None:
     """Take device_ip / gateway / prefix from the inventory where the description gives
     none (an ``inventory`` plan, or no line at all)."""
-    take_ip = plans["device_ip"] is None or plans["device_ip"].kind == "inventory"
-    take_gw = plans["gateway"] is None or plans["gateway"].kind == "inventory"
+    take_ip = decl.device_ip is None or decl.device_ip.kind == "inventory"
+    take_gw = decl.gateway is None or decl.gateway.kind == "inventory"
     take_prefix = s.address_sources.get("prefix") != "dsl"
     for dev in s.devices:
         facts = inv.devices.get(dev.device_id)
@@ -136,21 +140,3 @@ def _ip(text):
         return ipaddress.ip_address(str(text))
     except ValueError:
         return None
-
-
-def _jobs(decls: list, topo) -> None:
-    job_decls = [d for d in decls if d.kind == "job" and d.name]
-    for decl, job in zip(job_decls, topo.jobs):
-        if decl.name != job.name:
-            continue
-        job.port = decl.get("port")
-        dp_address = decl.get("dp_address")
-        if dp_address is not None:
-            try:
-                job.dp_address = ipaddress.ip_address(dp_address.render())
-            except (ValueError, ValueProblem):
-                job.dp_address = None
-        job.dp_rpc_port = decl.get("dp_rpc_port")
-        job.kv_connector = decl.get("kv_connector")
-        job.kv_port = decl.get("kv_port")
-        job.ray_port = decl.get("ray_port")

@@ -8,9 +8,9 @@ linear in the devices.
 
 from __future__ import annotations
 
-from rtc.diagnostics import Related, error, note
-from rtc.model.lower import incomplete
+from rtc.diagnostics import Related, Severity, error, note
 from rtc.model.topology import Topology
+from rtc.plan import Plan
 from rtc.network.reachability import ASSUMED, NO_GATEWAY, OUTSIDE, Model, analyse
 from rtc.network.addressing import mask, subnet_text
 from rtc.rules import rule
@@ -41,11 +41,11 @@ ASSUMED_FABRIC = rule("RTC411", "assumed-fabric", "note",
     are reported as unreachable (RTC410).""")
 
 
-def check(topo: Topology):
+def check(topo: Topology, plan: Plan):
     if not any(d.device_ip is not None and d.prefix is not None
                for s in topo.servers for d in s.devices):
         return
-    if any("subnets" in incomplete(f) for f in topo.fabrics):
+    if any("subnets" in f.incomplete for f in topo.fabrics):
         return  # a fabric's subnets could not be read (reported): routing is unknown
     model = Model(topo)
     results = analyse(topo, model)
@@ -129,3 +129,24 @@ def _finding(topo: Topology, model: Model, jr, f):
     else:
         hint = "if these fabrics are routed to each other, declare their subnets in one fabric"
     return error(UNREACHABLE, msg, span, hint=hint, related=related, subject=subject)
+
+
+def unreachable_examples(topo: Topology, diagnostics) -> tuple:
+    """Example device pairs this check reports unreachable (RTC410 at warning or error;
+    none when it was allowed or not reported), for diagrams: ``((server, device id),
+    (server, device id), group kind, job name or None)``."""
+    if not any(d.code == UNREACHABLE.code and d.severity >= Severity.WARNING
+               for d in diagnostics):
+        return ()
+    out = []
+    for jr in analyse(topo):
+        for f in jr.findings.values():
+            if f.example is None:
+                continue
+            x, y = f.example
+            out.append(((x.server.name, x.device.device_id), (y.server.name, y.device.device_id),
+                        f.group or "", jr.job.name if jr.job is not None else None))
+    return tuple(out)
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (UNREACHABLE, ASSUMED_FABRIC)

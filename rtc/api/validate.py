@@ -1,15 +1,18 @@
-"""``rtc validate``'s pipeline for one rank table file.
+"""``rtc validate``'s pipeline for one rank table file: the JSON front end
+(:mod:`rtc.tables`), then the same plan and checks as ``rtc compile``.
 
 1. load the JSON (:func:`rtc.tables.jsonload.load_json`: syntax, comments, trailing commas,
    encoding, duplicate keys; RTC600-604);
-2. detect the form (:func:`rtc.tables.forms.detect_form`, or ``--schema``; RTC605-609);
-3. validate against the form's JSON Schema (:func:`rtc.tables.schema_check.check_schema`;
-   RTC610-619, every error with its JSON path);
+2. detect the form (:func:`rtc.tables.recognise.detect_form`, or ``--schema``;
+   RTC605-609);
+3. validate against the form's JSON Schema (:func:`rtc.schema.check_schema`; RTC610-619,
+   every error with its JSON path);
 4. the table-only rules (:func:`rtc.tables.semantic.check_table`; rank ids, counts,
    addresses, super pods, ...; RTC630-652);
-5. lower the table into a Topology (:func:`rtc.tables.lower.lower_table`) and run the
-   compiler's checks on it (:func:`rtc.checks.run_checks`; RTC2xx, RTC3xx, RTC4xx), with
-   every span mapped back into the JSON file;
+5. lower the table into a Topology (:func:`rtc.tables.lower_table.lower_table`), plan it
+   (:func:`rtc.plan.build_plan`) and run the compiler's checks on it
+   (:func:`rtc.checks.run_checks`; RTC2xx, RTC3xx, RTC4xx), with every span mapped back
+   into the JSON file;
 6. with ``inventory``, compare the table with each server's captures (RTC420-424 via
    :mod:`rtc.checks.inventory_facts`, RTC480-489 from the loaders, RTC647/648).
 
@@ -26,14 +29,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from rtc.checks import run_checks
+from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, sorted_diagnostics, warning
+from rtc.model.presets import presets
+from rtc.plan import build_plan
+from rtc.rules import IO_ERROR
+from rtc.schema import check_schema
+from rtc.schema.explain import RULE_RANGE, subject_of
+from rtc.tables.recognise import detect_form
+from rtc.tables.jsonload import SourceMap, load_json
+from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, lower_table
+from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
+                                 check_version_fit)
+from rtc.textfmt import format_ids
 
-from .forms import detect_form
-from .jsonload import SourceMap, load_json
-from .lower import LOWERED_FORMS, LoweredTable, lower_table
-from .schema_check import _subject, check_schema
-from .semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, SUPERSEDES, check_table,
-                       check_version_fit)
+#: A compile check's finding that a table or schema rule at the same place supersedes
+#: (the same fact is not reported twice): compile rule id -> table / schema rule ids.
+SUPERSEDES = {
+    SERVER_ID_LENGTH.code: {RULE_RANGE.code},  # server_id too long: the schema's maxLength
+    MISSING_SUPER_POD.code: {POD_MEMBERSHIP.code},  # no super pod: said by super_pod_list
+}
 
 __all__ = ["TableReport", "validate_source", "Inventory", "resolve_inventory"]
 
@@ -104,7 +120,7 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     bad = frozenset(f.path for f in findings)
     for f in findings:
         span = smap.locate_nearest(f.path, key=f.at_key) if smap.parsed else Span.whole_file(filename)
-        diags.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), _subject(doc, f.path)))
+        diags.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), subject_of(doc, f.path)))
     table_diags = check_table(doc, form, smap, bad)
     lowered = lower_table(doc, form, smap, hardware=hardware, bad_paths=bad,
                           name=os.path.splitext(os.path.basename(filename))[0] or "table")
@@ -114,36 +130,24 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
         table_diags += check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
         if inventory is not None:
             table_diags += _attach_inventory(lowered, inventory)
-        topo_diags = [lowered.resolve(d) for d in _run_checks(lowered, inventory is not None)
+        topo_diags = [lowered.resolve(d) for d in _run_checks(lowered)
                       if not _reported_already(d, lowered)]
         table_diags += _drop_superseded(topo_diags, diags + table_diags)
     elif hardware is not None:
-        from rtc.model.presets import presets
-
         table_diags += check_version_fit(doc, form, smap, presets()[hardware], True)
     report.diagnostics = sorted_diagnostics(diags + table_diags)
     return report
 
 
-def _run_checks(lowered: LoweredTable, with_inventory: bool) -> list[Diagnostic]:
-    import importlib
-
-    from rtc.checks import CHECK_MODULES, run_checks
-
-    out = list(run_checks(lowered.topology))
-    if with_inventory and "rtc.checks.inventory_facts" not in CHECK_MODULES:
-        try:
-            mod = importlib.import_module("rtc.checks.inventory_facts")
-        except ImportError:  # pragma: no cover - the inventory checks ship with rtc
-            return out
-        out.extend(mod.check(lowered.topology))
-    return out
+def _run_checks(lowered: LoweredTable) -> list[Diagnostic]:
+    topo = lowered.topology
+    return run_checks(topo, build_plan(topo))
 
 
 def _reported_already(d: Diagnostic, lowered: LoweredTable) -> bool:
     """A missing-device-ip finding (RTC211) for a server whose devices only lack an address
     because their value was already reported as invalid (RTC615 / RTC634)."""
-    if d.code != "RTC211" or not d.subject or not d.subject.startswith("server "):
+    if d.code != MISSING_DEVICE_IP.code or not d.subject or not d.subject.startswith("server "):
         return False
     return lowered.missing_ip_reported(d.subject[len("server "):])
 
@@ -178,7 +182,7 @@ def resolve_inventory(inventory: Inventory, server_ids: list[str]) -> tuple[dict
 
 
 def _attach_inventory(lowered: LoweredTable, inventory: Inventory) -> list[Diagnostic]:
-    from rtc.inventory import load_inventory_dir
+    from rtc.inventory import load_inventory_dir  # the parsers load only when asked for
 
     topo = lowered.topology
     out: list[Diagnostic] = []
@@ -210,23 +214,15 @@ def _attach_inventory(lowered: LoweredTable, inventory: Inventory) -> list[Diagn
                     span = lowered.resolve_span(s.spans["devices"], f"device {dev.device_id}")
                     out.append(warning(INVENTORY_DEVICE, f"{s.server_id} device {dev.device_id} is "
                                        f"not in the server's captures ({folder}), which cover devices "
-                                       f"{_compact(sorted(known))}", span,
+                                       f"{format_ids(known)}", span,
                                        subject=f"{s.label}, device {dev.device_id}",
                                        related=[Related(Span.whole_file(folder), "inventory folder")],
                                        hint="check the device id, or capture this device too"))
     return out
 
 
-def _compact(ids: list[int]) -> str:
-    from rtc.model.lower import _ids
-
-    return _ids(ids)
-
-
 def load_for_report(path: str) -> tuple[bytes | None, Diagnostic | None]:
     """Read a file for validation: (bytes, None) or (None, an RTC001 I/O diagnostic)."""
-    from rtc.api import IO_ERROR
-
     try:
         with open(path, "rb") as f:
             return f.read(), None
@@ -235,4 +231,4 @@ def load_for_report(path: str) -> tuple[bytes | None, Diagnostic | None]:
         return None, error(IO_ERROR, f"cannot read {path}: {reason}", None, hint="check the path")
 
 
-__all__ += ["load_for_report", "LOWERED_FORMS", "SourceMap"]
+__all__ += ["load_for_report", "LOWERED_FORMS", "SourceMap", "SUPERSEDES"]

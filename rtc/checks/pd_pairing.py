@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
+from rtc.plan import Plan
+from rtc.plan.versions import LLMDATADIST_REMOVED, parse_version
 from rtc.rules import rule
 
 TP_RATIO = rule("RTC520", "pd-tp-ratio", "error",
@@ -79,10 +81,7 @@ PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
     Fix: use `framework vllm` (the default).""")
 
 
-def check(topo: Topology):
-    from rtc.emit.launch.spec import pd_pairs
-    from rtc.emit.launch.versions import LLMDATADIST_REMOVED, parse_version
-
+def check(topo: Topology, plan: Plan):
     blocks = list(topo.disaggregations)
     listed: dict = {}
     for b in blocks:
@@ -128,7 +127,7 @@ def check(topo: Topology):
                               subject=f"job {lone[0].name}",
                               hint=f"add the {other} job, or change the role")
     version = parse_version(topo.vllm_version)
-    for pair in pd_pairs(topo):
+    for pair in plan.pairs:
         if not pair.prefill or not pair.decode:
             continue
         for j in pair.jobs:
@@ -188,3 +187,7 @@ def check(topo: Topology):
                             "servers, which the LLMDataDist connector cannot read from its rank "
                             "table", j.span_of("kv_connector"), subject=f"job {j.name}",
                             hint="keep TP inside a server, or use a Mooncake connector")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (TP_RATIO, CONNECTOR, PAIRING, UNPAIRED, DECODE_PP, SIZES, LLMDD_REMOVED, LLMDD_TP,
+         PD_FRAMEWORK)

@@ -1,5 +1,5 @@
-"""Ports (RTC440-RTC444): every port a host binds, from :attr:`Topology.port_plan`
-(:mod:`rtc.network.ports`).
+"""Ports (RTC440-RTC444): every port a host binds, from the port plan
+(:mod:`rtc.plan.ports`).
 
 Overlaps are folded by their owners (one finding for "job a's HCCL window vs job b's HCCL
 window" however many hosts it happens on), with the number of hosts and the first one.
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from rtc.diagnostics import Related, error, note
 from rtc.model.topology import Topology
-from rtc.network.ports import KIND_LABEL, overlaps, plan_ports
+from rtc.plan import Plan
+from rtc.plan.ports import KIND_LABEL, overlaps
 from rtc.rules import rule
 
 CONFLICT = rule("RTC440", "port-conflict", "error",
@@ -71,13 +72,13 @@ _SETTING = {"HCCL_IF_BASE_PORT": "env HCCL_IF_BASE_PORT", "port": "port",
             "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port"}
 
 
-def check(topo: Topology):
-    plan = topo.port_plan if topo.port_plan is not None else plan_ports(topo)
-    for p in plan.problems:
+def check(topo: Topology, plan: Plan):
+    ports = plan.ports
+    for p in ports.problems:
         yield error(BAD_HCCL_PORT, f"job {p.job}: {p.message}", p.span, hint=p.hint,
                     subject=f"job {p.job}")
     folded: dict = {}
-    for a, b in overlaps(plan):
+    for a, b in overlaps(ports):
         kinds = {a.kind, b.kind}
         if kinds == {"kv", "adxl"}:
             code = KV_IN_ADXL
@@ -99,7 +100,7 @@ def check(topo: Topology):
     for (code, *_), (target, other, hosts) in folded.items():
         yield _overlap(topo, code, target, other, hosts)
     for job in topo.jobs:
-        jp = plan.jobs.get(job.name)
+        jp = ports.jobs.get(job.name)
         if jp is None or not jp.assigned:
             continue
         chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
@@ -145,3 +146,6 @@ def _conflict_hint(a, b) -> str:
         return ("give each job on a host its own HCCL window, e.g. HCCL_IF_BASE_PORT 60000 and "
                 f"{60000 + (a.hi - a.lo + 1)} (or leave it out and rtc picks)")
     return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (CONFLICT, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)

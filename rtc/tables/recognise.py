@@ -1,89 +1,60 @@
-"""Tell which kind of rank table (or topology file) a parsed JSON document is.
+"""Tell which form of rank table (or topology file) a parsed JSON document is.
 
-Forms (each has a JSON Schema ``schemas/<form>.schema.json``):
-
-============================  ==============================================================
-``hccl-v1.0``                 ``version "1.0"``: the ``server_list`` form (910A, A2, 300I Duo,
-                              A3 typical networking)
-``hccl-v1.2``                 ``version "1.2"``: A3 SuperPoD (``super_device_id``,
-                              ``super_pod_list``)
-``hccl-v2.0``                 ``version "2.0"``: Ascend 950 (``rank_list``/``level_list``,
-                              JSON integers)
-``hccl-legacy-cloud``         no ``version``, ``group_list`` without ``deploy_mode``
-``hccl-legacy-lab``           no ``version``, ``group_list`` with ``deploy_mode``
-``pd-ranktable``              vllm-ascend LLMDataDist table (``prefill_device_list`` /
-                              ``decode_device_list``; its ``version`` is always "1.2")
-``topo-v2.0``                 the A5 topology file (``peer_list`` / ``edge_list``)
-============================  ==============================================================
+The forms and their schemas are listed in :mod:`rtc.schema.forms`.
 
 Version ``"1.1"`` (heterogeneous) is recognised but not supported.
 
-Rule ids (RTC605..RTC609):
+Rules RTC605-RTC609 are declared below with their explanations (``rtc explain RTC605``).
 
-``RTC605`` unknown ``version`` (error)
-    What: ``version`` is not one HCCL knows ("1.0", "1.1", "1.2", "2.0"). Why it breaks:
-    HCCL picks its parser by ``version`` and fails with "version[...] is not support".
-    Fix: use "1.0" (A2/910/300I Duo, A3 typical networking), "1.2" (A3 SuperPoD) or "2.0"
-    (Ascend 950); the hint suggests the closest.
-
-``RTC606`` version 1.1 (heterogeneous) is not supported by rtc (error)
-    What: a heterogeneous table (``mode``, ``node_list``, ...). Why: rtc has no schema or
-    checks for it, so it cannot vouch for the file. Fix: none in rtc; validate it with the
-    HCCL tools, or convert the cluster to a 1.0/1.2 table.
-
-``RTC607`` not a rank table (error)
-    What: the top level is not a JSON object, or it has neither ``version`` nor any key that
-    identifies a known form. Why: HCCL would read it with the legacy group_list parser and
-    fail. Fix: check that the right file was given (``rtc validate`` expects a rank table
-    or an A5 topology file).
-
-``RTC608`` version and content disagree (warning)
-    What: e.g. ``"version": "2.0"`` with a ``server_list``, or ``"version": "1.0"`` with a
-    ``rank_list``. Why: HCCL reads the file with the parser of ``version`` and will reject
-    or ignore the other form's keys. Fix: set ``version`` to match the content.
-
-``RTC609`` ``--schema`` override (error for an unknown name, note otherwise)
-    What: the caller forced a schema; an unknown name is an error (with "did you mean"), and
-    a note records when the forced form differs from the detected one. Why: validating against
-    the wrong form produces misleading findings. Fix: pass one of :data:`FORMS`.
 """
 
 from __future__ import annotations
 
 import difflib
 
+from rtc.rules import rule
 from rtc.diagnostics import Diagnostic, Span, error, note, warning
-from rtc.resources import load_schema
+from rtc.schema.forms import FORM_DESCRIPTIONS, FORMS
 
 from .jsonload import SourceMap
 
-__all__ = ["FORMS", "FORM_DESCRIPTIONS", "detect_form", "schema_for"]
+__all__ = ["detect_form"]
 
-RULE_UNKNOWN_VERSION = "RTC605"
-RULE_HETEROGENEOUS = "RTC606"
-RULE_NOT_A_TABLE = "RTC607"
-RULE_VERSION_CONTENT = "RTC608"
-RULE_OVERRIDE = "RTC609"
-
-FORM_DESCRIPTIONS: dict[str, str] = {
-    "hccl-v1.0": 'HCCL rank table version "1.0" (server_list)',
-    "hccl-v1.2": 'HCCL rank table version "1.2" (A3 SuperPoD)',
-    "hccl-v2.0": 'HCCL rank table version "2.0" (Ascend 950)',
-    "hccl-legacy-cloud": "legacy HCCL group_list table, cloud variant (no version)",
-    "hccl-legacy-lab": "legacy HCCL group_list table, lab variant (deploy_mode)",
-    "pd-ranktable": "vllm-ascend LLMDataDist prefill/decode rank table",
-    "topo-v2.0": "A5 topology file version 2.0",
-}
-FORMS: tuple[str, ...] = tuple(FORM_DESCRIPTIONS)
+RULE_UNKNOWN_VERSION = rule("RTC605", "unknown-table-version", "error",
+                            "The table's version is not one HCCL knows.", """
+    What: `version` is not one HCCL knows ("1.0", "1.1", "1.2", "2.0").
+    Why it breaks: HCCL picks its parser by `version` and fails with "version[...] is not
+    support".
+    Fix: use "1.0" (A2/910/300I Duo, A3 typical networking), "1.2" (A3 SuperPoD) or "2.0"
+    (Ascend 950); the hint suggests the closest.""")
+RULE_HETEROGENEOUS = rule("RTC606", "heterogeneous-unsupported", "error",
+                          "Version \"1.1\" (heterogeneous) tables are not checked.", """
+    What: a heterogeneous table (`mode`, `node_list`, ...).
+    Why: rtc has no schema or checks for it, so it cannot vouch for the file.
+    Fix: none in rtc; validate it with the HCCL tools, or convert the cluster to a 1.0/1.2
+    table.""")
+RULE_NOT_A_TABLE = rule("RTC607", "not-a-rank-table", "error",
+                        "The file is not a rank table or topology file.", """
+    What: the top level is not a JSON object, or it has neither `version` nor any key that
+    identifies a known form.
+    Why: HCCL would read it with the legacy group_list parser and fail.
+    Fix: check that the right file was given (`rtc validate` expects a rank table or an A5
+    topology file).""")
+RULE_VERSION_CONTENT = rule("RTC608", "version-content-mismatch", "warning",
+                            "The version and the keys belong to different forms.", """
+    What: e.g. `"version": "2.0"` with a `server_list`, or `"version": "1.0"` with a
+    `rank_list`.
+    Why: HCCL reads the file with the parser of `version` and will reject or ignore the
+    other form's keys.
+    Fix: set `version` to match the content.""")
+RULE_OVERRIDE = rule("RTC609", "schema-override", "error",
+                     "The --schema option names an unknown or a different form.", """
+    What: the caller forced a schema; an unknown name is an error (with "did you mean"), and
+    a note records when the forced form differs from the detected one.
+    Why: validating against the wrong form produces misleading findings.
+    Fix: pass one of :data:`FORMS`.""")
 
 _BY_VERSION = {"1.0": "hccl-v1.0", "1.2": "hccl-v1.2", "2.0": "hccl-v2.0"}
-
-
-def schema_for(form: str) -> dict:
-    """The JSON Schema (dict) of a form."""
-    if form not in FORM_DESCRIPTIONS:
-        raise KeyError(f"unknown rank table form {form!r}; known: {', '.join(FORMS)}")
-    return load_schema(form)
 
 
 def _span(source_map: SourceMap | None, filename: str | None, path: tuple, *, key=False) -> Span | None:
@@ -214,3 +185,6 @@ def _detect_dict(doc: dict, diags: list[Diagnostic], source_map, filename, *, qu
         hint=(f"did you mean \"version\": \"{suggestion}\"? " if suggestion else "")
         + "HCCL fails with \"version[...] is not support\""))
     return None
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RULE_UNKNOWN_VERSION, RULE_HETEROGENEOUS, RULE_NOT_A_TABLE, RULE_VERSION_CONTENT, RULE_OVERRIDE)

@@ -1,7 +1,7 @@
 """Lower an existing rank table into the compiler's :class:`~rtc.model.topology.Topology`.
 
-``rtc validate`` runs the same structural checks as ``rtc compile`` (:mod:`rtc.checks`) on
-the servers and devices of a table. This module builds that Topology from a parsed,
+``rtc validate`` (:func:`rtc.api.validate_source`) runs the same structural checks as
+``rtc compile`` (:mod:`rtc.checks`) on the servers and devices of a table. This module builds that Topology from a parsed,
 schema-checked document and keeps, for every server, where its values sit in the JSON
 file, so that findings point at JSON lines.
 
@@ -559,12 +559,6 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
                         super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden))
         topo.servers.append(server)
         lt.origins.append(o)
-    try:
-        from rtc.network.ports import plan_ports
-
-        topo.port_plan = plan_ports(topo)
-    except ImportError:  # pragma: no cover - the network model is optional here
-        pass
     return lt
 
 

@@ -1,4 +1,5 @@
-"""Write rtc source text (``cluster.rtc``) from a plan of blocks; used by ``rtc import``.
+"""Write rtc source text (``cluster.rtc``) from a plan of blocks: the inverse of the parser,
+used by ``rtc import``.
 
 The writer knows the language's surface only: block layout, quoting of labels and
 values, compact device sets. What goes into each attribute (address plans, templates)

@@ -1,5 +1,5 @@
 """Launch and environment settings of a job (RTC500-RTC509): what the generated launch
-scripts (:mod:`rtc.emit.launch.plan`) can and cannot express, flags the user's ``args``
+scripts (the launch plan, :mod:`rtc.plan.launch`) can and cannot express, flags the user's ``args``
 repeat, the vLLM version, extra ports the launch binds, and ``env`` lines for variables
 rtc computes per node."""
 
@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
+from rtc.plan import Plan
+from rtc.plan.launch import extra_ports, needs_feature
+from rtc.plan.modes import effective_executor
+from rtc.plan.node_env import COMPUTED, node_env
+from rtc.plan.versions import FEATURES, parse_version, version_text
 from rtc.network.env import env_map
-from rtc.model.lower import incomplete
 from rtc.rules import rule
 
 UNSUPPORTED = rule("RTC500", "launch-unsupported", "error",
@@ -135,23 +139,18 @@ def _flag(word: str) -> str | None:
     return name.replace("_", "-") if name.startswith("--") else name
 
 
-def check(topo: Topology):
-    from rtc.emit.launch.plan import extra_ports, needs_feature, plan_job, server_stems
-    from rtc.emit.launch.spec import launch_of
-    from rtc.emit.launch.versions import FEATURES, parse_version, version_text
-
+def check(topo: Topology, plan: Plan):
     if topo.vllm_version and parse_version(topo.vllm_version) is None \
             and any(j.framework == "vllm" for j in topo.jobs):
         yield warning(BAD_VERSION, f"vllm_version '{topo.vllm_version}' is not a version "
                       "number; the launch scripts use the conservative form", topo.span,
                       hint="write the release, e.g. `vllm_version 0.11.0`")
-    stems = server_stems(topo)
     for job in topo.jobs:
         if not job.placements:
             continue
-        if incomplete(job) & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+        if job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
             continue   # an error about the unreadable attribute was reported already
-        spec = launch_of(job)
+        spec = job.launch
         problem = _unsupported(topo, job, spec)
         if problem:
             key, message, hint = problem
@@ -159,10 +158,9 @@ def check(topo: Topology):
                         spec.span_of(key, job.span_of(key)),
                         subject=f"job {job.name}", hint=hint)
             continue
-        try:
-            jl = plan_job(topo, job, stems)
-        except Exception:  # noqa: BLE001 - a broken placement is reported by RTC3xx
-            continue
+        jl = plan.launches.get(job.name)
+        if jl is None:
+            continue   # a broken placement is reported by RTC3xx
         if jl.blocked:
             yield warning(BLOCKED, f"job {job.name}: no launch scripts are written: "
                           f"{jl.blocked}", job.span, subject=f"job {job.name}",
@@ -177,14 +175,12 @@ def check(topo: Topology):
                              "is what runs, or choose another form (lb / executor)")
         yield from _lb_findings(job, spec, jl)
         yield from _arg_conflicts(job, spec, jl)
-        yield from _ports(topo, job, jl, extra_ports(topo, jl))
-        yield from _env_overrides(topo, job, jl)
+        yield from _ports(plan, job, extra_ports(plan.ports, jl))
+        yield from _env_overrides(topo, plan, job, jl)
         yield from _env_shadows(job, jl)
 
 
 def _unsupported(topo, job, spec):
-    from rtc.emit.launch.plan import effective_executor
-
     if job.framework != "vllm":
         for key in ("executor", "lb"):
             if getattr(spec, key):
@@ -199,7 +195,7 @@ def _unsupported(topo, job, spec):
         return None
     pl = topo.placement(job)
     spans = any(n.replica is not None and n.replica[2] > 1 for n in pl.nodes)
-    if job.dp > 1 and effective_executor(job, pl, spec) == "ray":
+    if job.dp > 1 and effective_executor(job, pl) == "ray":
         key = "executor" if spec.executor == "ray" else "ray_port"
         why = "`executor ray`" if key == "executor" else "`ray_port` (which selects Ray)"
         return key, (f"{why} runs one replica over Ray, but dp is {job.dp}"), \
@@ -264,12 +260,9 @@ def _arg_conflicts(job, spec, jl):
                                      f"`{key}`")
 
 
-def _ports(topo, job, jl, extra):
-    plan = topo.port_plan
-    if plan is None:
-        return
+def _ports(plan: Plan, job, extra):
     for server, lo, hi, what in extra:
-        for c in plan.on(server):
+        for c in plan.ports.on(server):
             if c.job == job.name and c.kind in ("api", "ray"):
                 continue
             if c.hi >= lo and c.lo <= hi:
@@ -311,16 +304,14 @@ def _env_shadows(job, jl):
                                "not in the job")
 
 
-def _env_overrides(topo, job, jl):
-    from rtc.emit.env_file import COMPUTED, node_env
-
+def _env_overrides(topo, plan: Plan, job, jl):
     env = env_map(job)
     names = [n for n in env if n in COMPUTED]
     if not names:
         return
     for nl in jl.nodes:
-        ne = node_env(topo, job, nl.server, nl.node.device_ids, stem=nl.stem, head=nl.head,
-                      launch_env=nl.env, table="hccl.json")
+        ne = node_env(topo, plan.ports, job, nl.server, nl.node.device_ids, stem=nl.stem,
+                      head=nl.head, launch_env=nl.env, table="hccl.json")
         per_proc = {k: v for p in nl.procs for k, v in p.env}
         for name in list(names):
             value, span = env[name]
@@ -343,3 +334,7 @@ def _env_overrides(topo, job, jl):
             names.remove(name)
         if not names:
             break
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (UNSUPPORTED, VERSION, BAD_VERSION, ARG_CONFLICT, HYBRID_ONE, LB_NO_DP,
+         HEADLESS_EMPTY, ENV_COMPUTED, PORT_CONFLICT, BLOCKED, ENV_SHADOWS)

@@ -1,0 +1,77 @@
+"""``rtc import``'s pipeline: validate the table (:func:`rtc.api.validate_source`), describe
+it in the rtc language (:func:`rtc.tables.importer.describe_table`), and compile the
+description back to check that it gives the same table (RTC663 when not; nothing is
+returned then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rtc.api.compile import compile_text, rank_table
+from rtc.api.validate import validate_source
+from rtc.diagnostics import Diagnostic, Severity, error
+from rtc.tables.importer import (IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
+                                 describe_table, round_trip_difference)
+
+
+@dataclass
+class ImportResult:
+    """The description text (None when refused) and every diagnostic (validation findings,
+    refusals, dropped keys)."""
+
+    text: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    source_text: str | None = None
+    form: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+def import_table(data: bytes | str, filename: str, *, hardware: str | None = None,
+                 output_name: str = "cluster.rtc", cluster_name: str | None = None) -> ImportResult:
+    """Import one rank table (see :mod:`rtc.tables.importer`). Never raises for bad input:
+    an invalid table (RTC660), another form (RTC661) or a layout the language cannot express
+    (RTC662) gives no text."""
+    rep = validate_source(data, filename, hardware=hardware)
+    diags = list(rep.diagnostics)
+    result = ImportResult(None, diags, rep.text, rep.form)
+    if rep.doc is not None and rep.form is not None and rep.form not in ("hccl-v1.0", "hccl-v1.2"):
+        diags.append(error(IMPORT_FORM, f"rtc import reads version 1.0 and 1.2 rank tables; this "
+                           f"file is {rep.form}", None,
+                           hint="rtc validate still checks it; edit it by hand"))
+        return result
+    if any(d.severity is Severity.ERROR for d in diags) or rep.doc is None or rep.form is None:
+        n = sum(d.severity is Severity.ERROR for d in diags)
+        diags.append(error(IMPORT_INVALID, f"{filename} is not a valid rank table ({n} error"
+                           f"{'s' if n != 1 else ''}); nothing was imported", None,
+                           hint="fix the findings listed with this one (rtc validate shows "
+                                "them too), then import again"))
+        return result
+    text = describe_table(rep.doc, rep.lowered.source_map, rep.lowered.topology.preset, filename,
+                          diags, hardware=hardware, cluster_name=cluster_name)
+    if text is None:
+        return result
+    problem = round_trip_problem(text, output_name, rep.doc, rep.doc["version"])
+    if problem is not None:
+        diags.append(error(IMPORT_ROUND_TRIP, f"internal error: the generated description does not "
+                           f"compile back to the table ({problem}); nothing was written", None,
+                           hint="please report this with the table"))
+        return result
+    result.text = text
+    return result
+
+
+def round_trip_problem(text: str, name: str, doc: dict, version: str) -> str | None:
+    """None when ``text`` compiles to a table equal to ``doc`` in everything the round trip
+    keeps; otherwise what differs."""
+    res = compile_text(text, name)
+    if not res.ok:
+        bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
+        return f"compiling it fails: {bad[0].code} {bad[0].message}" if bad else "compiling it fails"
+    _, built, problems = rank_table(res.topology, None)
+    if problems:
+        return problems[0].message
+    return round_trip_difference(doc, version, built)

@@ -1,0 +1,504 @@
+"""Launch plans: the processes each server starts for a job, as data.
+
+:func:`plan_job` turns a lowered Topology job into a :class:`JobLaunch` (one
+:class:`NodeLaunch` per server of the job, each a list of :class:`Proc` argv lists with
+their per-process environment), using the ports of the port plan (:mod:`rtc.plan.ports`).
+:mod:`rtc.emit.launch_script` renders a node as a bash script, :mod:`rtc.emit.plan_json`
+writes the same argv lists into ``plan.json``, and :mod:`rtc.checks.launch_settings` judges
+them (flags the user's ``args`` repeat, ports, versions), so there is one source of truth
+for what runs where. The modes are chosen by :mod:`rtc.plan.modes`.
+
+Launch modes
+============
+
+``framework vllm`` (the default) - one ``vllm serve MODEL`` per server unless noted:
+
+==============  ===========================================================================
+mode            when / what
+==============  ===========================================================================
+``single``      the job is on one server: ``--data-parallel-size`` only when dp > 1.
+``dp-internal`` dp > 1 over several servers, every server holding whole replicas (D1,
+                ``lb internal``, the default): the same ``--data-parallel-size``,
+                ``--data-parallel-address`` (the head's host) and ``--data-parallel-rpc-port``
+                everywhere; ``--data-parallel-size-local`` and ``--data-parallel-start-rank``
+                from the placement; workers add ``--headless`` and ``--api-server-count 0``.
+``dp-hybrid``   ``lb hybrid``: every server runs an API server with
+                ``--data-parallel-hybrid-lb`` (no ``--headless``), the same address and port.
+``dp-external`` ``lb external``: one process per DP rank with ``--data-parallel-rank``, its
+                own ``--port`` (``port`` + local index) and its own
+                ``ASCEND_RT_VISIBLE_DEVICES`` slice; a dense model (``model_kind dense``)
+                gets no DP flags at all (independent replicas).
+``ray``         ``executor ray`` - the default when one replica spans servers and dp = 1
+                (D2), or when ``ray_port`` is given: every server runs ``ray start`` (head:
+                ``--head --port``; others ``--address HEAD:PORT``) after exporting its
+                environment (``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1``); the head
+                then runs ``vllm serve --distributed-executor-backend ray``. The head's
+                script takes a step argument: ``ray``, ``serve`` or nothing (both).
+``nnodes``      ``executor mp`` with a replica spanning servers: ``--nnodes``,
+                ``--node-rank``, ``--master-addr`` (the head's host), ``--master-port``
+                (``master_port``, default 29501) on every server, ``--headless`` on node
+                rank > 0.
+==============  ===========================================================================
+
+Prefill/decode jobs (:func:`rtc.plan.disaggregation.pd_pairs`) add ``--kv-transfer-config``
+with ``kv_role`` ``kv_producer`` / ``kv_consumer``, the plan's ``kv_port``, the
+connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides.
+
+``framework mindspore`` / ``torch_npu`` (rank-table launches): one ``python3 ENTRY ARGS``
+per rank with ``RANK_ID`` (the rank table's ``rank_id``) and ``DEVICE_ID`` (the device's
+position in the server's ``ASCEND_RT_VISIBLE_DEVICES``, i.e. the id the process sees);
+``RANK_SIZE`` and ``RANK_TABLE_FILE`` are in the env file. torch_npu also gets
+``RANK``/``LOCAL_RANK`` per process and ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``.
+Per-rank values are passed with ``env NAME=VALUE`` on each process's command line (no
+per-rank env files).
+
+``framework megatron``: one ``torchrun --nnodes N --node_rank K --nproc_per_node L
+--master_addr HEAD --master_port P ENTRY ARGS`` per server.
+
+``args`` go to every node, ``head_args`` to the head (the job's first server: DP rank 0,
+API server, Ray head, node rank 0), ``worker_args`` to the others; they follow rtc's flags.
+``MODEL`` / ``ENTRY`` are shell variables in the script, preset from ``model`` / ``entry``
+and overridable from the environment (required at run time when the job gives none).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from rtc.model.topology import Job, LaunchSpec, Server, Topology, container_ids
+from rtc.parallel.placement import JobPlacement, NodePlan
+from rtc.plan.disaggregation import PdPair, pd_side
+from rtc.plan.modes import job_mode
+from rtc.plan.ports import (DEFAULT_API_PORT, DEFAULT_DP_RPC_PORT, DEFAULT_MASTER_PORT,
+                            DEFAULT_RAY_PORT, JobPorts, PortPlan)
+from rtc.plan.versions import has, needs_comment, parse_version, version_text
+
+CONNECTORS = {
+    "mooncake": ("MooncakeConnectorV1", "vllm_ascend.distributed.mooncake_connector"),
+    "mooncake_layerwise": ("MooncakeLayerwiseConnector",
+                           "vllm_ascend.distributed.mooncake_layerwise_connector"),
+    "llmdatadist": ("LLMDataDistCMgrConnector",
+                    "vllm_ascend.distributed.llmdatadist_c_mgr_connector"),
+}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A shell variable of the script used as one argument (``"$MODEL"``)."""
+
+    name: str
+
+
+@dataclass
+class Proc:
+    """One process: argv (str or :class:`Ref`), per-process environment, whether it runs
+    in the background, and the step it belongs to (Ray head: ``ray`` / ``serve``)."""
+
+    argv: list
+    env: list = field(default_factory=list)      # [(name, value)]
+    background: bool = False
+    step: str | None = None
+    label: str = ""
+    user_args: tuple = ()                        # the args/head_args/worker_args part
+
+    def words(self, values: dict | None = None) -> list[str]:
+        """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
+        values = values or {}
+        return [a if isinstance(a, str) else (values.get(a.name) or f"${a.name}")
+                for a in self.argv]
+
+
+@dataclass
+class NodeLaunch:
+    """What one server runs for one job: its processes, the node-level environment the
+    launch needs, script comments, the script's variables ``(name, preset value or None,
+    what)`` and its steps (Ray head: ``("ray", "serve")``)."""
+
+    job: Job
+    server: Server
+    node: NodePlan
+    stem: str                    # file stem: server name, or server.job when shared
+    head: bool
+    mode: str
+    procs: list[Proc] = field(default_factory=list)
+    env: list = field(default_factory=list)      # node-level env the launch needs [(n, v)]
+    comments: list[str] = field(default_factory=list)
+    variables: list = field(default_factory=list)
+    steps: tuple = ()
+
+
+@dataclass
+class JobLaunch:
+    """The launch of one job: its mode and one :class:`NodeLaunch` per server with devices
+    (none when ``blocked`` says why no scripts can be written, e.g. a missing host IP)."""
+
+    job: Job
+    mode: str
+    nodes: list[NodeLaunch] = field(default_factory=list)
+    blocked: str | None = None
+
+    @property
+    def nodes_by_server(self) -> dict[str, NodeLaunch]:
+        return {nl.server.name: nl for nl in self.nodes}
+
+
+def server_stems(topo: Topology) -> dict[tuple[str, str], str]:
+    """(server name, job name) -> file stem: ``server`` when only that job uses the
+    server, else ``server.job``."""
+    users: dict[str, list[str]] = {}
+    for j in topo.jobs:
+        for p in j.placements:
+            if p.device_ids:
+                users.setdefault(p.server.name, []).append(j.name)
+    out = {}
+    for name, jobs in users.items():
+        for j in jobs:
+            out[(name, j)] = name if len(jobs) == 1 else f"{name}.{j}"
+    return out
+
+
+def container_list(server: Server, preset, device_ids) -> str:
+    """ASCEND_RT_VISIBLE_DEVICES for these physical ids (container numbering when the
+    server declares ``visible_devices``), in the given order."""
+    mapping, _ = container_ids(server, preset)
+    return ",".join(str(mapping.get(d, d)) for d in device_ids)
+
+
+@dataclass
+class _Job:
+    """What every node of one job's launch needs."""
+
+    topo: Topology
+    job: Job
+    pl: JobPlacement
+    jp: JobPorts | None
+    side: tuple[PdPair, str] | None
+    nodes: list[NodePlan]
+    servers: list[Server]
+
+    @property
+    def spec(self) -> LaunchSpec:
+        return self.job.launch
+
+    def user(self, head: bool) -> tuple:
+        """The user's extra argv words on this node: ``args``, then ``head_args`` or
+        ``worker_args``."""
+        spec = self.spec
+        return tuple(spec.args) + tuple(spec.head_args if head else spec.worker_args)
+
+    def master_port(self, default: int) -> int:
+        """The port plan's master port (the user's, or a default moved past other jobs on
+        the head), else the user's or the default."""
+        if self.jp is not None and self.jp.master_port is not None:
+            return self.jp.master_port
+        return self.spec.master_port or default
+
+    def kv_flags(self, engine_id: str) -> list[str]:
+        doc = kv_transfer_config(self.job, self.side, self.jp, engine_id)
+        return [] if doc is None else ["--kv-transfer-config", json.dumps(doc)]
+
+
+def plan_job(topo: Topology, job: Job, ports: PortPlan, pairs: list[PdPair],
+             stems: dict | None = None) -> JobLaunch:
+    """The :class:`JobLaunch` of ``job`` (see the module docstring). Raises ValueError
+    when the job cannot be placed (the RTC3xx checks report why)."""
+    stems = stems if stems is not None else server_stems(topo)
+    pl = topo.placement(job)
+    mode = job_mode(topo, job)
+    out = JobLaunch(job, mode)
+    nodes = [n for n in pl.nodes if n.device_count]
+    if not nodes:
+        return out
+    servers = [topo.server(n.name) for n in nodes]
+    if len(servers) > 1 or mode == "ray":
+        lacking = [s.name for s in servers if s.host_ip is None]
+        if lacking:
+            out.blocked = f"server {lacking[0]} has no host IP"
+            return out
+    ctx = _Job(topo, job, pl, ports.jobs.get(job.name), pd_side(pairs, job), nodes, servers)
+    for k, (n, s) in enumerate(zip(nodes, servers)):
+        nl = NodeLaunch(job, s, n, stems.get((s.name, job.name), s.name), k == 0, mode)
+        if job.framework == "vllm":
+            _vllm_node(ctx, nl)
+        elif mode == "ranktable":
+            _ranktable_node(ctx, nl)
+        else:
+            _torchrun_node(ctx, nl, k)
+        out.nodes.append(nl)
+    return out
+
+
+def kv_transfer_config(job: Job, side: tuple[PdPair, str] | None, jp: JobPorts | None,
+                       engine_id: str) -> dict | None:
+    """The ``--kv-transfer-config`` document of a prefill/decode job (None otherwise):
+    connector and module, ``kv_role``, the planned ``kv_port``, ``engine_id`` and - except
+    for LLMDataDist - ``kv_connector_extra_config`` with both sides' dp/tp (pp) sizes."""
+    if side is None or job.kv_connector not in CONNECTORS:
+        return None
+    pair, role = side
+    name, module = CONNECTORS[job.kv_connector]
+    doc: dict = {"kv_connector": name,
+                 "kv_role": "kv_producer" if role == "prefill" else "kv_consumer"}
+    if jp is not None and jp.kv_port is not None:
+        doc["kv_port"] = str(jp.kv_port)
+    doc["engine_id"] = engine_id
+    doc["kv_connector_module_path"] = module
+    if job.kv_connector != "llmdatadist":
+        p, d = pair.prefill[0], pair.decode[0]
+        pre = {"dp_size": p.dp, "tp_size": p.tp}
+        if p.pp > 1:
+            pre["pp_size"] = p.pp
+        doc["kv_connector_extra_config"] = {"prefill": pre,
+                                            "decode": {"dp_size": d.dp, "tp_size": d.tp}}
+    return doc
+
+
+def _tp_flags(job: Job) -> list[str]:
+    out = ["--tensor-parallel-size", str(job.tp)]
+    if job.pp > 1:
+        out += ["--pipeline-parallel-size", str(job.pp)]
+    if job.pcp > 1:
+        out += ["--prefill-context-parallel-size", str(job.pcp)]
+    if job.dcp > 1:
+        out += ["--decode-context-parallel-size", str(job.dcp)]
+    if job.expert_parallel:
+        out.append("--enable-expert-parallel")
+    return out
+
+
+def _pp_first(tpf: list[str]) -> list[str]:
+    """D2's order: --pipeline-parallel-size before --tensor-parallel-size."""
+    if "--pipeline-parallel-size" not in tpf:
+        return tpf
+    i = tpf.index("--pipeline-parallel-size")
+    return tpf[i:i + 2] + tpf[:i] + tpf[i + 2:]
+
+
+def _rng(first: int | None, count: int | None) -> str:
+    if first is None or not count:
+        return "none"
+    return str(first) if count == 1 else f"{first}..{first + count - 1}"
+
+
+def _version_comments(topo: Topology, mode: str, job: Job) -> list[str]:
+    v = parse_version(topo.vllm_version)
+    out = []
+    if v is None:
+        if topo.vllm_version:
+            out.append(f"vllm_version '{topo.vllm_version}' is not a version rtc reads: "
+                       "the flags are the conservative form (vLLM 0.9 and later).")
+        else:
+            out.append("vllm_version is not set in the cluster block: the flags are the "
+                       "conservative form (vLLM 0.9 and later); set it to check them.")
+    else:
+        out.append(f"Flags for vLLM {version_text(v)} (cluster vllm_version).")
+    newer = [flag for size, flag in ((job.pcp, "--prefill-context-parallel-size"),
+                                     (job.dcp, "--decode-context-parallel-size")) if size > 1]
+    if newer:
+        out.append(" and ".join(newer) + (" is" if len(newer) == 1 else " are")
+                   + " newer than vLLM 0.9: check that the vLLM you run has "
+                   + ("it." if len(newer) == 1 else "them."))
+    feature = {"dp-external": "external_lb", "dp-hybrid": "hybrid_lb", "nnodes": "nnodes"}.get(mode)
+    if feature:
+        note = needs_comment(v, feature)
+        if note:
+            out.append("This form " + note + ".")
+    return out
+
+
+@dataclass
+class _Serve:
+    """The parts every ``vllm serve`` line of one node shares."""
+
+    base: list          # vllm serve "$MODEL" [--served-model-name N]
+    tpf: list[str]      # the parallel-size flags
+    user: tuple         # the user's extra words
+    port: int
+    address: str        # --data-parallel-address
+    rpc: str            # --data-parallel-rpc-port
+    engine: str         # engine id of the KV transfer config
+
+
+def _vllm_node(ctx: _Job, nl: NodeLaunch) -> None:
+    spec, job, jp = ctx.spec, ctx.job, ctx.jp
+    head = ctx.servers[0]
+    nl.variables.append(("MODEL", spec.model, "the model path or name (job attribute: model)"))
+    nl.comments += _version_comments(ctx.topo, nl.mode, job)
+    base: list = ["vllm", "serve", Ref("MODEL")]
+    if spec.served_name:
+        base += ["--served-model-name", spec.served_name]
+    sv = _Serve(base, _tp_flags(job), ctx.user(nl.head),
+                jp.port if jp.port is not None else DEFAULT_API_PORT,
+                str(jp.dp_address) if jp.dp_address is not None else str(head.host_ip),
+                str(jp.dp_rpc_port if jp.dp_rpc_port is not None else DEFAULT_DP_RPC_PORT),
+                f"{job.name}-{nl.server.name}")
+    {"single": _single, "dp-internal": _dp_shared, "dp-hybrid": _dp_shared,
+     "dp-external": _dp_external, "ray": _ray, "nnodes": _nnodes}[nl.mode](ctx, nl, sv)
+
+
+def _single(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
+    job = ctx.job
+    argv = sv.base + ["--port", str(sv.port)]
+    if job.dp > 1:
+        argv += ["--data-parallel-size", str(job.dp)]
+    argv += sv.tpf + ctx.kv_flags(sv.engine)
+    nl.procs.append(Proc(argv + list(sv.user), user_args=sv.user))
+    nl.comments.insert(0, f"vLLM on one server ({nl.node.device_count} NPUs).")
+
+
+def _dp_shared(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
+    """dp-internal (head, or headless worker) and dp-hybrid: one vllm serve per server."""
+    job, n = ctx.job, nl.node
+    dp = ["--data-parallel-size", str(job.dp),
+          "--data-parallel-size-local", str(n.dp_local),
+          "--data-parallel-start-rank", str(n.dp_start),
+          "--data-parallel-address", sv.address,
+          "--data-parallel-rpc-port", sv.rpc]
+    ranks = _rng(n.dp_start, n.dp_local)
+    if nl.mode == "dp-hybrid":
+        argv = sv.base + ["--port", str(sv.port)] + dp + ["--data-parallel-hybrid-lb"] + sv.tpf
+        argv += ctx.kv_flags(sv.engine)
+        nl.comments.insert(0, f"vLLM data parallel, hybrid load balancing: this server "
+                           f"runs DP ranks {ranks} behind its own API server.")
+    elif nl.head:
+        argv = sv.base + ["--port", str(sv.port)] + dp + sv.tpf + ctx.kv_flags(sv.engine)
+        nl.comments.insert(0, f"vLLM data parallel, internal load balancing: the head "
+                           f"(API server, DP coordinator), DP ranks {ranks} (data parallel "
+                           f"size {job.dp}).")
+    else:
+        argv = sv.base + ["--headless"] + dp + sv.tpf + ctx.kv_flags(sv.engine)
+        argv += ["--api-server-count", "0"]
+        nl.comments.insert(0, f"vLLM data parallel, internal load balancing: a headless "
+                           f"worker, DP ranks {ranks} (data parallel size {job.dp}).")
+    nl.procs.append(Proc(argv + list(sv.user), user_args=sv.user))
+
+
+def _dp_external(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
+    job, n, s = ctx.job, nl.node, nl.server
+    w = ctx.pl.replica_size
+    dense = job.model_kind == "dense"
+    nl.comments.insert(0, f"vLLM data parallel, external load balancing: one server "
+                       f"process per DP rank (ranks {_rng(n.dp_start, n.dp_local)}, data "
+                       f"parallel size {job.dp})"
+                       + (", independent dense replicas (no DP flags)" if dense else "")
+                       + f", ports {sv.port}..{sv.port + max(n.dp_local, 1) - 1}.")
+    for i in range(n.dp_local or 0):
+        rank = n.dp_start + i
+        devs = n.device_ids[i * w:(i + 1) * w]
+        argv = sv.base + ["--port", str(sv.port + i)]
+        if not dense:
+            argv += ["--data-parallel-size", str(job.dp), "--data-parallel-rank", str(rank),
+                     "--data-parallel-address", sv.address, "--data-parallel-rpc-port", sv.rpc]
+        argv += sv.tpf + ctx.kv_flags(f"{sv.engine}-dp{rank}")
+        env = [("ASCEND_RT_VISIBLE_DEVICES", container_list(s, ctx.topo.preset, devs))]
+        nl.procs.append(Proc(argv + list(sv.user), env, background=True,
+                             label=f"DP rank {rank}", user_args=sv.user))
+
+
+def _ray(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
+    jp, s = ctx.jp, nl.server
+    ray_port = jp.ray_port if jp.ray_port is not None else DEFAULT_RAY_PORT
+    npus = str(nl.node.device_count)
+    nl.env.append(("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "1"))
+    if not nl.head:
+        head = ctx.servers[0]
+        nl.comments.insert(0, f"vLLM over Ray: this server joins the Ray cluster of "
+                           f"{head.name}; start that one's `ray` step first.")
+        nl.procs.append(Proc(["ray", "start", f"--address={head.host_ip}:{ray_port}",
+                              f"--node-ip-address={s.host_ip}", f"--num-gpus={npus}"]))
+        nl.variables = []
+        return
+    nl.steps = ("ray", "serve")
+    nl.comments.insert(0, "vLLM over Ray: this server is the Ray head and runs "
+                       "`vllm serve`; start it with `ray` first, then the other "
+                       "servers' scripts, then run it again with `serve`.")
+    nl.procs.append(Proc(["ray", "start", "--head", f"--node-ip-address={s.host_ip}",
+                          f"--port={ray_port}", f"--num-gpus={npus}"], step="ray"))
+    argv = sv.base + ["--port", str(sv.port), "--distributed-executor-backend", "ray"]
+    argv += _pp_first(sv.tpf) + ctx.kv_flags(sv.engine)
+    # RAY_ADDRESS: join the cluster started above, not another job's on this host.
+    nl.procs.append(Proc(argv + list(sv.user), [("RAY_ADDRESS", f"{s.host_ip}:{ray_port}")],
+                         step="serve", user_args=sv.user))
+
+
+def _nnodes(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
+    job, servers, s = ctx.job, ctx.servers, nl.server
+    master_port = ctx.master_port(DEFAULT_MASTER_PORT["nnodes"])
+    argv = sv.base + (["--port", str(sv.port)] if nl.head else ["--headless"])
+    argv += ["--nnodes", str(len(servers)), "--node-rank", str(servers.index(s)),
+             "--master-addr", str(servers[0].host_ip), "--master-port", str(master_port)]
+    if job.dp > 1:
+        argv += ["--data-parallel-size", str(job.dp), "--data-parallel-address", sv.address,
+                 "--data-parallel-rpc-port", sv.rpc]
+    argv += _pp_first(sv.tpf) + ["--distributed-executor-backend", "mp"]
+    argv += ctx.kv_flags(sv.engine)
+    nl.comments.insert(0, f"vLLM over {len(servers)} servers without Ray (--nnodes): node "
+                       f"rank {servers.index(s)}" + (" (head)" if nl.head else " (headless)")
+                       + ".")
+    nl.procs.append(Proc(argv + list(sv.user), user_args=sv.user))
+
+
+def _ranktable_node(ctx: _Job, nl: NodeLaunch) -> None:
+    job, pl, n = ctx.job, ctx.pl, nl.node
+    nl.variables.append(("ENTRY", ctx.spec.entry,
+                         "the script each rank runs (job attribute: entry)"))
+    user = ctx.user(nl.head)
+    nl.env.append(("RANK_SIZE", str(pl.world)))
+    torch = job.framework == "torch_npu"
+    if torch:
+        host = ctx.servers[0].host_ip
+        nl.env += [("WORLD_SIZE", str(pl.world)),
+                   ("MASTER_ADDR", str(host) if host is not None else "127.0.0.1"),
+                   ("MASTER_PORT", str(ctx.master_port(DEFAULT_MASTER_PORT["torchrun"])))]
+    nl.comments.insert(0, f"{job.framework} from the rank table: one process per rank, ranks "
+                       f"{_rng(n.first_rank, n.placed)} of {pl.world} (RANK_ID = rank_id, "
+                       "DEVICE_ID = the device's position in ASCEND_RT_VISIBLE_DEVICES).")
+    for i in range(n.placed):
+        rank = n.first_rank + i
+        env = [("RANK_ID", str(rank)), ("DEVICE_ID", str(i))]
+        if torch:
+            env += [("RANK", str(rank)), ("LOCAL_RANK", str(i))]
+        nl.procs.append(Proc(["python3", Ref("ENTRY")] + list(user), env, background=True,
+                             label=f"rank {rank}", user_args=user))
+
+
+def _torchrun_node(ctx: _Job, nl: NodeLaunch, k: int) -> None:
+    n, servers = nl.node, ctx.servers
+    nl.variables.append(("ENTRY", ctx.spec.entry, "the training script (job attribute: entry)"))
+    user = ctx.user(nl.head)
+    host = servers[0].host_ip
+    nl.comments.insert(0, f"Megatron-LM with torchrun: node rank {k} of {len(servers)}, "
+                       f"{n.device_count} processes (ranks {_rng(n.first_rank, n.placed)}).")
+    argv = ["torchrun", "--nnodes", str(len(servers)), "--node_rank", str(k),
+            "--nproc_per_node", str(n.device_count),
+            "--master_addr", str(host) if host is not None else "127.0.0.1",
+            "--master_port", str(ctx.master_port(DEFAULT_MASTER_PORT["torchrun"])), Ref("ENTRY")]
+    nl.procs.append(Proc(argv + list(user), user_args=user))
+
+
+def extra_ports(ports: PortPlan, jl: JobLaunch) -> list[tuple[str, int, int, str]]:
+    """Ports the launch binds that the port plan does not reserve: (server, lo, hi, what).
+    (The Ray head and master ports are in the plan.)"""
+    out = []
+    jp = ports.jobs.get(jl.job.name)
+    for nl in jl.nodes:
+        name = nl.server.name
+        if nl.mode == "dp-external" and jp is not None and jp.port is not None:
+            count = len(nl.procs)
+            lo = jp.port + (1 if nl.head else 0)
+            hi = jp.port + count - 1
+            if hi >= lo:
+                out.append((name, lo, hi, "external-LB API servers (port + local index)"))
+        if nl.mode == "dp-hybrid" and not nl.head and jp is not None and jp.port is not None:
+            out.append((name, jp.port, jp.port, "hybrid-LB API server (port)"))
+    return out
+
+
+def needs_feature(topo: Topology, jl: JobLaunch) -> list[str]:
+    """Version features the job's launch uses that the declared vllm_version lacks."""
+    v = parse_version(topo.vllm_version)
+    if v is None or jl.job.framework != "vllm":
+        return []
+    wanted = {"dp-internal": ["multi_node_dp"], "dp-external": ["external_lb"],
+              "dp-hybrid": ["hybrid_lb"], "nnodes": ["nnodes"]}.get(jl.mode, [])
+    return [f for f in wanted if has(v, f) is False]

@@ -1,0 +1,119 @@
+"""The environment of each node of a job: what ``<server>.env`` exports (rendered by
+:mod:`rtc.emit.env_file`) and what the checks compare the job's ``env`` lines with.
+
+Variables, in this order:
+
+1. ``HCCL_IF_IP`` (and ``VLLM_HOST_IP`` for vLLM) - the server's ``host``;
+2. ``HCCL_SOCKET_IFNAME``, ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME`` - the server's
+   ``nic`` (a job ``env`` line for one of them replaces it, in place);
+3. ``ASCEND_RT_VISIBLE_DEVICES`` - the job's devices on the server, as container ids when
+   the server declares ``visible_devices`` (physical ids otherwise);
+4. ``HCCL_IF_BASE_PORT`` - from the port plan, when it is not HCCL's default 60000;
+5. ``RANK_TABLE_FILE`` - the job's rank table in the same folder
+   (``"${RTC_DIR:-.}"/hccl.json``; the launch script sets ``RTC_DIR`` to its own folder),
+   except for a dense vLLM job with DP > 1, whose replicas are independent worlds;
+6. what the launch mode needs on the node: ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``
+   (Ray), ``RANK_SIZE`` (rank-table launches), ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``
+   (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist);
+7. the job's own ``env`` lines, in the order written (a name written twice is an error,
+   RTC115).
+
+rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
+again (:mod:`rtc.checks.launch_settings` warns, RTC507, when its value differs from the
+computed one). Per-rank values (``RANK_ID``, ``DEVICE_ID``) are on each process's command line in
+the launch script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rtc.model.topology import Job, Server, Topology
+from rtc.network.env import HCCL_DEFAULT_BASE, env_map
+from rtc.plan.launch import container_list
+from rtc.plan.ports import PortPlan
+
+IFNAME_VARS = ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+#: variables rtc computes per node; a job `env` line cannot change them.
+COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_BASE_PORT",
+            "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK",
+            "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+            "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
+            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH")
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One variable; ``path`` True means ``value`` is a file name in the output folder."""
+
+    name: str
+    value: str
+    origin: str          # "rtc" | "job"
+    path: bool = False
+
+
+@dataclass
+class NodeEnv:
+    """The variables of ``job`` on ``server``, in the order they are exported; ``stem`` is
+    the node's file stem, ``head`` whether it is the job's first server."""
+
+    job: Job
+    server: Server
+    stem: str
+    head: bool
+    variables: list[EnvVar] = field(default_factory=list)
+
+    def get(self, name: str) -> str | None:
+        return next((v.value for v in self.variables if v.name == name), None)
+
+
+def _independent_replicas(topo: Topology, job: Job) -> bool:
+    """A dense vLLM job with DP > 1 runs DP independent engines, each its own torch world;
+    the job's rank table describes all of them at once, so exporting it as
+    ``RANK_TABLE_FILE`` (which torch_npu uses to build its default HCCL group) would give
+    every engine's rank 0 the same table rank. Such jobs get no ``RANK_TABLE_FILE``."""
+    try:
+        return topo.placement(job).independent_replicas
+    except ValueError:  # no placement: the checks report it
+        return False
+
+
+def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_ids, *,
+             stem: str, head: bool, launch_env=(), table: str | None = None,
+             pd_table: str | None = None) -> NodeEnv:
+    """The environment of ``job`` on ``server`` (see the module docstring): ``device_ids``
+    are the job's physical ids there, ``launch_env`` the node-level variables of its launch
+    (:attr:`rtc.plan.launch.NodeLaunch.env`), ``table`` / ``pd_table`` the file names of the
+    rank tables the node reads (None: not exported)."""
+    out = NodeEnv(job, server, stem, head)
+    vs = out.variables
+    env = env_map(job)
+    if server.host_ip is not None:
+        vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
+        if job.framework == "vllm":
+            vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
+    for name in IFNAME_VARS:
+        if name in env:
+            vs.append(EnvVar(name, env[name][0], "job"))
+        elif server.nic:
+            vs.append(EnvVar(name, server.nic, "rtc"))
+    if device_ids:
+        vs.append(EnvVar("ASCEND_RT_VISIBLE_DEVICES",
+                         container_list(server, topo.preset, device_ids), "rtc"))
+    jp = ports.jobs.get(job.name)
+    if jp is not None and not jp.hccl_ranges and jp.hccl_base is not None \
+            and jp.hccl_base != HCCL_DEFAULT_BASE:
+        vs.append(EnvVar("HCCL_IF_BASE_PORT", str(jp.hccl_base), "rtc"))
+    if table and not _independent_replicas(topo, job):
+        vs.append(EnvVar("RANK_TABLE_FILE", table, "rtc", path=True))
+    for name, value in launch_env:
+        vs.append(EnvVar(name, value, "rtc"))
+    if pd_table:
+        vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
+    written = {v.name for v in vs}
+    for name, (value, _span) in env.items():
+        if name in written:
+            continue
+        vs.append(EnvVar(name, value, "job"))
+        written.add(name)
+    return out

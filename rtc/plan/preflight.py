@@ -1,0 +1,160 @@
+"""The preflight plan: which NPUs each server checks, which peers every NPU pings, and
+which HCCL port windows must be reserved (rendered as ``preflight-<server>.sh`` by
+:mod:`rtc.emit.preflight_script`).
+
+Which pings
+===========
+
+An NPU pings the device IPs of the NPUs it communicates with on *other link units* (another
+server; inside an A3 super pod NPUs talk over HCCS, so only other super pods count, unless
+``HCCL_INTER_HCCS_DISABLE=TRUE``): the members of its groups (expert parallel and pipeline
+groups when EP is on, else TP, PCP, PP and DP groups; Megatron: TP, CP, PP, DP), every
+NPU of a table without jobs, and for prefill/decode pairs the other side's NPUs. Per
+group, when those peers are more than :data:`PING_BUDGET` (16), one representative per
+(peer server, peer subnet) is pinged - the first such NPU in rank order - and when the
+representatives are still more than 16, 16 of them spread evenly over the group, starting
+after the NPU's own position (so different NPUs cover different peers). The cost is at
+most 16 pings per NPU and group, linear in the cluster.
+"""
+
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rtc.model.topology import Device, Job, Server, Topology
+from rtc.network.addressing import subnet_of
+from rtc.network.env import HCCL_DEFAULT_BASE, env_map, hccl_window_size
+from rtc.plan.disaggregation import PdPair
+from rtc.plan.ports import PortPlan
+
+PING_BUDGET = 16
+
+
+@dataclass
+class ServerPreflight:
+    """One server's preflight: the NPUs in use, each NPU's pings ``{target ip: (peer
+    server, peer device id)}``, and the HCCL port windows ``(lo, hi, job)`` to check."""
+
+    server: Server
+    devices: list[Device]                          # in use, ascending
+    pings: dict = field(default_factory=dict)      # device id -> {target ip: (server, device id)}
+    ports: list = field(default_factory=list)      # [(lo, hi, job)]
+
+
+def _member_key(server, device, pods: bool):
+    unit = ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
+        else ("server", server.name)
+    sub = subnet_of(device.device_ip, device.prefix) or ("dev", device.device_id)
+    return unit, (server.name, sub)
+
+
+def _hccs_pods(topo, jobs) -> bool:
+    if not topo.preset.super_pod:
+        return False
+    for j in jobs:
+        if str(env_map(j).get("HCCL_INTER_HCCS_DISABLE", ("",))[0]).upper() == "TRUE":
+            return False
+    return True
+
+
+def _groups(topo, job):
+    """Lists of (server, device) that must reach each other, for ``job``."""
+    members = topo.rank_table_members(job)
+    flat = [(s, d) for s, devs in members for d in devs]
+    pl = topo.placement(job)
+    dims = ("ep", "pp") if "ep" in pl.dims else pl.dims
+    for dim in dims:
+        for g in pl.groups(dim):
+            out = []
+            for r in g:
+                p = pl.rank_position[r] if r < len(pl.rank_position) else -1
+                if 0 <= p < len(flat):
+                    out.append(flat[p])
+            if len(out) > 1:
+                yield out
+
+
+def _select(group, pods: bool, sink: dict) -> None:
+    """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
+    the group: at most PING_BUDGET picks per member)."""
+    keyed = []
+    for s, d in group:
+        unit, rep = _member_key(s, d, pods)
+        keyed.append((unit, rep, s, d, None if d.device_ip is None else str(d.device_ip)))
+    size = len(keyed)
+    units = Counter(k[0] for k in keyed)
+    if len(units) < 2:
+        return
+    reps: list = []
+    seen = set()
+    for k in keyed:
+        if k[4] is not None and (k[0], k[1]) not in seen:
+            seen.add((k[0], k[1]))
+            reps.append(k)
+    rep_units = Counter(k[0] for k in reps)
+    n = len(reps)
+    for pos, (unit, _rep, s, d, _ip) in enumerate(keyed):
+        peers = size - units[unit]
+        if peers <= 0:
+            continue
+        bucket = sink.setdefault((s.name, d.device_id), {})
+        if peers <= PING_BUDGET:
+            chosen = [k for k in keyed if k[0] != unit and k[4] is not None]
+        elif n - rep_units[unit] <= PING_BUDGET:
+            chosen = [k for k in reps if k[0] != unit]
+        else:
+            chosen = []
+            start = (pos * n) // size
+            for j in range(PING_BUDGET):
+                idx = (start + 1 + (j * n) // PING_BUDGET) % n
+                while reps[idx][0] == unit:
+                    idx = (idx + 1) % n
+                chosen.append(reps[idx])
+        for k in chosen:
+            bucket.setdefault(k[4], (k[2].name, k[3].device_id))
+
+
+def plan_preflight(topo: Topology, ports: PortPlan, pairs: list[PdPair],
+                   jobs: list[Job] | None = None) -> list[ServerPreflight]:
+    """One :class:`ServerPreflight` per server with NPUs in use by ``jobs`` (all jobs when
+    None), in declared order."""
+    jobs = list(topo.jobs) if jobs is None else list(jobs)
+    used: dict[str, set] = {}
+    if not topo.jobs:
+        for s in topo.servers:
+            used[s.name] = {d.device_id for d in s.devices}
+    for j in jobs:
+        for p in j.placements:
+            used.setdefault(p.server.name, set()).update(p.device_ids)
+    pods = _hccs_pods(topo, jobs)
+    sink: dict = {}
+    if not topo.jobs:
+        group = [(s, d) for s, devs in topo.rank_table_members(None) for d in devs]
+        _select(group, pods, sink)
+    for j in jobs:
+        for g in _groups(topo, j):
+            _select(g, pods, sink)
+    for pair in pairs:
+        if any(j in jobs for j in pair.jobs) and pair.prefill and pair.decode:
+            group = [(s, d) for j in pair.jobs for s, devs in topo.rank_table_members(j)
+                     for d in devs]
+            _select(group, pods, sink)
+    count, _ = hccl_window_size(topo.cann)
+    out = []
+    for s in topo.servers:
+        ids = used.get(s.name)
+        if not ids:
+            continue
+        sp = ServerPreflight(s, [d for d in s.devices if d.device_id in ids])
+        for d in sp.devices:
+            got = sink.get((s.name, d.device_id))
+            if got:
+                sp.pings[d.device_id] = got
+        claims = ports.on(s.name)
+        sp.ports = sorted({(c.lo, c.hi, c.job or "") for c in claims if c.kind == "hccl"})
+        if not sp.ports:
+            sp.ports = [(HCCL_DEFAULT_BASE, HCCL_DEFAULT_BASE + count - 1, "")]
+        out.append(sp)
+    return out

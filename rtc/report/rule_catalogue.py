@@ -1,0 +1,41 @@
+"""The catalogue of every rule rtc can report: ``rtc rules``, ``rtc explain``, SARIF rule
+metadata and the rule names a ``policy`` line may use.
+
+Each module that reports findings declares its rules with :func:`rtc.rules.rule` and lists
+them in its ``RULES`` tuple; this module joins those tuples in pipeline order (a static list
+a reader can follow: nothing is found by name at run time). ``tests/test_rule_catalogue.py``
+checks that every declared rule is here, that ids are unique, and that no module reports a
+bare ``"RTCnnn"`` string.
+"""
+
+from __future__ import annotations
+
+from rtc import rules as driver
+from rtc.checks import RULES as CHECK_RULES
+from rtc.checks import policies
+from rtc.inventory import rules as inventory
+from rtc.model import lower_decls, lower_jobs, lower_servers
+from rtc.preflight import findings as preflight
+from rtc.rules import Rule
+from rtc.schema import explain as schema_rules
+from rtc.syntax import parser, schema, values
+from rtc.tables import importer, jsonload, recognise, semantic
+
+#: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
+#: the JSON front end and schema, table rules, import, preflight.
+PIPELINE_ORDER: tuple[Rule, ...] = (
+    driver.RULES + parser.RULES + values.RULES + schema.RULES
+    + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
+    + CHECK_RULES + policies.RULES
+    + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
+    + preflight.RULES)
+
+#: Every rule, sorted by code.
+RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))
+
+_BY_CODE = {r.code: r for r in RULES}
+
+
+def get_rule(code: str) -> Rule | None:
+    """The rule with this id (case-insensitive: ``rtc208`` works), or None."""
+    return _BY_CODE.get(code.upper())

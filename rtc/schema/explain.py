@@ -1,0 +1,506 @@
+"""Explain schema errors in rank-table terms: one finding per problem, with a rule id
+(RTC610-RTC619), the JSON path and offending value in the message, and a hint.
+
+:func:`check_schema` runs :func:`rtc.schema.validator.schema_errors` on a document and
+explains every error (all of them, not only the first; where ``anyOf``/``oneOf`` produce a
+tree of errors, ``jsonschema.exceptions.best_match`` picks the one to report).
+:func:`validate_document` turns the findings into diagnostics, located by a source map when
+the caller has one (:class:`rtc.tables.jsonload.SourceMap`: the key for unknown and
+extension keys, the value otherwise).
+
+Schema annotations used by rtc (ignored by other validators):
+
+``x-rtc-expect``
+    Plain words for the expected value, used in messages.
+``x-rtc-extension`` (keyword)
+    The key is another tool's extension that HCCL ignores; presence yields RTC618.
+``x-rtc-other-version`` (keyword)
+    The key belongs to another table version; presence yields RTC613.
+``x-rtc-severity``
+    ``"note"`` to lower RTC618 for keys written by official tooling (``IsMindIEEPJob``).
+
+RTC620..RTC629 are reserved for this module.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Severity, Span, sorted_diagnostics
+from rtc.rules import rule
+from rtc.schema.forms import FORM_DESCRIPTIONS, FORMS, schema_for
+from rtc.schema.paths import JsonPath, format_path
+from rtc.schema.validator import (ALWAYS_REPORT, KW_EXTENSION, KW_OTHER_VERSION, TYPE_TESTS,
+                                  FastValidator, SchemaError, fast_validator, is_number,
+                                  schema_errors)
+
+RULE_TYPE = rule("RTC610", "wrong-json-type", "error",
+                 "A value has the wrong JSON type (string vs number).", """
+    What: e.g. `"rank_id": 0` in a v1.x table, `"rank_count": "2"` in a 2.0 table, an object
+    where an array belongs.
+    Why it breaks: HCCL's v1.x getters check `is_string()` ("json object property value of
+    Name[rank_id] is not string!"), the 2.0 getters read JSON integers; either way
+    initialisation fails. (MindSpore's merge_hccl.py shipped this exact bug once.)
+    Fix: quote the number in v1.x / legacy / PD tables; unquote it in 2.0.""")
+RULE_REQUIRED = rule("RTC611", "required-key-missing", "error",
+                     "A key the form requires is missing.", """
+    What: e.g. a device without `device_id` or `rank_id`, a table without `version`.
+    Why: the parser requires the key and stops.
+    Fix: add it; if a similar unknown key is present (a typo) the hint names it.""")
+RULE_UNKNOWN_KEY = rule("RTC612", "unknown-key", "error",
+                        "A key the form does not define (HCCL ignores it).", """
+    What: a key the form does not define, e.g. `devcie_ip`; the message suggests the closest
+    known key ("did you mean `device_ip`?").
+    Why it breaks: HCCL silently ignores unknown keys, so whatever the key was meant to set
+    is not set (a misspelt `device_ip` is a missing device IP).
+    Fix: rename or remove it.""")
+RULE_OTHER_VERSION = rule("RTC613", "key-of-other-version", "warning",
+                          "A key that only another table version uses.", """
+    What: a version-1.2 key (`super_device_id`, `super_pod_list`, `backup_device_ip`, ...)
+    in a `"version": "1.0"` table.
+    Why: HCCL reads these only in 1.2 tables, so they have no effect.
+    Fix: set `"version": "1.2"` for an A3 SuperPoD table, or remove the keys. Reported once
+    per key with the number of occurrences.""")
+RULE_ENUM = rule("RTC614", "value-not-allowed", "error",
+                 "A value outside the fixed set of allowed values.", """
+    What: a value outside a fixed set, e.g. `"status": "complete"`, `"addr_type": "ipv4"`, a
+    wrong `version` under `--schema`.
+    Why: HCCL compares these strings exactly (`status` other than "completed" makes HCCL
+    wait up to 30 minutes and give up).
+    Fix: use one of the listed values (the hint suggests the closest).""")
+RULE_FORMAT = rule("RTC615", "malformed-value", "error",
+                   "A string value does not have the required shape.", """
+    What: a string that does not have the required shape: a decimal string with other
+    characters (`"rank_id": "r0"`, `"-1"`), a port outside 1..65535, an IP field with
+    characters no IPv4/IPv6 address has (masked documentation placeholders such as
+    `192.1.*.6`, spaces after commas), a 2.0 port not in "die/port" form.
+    Why: the parser converts the string and fails.
+    Fix: write the value as the message says. (The schema only checks the character set of
+    IP fields; whether an address parses, is unique and is of the right family is left to
+    the semantic checks.)""")
+RULE_ITEMS = rule("RTC616", "wrong-item-count", "error",
+                  "A list is empty or has too many items.", """
+    What: an empty `server_list`/`device`/`rank_list`, more than 8 `level_list` entries,
+    more than 16 `ports`, etc.
+    Why: the parser rejects empty lists and enforces the limits.
+    Fix: add the missing entries or split the list.""")
+RULE_RANGE = rule("RTC617", "value-out-of-range", "error",
+                  "A number or length is outside its bounds.", """
+    What: a number or length outside its bounds: `server_id` longer than 64 characters or
+    empty, `net_layer` above 7, `local_id` above 64, a 2.0 port outside 1..65535.
+    Why: the parser range-checks these values.
+    Fix: use a value within the stated range.""")
+RULE_EXTENSION = rule("RTC618", "extension-key", "warning",
+                      "A key another tool adds; HCCL ignores it.", """
+    What: keys other tools add: MindSpore cross-cluster (`server_ip`, `pod_ip`, `dpu_ip`,
+    `numa_id`, `cluster_list`), Ascend Operator's `IsMindIEEPJob`.
+    Why: HCCL ignores them, so anything they are meant to achieve (e.g. cross-cluster
+    placement) does not happen in HCCL; fine when the file is meant for that tool.
+    Fix: none needed if intended; otherwise remove them. Reported once per key with the
+    number of occurrences.""")
+RULE_OTHER = rule("RTC619", "schema-violation", "error",
+                  "Another JSON Schema violation.", """
+    What: anything the rules above do not cover (e.g. no alternative of a `oneOf` matches
+    and `best_match` cannot single one out, or `uniqueItems`); the message is
+    `jsonschema`'s. rtc's own schemas do not produce it today; it keeps custom or future
+    schemas from losing findings.
+    Why it breaks: the value is not in a shape the reader of the file accepts.
+    Fix: as the message says.""")
+
+# --------------------------------------------------------------------------- explaining errors
+
+@dataclass(frozen=True)
+class Finding:
+    """A schema finding before it becomes a :class:`Diagnostic`: the rule id, the JSON path,
+    the offending value, and whether the span should point at the key rather than the value."""
+
+    code: str
+    severity: Severity
+    path: JsonPath
+    message: str
+    hint: str | None = None
+    value: object = field(default=None, compare=False, repr=False)
+    at_key: bool = False
+    count: int = 1
+
+
+_JSON_TYPE = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+              int: "a number", float: "a number", type(None): "null"}
+_TYPE_WORDS = {"string": "a JSON string", "integer": "a JSON integer", "number": "a JSON number",
+               "object": "a JSON object", "array": "a JSON array", "boolean": "true or false",
+               "null": "null"}
+
+
+def _jtype(x) -> str:
+    return _JSON_TYPE.get(type(x), type(x).__name__)
+
+
+def _show(x, limit: int = 60) -> str:
+    if isinstance(x, (dict, list)):
+        s = "{...}" if isinstance(x, dict) else "[...]"
+        return s
+    s = json.dumps(x, ensure_ascii=False)
+    return s if len(s) <= limit else s[: limit - 4] + "...\""
+
+
+def _found(x) -> str:
+    """The offending value for a message: ``string "8"``, ``number 8``, ``null``."""
+    return "null" if x is None else f"{_jtype(x)} {_show(x)}"
+
+
+def _where(path: JsonPath) -> str:
+    return "the top level" if not path else format_path(path)
+
+
+def _name(path: JsonPath) -> str:
+    for elem in reversed(path):
+        if isinstance(elem, str):
+            return elem
+    return "$"
+
+
+class _SchemaInfo:
+    """Looks up property subschemas by instance path (for x-rtc-expect and key lists)."""
+
+    def __init__(self, schema: dict, fv: FastValidator):
+        self.schema = schema
+        self.fv = fv
+
+    def at(self, path: JsonPath):
+        """The property/items subschema that applies at ``path`` (not dereferenced)."""
+        s = self.schema
+        for elem in path:
+            s = self.fv._deref(s)
+            if not isinstance(s, dict):
+                return None
+            s = s.get("items") if isinstance(elem, int) else (s.get("properties") or {}).get(elem)
+            if s is None:
+                return None
+        return s
+
+    def expect(self, path: JsonPath, err_schema) -> str | None:
+        raw = self.at(path)
+        for s in (err_schema, raw, self.fv._deref(raw) if raw is not None else None):
+            if isinstance(s, dict) and s.get("x-rtc-expect"):
+                return s["x-rtc-expect"]
+        return None
+
+    def known_keys(self, path: JsonPath) -> list[str]:
+        s = self.fv._deref(self.at(path)) if path else self.fv._deref(self.schema)
+        if isinstance(s, dict):
+            return list((s.get("properties") or {}).keys())
+        return []
+
+
+_OTHER_FORM_KEYS: dict[str, list[str]] | None = None
+
+
+def _keys_by_form() -> dict[str, list[str]]:
+    """Every property name used anywhere in each form's schema (for 'belongs to' hints)."""
+    global _OTHER_FORM_KEYS
+    if _OTHER_FORM_KEYS is None:
+        out: dict[str, list[str]] = {}
+
+        def collect(node, acc: set):
+            if isinstance(node, dict):
+                props = node.get("properties")
+                if isinstance(props, dict):
+                    for k, v in props.items():
+                        if not (isinstance(v, dict) and (KW_OTHER_VERSION in v)):
+                            acc.add(k)
+                for v in node.values():
+                    collect(v, acc)
+            elif isinstance(node, list):
+                for v in node:
+                    collect(v, acc)
+        for form in FORMS:
+            acc: set = set()
+            collect(schema_for(form), acc)
+            out[form] = sorted(acc)
+        _OTHER_FORM_KEYS = out
+    return _OTHER_FORM_KEYS
+
+
+def _type_fits(value, schema, info: _SchemaInfo) -> bool:
+    """Could ``value`` be meant for a property with ``schema`` (judging by JSON type only)?"""
+    s = info.fv._deref(schema)
+    types = s.get("type") if isinstance(s, dict) else None
+    if types is None:
+        return True
+    return any(TYPE_TESTS[t](value) for t in ([types] if isinstance(types, str) else types))
+
+
+def _suggest(key: str, candidates: list[str], form: str) -> tuple[str | None, str | None]:
+    """(closest known key, other form that defines ``key``) for an unknown key. A very close
+    match wins (a typo); otherwise a key of another form is reported as such."""
+    scored = sorted(((difflib.SequenceMatcher(None, key, c).ratio(), c) for c in candidates), reverse=True)
+    best = scored[0] if scored else (0.0, None)
+    elsewhere = [f for f, keys in _keys_by_form().items() if f != form and key in keys]
+    if best[0] >= 0.8:
+        return best[1], None
+    if elsewhere:
+        return None, elsewhere[0]
+    return (best[1] if best[0] >= 0.6 else None), None
+
+
+def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    v = err.validator
+    path = err.path
+    inst = err.instance
+    name = _name(path)
+    where = _where(path)
+    E = Severity.ERROR
+
+    if v == "type":
+        expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        if expected == ["string"] and is_number(inst):
+            text = json.dumps(inst)
+            quoted = str(int(inst)) if isinstance(inst, float) and inst.is_integer() and name != "version" else text
+            if form in ("hccl-v2.0", "topo-v2.0"):
+                hint = f"write \"{name}\": \"{quoted}\""
+            else:
+                hint = (f"write \"{name}\": \"{quoted}\"; in version 1.x tables every value is a string "
+                        f"and HCCL fails with \"json object property value of Name[{name}] is not string!\"")
+            return [Finding(RULE_TYPE.code, E, path,
+                            f"{where}: `{name}` must be a JSON string (\"{quoted}\"), not the bare number {text}",
+                            hint=hint, value=inst)]
+        if expected == ["integer"] and isinstance(inst, str) and re.fullmatch(r"\s*-?[0-9]+\s*", inst):
+            return [Finding(RULE_TYPE.code, E, path,
+                            f"{where}: `{name}` must be a JSON integer in a {FORM_DESCRIPTIONS.get(form, form)}, "
+                            f"not the string {_show(inst)}",
+                            hint=f"write \"{name}\": {inst.strip()} (no quotes); version 2.0 reads "
+                                 f"numbers as JSON integers",
+                            value=inst)]
+        want = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+        return [Finding(RULE_TYPE.code, E, path,
+                        f"{where}: `{name}` must be {want}, found {_found(inst)}",
+                        hint=None, value=inst)]
+
+    if v == "required":
+        missing = None
+        for k in err.validator_value or ():
+            if f"{k!r} is a required property" == err.message:
+                missing = k
+                break
+        if missing is None:
+            missing = err.message.split("'")[1] if "'" in err.message else err.message
+        hint = None
+        if isinstance(inst, dict):
+            known = set(info.known_keys(path))
+            prop = info.at(path + (missing,))
+            scored = sorted(
+                ((difflib.SequenceMatcher(None, k, missing).ratio(), k) for k in inst
+                 if k not in known and _suggest(k, [missing], form)[0] == missing
+                 and (prop is None or _type_fits(inst[k], prop, info))), reverse=True)
+            if scored:
+                hint = f"`{scored[0][1]}` is present: a misspelling of `{missing}`? rename it"
+        if hint is None and missing == "version" and not path:
+            ver = {"hccl-v1.0": "1.0", "hccl-v1.2": "1.2", "hccl-v2.0": "2.0"}.get(form)
+            if ver:
+                hint = (f"add \"version\": \"{ver}\"; without `version` HCCL reads the file as the "
+                        f"legacy group_list form and fails")
+        if hint is None:
+            hint = f"add `{missing}` to {where}"
+        return [Finding(RULE_REQUIRED.code, E, path,
+                        f"{where}: required key `{missing}` is missing", hint=hint, value=None)]
+
+    if v == "additionalProperties":
+        known = info.known_keys(path)
+        extras = [k for k in inst if k not in set(known)] if isinstance(inst, dict) else []
+        out = []
+        props = info.fv._deref(info.at(path) if path else info.schema)
+        props = props.get("properties", {}) if isinstance(props, dict) else {}
+        for k in extras:
+            # candidates: known keys that are absent here and could hold this value
+            free = [c for c in known if c not in inst and (c not in props or _type_fits(inst[k], props[c], info))]
+            close, elsewhere = _suggest(k, free, form)
+            msg = f"{_where(path + (k,))}: unknown key `{k}` in {where}"
+            if close:
+                msg += f"; did you mean `{close}`?"
+                hint = f"rename `{k}` to `{close}`; HCCL silently ignores unknown keys"
+            else:
+                if elsewhere:
+                    hint = (f"`{k}` is a key of {FORM_DESCRIPTIONS[elsewhere]}; check `version` "
+                            f"(this file is checked as {FORM_DESCRIPTIONS.get(form, form)})")
+                else:
+                    shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+                    hint = f"known keys here: {shown}; HCCL silently ignores unknown keys"
+            out.append(Finding(RULE_UNKNOWN_KEY.code, E, path + (k,), msg, hint=hint,
+                               value=inst.get(k), at_key=True))
+        return out
+
+    if v == KW_OTHER_VERSION:
+        ver = err.validator_value
+        return [Finding(RULE_OTHER_VERSION.code, Severity.WARNING, path,
+                        f"{where}: `{name}` is a version {ver} key; HCCL does not use it in a "
+                        f"version {'1.0' if form == 'hccl-v1.0' else form} table",
+                        hint=f"for an A3 SuperPoD table set \"version\": \"{ver}\"; otherwise remove `{name}`",
+                        value=inst, at_key=True)]
+
+    if v == KW_EXTENSION:
+        sev = Severity.NOTE if isinstance(err.schema, dict) and err.schema.get("x-rtc-severity") == "note" \
+            else Severity.WARNING
+        return [Finding(RULE_EXTENSION.code, sev, path,
+                        f"{where}: `{name}` is an extension key of {err.validator_value}; HCCL ignores it",
+                        hint="fine if the file is meant for that tool; HCCL itself does not act on it",
+                        value=inst, at_key=True)]
+
+    if v in ("enum", "const"):
+        allowed = err.validator_value if v == "enum" else [err.validator_value]
+        if all(isinstance(a, str) for a in allowed) and not isinstance(inst, str):
+            want = info.expect(path, err.schema) or " or ".join(json.dumps(a) for a in allowed)
+            quoted = (str(int(inst)) if isinstance(inst, float) and inst.is_integer() else json.dumps(inst))
+            hint = f"write \"{name}\": \"{quoted}\"" if is_number(inst) else None
+            return [Finding(RULE_TYPE.code, E, path,
+                            f"{where}: `{name}` must be a JSON string ({want}), found {_found(inst)}",
+                            hint=hint, value=inst)]
+        shown = ", ".join(json.dumps(a) for a in allowed)
+        hint = None
+        if isinstance(inst, str):
+            close = difflib.get_close_matches(inst, [a for a in allowed if isinstance(a, str)], n=1, cutoff=0.5)
+            if close:
+                hint = f"did you mean {json.dumps(close[0])}?"
+            elif inst.lower() in {str(a).lower() for a in allowed}:
+                hint = "values are case-sensitive"
+        if name == "status" and hint is None:
+            hint = 'use "completed" for a finished table'
+        return [Finding(RULE_ENUM.code, E, path,
+                        f"{where}: `{name}` is {_show(inst)}; allowed: {shown}", hint=hint, value=inst)]
+
+    if v == "pattern":
+        expect = info.expect(path, err.schema) or f"a string matching {err.validator_value}"
+        hint = None
+        if isinstance(inst, str):
+            if "*" in inst or re.search(r"(?i)(^|\.)x+(\.|$)", inst):
+                hint = ("this looks like a masked documentation placeholder; fill in the real "
+                        "address (device IPs: /etc/hccn.conf address_<device_id> or "
+                        "`hccn_tool -i <device_id> -ip -g`)")
+            elif ", " in inst or inst != inst.strip():
+                hint = "remove the spaces (several addresses are separated by a bare comma)"
+            elif re.fullmatch(r"-[0-9]+", inst):
+                hint = "negative numbers are not allowed"
+            elif re.fullmatch(r"[0-9]+", inst) and "port" in name:
+                hint = "ports are 1..65535 (0 is reserved)"
+        return [Finding(RULE_FORMAT.code, E, path,
+                        f"{where}: `{name}` is {_show(inst)}, which is not {expect}", hint=hint, value=inst)]
+
+    if v in ("minItems", "maxItems"):
+        n = err.validator_value
+        size = len(inst) if isinstance(inst, list) else 0
+        if v == "minItems":
+            msg = (f"{where}: `{name}` is empty" if size == 0 else
+                   f"{where}: `{name}` has {size} item(s); at least {n} required")
+            hint = f"add at least {n} entr{'y' if n == 1 else 'ies'}"
+        else:
+            msg = f"{where}: `{name}` has {size} items; at most {n} allowed"
+            hint = f"keep at most {n} entries"
+        return [Finding(RULE_ITEMS.code, E, path, msg, hint=hint, value=None)]
+
+    if v in ("minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        expect = info.expect(path, err.schema)
+        if v in ("minLength", "maxLength"):
+            size = len(inst) if isinstance(inst, str) else 0
+            if v == "minLength" and size == 0:
+                msg = f"{where}: `{name}` is empty"
+            else:
+                msg = (f"{where}: `{name}` is {size} characters long; "
+                       f"{'at least' if v == 'minLength' else 'at most'} {err.validator_value} allowed")
+        else:
+            bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[v]
+            msg = f"{where}: `{name}` is {_show(inst)}; it must be {bound} {err.validator_value}"
+        return [Finding(RULE_RANGE.code, E, path, msg, hint=(f"expected {expect}" if expect else None), value=inst)]
+
+    return [Finding(RULE_OTHER.code, E, path, f"{where}: {err.message}", value=inst)]
+
+
+def check_schema(doc, form: str, *, schema: dict | None = None, fast: bool = True) -> list[Finding]:
+    """Schema findings of ``doc`` for ``form`` (no spans yet; see :func:`validate_document`).
+
+    ``schema`` replaces the form's own schema (``form`` then only shapes the wording).
+    Errors on a path that also has a type error are dropped (the type error says it all);
+    RTC613/RTC618 findings are merged per key (first occurrence, with a count)."""
+    fv = fast_validator(schema if schema is not None else form)
+    errors = schema_errors(doc, fv.schema, fast=fast)
+    info = _SchemaInfo(fv.schema, fv)
+    typed = {e.path for e in errors if e.validator == "type"}
+    # Report keywords (RTC613/RTC618) are merged per key location before explaining them:
+    # one finding at the first occurrence, with a count.
+    groups: dict[tuple, list] = {}
+    plain: list[SchemaError] = []
+    for e in errors:
+        if e.path in typed and e.validator != "type":
+            continue
+        if e.validator in ALWAYS_REPORT:
+            loc = (e.validator,) + tuple("[]" if isinstance(p, int) else p for p in e.path)
+            g = groups.get(loc)
+            if g is None:
+                groups[loc] = [e, 1]
+            else:
+                g[1] += 1
+        else:
+            plain.append(e)
+    findings: list[Finding] = []
+    for e in plain:
+        findings.extend(_explain(e, form, info))
+    for e, count in groups.values():
+        for f in _explain(e, form, info):
+            if count > 1:
+                f = Finding(f.code, f.severity, f.path, f"{f.message} (found {count} times; first here)",
+                            f.hint, f.value, f.at_key, count)
+            findings.append(f)
+    return findings
+
+
+def subject_of(doc, path: JsonPath) -> str | None:
+    """"server node_0, device 3, rank 11" for v1.x paths; "rank 5" for v2.0 paths."""
+    try:
+        if len(path) >= 2 and path[0] == "server_list" and isinstance(path[1], int):
+            server = doc["server_list"][path[1]]
+            parts = [f"server {server.get('server_id', path[1])}" if isinstance(server, dict)
+                     else f"server #{path[1]}"]
+            if len(path) >= 4 and path[2] == "device" and isinstance(path[3], int) and isinstance(server, dict):
+                dev = server["device"][path[3]]
+                if isinstance(dev, dict):
+                    parts.append(f"device {dev.get('device_id', '?')}")
+                    if "rank_id" in dev:
+                        parts.append(f"rank {dev['rank_id']}")
+            return ", ".join(str(p) for p in parts)
+        if len(path) >= 2 and path[0] == "rank_list" and isinstance(path[1], int):
+            rank = doc["rank_list"][path[1]]
+            if isinstance(rank, dict) and "rank_id" in rank:
+                return f"rank {rank['rank_id']}"
+            return f"rank_list entry #{path[1]}"
+    except (KeyError, IndexError, TypeError):
+        return None
+    return None
+
+
+def validate_document(doc, form: str, *, source_map=None,
+                      filename: str | None = None, schema: dict | None = None,
+                      fast: bool = True) -> list[Diagnostic]:
+    """Validate ``doc`` against the schema of ``form`` and return diagnostics sorted by
+    location (file, line, column).
+
+    ``source_map`` (a :class:`rtc.tables.jsonload.SourceMap`, or anything with its
+    ``filename``, ``parsed`` and ``locate_nearest``) gives each finding its line
+    and column (the key for unknown/extension keys, the value otherwise; for a missing key the
+    object that lacks it). Without it spans are ``filename:1:1`` (or None without a filename);
+    the JSON path is always in the message."""
+    if filename is None and source_map is not None:
+        filename = source_map.filename
+    out: list[Diagnostic] = []
+    for f in check_schema(doc, form, schema=schema, fast=fast):
+        if source_map is not None and source_map.parsed:
+            span: Span | None = source_map.locate_nearest(f.path, key=f.at_key)
+        elif filename:
+            span = Span.whole_file(filename)
+        else:
+            span = None
+        out.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), subject_of(doc, f.path)))
+    return sorted_diagnostics(out)
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (RULE_TYPE, RULE_REQUIRED, RULE_UNKNOWN_KEY, RULE_OTHER_VERSION, RULE_ENUM, RULE_FORMAT, RULE_ITEMS, RULE_RANGE, RULE_EXTENSION, RULE_OTHER)

@@ -1,0 +1,169 @@
+"""Typed declarations: one record per top-level block, each attribute a typed field.
+
+:func:`rtc.syntax.schema.elaborate` turns the generic syntax tree into these records; the
+lowering passes (:mod:`rtc.model.lower_decls`) read their fields. A field is None (or ``()``
+for repeatable attributes) when the attribute was not written or could not be read; the
+attributes that were written but could not be read (an error was reported) are in
+``failed``, so that lowering never falls back to a default for them as if they had not been
+written. ``spans[key]`` is where the attribute's value was written (its first line for a
+repeatable attribute).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from rtc.diagnostics import Span
+from rtc.syntax.ast import Word
+from rtc.syntax.values import Template
+
+
+@dataclass(frozen=True)
+class AddressPlan:
+    """How a server's per-device addresses (or super device ids) are given.
+
+    ``kind`` is ``"list"`` (one template per device, in device order), ``"step"`` (a start
+    address plus ``step`` per device position: device at position k gets start + k*step),
+    ``"template"`` (one template rendered per device with d and k), ``"base"`` (super
+    device ids: the template's value plus the device id) or ``"inventory"`` (taken from the
+    server's inventory captures)."""
+
+    kind: str
+    items: tuple[Template, ...] = ()
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class PlacementRef:
+    """A job line ``on SERVER [devices SET] [dp_local N]``."""
+
+    server: Word
+    devices: tuple[int, ...] | None
+    devices_span: Span | None
+    dp_local: int | None
+
+
+class EnvLine(NamedTuple):
+    """``env NAME = value``: the variable, its value, and where the value was written."""
+
+    name: str
+    value: str
+    span: Span
+
+
+class PolicyLine(NamedTuple):
+    """``policy RULE error|warn|allow``: a rule id or name as written, the level, and the
+    span of the whole value (the rule name starts at its first column)."""
+
+    rule: str
+    level: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Decl:
+    """What every block has: its kind, label (None when omitted) and spans, the spans of
+    the attributes that were read, and the attributes that could not be read."""
+
+    kind: str
+    name: str | None
+    name_span: Span
+    span: Span
+    spans: dict = field(default_factory=dict)     # attribute -> Span of its value
+    failed: frozenset = frozenset()
+
+    def span_of(self, key: str) -> Span:
+        """Where attribute ``key`` was written (the block's label when it was not)."""
+        return self.spans.get(key, self.name_span)
+
+    def given(self, key: str) -> bool:
+        """True when attribute ``key`` was written and read."""
+        return key in self.spans
+
+
+@dataclass(frozen=True)
+class ClusterDecl(Decl):
+    """``cluster NAME { hardware PRESET ... }``."""
+
+    hardware: str | None = None
+    cann: str | None = None
+    devices_per_server: int | None = None
+    policy: tuple[PolicyLine, ...] = ()
+    vllm_version: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerDecl(Decl):
+    """``server NAME { ... }`` or ``family PREFIX[FIRST..LAST] { ... }`` (``kind`` tells)."""
+
+    server_id: Template | None = None
+    host: Template | None = None
+    nic: str | None = None
+    devices: tuple[int, ...] | None = None
+    device_ip: AddressPlan | None = None
+    gateway: AddressPlan | None = None
+    prefix: int | None = None
+    super_pod: Template | None = None
+    super_device_id: AddressPlan | None = None
+    inventory: str | None = None
+    visible_devices: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class JobDecl(Decl):
+    """``job NAME { ... }``: devices, parallel sizes, launch settings (None: not given)."""
+
+    role: str | None = None
+    framework: str | None = None
+    servers: tuple[Word, ...] | None = None
+    on: tuple[PlacementRef, ...] = ()
+    dp: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    pcp: int | None = None
+    dcp: int | None = None
+    expert_parallel: bool | None = None
+    model_kind: str | None = None
+    order: str | None = None
+    env: tuple[EnvLine, ...] = ()
+    policy: tuple[PolicyLine, ...] = ()
+    port: int | None = None
+    dp_address: Template | None = None
+    dp_rpc_port: int | None = None
+    kv_connector: str | None = None
+    kv_port: int | None = None
+    ray_port: int | None = None
+    model: str | None = None
+    served_name: str | None = None
+    entry: str | None = None
+    args: tuple[tuple[str, ...], ...] = ()          # one argv tuple per line
+    head_args: tuple[tuple[str, ...], ...] = ()
+    worker_args: tuple[tuple[str, ...], ...] = ()
+    executor: str | None = None
+    lb: str | None = None
+    master_port: int | None = None
+
+
+@dataclass(frozen=True)
+class NetworkDecl(Decl):
+    """``network NAME { cidr ...  nic ... }``: a host network."""
+
+    cidr: object = None                              # ipaddress.IPv4Network | IPv6Network
+    nic: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FabricDecl(Decl):
+    """``fabric NAME { subnets ... }``: device subnets routed to each other."""
+
+    subnets: tuple[tuple[object, Span], ...] | None = None   # (network, span)
+
+
+@dataclass(frozen=True)
+class DisaggregationDecl(Decl):
+    """``disaggregation [NAME] { prefill JOB, ...  decode JOB, ... }`` (one tuple of job
+    name words per line)."""
+
+    prefill: tuple[tuple[Word, ...], ...] = ()
+    decode: tuple[tuple[Word, ...], ...] = ()
