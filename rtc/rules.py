@@ -8,7 +8,8 @@ policy names) is the static tuple :data:`rtc.report.rule_catalogue.RULES`, which
 those ``RULES`` tuples by name. Ids are unique and never reused.
 
 This module also declares the driver rules every command can report: I/O errors (RTC001),
-impossible command lines (RTC002) and an emitted file failing rtc's own schema (RTC003).
+impossible command lines (RTC002), an emitted file failing rtc's own schema (RTC003), other
+internal errors (RTC004) and a missing helper program such as Graphviz (RTC005).
 """
 
 from __future__ import annotations
@@ -61,4 +62,19 @@ SCHEMA_SELF = rule("RTC003", "internal-schema-violation", "error",
     Example: none expected; please report it with the input file.
     Fix: report the bug; nothing was written.""")
 
-RULES = (IO_ERROR, USAGE, SCHEMA_SELF)
+INTERNAL = rule("RTC004", "internal-error", "error", "rtc failed while building an output.", """
+    What: an internal error: drawing a diagram or building another output raised an
+    unexpected exception.
+    Why: the output would be incomplete, so it is not written.
+    Example: none expected; please report it with the input file.
+    Fix: report the bug with the input file; the other outputs of the run are unaffected.""")
+TOOL_MISSING = rule("RTC005", "tool-missing", "warning",
+                    "A program an optional output needs is not installed.", """
+    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH.
+    Why: `rtc compile --out-dir` then writes the rank tables and scripts but no diagrams;
+    `rtc diagram` can still write DOT text.
+    Example: `rtc compile cluster.rtc --out-dir build/` on a machine without graphviz.
+    Fix: install it (`apt-get install graphviz`), pass `--no-diagrams`, or use
+    `--format dot`.""")
+
+RULES = (IO_ERROR, USAGE, SCHEMA_SELF, INTERNAL, TOOL_MISSING)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+
+import pytest
 from pathlib import Path
 
 from conftest import EXAMPLES, run_rtc
@@ -142,3 +144,24 @@ def test_preflight_report_of_a_missing_folder(tmp_path):
     res = run_rtc("preflight", "report", str(tmp_path / "nothere"))
     assert res.returncode == 1
     assert "does not exist" in res.stderr and "reachability" not in res.stdout
+
+
+@pytest.mark.parametrize("args, rule, text", [
+    (["compile", "--bogus"], "RTC002", "No such option: --bogus"),
+    (["compile"], "RTC002", "Missing argument"),
+    (["frob"], "RTC002", "No such command 'frob'"),
+    (["compile", "x.rtc", "-o", "a.json", "--stdout"], "RTC002", "use only one of"),
+    (["explain", "RTC999"], "RTC002", "unknown rule 'RTC999'"),
+])
+def test_command_line_problems_carry_a_rule_id(args, rule, text):
+    res = run_rtc(*args)
+    assert res.returncode == 2
+    assert f"rtc: error[{rule}]: " in res.stderr and text in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_an_output_that_cannot_be_written_is_rtc001(tmp_path):
+    target = tmp_path / "missing-folder" / "hccl.json"
+    res = run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "-o", str(target))
+    assert res.returncode == 2
+    assert f"rtc: error[RTC001]: cannot write {target}" in res.stderr

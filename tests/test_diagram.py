@@ -196,7 +196,7 @@ def test_compile_out_dir_writes_diagrams(tmp_path: Path):
 def test_compile_out_dir_without_dot_warns_and_skips(tmp_path: Path):
     res = run_env(["compile", str(D1), "--out-dir", str(tmp_path / "o")], no_dot_env(tmp_path))
     assert res.returncode == 0, res.stderr
-    assert "warning: Graphviz `dot` not found; skipped topology.svg and groups.svg" in res.stderr
+    assert "warning[RTC005]: Graphviz `dot` not found; skipped topology.svg and groups.svg" in res.stderr
     names = {p.name for p in (tmp_path / "o").iterdir()}
     assert "hccl.json" in names and not names & {"topology.svg", "groups.svg"}
 

@@ -154,7 +154,7 @@ def _reported_already(d: Diagnostic, lowered: LoweredTable) -> bool:
 
 def _drop_superseded(topo_diags: list[Diagnostic], others: list[Diagnostic]) -> list[Diagnostic]:
     """Drop a compile check's finding when a table or schema rule that says the same
-    thing already sits at the same place (see :data:`rtc.tables.semantic.SUPERSEDES`)."""
+    thing already sits at the same place (see :data:`SUPERSEDES`)."""
     places: dict[tuple, set] = {}
     for d in others:
         if d.span is not None:

@@ -110,6 +110,7 @@ def check(topo: Topology, plan: Plan):
 
 
 def _job(topo: Topology, job):
+    """RTC431 / RTC432 for the job's ASCEND_RT_VISIBLE_DEVICES, else its RTC433 note."""
     env = env_map(job)
     given = env.get("ASCEND_RT_VISIBLE_DEVICES")
     rows = []        # (server, physical ids, container ids, devices the runtime sees)
@@ -120,56 +121,84 @@ def _job(topo: Topology, job):
     entries = None
     problems = False
     if given is not None:
-        text, span = given
-        parsed = parse_visible_devices(text)
-        if parsed.problem:
-            problems = True
-            yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES=\"{text}\": "
-                        f"{parsed.problem}", _at(span, parsed.offset, text),
-                        subject=f"job {job.name}",
-                        hint="write container device ids separated by commas, no spaces, each "
-                             "once, e.g. \"0,1,2,3\" (quote the value)")
-        entries = list(parsed.ids)
-        limits = {count for _, _, _, count in rows}
-        if limits:
-            limit = min(limits)
-            beyond = [e for e in entries if e >= limit]
-            if beyond:
-                problems = True
-                s0 = next(r for r in rows if r[3] == limit)[0]
-                phys = ""
-                if s0.visible_devices is not None and any(e in s0.visible_devices for e in beyond):
-                    phys = (f"; {ids_text(beyond)} look like physical ids: the container sees "
-                            f"physical {ids_text(s0.visible_devices)} as "
-                            f"0..{len(s0.visible_devices) - 1}")
-                yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES names "
-                            f"device{'s' if len(beyond) > 1 else ''} {ids_text(beyond)}, but "
-                            f"{s0.name}'s runtime sees only {limit} device"
-                            f"{'s' if limit != 1 else ''} (0..{limit - 1}){phys}", span,
-                            subject=f"job {job.name}, server {s0.name}",
-                            hint="ASCEND_RT_VISIBLE_DEVICES lists container ids, not physical "
-                                 "ids")
-        missing_rows = []
-        for s, phys, cont, _count in rows:
-            lacking = [(p, c) for p, c in zip(phys, cont) if c is None or c not in entries]
-            if lacking:
-                missing_rows.append((s, lacking))
-        if missing_rows:
-            problems = True
-            s, lacking = missing_rows[0]
-            more = len(missing_rows) - 1
-            renumbered = [(p, c) for p, c in lacking if c is not None and c != p]
-            yield error(NOT_COVERED, f"job {job.name} uses {s.name} physical device"
-                        f"{'s' if len(lacking) > 1 else ''} {ids_text(p for p, _ in lacking)}"
-                        + (f" (container id{'s' if len(renumbered) > 1 else ''} "
-                           f"{ids_text(c for _, c in renumbered)})" if renumbered else "")
-                        + f", which ASCEND_RT_VISIBLE_DEVICES=\"{text}\" does not include"
-                        + (f" (and {more} more server{'s' if more > 1 else ''})" if more else ""),
-                        span, subject=f"job {job.name}, server {s.name}",
-                        related=[Related(s.span_of("devices"), f"{s.name}'s devices")],
-                        hint="list the container id of every device the job uses")
+        entries, problems = yield from _rt_visible(job, given, rows)
     if problems or not rows:
         return
+    yield from _numbering(job, given, rows, entries)
+
+
+def _rt_visible(job, given, rows):
+    """RTC431 / RTC432 for the job's ASCEND_RT_VISIBLE_DEVICES ``given`` (text, span):
+    malformed, naming devices beyond what a server's runtime sees, not covering the
+    devices the job uses. Returns (the listed ids, whether anything was reported)."""
+    text, span = given
+    parsed = parse_visible_devices(text)
+    if parsed.problem:
+        yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES=\"{text}\": "
+                    f"{parsed.problem}", _at(span, parsed.offset, text),
+                    subject=f"job {job.name}",
+                    hint="write container device ids separated by commas, no spaces, each "
+                         "once, e.g. \"0,1,2,3\" (quote the value)")
+    entries = list(parsed.ids)
+    beyond = yield from _beyond(job, span, entries, rows)
+    uncovered = yield from _not_covered(job, text, span, entries, rows)
+    return entries, bool(parsed.problem) or beyond or uncovered
+
+
+def _beyond(job, span, entries: list, rows: list):
+    """RTC431: entries at or past the device count of the server whose runtime sees the
+    fewest devices. Returns whether it reported."""
+    limits = {count for _, _, _, count in rows}
+    if not limits:
+        return False
+    limit = min(limits)
+    beyond = [e for e in entries if e >= limit]
+    if not beyond:
+        return False
+    s0 = next(r for r in rows if r[3] == limit)[0]
+    phys = ""
+    if s0.visible_devices is not None and any(e in s0.visible_devices for e in beyond):
+        phys = (f"; {ids_text(beyond)} look like physical ids: the container sees "
+                f"physical {ids_text(s0.visible_devices)} as "
+                f"0..{len(s0.visible_devices) - 1}")
+    yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES names "
+                f"device{'s' if len(beyond) > 1 else ''} {ids_text(beyond)}, but "
+                f"{s0.name}'s runtime sees only {limit} device"
+                f"{'s' if limit != 1 else ''} (0..{limit - 1}){phys}", span,
+                subject=f"job {job.name}, server {s0.name}",
+                hint="ASCEND_RT_VISIBLE_DEVICES lists container ids, not physical "
+                     "ids")
+    return True
+
+
+def _not_covered(job, text: str, span, entries: list, rows: list):
+    """RTC432: the first server with devices of the job whose container ids are not all
+    in ``entries`` (the other such servers counted). Returns whether it reported."""
+    missing_rows = []
+    for s, phys, cont, _count in rows:
+        lacking = [(p, c) for p, c in zip(phys, cont) if c is None or c not in entries]
+        if lacking:
+            missing_rows.append((s, lacking))
+    if not missing_rows:
+        return False
+    s, lacking = missing_rows[0]
+    more = len(missing_rows) - 1
+    renumbered = [(p, c) for p, c in lacking if c is not None and c != p]
+    yield error(NOT_COVERED, f"job {job.name} uses {s.name} physical device"
+                f"{'s' if len(lacking) > 1 else ''} {ids_text(p for p, _ in lacking)}"
+                + (f" (container id{'s' if len(renumbered) > 1 else ''} "
+                   f"{ids_text(c for _, c in renumbered)})" if renumbered else "")
+                + f", which ASCEND_RT_VISIBLE_DEVICES=\"{text}\" does not include"
+                + (f" (and {more} more server{'s' if more > 1 else ''})" if more else ""),
+                span, subject=f"job {job.name}, server {s.name}",
+                related=[Related(s.span_of("devices"), f"{s.name}'s devices")],
+                hint="list the container id of every device the job uses")
+    return True
+
+
+def _numbering(job, given, rows: list, entries: list | None):
+    """RTC433: physical -> container -> process ids on the job's first server, unless
+    the three numberings are the same."""
     s, phys, cont, _count = rows[0]
     procs = [entries.index(c) if entries is not None and c in entries else c for c in cont]
     if cont == phys and procs == cont:
@@ -182,20 +211,25 @@ def _job(topo: Topology, job):
         if entries is not None:
             line += f" = process {ids_text(procs)} (ASCEND_RT_VISIBLE_DEVICES={given[0]})"
     else:
-        shown = [f"{p} -> {c} -> {q}" for p, c, q in zip(phys, cont, procs)
-                 if c is not None and q is not None]
-        unseen = [p for p, c in zip(phys, cont) if c is None]
-        if unseen:
-            shown.append(f"physical {ids_text(unseen)} -> not visible in the container")
-        hidden = [p for p, c, q in zip(phys, cont, procs) if c is not None and q is None]
-        if hidden:
-            shown.append(f"physical {ids_text(hidden)} -> not visible to the process")
-        line = "physical -> container -> process: " + ", ".join(shown)
+        line = _mapping_list(phys, cont, procs)
     others = len(rows) - 1
     yield note(NUMBERING, f"job {job.name} on {s.name}: {line}"
                + (f"; {others} more server{'s' if others > 1 else ''}" if others else ""),
                given[1] if given is not None else s.span_of("visible_devices"),
                subject=f"job {job.name}")
+
+
+def _mapping_list(phys: list, cont: list, procs: list) -> str:
+    """The RTC433 mapping device by device (when a numbering is not ascending)."""
+    shown = [f"{p} -> {c} -> {q}" for p, c, q in zip(phys, cont, procs)
+             if c is not None and q is not None]
+    unseen = [p for p, c in zip(phys, cont) if c is None]
+    if unseen:
+        shown.append(f"physical {ids_text(unseen)} -> not visible in the container")
+    hidden = [p for p, c, q in zip(phys, cont, procs) if c is not None and q is None]
+    if hidden:
+        shown.append(f"physical {ids_text(hidden)} -> not visible to the process")
+    return "physical -> container -> process: " + ", ".join(shown)
 
 
 def _ascending(xs) -> bool:

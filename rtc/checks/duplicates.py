@@ -52,13 +52,17 @@ DUP_SUPER_DEVICE_ID = rule("RTC213", "duplicate-super-device-id", "error",
 
 
 def check(topo: Topology, plan: Plan):
+    yield from _servers(topo)
+    yield from _device_ips(topo)
+
+
+def _servers(topo: Topology):
+    """RTC201 per server as found; then RTC202, RTC203, RTC204 and RTC213, one finding
+    per pair of source lines (a family is one line), the others counted."""
     names: dict[str, object] = {}
     hosts: dict = {}
     ids: dict[str, object] = {}
-    ips: dict = {}
     sdids: dict = {}
-    ip_clashes: dict = {}   # (first server, second server) -> [((ps, pd), s, d)]
-    # One finding per pair of source lines (a family is one line), the others counted.
     host_clashes, id_clashes = Folded("servers"), Folded("servers")
     id_lists, sdid_clashes = Folded("servers"), Folded("devices")
     for s in topo.servers:
@@ -69,57 +73,114 @@ def check(topo: Topology, plan: Plan):
                         hint="rename one of the servers")
         else:
             names[s.name] = s
-        if s.host_ip is not None:
-            other = hosts.get(s.host_ip)
-            if other is not None:
-                host_clashes.add((other.span_of("host"), s.span_of("host")), error(
-                    DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host IP of "
-                    f"{other.name}", s.span_of("host"), subject=s.label,
-                    related=[Related(other.span_of("host"), f"{other.name}'s host")],
-                    hint="every node needs its own host IP (HCCL_IF_IP, "
-                         "--data-parallel-address)"), s.name)
-            else:
-                hosts[s.host_ip] = s
-        other = ids.get(s.server_id)
-        if other is not None and other is not s:
-            id_clashes.add((other.span_of("server_id"), s.span_of("server_id")), error(
-                DUP_SERVER_ID, f"server_id '{s.server_id}' of {s.name} is already used by "
-                f"{other.name}", s.span_of("server_id"), subject=s.label,
-                related=[Related(other.span_of("server_id"), f"{other.name}")],
-                hint="make server_id unique, e.g. `server_id node-{i}` in a family"), s.name)
-        else:
-            ids[s.server_id] = s
-        seen: set[int] = set()
-        for d in s.devices:
-            if d.device_id in seen:
-                id_lists.add(s.span_of("devices"), error(
-                    DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
-                    s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
-                    hint="list each physical device id once"), s.name)
-            seen.add(d.device_id)
-            if d.super_device_id is not None and s.super_pod_id is not None:
-                key = (s.super_pod_id, d.super_device_id)
-                prev = sdids.get(key)
-                if prev is None:
-                    sdids[key] = (s, d)
-                    continue
-                ps, pd = prev
-                sdid_clashes.add((ps.span_of("super_device_id"), s.span_of("super_device_id")),
-                                 error(DUP_SUPER_DEVICE_ID, f"super_device_id {d.super_device_id} "
-                                       f"of {s.name} device {d.device_id} repeats {ps.name} "
-                                       f"device {pd.device_id} in super pod {s.super_pod_id}",
-                                       s.span_of("super_device_id"),
-                                       subject=f"{s.label}, device {d.device_id}",
-                                       related=[Related(ps.span_of("super_device_id"), ps.name)],
-                                       hint="use distinct SDIDs per super pod, e.g. "
-                                            "`super_device_id base {i*16}`"),
-                                 f"{s.name} device {d.device_id}")
+        _host_ip(s, hosts, host_clashes)
+        _server_id(s, ids, id_clashes)
+        _device_ids(s, id_lists)
+        _super_device_ids(s, sdids, sdid_clashes)
     for folded in (host_clashes, id_clashes, id_lists, sdid_clashes):
         yield from folded.emit()
-    # Device IPs: a set of int keys decides "no clash" in C; only then are owners looked up.
+
+
+def _host_ip(s, hosts: dict, clashes: Folded) -> None:
+    """RTC202: ``s`` has the host IP of an earlier server (``hosts``: IP -> server)."""
+    if s.host_ip is None:
+        return
+    other = hosts.get(s.host_ip)
+    if other is not None:
+        clashes.add((other.span_of("host"), s.span_of("host")), error(
+            DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host IP of "
+            f"{other.name}", s.span_of("host"), subject=s.label,
+            related=[Related(other.span_of("host"), f"{other.name}'s host")],
+            hint="every node needs its own host IP (HCCL_IF_IP, "
+                 "--data-parallel-address)"), s.name)
+    else:
+        hosts[s.host_ip] = s
+
+
+def _server_id(s, ids: dict, clashes: Folded) -> None:
+    """RTC203: ``s`` has the server_id of another server (``ids``: server_id -> server)."""
+    other = ids.get(s.server_id)
+    if other is not None and other is not s:
+        clashes.add((other.span_of("server_id"), s.span_of("server_id")), error(
+            DUP_SERVER_ID, f"server_id '{s.server_id}' of {s.name} is already used by "
+            f"{other.name}", s.span_of("server_id"), subject=s.label,
+            related=[Related(other.span_of("server_id"), f"{other.name}")],
+            hint="make server_id unique, e.g. `server_id node-{i}` in a family"), s.name)
+    else:
+        ids[s.server_id] = s
+
+
+def _device_ids(s, id_lists: Folded) -> None:
+    """RTC204: ``s`` lists a device id twice (once per repeat)."""
+    seen: set[int] = set()
+    for d in s.devices:
+        if d.device_id in seen:
+            id_lists.add(s.span_of("devices"), error(
+                DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
+                s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
+                hint="list each physical device id once"), s.name)
+        seen.add(d.device_id)
+
+
+def _super_device_ids(s, sdids: dict, clashes: Folded) -> None:
+    """RTC213: a device of ``s`` repeats an SDID of its super pod (``sdids``:
+    (pod, SDID) -> (server, device) that had it first)."""
+    if s.super_pod_id is None:
+        return
+    for d in s.devices:
+        if d.super_device_id is None:
+            continue
+        key = (s.super_pod_id, d.super_device_id)
+        prev = sdids.get(key)
+        if prev is None:
+            sdids[key] = (s, d)
+            continue
+        ps, pd = prev
+        clashes.add((ps.span_of("super_device_id"), s.span_of("super_device_id")),
+                    error(DUP_SUPER_DEVICE_ID, f"super_device_id {d.super_device_id} "
+                          f"of {s.name} device {d.device_id} repeats {ps.name} "
+                          f"device {pd.device_id} in super pod {s.super_pod_id}",
+                          s.span_of("super_device_id"),
+                          subject=f"{s.label}, device {d.device_id}",
+                          related=[Related(ps.span_of("super_device_id"), ps.name)],
+                          hint="use distinct SDIDs per super pod, e.g. "
+                               "`super_device_id base {i*16}`"),
+                    f"{s.name} device {d.device_id}")
+
+
+def _device_ips(topo: Topology):
+    """RTC208: one finding per pair of servers, not one per device: a copied plan clashes
+    on every NPU of the server at once; and one per pair of source lines: a family
+    template that repeats clashes on many server pairs at once (the rest are counted)."""
+    by_lines: dict = {}
+    for (_, _), clashes in _ip_clashes(topo).items():
+        (ps, _pd), s, _d = clashes[0]
+        by_lines.setdefault((ps.span_of("device_ip"), s.span_of("device_ip")), []).append(clashes)
+    for pairs in by_lines.values():
+        clashes = pairs[0]
+        clashes.sort(key=lambda c: c[2].device_id)
+        (ps, pd), s, d = clashes[0]
+        more = len(clashes) - 1
+        yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device {d.device_id} "
+                    f"is also the IP of {ps.name} device {pd.device_id}"
+                    f"{_ip_clash_extra(pairs)}",
+                    s.span_of("device_ip"),
+                    subject=(f"{s.label}, devices {_ids([c[2].device_id for c in clashes])}"
+                             if more else f"{s.label}, device {d.device_id}"),
+                    related=[Related(ps.span_of("device_ip"), f"{ps.name} device {pd.device_id}")],
+                    hint="every NPU needs its own RoCE address; check `hccn_tool -i N -ip -g` "
+                         "on both servers")
+
+
+def _ip_clashes(topo: Topology) -> dict:
+    """(first server, second server) -> [((ps, pd), s, d)]: devices whose IP an earlier
+    device has. A set of int keys decides "no clash" in C; only then are owners looked
+    up."""
+    ip_clashes: dict = {}
     table = topo.address_keys()
     keys = [key for _s, _d, key, _gw in table if key is not None]
     if len(set(keys)) != len(keys):
+        ips: dict = {}
         for s, d, key, _gw in table:
             if key is None:
                 continue
@@ -128,35 +189,26 @@ def check(topo: Topology, plan: Plan):
                 ip_clashes.setdefault((prev[0].name, s.name), []).append((prev, s, d))
             else:
                 ips[key] = (s, d)
-    # One finding per pair of servers, not one per device: a copied plan clashes on every
-    # NPU of the server at once; and one per pair of source lines: a family template that
-    # repeats clashes on many server pairs at once (the rest are counted).
-    by_lines: dict = {}
-    for (_, _), clashes in ip_clashes.items():
-        (ps, _pd), s, _d = clashes[0]
-        by_lines.setdefault((ps.span_of("device_ip"), s.span_of("device_ip")), []).append(clashes)
-    for pairs in by_lines.values():
-        clashes = pairs[0]
-        clashes.sort(key=lambda c: c[2].device_id)
-        (ps, pd), s, d = clashes[0]
-        more = len(clashes) - 1
-        devices = ", ".join(str(c[2].device_id) for c in clashes[1:9]) + (" ..." if more > 8 else "")
-        extra = (f"; {more} more device{'s' if more != 1 else ''} of {s.name} clash with "
-                 f"{ps.name} the same way (devices {devices})") if more else ""
-        if len(pairs) > 1:
-            shown = ", ".join(f"{c[0][1].name} with {c[0][0][0].name}" for c in pairs[1:4])
-            lines = "line gives" if ps.span_of("device_ip") == s.span_of("device_ip") else \
-                "lines give"
-            extra += (f"; the same {lines} {len(pairs) - 1} more clashing server pair"
-                      f"{'s' if len(pairs) > 2 else ''} ({shown}{', ...' if len(pairs) > 4 else ''})")
-        yield error(DUP_DEVICE_IP, f"device IP {d.device_ip} of {s.name} device {d.device_id} "
-                    f"is also the IP of {ps.name} device {pd.device_id}{extra}",
-                    s.span_of("device_ip"),
-                    subject=(f"{s.label}, devices {_ids([c[2].device_id for c in clashes])}"
-                             if more else f"{s.label}, device {d.device_id}"),
-                    related=[Related(ps.span_of("device_ip"), f"{ps.name} device {pd.device_id}")],
-                    hint="every NPU needs its own RoCE address; check `hccn_tool -i N -ip -g` "
-                         "on both servers")
+    return ip_clashes
+
+
+def _ip_clash_extra(pairs: list) -> str:
+    """The message tail of an RTC208 finding: the other clashing devices of the first
+    server pair (``pairs[0]``, sorted by device), then the other server pairs the same
+    source lines give."""
+    clashes = pairs[0]
+    (ps, _pd), s, _d = clashes[0]
+    more = len(clashes) - 1
+    devices = ", ".join(str(c[2].device_id) for c in clashes[1:9]) + (" ..." if more > 8 else "")
+    extra = (f"; {more} more device{'s' if more != 1 else ''} of {s.name} clash with "
+             f"{ps.name} the same way (devices {devices})") if more else ""
+    if len(pairs) > 1:
+        shown = ", ".join(f"{c[0][1].name} with {c[0][0][0].name}" for c in pairs[1:4])
+        lines = "line gives" if ps.span_of("device_ip") == s.span_of("device_ip") else \
+            "lines give"
+        extra += (f"; the same {lines} {len(pairs) - 1} more clashing server pair"
+                  f"{'s' if len(pairs) > 2 else ''} ({shown}{', ...' if len(pairs) > 4 else ''})")
+    return extra
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (DUP_SERVER_NAME, DUP_HOST_IP, DUP_SERVER_ID, DUP_DEVICE_ID, DUP_DEVICE_IP,

@@ -85,32 +85,55 @@ def check(topo: Topology, plan: Plan):
     blocks = list(topo.disaggregations)
     listed: dict = {}
     for b in blocks:
-        for side in ("prefill", "decode"):
-            refs = getattr(b, side)
-            if not refs:
-                yield error(PAIRING, f"disaggregation{' ' + b.name if b.name else ''} has no "
-                            f"{side} job", b.span, hint=f"add `{side} JOB`")
-            for name, span in refs:
-                job = topo.job(name)
-                if job is None:
-                    import difflib
+        yield from _block(topo, b, listed)
+    yield from _unpaired(topo, blocks, listed)
+    version = parse_version(topo.vllm_version)
+    for pair in plan.pairs:
+        if not pair.prefill or not pair.decode:
+            continue
+        yield from _frameworks(pair)
+        yield from _connectors(pair)
+        yield from _instance_sizes(pair)
+        yield from _tp_ratio(pair)
+        yield from _decode_pp(pair)
+        yield from _llmdatadist(topo, pair, version)
 
-                    close = difflib.get_close_matches(name, [j.name for j in topo.jobs], n=1)
-                    yield error(PAIRING, f"no job named '{name}'", span,
-                                hint=f"did you mean '{close[0]}'?" if close else
-                                "name a job of this file")
-                    continue
-                if name in listed:
-                    yield error(PAIRING, f"job {name} is listed twice in disaggregation "
-                                "blocks", span, related=[Related(listed[name], "first here")],
-                                hint="list each job once")
-                    continue
-                listed[name] = span
-                if job.role != side:
-                    yield error(PAIRING, f"job {name} is listed as {side} but has role "
-                                f"{job.role}", span, related=[Related(job.span_of("role"),
-                                                                      "its role")],
-                                hint=f"give it `role {side}`, or list it on the other side")
+
+def _block(topo: Topology, b, listed: dict):
+    """RTC522 for one disaggregation block: empty sides, unknown jobs, jobs listed twice
+    (``listed``: job name -> first span, filled in here) and roles that differ from the
+    side."""
+    for side in ("prefill", "decode"):
+        refs = getattr(b, side)
+        if not refs:
+            yield error(PAIRING, f"disaggregation{' ' + b.name if b.name else ''} has no "
+                        f"{side} job", b.span, hint=f"add `{side} JOB`")
+        for name, span in refs:
+            job = topo.job(name)
+            if job is None:
+                import difflib
+
+                close = difflib.get_close_matches(name, [j.name for j in topo.jobs], n=1)
+                yield error(PAIRING, f"no job named '{name}'", span,
+                            hint=f"did you mean '{close[0]}'?" if close else
+                            "name a job of this file")
+                continue
+            if name in listed:
+                yield error(PAIRING, f"job {name} is listed twice in disaggregation "
+                            "blocks", span, related=[Related(listed[name], "first here")],
+                            hint="list each job once")
+                continue
+            listed[name] = span
+            if job.role != side:
+                yield error(PAIRING, f"job {name} is listed as {side} but has role "
+                            f"{job.role}", span, related=[Related(job.span_of("role"),
+                                                                  "its role")],
+                            hint=f"give it `role {side}`, or list it on the other side")
+
+
+def _unpaired(topo: Topology, blocks: list, listed: dict):
+    """RTC523: prefill/decode jobs in no block (when there are blocks), or one side
+    without the other (when there are none)."""
     if blocks:
         for j in topo.jobs:
             if j.role in ("prefill", "decode") and j.name not in listed:
@@ -126,67 +149,89 @@ def check(topo: Topology, plan: Plan):
                               f"job has role {other}", lone[0].span,
                               subject=f"job {lone[0].name}",
                               hint=f"add the {other} job, or change the role")
-    version = parse_version(topo.vllm_version)
-    for pair in plan.pairs:
-        if not pair.prefill or not pair.decode:
+
+
+def _frameworks(pair):
+    """RTC528: jobs of a pair that are not vLLM jobs."""
+    for j in pair.jobs:
+        if j.framework != "vllm":
+            yield error(PD_FRAMEWORK, f"job {j.name} takes part in prefill/decode "
+                        f"disaggregation but has framework {j.framework}",
+                        j.span_of("framework"), subject=f"job {j.name}",
+                        hint="use `framework vllm`")
+
+
+def _connectors(pair):
+    """RTC521: a job of the pair without a KV connector, else two different connectors."""
+    missing = [j for j in pair.jobs if not j.kv_connector]
+    if missing:
+        yield error(CONNECTOR, f"job {missing[0].name} is a {missing[0].role} job without "
+                    "`kv_connector`", missing[0].span, subject=f"job {missing[0].name}",
+                    hint="add e.g. `kv_connector mooncake_layerwise` to both sides")
+        return
+    kinds = {j.kv_connector for j in pair.jobs}
+    if len(kinds) > 1:
+        a = pair.prefill[0]
+        b = next(j for j in pair.jobs if j.kv_connector != a.kv_connector)
+        yield error(CONNECTOR, f"jobs {a.name} and {b.name} use different KV "
+                    f"connectors ({a.kv_connector}, {b.kv_connector})",
+                    b.span_of("kv_connector"), subject=f"job {b.name}",
+                    related=[Related(a.span_of("kv_connector"), f"{a.name}'s")],
+                    hint="use one connector on both sides")
+
+
+def _instance_sizes(pair):
+    """RTC525: instances of one side (prefill, then decode) with different dp/tp/pp."""
+    for side in (pair.prefill, pair.decode):
+        shapes = {(j.dp, j.tp, j.pp) for j in side}
+        if len(shapes) > 1:
+            yield error(SIZES, f"the {side[0].role} jobs {', '.join(j.name for j in side)} "
+                        "have different dp/tp/pp; kv_connector_extra_config can describe "
+                        "only one shape", side[1].span, subject=f"job {side[1].name}",
+                        hint="give the instances the same sizes")
+
+
+def _tp_ratio(pair):
+    """RTC520: the first prefill job's TP below, or not a multiple of, the first decode
+    job's TP."""
+    p, d = pair.prefill[0], pair.decode[0]
+    if p.tp < d.tp or p.tp % d.tp:
+        why = "smaller than" if p.tp < d.tp else "not a multiple of"
+        yield error(TP_RATIO, f"prefill job {p.name} has tp {p.tp}, {why} decode job "
+                    f"{d.name}'s tp {d.tp}", p.span_of("tp"), subject=f"job {p.name}",
+                    related=[Related(d.span_of("tp"), f"{d.name}'s tp")],
+                    hint="prefill TP must be >= decode TP and a multiple of it")
+
+
+def _decode_pp(pair):
+    """RTC524: decode jobs with pipeline parallelism."""
+    for j in pair.decode:
+        if j.pp > 1:
+            yield error(DECODE_PP, f"decode job {j.name} has pp {j.pp}; the KV connector "
+                        "needs pp 1 on the decode side", j.span_of("pp"),
+                        subject=f"job {j.name}", hint="use tp / dp on the decode side")
+
+
+def _llmdatadist(topo: Topology, pair, version):
+    """RTC526 / RTC527 for the pair's LLMDataDist jobs: the connector removed in the
+    declared vLLM version; a replica that spans servers."""
+    for j in pair.jobs:
+        if j.kv_connector != "llmdatadist":
             continue
-        for j in pair.jobs:
-            if j.framework != "vllm":
-                yield error(PD_FRAMEWORK, f"job {j.name} takes part in prefill/decode "
-                            f"disaggregation but has framework {j.framework}",
-                            j.span_of("framework"), subject=f"job {j.name}",
-                            hint="use `framework vllm`")
-        missing = [j for j in pair.jobs if not j.kv_connector]
-        if missing:
-            yield error(CONNECTOR, f"job {missing[0].name} is a {missing[0].role} job without "
-                        "`kv_connector`", missing[0].span, subject=f"job {missing[0].name}",
-                        hint="add e.g. `kv_connector mooncake_layerwise` to both sides")
-        else:
-            kinds = {j.kv_connector for j in pair.jobs}
-            if len(kinds) > 1:
-                a = pair.prefill[0]
-                b = next(j for j in pair.jobs if j.kv_connector != a.kv_connector)
-                yield error(CONNECTOR, f"jobs {a.name} and {b.name} use different KV "
-                            f"connectors ({a.kv_connector}, {b.kv_connector})",
-                            b.span_of("kv_connector"), subject=f"job {b.name}",
-                            related=[Related(a.span_of("kv_connector"), f"{a.name}'s")],
-                            hint="use one connector on both sides")
-        for side in (pair.prefill, pair.decode):
-            shapes = {(j.dp, j.tp, j.pp) for j in side}
-            if len(shapes) > 1:
-                yield error(SIZES, f"the {side[0].role} jobs {', '.join(j.name for j in side)} "
-                            "have different dp/tp/pp; kv_connector_extra_config can describe "
-                            "only one shape", side[1].span, subject=f"job {side[1].name}",
-                            hint="give the instances the same sizes")
-        p, d = pair.prefill[0], pair.decode[0]
-        if p.tp < d.tp or p.tp % d.tp:
-            why = "smaller than" if p.tp < d.tp else "not a multiple of"
-            yield error(TP_RATIO, f"prefill job {p.name} has tp {p.tp}, {why} decode job "
-                        f"{d.name}'s tp {d.tp}", p.span_of("tp"), subject=f"job {p.name}",
-                        related=[Related(d.span_of("tp"), f"{d.name}'s tp")],
-                        hint="prefill TP must be >= decode TP and a multiple of it")
-        for j in pair.decode:
-            if j.pp > 1:
-                yield error(DECODE_PP, f"decode job {j.name} has pp {j.pp}; the KV connector "
-                            "needs pp 1 on the decode side", j.span_of("pp"),
-                            subject=f"job {j.name}", hint="use tp / dp on the decode side")
-        for j in pair.jobs:
-            if j.kv_connector != "llmdatadist":
-                continue
-            if version is not None and version >= LLMDATADIST_REMOVED:
-                yield error(LLMDD_REMOVED, f"job {j.name} uses the LLMDataDist connector, which "
-                            f"vllm-ascend no longer has in {topo.vllm_version}",
-                            j.span_of("kv_connector"), subject=f"job {j.name}",
-                            hint="use `kv_connector mooncake` or `mooncake_layerwise`")
-            try:
-                pl = topo.placement(j)
-            except Exception:  # noqa: BLE001
-                continue
-            if any(n.replica is not None and n.replica[2] > 1 for n in pl.nodes):
-                yield error(LLMDD_TP, f"job {j.name}: a replica of {pl.replica_size} ranks spans "
-                            "servers, which the LLMDataDist connector cannot read from its rank "
-                            "table", j.span_of("kv_connector"), subject=f"job {j.name}",
-                            hint="keep TP inside a server, or use a Mooncake connector")
+        if version is not None and version >= LLMDATADIST_REMOVED:
+            yield error(LLMDD_REMOVED, f"job {j.name} uses the LLMDataDist connector, which "
+                        f"vllm-ascend no longer has in {topo.vllm_version}",
+                        j.span_of("kv_connector"), subject=f"job {j.name}",
+                        hint="use `kv_connector mooncake` or `mooncake_layerwise`")
+        try:
+            pl = topo.placement(j)
+        except Exception:  # noqa: BLE001
+            continue
+        if any(n.replica is not None and n.replica[2] > 1 for n in pl.nodes):
+            yield error(LLMDD_TP, f"job {j.name}: a replica of {pl.replica_size} ranks spans "
+                        "servers, which the LLMDataDist connector cannot read from its rank "
+                        "table", j.span_of("kv_connector"), subject=f"job {j.name}",
+                        hint="keep TP inside a server, or use a Mooncake connector")
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (TP_RATIO, CONNECTOR, PAIRING, UNPAIRED, DECODE_PP, SIZES, LLMDD_REMOVED, LLMDD_TP,

@@ -5,6 +5,8 @@ Each command lives in its own module and registers itself on :data:`rtc.cli.app.
 
 from __future__ import annotations
 
+import typer
+
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
@@ -34,4 +36,34 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError, AttributeError):  # not the main thread / no SIGTERM
         pass
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:  # noqa: BLE001 - only the command-line parser's errors
+        if not _is_usage_error(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()     # plain `rtc`: the help itself, as click prints it
+        else:
+            _report_usage_error(exc)
+        raise SystemExit(2)
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """True for the command-line parser's own errors (an unknown option, a missing
+    argument, a bad value): click's UsageError, found by its interface (typer may vendor
+    click, so the class is not importable under one stable name)."""
+    return getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message")
+
+
+def _report_usage_error(exc) -> None:
+    """The usage line and the parser's message as an RTC002 finding, with where to look."""
+    from rtc.cli.common import say
+    from rtc.rules import USAGE
+
+    ctx = getattr(exc, "ctx", None)
+    hint = None
+    if ctx is not None:
+        typer.echo(ctx.get_usage(), err=True)
+        hint = f"`{ctx.command_path} -h` lists the options and arguments"
+    say(USAGE, exc.format_message(), hint)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from rtc.diagnostics import Diagnostic, has_errors
+from rtc.rules import INTERNAL, IO_ERROR, TOOL_MISSING, USAGE, Rule
 
 
 def report(diags: list[Diagnostic], sources: dict[str, str], *, quiet: bool = False) -> None:
@@ -23,12 +24,39 @@ def exit_for(diags: list[Diagnostic]) -> None:
         raise typer.Exit(1)
 
 
-def fail_usage(message: str, hint: str | None = None) -> None:
-    """Print a usage error and exit 2."""
-    typer.echo(f"rtc: error: {message}", err=True)
+def say(rule: Rule, message: str, hint: str | None = None, *, severity: str = "error") -> None:
+    """Print a finding that has no place in a file (``rtc: error[RTC002]: ...``, then its
+    hint) to stderr, in the compiler style of the other diagnostics."""
+    typer.echo(f"rtc: {severity}[{rule.code}]: {message}", err=True)
     if hint:
         typer.echo(f"   = hint: {hint}", err=True)
+
+
+def fail_usage(message: str, hint: str | None = None, rule: Rule = USAGE) -> None:
+    """Print a usage error (RTC002; or ``rule``: RTC001 for I/O, RTC004 internal) and exit
+    2."""
+    say(rule, message, hint)
     raise typer.Exit(2)
+
+
+def fail_io(message: str, hint: str | None = None) -> None:
+    """Print an I/O error (RTC001) and exit 2."""
+    fail_usage(message, hint, IO_ERROR)
+
+
+def fail_internal(message: str, hint: str | None = None) -> None:
+    """Print an internal error (RTC004) and exit 2."""
+    fail_usage(message, hint, INTERNAL)
+
+
+def warn_tool_missing(message: str, hint: str | None = None) -> None:
+    """Print a warning that a program an optional output needs is missing (RTC005)."""
+    say(TOOL_MISSING, message, hint, severity="warning")
+
+
+def warn_io(message: str, hint: str | None = None) -> None:
+    """Print a warning that an optional output could not be written (RTC001)."""
+    say(IO_ERROR, message, hint, severity="warning")
 
 
 def write_stdout(text: str) -> None:
@@ -40,7 +68,7 @@ def write_stdout(text: str) -> None:
 
     out = sys.stdout
     if out is None:
-        fail_usage("cannot write to standard output: it is closed")
+        fail_io("cannot write to standard output: it is closed")
     try:
         out.write(text)
         out.flush()
@@ -53,7 +81,7 @@ def write_stdout(text: str) -> None:
             raise typer.Exit(0)
         _silence_stdout()
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        fail_usage(f"cannot write to standard output: {reason}")
+        fail_io(f"cannot write to standard output: {reason}")
 
 
 def _silence_stdout() -> None:
@@ -92,10 +120,10 @@ def write_or_fail(path, data, **kwargs) -> None:
     import os
 
     if os.path.isdir(path):
-        fail_usage(f"cannot write {path}: it is a folder",
+        fail_io(f"cannot write {path}: it is a folder",
                    "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
     try:
         write_atomic(path, data, **kwargs)
     except OSError as exc:
-        fail_usage(f"cannot write {path}: {exc.strerror or exc}",
+        fail_io(f"cannot write {path}: {exc.strerror or exc}",
                    "check that the folder exists and is writable")

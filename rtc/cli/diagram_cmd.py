@@ -9,7 +9,9 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import write_or_fail, exit_for, fail_usage, refuse_input_as_output, report, write_stdout
+from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as_output, report,
+                            warn_io, warn_tool_missing, write_or_fail, write_stdout)
+from rtc.rules import TOOL_MISSING
 
 
 @app.command("diagram")
@@ -56,10 +58,38 @@ def diagram_command(
 
       rtc diagram examples/family-a3-1024.rtc --format dot > family.dot
     """
+    kind = _check_options(view, dim, fmt, output, file)
     from rtc.api import compile_file
     from rtc.checks.peer_reachability import unreachable_examples
-    from rtc.emit.diagram import (DIMS, FORMATS, VIEWS, DotNotFound, Options, diagram_dot,
-                                  format_for, render)
+    from rtc.emit.diagram import Options
+
+    result = compile_file(str(file), strict=strict)
+    diags = list(result.diagnostics)
+    if result.topology is None:
+        report(diags, result.sources)
+        raise typer.Exit(2 if not result.sources else 1)
+    topo = result.topology
+    if job is not None and topo.job(job) is None:
+        fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
+    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
+                      unreachable=unreachable_examples(topo, diags))
+    data = _draw(topo, diags, options, kind, result.sources)
+    report(diags, result.sources, quiet=True)
+    if output is None:
+        if isinstance(data, bytes):
+            data = data.decode("utf-8")
+        write_stdout(data)
+    else:
+        write_or_fail(output, data)
+        typer.echo(f"rtc: wrote {output}", err=True)
+    exit_for(diags)
+
+
+def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, file: Path) -> str:
+    """The output format (exit 2 on an unknown view, dim or format, a format that does
+    not match the suffix of ``output``, an output that is the input ``file``, or binary
+    output without -o)."""
+    from rtc.emit.diagram import DIMS, FORMATS, VIEWS, format_for
 
     if view not in VIEWS:
         fail_usage(f"--view must be one of {', '.join(VIEWS)} (not '{view}')")
@@ -82,37 +112,27 @@ def diagram_command(
         kind = "dot"
     if output is None and kind in ("png", "pdf"):
         fail_usage(f"--format {kind} needs -o FILE (binary output is not printed)")
-    result = compile_file(str(file), strict=strict)
-    diags = list(result.diagnostics)
-    if result.topology is None:
-        report(diags, result.sources)
-        raise typer.Exit(2 if not result.sources else 1)
-    topo = result.topology
-    if job is not None and topo.job(job) is None:
-        fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
-    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
-                      unreachable=unreachable_examples(topo, diags))
+    return kind
+
+
+def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
+    """The diagram in ``kind`` (DOT text, or rendered by Graphviz); exit 2 when drawing
+    fails (RTC004) or ``dot`` is missing (RTC005)."""
+    from rtc.emit.diagram import DotNotFound, diagram_dot, render
+
     try:
         source = diagram_dot(topo, diags, options)
     except Exception as exc:  # noqa: BLE001 - an internal error, reported as such
-        report(diags, result.sources)
-        fail_usage(f"internal error while drawing: {exc}", "please report it with your .rtc file")
+        report(diags, sources)
+        fail_internal(f"internal error while drawing: {exc}",
+                      "please report it with your .rtc file")
     try:
-        data: bytes | str = source if kind == "dot" else render(source, kind)
+        return source if kind == "dot" else render(source, kind)
     except DotNotFound as exc:
-        report(diags, result.sources, quiet=True)
-        fail_usage(str(exc), "--format dot writes the DOT text without Graphviz")
+        report(diags, sources, quiet=True)
+        fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_MISSING)
     except RuntimeError as exc:
-        fail_usage(str(exc))
-    report(diags, result.sources, quiet=True)
-    if output is None:
-        if isinstance(data, bytes):
-            data = data.decode("utf-8")
-        write_stdout(data)
-    else:
-        write_or_fail(output, data)
-        typer.echo(f"rtc: wrote {output}", err=True)
-    exit_for(diags)
+        fail_internal(str(exc))
 
 
 #: The diagrams `rtc compile --out-dir` writes: file name -> view.
@@ -134,10 +154,10 @@ def write_compile_diagrams(out_dir: Path, topo, diags, job: str | None = None) -
             data = render(diagram_dot(topo, diags, options), "svg")
             write_atomic(path, data)
         except DotNotFound:
-            typer.echo("rtc: warning: Graphviz `dot` not found; skipped topology.svg and "
-                       "groups.svg (apt-get install graphviz, or pass --no-diagrams)", err=True)
+            warn_tool_missing("Graphviz `dot` not found; skipped topology.svg and groups.svg",
+                              "apt-get install graphviz, or pass --no-diagrams")
             return
         except Exception as exc:  # noqa: BLE001 - diagrams are extras; the tables are written
-            typer.echo(f"rtc: warning: could not write {path}: {exc}", err=True)
+            warn_io(f"could not write {path}: {exc}")
             continue
         typer.echo(f"rtc: wrote {path}", err=True)

@@ -52,17 +52,36 @@ def validate_command(
 
       rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
     """
-    import dataclasses
-    import difflib
-
-    from rtc.diagnostics import Severity, Span, has_errors, sorted_diagnostics
-    from rtc.model.presets import presets
-    from rtc.api.validate import Inventory, load_for_report, validate_source
-    from rtc.report.formats import get_reporter, reporter_names
-    from rtc.report.registry import FileInfo, ReportContext, summary_line
-    from rtc.schema.forms import FORMS
+    from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
+    from rtc.report.formats import get_reporter
 
     reporter = get_reporter(fmt)
+    inv = _check_options(reporter, fmt, hardware, schema, inventory)
+    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv)
+    if strict:
+        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                 for d in diags]
+    diags = sorted_diagnostics(diags)
+    _print_report(reporter, fmt, diags, sources, infos, unreadable)
+    if exit_zero:
+        raise typer.Exit(0)
+    if unreadable:
+        raise typer.Exit(2)
+    if has_errors(diags):
+        raise typer.Exit(1)
+
+
+def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
+                   inventory: Path | None):
+    """Exit 2 on an unknown --format, --hardware or --schema (with the closest name), or
+    an --inventory that is no folder; the inventory to use, or None."""
+    import difflib
+
+    from rtc.api.validate import Inventory
+    from rtc.model.presets import presets
+    from rtc.report.formats import reporter_names
+    from rtc.schema.forms import FORMS
+
     if reporter is None:
         fail_usage(f"unknown --format '{fmt}'", "formats: " + ", ".join(reporter_names()))
     if hardware is not None and hardware not in presets():
@@ -73,17 +92,26 @@ def validate_command(
         close = difflib.get_close_matches(schema, FORMS, n=1)
         fail_usage(f"unknown --schema '{schema}'",
                    (f"did you mean '{close[0]}'? " if close else "") + "forms: " + ", ".join(FORMS))
-    inv = None
-    if inventory is not None:
-        if not inventory.is_dir():
-            fail_usage(f"--inventory {inventory} is not a folder",
-                       "give the folder that holds INVENTORY/<server_id>/ captures")
-        inv = Inventory(str(inventory))
+    if inventory is None:
+        return None
+    if not inventory.is_dir():
+        fail_usage(f"--inventory {inventory} is not a folder",
+                   "give the folder that holds INVENTORY/<server_id>/ captures")
+    return Inventory(str(inventory))
+
+
+def _validate_files(files: List[str], hardware, schema, inv):
+    """Validate each file once (``-``: standard input): (diagnostics, sources by name,
+    FileInfo per file, how many could not be read)."""
+    import dataclasses
+
+    from rtc.api.validate import load_for_report, validate_source
+    from rtc.diagnostics import Span
+    from rtc.report.registry import FileInfo
 
     diags = []
     sources: dict[str, str] = {}
-    infos: list[FileInfo] = []
-    io_failed = False
+    infos: list = []
     unreadable = 0
     seen: set[str] = set()
     for name in files:
@@ -96,7 +124,6 @@ def validate_command(
             (data, problem), label = load_for_report(name), name
         if problem is not None:
             # attribute the I/O error to the file so per-file counts match the summary
-            io_failed = True
             unreadable += 1
             diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
             infos.append(FileInfo(label))
@@ -105,11 +132,14 @@ def validate_command(
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
-    if strict:
-        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
-                 for d in diags]
-    diags = sorted_diagnostics(diags)
-    ctx = ReportContext.make(sources, infos)
+    return diags, sources, infos, unreadable
+
+
+def _print_report(reporter, fmt: str, diags, sources: dict, infos: list, unreadable: int) -> None:
+    """The report on stdout (text: compiler style, coloured on a terminal), and the summary
+    line (on stderr for the machine formats)."""
+    from rtc.report.registry import ReportContext, summary_line
+
     line = summary_line(diags, len(infos) - unreadable)
     if unreadable:
         line = line[:-1] + f", {unreadable} could not be read)"
@@ -124,11 +154,5 @@ def validate_command(
         body = render_text(diags, sources, limit=max(1, len(diags)))
         write_stdout((body + "\n" if body else "") + line + "\n")
     else:
-        write_stdout(reporter(diags, ctx))
+        write_stdout(reporter(diags, ReportContext.make(sources, infos)))
         typer.echo(line, err=True)
-    if exit_zero:
-        raise typer.Exit(0)
-    if io_failed:
-        raise typer.Exit(2)
-    if has_errors(diags):
-        raise typer.Exit(1)

@@ -69,8 +69,19 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})
     real = [j for j in jobs if j is not None]
-    stems = plan.stems
-    pairs = plan.pairs
+    pd_of_job = _add_pd_tables(b, topo, plan.pairs, real)
+    for job in real:
+        _add_node_files(b, topo, plan, job, tables, pd_of_job)
+    b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
+    for sp in b.preflight:
+        b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+    if with_plan_json:
+        _add_plan_json(b, topo, plan)
+    return b
+
+
+def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:
+    """The PD rank table of each prefill/decode pair among ``real``; job name -> its file."""
     pd_names = pd_ranktable.table_names(pairs)
     pd_of_job: dict = {}
     for pair in pairs:
@@ -89,41 +100,45 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
         b.add(name, pd_ranktable.render(doc))
         for j in pair.jobs:
             pd_of_job[j.name] = name
-    for job in real:
-        jl = plan.launches[job.name]
-        b.launches[job.name] = jl
-        by_server = jl.nodes_by_server
-        pl = topo.placement(job)
-        for n in pl.nodes:
-            if not n.device_count:
-                continue
-            server = topo.server(n.name)
-            nl = by_server.get(n.name)
-            stem = stems.get((n.name, job.name), n.name)
-            ne = node_env(topo, plan.ports, job, server, n.device_ids, stem=stem,
-                          head=nl.head if nl else n.index == 0,
-                          launch_env=nl.env if nl else (),
-                          table=tables.get(job.name), pd_table=pd_of_job.get(job.name))
-            b.envs[(n.name, job.name)] = ne
-            b.env_files[(n.name, job.name)] = f"{stem}.env"
-            b.add(f"{stem}.env", env_file.render(ne, source))
-            if nl is not None:
-                b.launch_files[(n.name, job.name)] = f"{stem}.sh"
-                b.add(f"{stem}.sh", launch_script.render(nl, source, f"{stem}.env"), 0o755)
-    b.preflight = plan_preflight(topo, plan.ports, pairs, real)
-    for sp in b.preflight:
-        b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
-    if with_plan_json:
-        doc = plan_json.build(topo, plan, b)
-        problems = plan_problems(doc)
-        if problems:
-            b.diagnostics.append(error(SCHEMA_SELF, "internal error: the plan.json rtc built "
-                                       f"fails schemas/plan.schema.json: {problems[0]}", None,
-                                       hint="please report this with your .rtc file; nothing "
-                                       "was written"))
-        else:
-            b.add("plan.json", plan_json.render(doc))
-    return b
+    return pd_of_job
+
+
+def _add_node_files(b: Bundle, topo: Topology, plan: Plan, job: Job, tables: dict,
+                    pd_of_job: dict) -> None:
+    """The env file of each of the job's nodes with devices, and its launch script."""
+    jl = plan.launches[job.name]
+    b.launches[job.name] = jl
+    by_server = jl.nodes_by_server
+    pl = topo.placement(job)
+    for n in pl.nodes:
+        if not n.device_count:
+            continue
+        server = topo.server(n.name)
+        nl = by_server.get(n.name)
+        stem = plan.stems.get((n.name, job.name), n.name)
+        ne = node_env(topo, plan.ports, job, server, n.device_ids, stem=stem,
+                      head=nl.head if nl else n.index == 0,
+                      launch_env=nl.env if nl else (),
+                      table=tables.get(job.name), pd_table=pd_of_job.get(job.name))
+        b.envs[(n.name, job.name)] = ne
+        b.env_files[(n.name, job.name)] = f"{stem}.env"
+        b.add(f"{stem}.env", env_file.render(ne, b.source))
+        if nl is not None:
+            b.launch_files[(n.name, job.name)] = f"{stem}.sh"
+            b.add(f"{stem}.sh", launch_script.render(nl, b.source, f"{stem}.env"), 0o755)
+
+
+def _add_plan_json(b: Bundle, topo: Topology, plan: Plan) -> None:
+    """``plan.json``, or an RTC003 diagnostic when it fails its schema."""
+    doc = plan_json.build(topo, plan, b)
+    problems = plan_problems(doc)
+    if problems:
+        b.diagnostics.append(error(SCHEMA_SELF, "internal error: the plan.json rtc built "
+                                   f"fails schemas/plan.schema.json: {problems[0]}", None,
+                                   hint="please report this with your .rtc file; nothing "
+                                   "was written"))
+    else:
+        b.add("plan.json", plan_json.render(doc))
 
 
 #: compile validates each job's first ranks / groups / nodes only (one loop builds them all,

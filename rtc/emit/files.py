@@ -52,32 +52,35 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, mode: int | None
         _write_special(raw, payload, append=os.path.isfile(raw))
         return
     target = Path(os.path.realpath(os.fspath(path)))  # follow symlinks (also dangling ones)
+    st = _existing(target, path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _write_special(str(target), payload)
+        return
+    _replace(target, payload, mode, st, durable)
+
+
+def _existing(target: Path, path) -> os.stat_result | None:
+    """``os.stat`` of ``target``, None when there is none; IsADirectoryError for a folder."""
     try:
         st = os.stat(target)
     except FileNotFoundError:
-        st = None
-    if st is not None:
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        if not stat.S_ISREG(st.st_mode):
-            _write_special(str(target), payload)
-            return
-    folder = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    return st
+
+
+def _replace(target: Path, payload: bytes, mode: int | None, st, durable: bool) -> None:
+    """Write a temporary file next to ``target`` and rename it over ``target``; on any
+    error the temporary file is removed and ``target`` left untouched."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
             if durable:
                 os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif st is not None:
-            os.chmod(tmp, st.st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+        _set_mode(tmp, mode, st)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -85,6 +88,19 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, mode: int | None
         except FileNotFoundError:
             pass
         raise
+
+
+def _set_mode(tmp: str, mode: int | None, st) -> None:
+    """Permission bits of the new file: ``mode``, else those of the file it replaces
+    (``st``), else 0o666 less the umask."""
+    if mode is not None:
+        os.chmod(tmp, mode)
+    elif st is not None:
+        os.chmod(tmp, st.st_mode & 0o7777)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

@@ -35,39 +35,15 @@ def dumps_indented(obj, indent: int = 2) -> str:
 
     Raises TypeError for values JSON cannot hold."""
     out: list[str] = []
-    append = out.append
-    # One %-format per (keys, level) for lists of flat all-string objects with the same
-    # keys (the rank table's 65,536 device entries): one format operation per object.
-    formats: dict = {}
+    _emitter(out.append, indent)(obj, 0)
+    return "".join(out)
 
-    def flat_format(keys: tuple, level: int) -> str:
-        got = formats.get((keys, level))
-        if got is None:
-            pad = "\n" + " " * (indent * (level + 1))
-            got = ("{" + ",".join(pad + _quote(k).replace("%", "%%") + ": %s" for k in keys)
-                   + "\n" + " " * (indent * level) + "}")
-            formats[(keys, level)] = got
-        return got
 
-    def emit_flat_objects(items: list, level: int) -> bool:
-        """Emit a list of same-keyed all-string dicts in one step each; False when the
-        list is not that (the general path handles it)."""
-        first = items[0]
-        if type(first) is not dict or not first:
-            return False
-        keys = tuple(first)
-        fmt = flat_format(keys, level + 1)
-        pad = "\n" + " " * (indent * (level + 1))
-        texts = []
-        try:
-            for d in items:
-                if type(d) is not dict or tuple(d) != keys:
-                    return False
-                texts.append(fmt % tuple(map(_quote, d.values())))
-        except TypeError:  # a value that is not a string
-            return False
-        append("[" + pad + ("," + pad).join(texts) + "\n" + " " * (indent * level) + "]")
-        return True
+def _emitter(append, indent: int):
+    """``emit(o, level)``: append the JSON text of ``o`` at nesting ``level``. (Closures,
+    built once per call of :func:`dumps_indented`, so the per-value recursion pays no
+    extra calls or attribute lookups.)"""
+    emit_flat_objects = _flat_objects_emitter(append, indent)
 
     def emit(o, level: int) -> None:
         if isinstance(o, dict):
@@ -105,5 +81,42 @@ def dumps_indented(obj, indent: int = 2) -> str:
         else:
             append(_scalar(o))
 
-    emit(obj, 0)
-    return "".join(out)
+    return emit
+
+
+def _flat_objects_emitter(append, indent: int):
+    """``emit_flat_objects(items, level)`` for lists of flat all-string objects with the
+    same keys (the rank table's 65,536 device entries): one %-format per (keys, level),
+    so one format operation per object."""
+    formats: dict = {}
+
+    def flat_format(keys: tuple, level: int) -> str:
+        got = formats.get((keys, level))
+        if got is None:
+            pad = "\n" + " " * (indent * (level + 1))
+            got = ("{" + ",".join(pad + _quote(k).replace("%", "%%") + ": %s" for k in keys)
+                   + "\n" + " " * (indent * level) + "}")
+            formats[(keys, level)] = got
+        return got
+
+    def emit_flat_objects(items: list, level: int) -> bool:
+        """Emit a list of same-keyed all-string dicts in one step each; False when the
+        list is not that (the general path handles it)."""
+        first = items[0]
+        if type(first) is not dict or not first:
+            return False
+        keys = tuple(first)
+        fmt = flat_format(keys, level + 1)
+        pad = "\n" + " " * (indent * (level + 1))
+        texts = []
+        try:
+            for d in items:
+                if type(d) is not dict or tuple(d) != keys:
+                    return False
+                texts.append(fmt % tuple(map(_quote, d.values())))
+        except TypeError:  # a value that is not a string
+            return False
+        append("[" + pad + ("," + pad).join(texts) + "\n" + " " * (indent * level) + "]")
+        return True
+
+    return emit_flat_objects

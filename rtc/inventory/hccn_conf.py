@@ -96,127 +96,193 @@ def _typed(kind: str, raw: str) -> tuple[object | None, int | None, str | None]:
     return raw, None, None
 
 
+_TYPE_HINT = {
+    "ip": "write a plain dotted IPv4 (6.0.2.1) or an IPv6 address, no leading zeros",
+    "netmask": "write a dotted contiguous mask, e.g. 255.255.255.0 for /24",
+    "int": "write 0 or 1",
+}
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A ``key=value`` line split at its first ``=`` (``eq``, 0-based); ``key_span`` points at
+    the key, ``vspan`` at the value."""
+
+    no: int
+    key: str
+    value: str
+    eq: int
+    key_span: Span
+    vspan: Span
+
+
+def _subject(device: int | None) -> str | None:
+    """The diagnostic subject for an entry of ``device`` (none for global keys)."""
+    return f"device {device}" if device is not None else None
+
+
+def _malformed(file: str, no: int, line: str) -> Diagnostic | None:
+    """RTC481 for a line that is not ``key=value`` with a key of letters, digits and ``_``."""
+    name = display_name(file)
+    lead = len(line) - len(line.lstrip())
+    if "=" not in line:
+        return error(
+            HCCN_CONF_BAD_LINE,
+            f"line {no} of {name} is not a 'key=value' entry: '{line.strip()}'; hccn tooling "
+            "cannot read it, so the setting it was meant to hold is not applied",
+            Span(file, no, lead + 1, no, len(line.rstrip()) + 1),
+            hint="write it as key_<device>=value (e.g. address_3=6.0.2.7), or comment it out with '#'",
+        )
+    eq = line.index("=")
+    key = line[:eq].strip()
+    if not key:
+        return error(
+            HCCN_CONF_BAD_LINE,
+            f"line {no} of {name} has an empty key before '='; the value cannot belong to any device",
+            Span(file, no, eq + 1, no, eq + 2),
+            hint="put the key in front, e.g. address_0=6.0.2.1",
+        )
+    if not _KEY_CHARS.match(key):
+        return error(
+            HCCN_CONF_BAD_LINE,
+            f"key '{key}' in {name} contains characters other than letters, digits and '_'; "
+            "hccn tooling will not recognise it",
+            Span(file, no, lead + 1, no, lead + 1 + len(key)),
+            hint="keys look like address_0, netmask_0, netdetect_0, gateway_0",
+        )
+    return None
+
+
+def _split(file: str, no: int, line: str) -> _Line:
+    """Split a well-formed line (see :func:`_malformed`) into key and value with their spans."""
+    lead = len(line) - len(line.lstrip())
+    eq = line.index("=")
+    key = line[:eq].strip()
+    value = line[eq + 1:].strip()
+    vstart = eq + 1
+    vstart += len(line[vstart:]) - len(line[vstart:].lstrip())
+    return _Line(no, key, value, eq, Span(file, no, lead + 1, no, lead + 1 + len(key)),
+                 value_span(file, no, vstart, len(value)))
+
+
+def _base_and_device(key: str) -> tuple[str, int | None]:
+    """``address_3`` -> ``("address", 3)``; a key without a ``_<N>`` suffix is global."""
+    m = _DEVICE_KEY.match(key)
+    if m:
+        return m.group("base"), int(m.group("dev"))
+    return key, None
+
+
+def _missing_suffix(name: str, ln: _Line) -> Diagnostic | None:
+    """RTC481 for a global key that is a known per-device key without its ``_<device>``
+    (``address=``, ``address0=``, ``address_x=``)."""
+    key = ln.key
+    stem = re.sub(r"_?\d*$", "", key)          # address0 -> address
+    head = key.rsplit("_", 1)[0]                # address_x -> address
+    known = stem if stem in KNOWN_KEYS else head if head in KNOWN_KEYS else None
+    if known is None:
+        return None
+    digits = re.search(r"(\d+)$", key)
+    example = f"{known}_{digits.group(1) if digits else '0'}"
+    return error(
+        HCCN_CONF_BAD_LINE,
+        f"key '{key}' in {name} has no '_<device>' suffix, so it applies to no "
+        "device and the setting is lost",
+        ln.key_span,
+        hint=f"name the device the value belongs to, e.g. {example}={ln.value}",
+    )
+
+
+class _ConfReader:
+    """Reads the lines of one hccn.conf into ``conf``, collecting ``diags``; ``first_seen``
+    remembers where each key was first set."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.name = display_name(file)
+        self.conf = HccnConf(file)
+        self.diags: list[Diagnostic] = []
+        self.first_seen: dict[str, Span] = {}
+
+    def read_line(self, no: int, line: str) -> None:
+        """Read one line that is not blank or a comment, or report why it cannot be used."""
+        problem = _malformed(self.file, no, line)
+        if problem is not None:
+            self.diags.append(problem)
+            return
+        ln = _split(self.file, no, line)
+        base, device = _base_and_device(ln.key)
+        problem = _missing_suffix(self.name, ln) if device is None else None
+        if problem is not None:
+            self.diags.append(problem)
+            return
+        if not ln.value:
+            self.diags.append(self._empty_value(ln, base, device))
+            return
+        kind = KNOWN_KEYS.get(base, "raw") if device is not None else "raw"
+        value, plen, why = _typed(kind, ln.value)
+        if why is not None:
+            self.diags.append(error(
+                BAD_VALUE,
+                f"{ln.key} in {self.name}: {why}; the device cannot use it and rtc cannot check it",
+                ln.vspan,
+                hint=_TYPE_HINT.get(kind),
+                subject=_subject(device),
+            ))
+            return
+        self.keep(ln, base, device, value, plen)
+
+    def _empty_value(self, ln: _Line, base: str, device: int | None) -> Diagnostic:
+        """RTC489 for ``key=`` with nothing after it."""
+        return warning(
+            MISSING_VALUE,
+            f"'{ln.key}' in {self.name} has an empty value"
+            + (f"; device {device} has no {base} setting" if device is not None else ""),
+            Span(self.file, ln.no, ln.eq + 2, ln.no, ln.eq + 2),
+            hint=f"fill in the value (e.g. {ln.key}=<value>) or delete the line",
+            subject=_subject(device),
+        )
+
+    def keep(self, ln: _Line, base: str, device: int | None, value: object, plen: int | None) -> None:
+        """Record a valid entry (the later of two equal keys wins, with RTC482)."""
+        source = f"hccn.conf {ln.key} ({self.name}:{ln.no})"
+        fact = Fact(value, ln.vspan, source)
+        first = self.first_seen.get(ln.key)
+        if first is not None:
+            self.diags.append(warning(
+                HCCN_CONF_DUPLICATE_KEY,
+                f"'{ln.key}' is set more than once in {self.name} (first at line {first.line}); "
+                "only one value can be in effect and which one the driver applies is not "
+                "documented (rtc uses this later one)",
+                ln.key_span,
+                hint="delete the line that is wrong",
+                related=[Related(first, f"first '{ln.key}'")],
+                subject=_subject(device),
+            ))
+        else:
+            self.first_seen[ln.key] = ln.key_span
+        self.conf.entries.append(HccnConfEntry(ln.key, base, device, fact, ln.key_span))
+        if device is None:
+            self.conf.globals[ln.key] = fact
+        else:
+            slot = self.conf.devices.setdefault(device, {})
+            slot[base] = fact
+            if plen is not None:
+                slot["prefix_len"] = Fact(plen, ln.vspan, source)
+
+
 def parse_hccn_conf(text: str, file: str = "hccn.conf") -> tuple[HccnConf, list[Diagnostic]]:
     """Parse hccn.conf text. ``file`` is used in spans and sources (the path as the user gave
     it). Returns the parsed file and its diagnostics (never raises on bad content)."""
-    conf = HccnConf(file)
-    diags: list[Diagnostic] = []
-    name = display_name(file)
-    first_seen: dict[str, Span] = {}
-
+    reader = _ConfReader(file)
     for no, line in enumerate(split_lines(text), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        lead = len(line) - len(line.lstrip())
-        if "=" not in line:
-            diags.append(error(
-                HCCN_CONF_BAD_LINE,
-                f"line {no} of {name} is not a 'key=value' entry: '{stripped}'; hccn tooling "
-                "cannot read it, so the setting it was meant to hold is not applied",
-                Span(file, no, lead + 1, no, len(line.rstrip()) + 1),
-                hint="write it as key_<device>=value (e.g. address_3=6.0.2.7), or comment it out with '#'",
-            ))
-            continue
-        eq = line.index("=")
-        key = line[:eq].strip()
-        raw_value = line[eq + 1:].strip()
-        key_span = Span(file, no, lead + 1, no, lead + 1 + len(key))
-        if not key:
-            diags.append(error(
-                HCCN_CONF_BAD_LINE,
-                f"line {no} of {name} has an empty key before '='; the value cannot belong to any device",
-                Span(file, no, eq + 1, no, eq + 2),
-                hint="put the key in front, e.g. address_0=6.0.2.1",
-            ))
-            continue
-        if not _KEY_CHARS.match(key):
-            diags.append(error(
-                HCCN_CONF_BAD_LINE,
-                f"key '{key}' in {name} contains characters other than letters, digits and '_'; "
-                "hccn tooling will not recognise it",
-                key_span,
-                hint="keys look like address_0, netmask_0, netdetect_0, gateway_0",
-            ))
-            continue
-        m = _DEVICE_KEY.match(key)
-        device: int | None
-        if m:
-            base, device = m.group("base"), int(m.group("dev"))
-        else:
-            base, device = key, None
-            stem = re.sub(r"_?\d*$", "", key)          # address0 -> address
-            head = key.rsplit("_", 1)[0]                # address_x -> address
-            known = stem if stem in KNOWN_KEYS else head if head in KNOWN_KEYS else None
-            if known is not None:
-                digits = re.search(r"(\d+)$", key)
-                example = f"{known}_{digits.group(1) if digits else '0'}"
-                diags.append(error(
-                    HCCN_CONF_BAD_LINE,
-                    f"key '{key}' in {name} has no '_<device>' suffix, so it applies to no "
-                    "device and the setting is lost",
-                    key_span,
-                    hint=f"name the device the value belongs to, e.g. {example}={raw_value}",
-                ))
-                continue
-
-        vstart = line.index("=") + 1
-        vstart += len(line[vstart:]) - len(line[vstart:].lstrip())
-        vspan = value_span(file, no, vstart, len(raw_value))
-        subject = f"device {device}" if device is not None else None
-
-        if not raw_value:
-            diags.append(warning(
-                MISSING_VALUE,
-                f"'{key}' in {name} has an empty value"
-                + (f"; device {device} has no {base} setting" if device is not None else ""),
-                Span(file, no, eq + 2, no, eq + 2),
-                hint=f"fill in the value (e.g. {key}=<value>) or delete the line",
-                subject=subject,
-            ))
-            continue
-
-        kind = KNOWN_KEYS.get(base, "raw") if device is not None else "raw"
-        value, plen, problem = _typed(kind, raw_value)
-        if problem is not None:
-            diags.append(error(
-                BAD_VALUE,
-                f"{key} in {name}: {problem}; the device cannot use it and rtc cannot check it",
-                vspan,
-                hint={
-                    "ip": "write a plain dotted IPv4 (6.0.2.1) or an IPv6 address, no leading zeros",
-                    "netmask": "write a dotted contiguous mask, e.g. 255.255.255.0 for /24",
-                    "int": "write 0 or 1",
-                }.get(kind),
-                subject=subject,
-            ))
-            continue
-
-        source = f"hccn.conf {key} ({name}:{no})"
-        fact = Fact(value, vspan, source)
-        if key in first_seen:
-            diags.append(warning(
-                HCCN_CONF_DUPLICATE_KEY,
-                f"'{key}' is set more than once in {name} (first at line {first_seen[key].line}); "
-                "only one value can be in effect and which one the driver applies is not "
-                "documented (rtc uses this later one)",
-                key_span,
-                hint="delete the line that is wrong",
-                related=[Related(first_seen[key], f"first '{key}'")],
-                subject=subject,
-            ))
-        else:
-            first_seen[key] = key_span
-        conf.entries.append(HccnConfEntry(key, base, device, fact, key_span))
-        if device is None:
-            conf.globals[key] = fact
-        else:
-            slot = conf.devices.setdefault(device, {})
-            slot[base] = fact
-            if plen is not None:
-                slot["prefix_len"] = Fact(plen, vspan, source)
+        reader.read_line(no, line)
+    conf = reader.conf
     conf.devices = dict(sorted(conf.devices.items()))
-    return conf, diags
+    return conf, reader.diags
 
 
 def load_hccn_conf(path: str | os.PathLike, file: str | None = None) -> tuple[HccnConf, list[Diagnostic]]:

@@ -62,7 +62,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from rtc.diagnostics import Diagnostic, Related, Span, error, note, warning
 
@@ -266,6 +266,101 @@ def _line_span(file: str, no: int, line: str) -> Span:
     return Span(file, no, len(line) - len(line.lstrip()) + 1, no, len(line.rstrip()) + 1)
 
 
+# -- value lines ---------------------------------------------------------------------------
+#: what a value reader returns: the facts to keep (field -> value) and, when the value has the
+#: wrong shape, why (the RTC483 message tail)
+_Reading = tuple[dict[str, object], str | None]
+
+
+def _read_ipaddr(raw: str) -> _Reading:
+    """``ipaddr:`` must be an IPv4 address (it becomes the rank table's device_ip)."""
+    ip, why = parse_ip(raw)
+    if ip is None or ":" in ip:
+        return {}, (f"is not an IPv4 address ({why or 'IPv6 in -ip -g'}); "
+                    "it cannot be used as the rank table's device_ip")
+    return {"ip": ip}, None
+
+
+def _read_netmask(raw: str) -> _Reading:
+    """``netmask:`` gives the mask and the prefix length it stands for."""
+    mask, plen, why = parse_netmask(raw)
+    if mask is None:
+        return {}, f"is not a netmask ({why}); the device's subnet cannot be worked out"
+    return {"netmask": mask, "prefix_len": plen}, None
+
+
+def _read_ipv6(raw: str) -> _Reading:
+    """``ipv6_address:`` must be an IPv6 address."""
+    ip, why = parse_ip(raw)
+    if ip is None or ":" not in ip:
+        return {}, f"is not an IPv6 address ({why or 'IPv4'})"
+    return {"ipv6": ip}, None
+
+
+def _read_prefix_length(raw: str) -> _Reading:
+    """``prefix_length:`` must be 0..128."""
+    if not raw.isdigit() or int(raw) > 128:
+        return {}, "is not a prefix length (0..128)"
+    return {"ipv6_prefix_len": int(raw)}, None
+
+
+def _read_link(raw: str) -> _Reading:
+    """``link status:`` is UP or DOWN (any case); another word is kept as reported."""
+    value = raw.upper()
+    if value not in LINK_VALUES:
+        return {"link": raw}, ("is neither UP nor DOWN; rtc keeps it as reported but cannot "
+                               "tell whether the port is usable")
+    return {"link": value}, None
+
+
+def _read_net_health(raw: str) -> _Reading:
+    """``net health status:`` is one of :data:`NET_HEALTH_VALUES` (any case and spacing);
+    another word is kept as reported."""
+    canon = {v.lower(): v for v in NET_HEALTH_VALUES}.get(" ".join(raw.split()).lower())
+    if canon is None:
+        return {"net_health": raw}, ("is not one of " + ", ".join(NET_HEALTH_VALUES)
+                                     + "; rtc keeps it as reported but cannot judge it")
+    return {"net_health": canon}, None
+
+
+def _address_reader(fld: str) -> Callable[[str], _Reading]:
+    """A reader that keeps any IPv4/IPv6 address as ``fld`` (gateway, net-detect address)."""
+    def read(raw: str) -> _Reading:
+        ip, why = parse_ip(raw)
+        if ip is None:
+            return {}, f"is not an IP address ({why})"
+        return {fld: ip}, None
+    return read
+
+
+def _read_ifname(raw: str) -> _Reading:
+    """``Ifname:`` is kept as printed (the switch port the LLDP neighbour reports)."""
+    return {"lldp_ifname": raw}, None
+
+
+@dataclass(frozen=True)
+class _ValueLine:
+    """One kind of ``name: value`` output line. ``fld`` is the fact it sets (and decides the
+    device numbering group and the command in Fact.source); ``label`` names the line in
+    messages; ``missing`` says what an empty value lacks (RTC489); ``read`` checks the value;
+    ``soft``: a value of the wrong shape is kept with a warning instead of dropped with an
+    error. Calling it handles a matched line, like the other handlers of :data:`_RECORDS`."""
+
+    fld: str
+    label: str
+    missing: str
+    read: Callable[[str], _Reading]
+    soft: bool = False
+
+    def __call__(self, parser: _Parser, m: re.Match, no: int) -> bool:
+        """Handle a line this kind's pattern matched (see :meth:`_Parser.value_line`)."""
+        return parser.value_line(self, m, no)
+
+
+_GATEWAY_LINE = _ValueLine("gateway", "default gateway", "default gateway", _address_reader("gateway"))
+_IFNAME_LINE = _ValueLine("lldp_ifname", "Ifname", "LLDP neighbour port (Ifname)", _read_ifname)
+
+
 class _Parser:
     def __init__(self, file: str, device: int | None, first_device: int):
         self.file = file
@@ -302,75 +397,103 @@ class _Parser:
         self.block_records += 1
 
     def resolve(self, fld: str, own: int | None, span: Span, what: str, *, unique: bool = True) -> int:
-        """Pick the device for a record of ``fld``; ``own`` is the device the line names."""
+        """Pick the device for a record of ``fld``; ``own`` is the device the line names.
+        Strongest first: the header, the line itself, the file's device, the position."""
         group = _GROUP.get(fld, fld)
         if self.header_device is not None:
             device = self.header_device
-            if own is not None and own != device:
-                self.diags.append(warning(
-                    DEVICE_ATTRIBUTION,
-                    f"{what} names device {own} but follows the header for device {device} "
-                    f"({self.header_span}); the fact may belong to another device",
-                    span,
-                    hint="check which device this output came from; rtc keeps it on the header's device",
-                    related=[Related(self.header_span, "device header")] if self.header_span else (),
-                    subject=f"device {device}",
-                ))
+            self._check_against_header(own, span, what)
         elif own is not None:
             device = own
-            if self.default_device is not None and own != self.default_device:
-                self.diags.append(warning(
-                    DEVICE_ATTRIBUTION,
-                    f"{what} names device {own} but {self.name} is for device "
-                    f"{self.default_device} (by its name or the caller); rtc trusts the output",
-                    span,
-                    hint="rename the file after the device it holds, or re-capture it",
-                    subject=f"device {own}",
-                ))
-            elif self.default_device is None and fld == "gateway":
-                expected = self.first + self.gateway_count
-                if own != expected and not self.shift_warned:
-                    self.shift_warned = True
-                    self.diags.append(warning(
-                        DEVICE_ATTRIBUTION,
-                        f"{what} is entry {self.gateway_count + 1} of a loop's output but names "
-                        f"device {own}, not {expected}: some device printed nothing, so loop files "
-                        "that number devices by position may be shifted",
-                        span,
-                        hint="capture with a header per device (for i in {0..7}; do echo \"device $i\"; "
-                             "hccn_tool -i $i -ip -g; done) or one file per device (ip_0.txt ...)",
-                        subject=f"device {own}",
-                    ))
+            self._check_named_device(fld, own, span, what)
             self.cursor[group] = own
         elif self.default_device is not None:
             device = self.default_device
         else:
-            cur = self.cursor.get(group)
-            if cur is None:
-                cur = self.first
-            elif (cur, fld) in self.seen:
-                cur += 1
-            self.cursor[group] = cur
-            device = cur
-            self.out.positional = True
+            device = self._next_position(fld, group)
             unique = False
         if fld == "gateway":
             self.gateway_count += 1
-        prev = self.seen.get((device, fld))
-        if unique and prev is not None:
-            self.diags.append(warning(
-                DEVICE_ATTRIBUTION,
-                f"device {device} gets a second {what} (the first is at line {prev.line}); "
-                "rtc uses this later one",
-                span,
-                hint="keep one capture per device and command, or print a header per device",
-                related=[Related(prev, "first value")],
-                subject=f"device {device}",
-            ))
+        if unique:
+            self._check_repeat(device, fld, span, what)
         self.seen[(device, fld)] = span
         self._note_device(device)
         self._counted()
         return device
+
+    def _check_against_header(self, own: int | None, span: Span, what: str) -> None:
+        """Warn when the line names another device than the header it follows."""
+        device = self.header_device
+        if own is None or own == device:
+            return
+        self.diags.append(warning(
+            DEVICE_ATTRIBUTION,
+            f"{what} names device {own} but follows the header for device {device} "
+            f"({self.header_span}); the fact may belong to another device",
+            span,
+            hint="check which device this output came from; rtc keeps it on the header's device",
+            related=[Related(self.header_span, "device header")] if self.header_span else (),
+            subject=f"device {device}",
+        ))
+
+    def _check_named_device(self, fld: str, own: int, span: Span, what: str) -> None:
+        """Warn when the device a headerless line names disagrees with the file's device, or
+        (for gateway lines of a loop) with the line's position in the loop's output."""
+        if self.default_device is not None and own != self.default_device:
+            self.diags.append(warning(
+                DEVICE_ATTRIBUTION,
+                f"{what} names device {own} but {self.name} is for device "
+                f"{self.default_device} (by its name or the caller); rtc trusts the output",
+                span,
+                hint="rename the file after the device it holds, or re-capture it",
+                subject=f"device {own}",
+            ))
+        elif self.default_device is None and fld == "gateway":
+            self._check_loop_position(own, span, what)
+
+    def _check_loop_position(self, own: int, span: Span, what: str) -> None:
+        """Warn (once) when a loop's gateway line names another device than its position."""
+        expected = self.first + self.gateway_count
+        if own == expected or self.shift_warned:
+            return
+        self.shift_warned = True
+        self.diags.append(warning(
+            DEVICE_ATTRIBUTION,
+            f"{what} is entry {self.gateway_count + 1} of a loop's output but names "
+            f"device {own}, not {expected}: some device printed nothing, so loop files "
+            "that number devices by position may be shifted",
+            span,
+            hint="capture with a header per device (for i in {0..7}; do echo \"device $i\"; "
+                 "hccn_tool -i $i -ip -g; done) or one file per device (ip_0.txt ...)",
+            subject=f"device {own}",
+        ))
+
+    def _next_position(self, fld: str, group: str) -> int:
+        """The device a line without any device clue gets from its place in a loop's
+        output: the group's current device, or the next one once it already has ``fld``."""
+        cur = self.cursor.get(group)
+        if cur is None:
+            cur = self.first
+        elif (cur, fld) in self.seen:
+            cur += 1
+        self.cursor[group] = cur
+        self.out.positional = True
+        return cur
+
+    def _check_repeat(self, device: int, fld: str, span: Span, what: str) -> None:
+        """Warn when ``device`` already has a value for ``fld`` (the later one is used)."""
+        prev = self.seen.get((device, fld))
+        if prev is None:
+            return
+        self.diags.append(warning(
+            DEVICE_ATTRIBUTION,
+            f"device {device} gets a second {what} (the first is at line {prev.line}); "
+            "rtc uses this later one",
+            span,
+            hint="keep one capture per device and command, or print a header per device",
+            related=[Related(prev, "first value")],
+            subject=f"device {device}",
+        ))
 
     def put(self, device: int, fld: str, fact: Fact) -> None:
         self.out.facts.setdefault(device, {})[fld] = fact
@@ -472,148 +595,40 @@ class _Parser:
         self.block = (device, span)
 
     # -- records -------------------------------------------------------------------------
-    def _simple(self, m: re.Match, no: int, fld: str, label: str) -> tuple[int, str, Span]:
-        raw = m.group("v")
-        span = value_span(self.file, no, m.start("v"), len(raw))
-        device = self.resolve(fld, None, span, f"{label} line {no}")
-        return device, raw, span
-
     def record(self, line: str, no: int) -> bool:
-        """Handle one output line; False when it is not a known hccn_tool line."""
-        m = _IPADDR.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "ip", "ipaddr")
-            if not raw:
-                self.empty(device, "ip", span, "IPv4 address ('ipaddr:' is empty)")
+        """Handle one output line; False when it is not a known hccn_tool line. The patterns
+        of :data:`_RECORDS` are tried in order; a handler may pass a line on (False)."""
+        for pattern, handler in _RECORDS:
+            m = pattern.match(line)
+            if m and handler(self, m, no):
                 return True
-            ip, why = parse_ip(raw)
-            if ip is None or ":" in ip:
-                self.bad_value(device, "ipaddr", raw, f"is not an IPv4 address ({why or 'IPv6 in -ip -g'}); "
-                               "it cannot be used as the rank table's device_ip", span)
-                return True
-            self.put(device, "ip", Fact(ip, span, self.source("ip", device, no)))
-            return True
-        m = _NETMASK.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "netmask", "netmask")
-            if not raw:
-                self.empty(device, "netmask", span, "netmask ('netmask:' is empty)")
-                return True
-            mask, plen, why = parse_netmask(raw)
-            if mask is None:
-                self.bad_value(device, "netmask", raw, f"is not a netmask ({why}); the device's "
-                               "subnet cannot be worked out", span)
-                return True
-            src = self.source("ip", device, no)
-            self.put(device, "netmask", Fact(mask, span, src))
-            self.put(device, "prefix_len", Fact(plen, span, src))
-            return True
-        m = _IPV6.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "ipv6", "ipv6_address")
-            if not raw:
-                self.empty(device, "ipv6", span, "IPv6 address ('ipv6_address:' is empty)")
-                return True
-            ip, why = parse_ip(raw)
-            if ip is None or ":" not in ip:
-                self.bad_value(device, "ipv6_address", raw, f"is not an IPv6 address ({why or 'IPv4'})", span)
-                return True
-            self.put(device, "ipv6", Fact(ip, span, self.source("ipv6", device, no)))
-            return True
-        m = _PREFIX.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "ipv6_prefix_len", "prefix_length")
-            if not raw:
-                self.empty(device, "ipv6_prefix_len", span, "IPv6 prefix length")
-                return True
-            if not raw.isdigit() or int(raw) > 128:
-                self.bad_value(device, "prefix_length", raw, "is not a prefix length (0..128)", span)
-                return True
-            self.put(device, "ipv6_prefix_len", Fact(int(raw), span, self.source("ipv6", device, no)))
-            return True
-        m = _LINK.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "link", "link status")
-            if not raw:
-                self.empty(device, "link", span, "link status")
-                return True
-            value = raw.upper()
-            if value not in LINK_VALUES:
-                self.bad_value(device, "link status", raw, "is neither UP nor DOWN; rtc keeps it as "
-                               "reported but cannot tell whether the port is usable", span, soft=True)
-                value = raw
-            self.put(device, "link", Fact(value, span, self.source("link", device, no)))
-            return True
-        m = _HEALTH.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "net_health", "net health status")
-            if not raw:
-                self.empty(device, "net_health", span, "net health status")
-                return True
-            canon = {v.lower(): v for v in NET_HEALTH_VALUES}.get(" ".join(raw.split()).lower())
-            if canon is None:
-                self.bad_value(device, "net health status", raw,
-                               "is not one of " + ", ".join(NET_HEALTH_VALUES)
-                               + "; rtc keeps it as reported but cannot judge it", span, soft=True)
-                canon = raw
-            self.put(device, "net_health", Fact(canon, span, self.source("net_health", device, no)))
-            return True
-        m = _GATEWAY.match(line)
-        if m:
-            return self._gateway(m, no)
-        m = _NETDETECT.match(line)
-        if m:
-            device, raw, span = self._simple(m, no, "netdetect", "netdetect address")
-            if not raw:
-                self.empty(device, "netdetect", span, "net-detect address")
-                return True
-            ip, why = parse_ip(raw)
-            if ip is None:
-                self.bad_value(device, "netdetect address", raw, f"is not an IP address ({why})", span)
-                return True
-            self.put(device, "netdetect", Fact(ip, span, self.source("netdetect", device, no)))
-            return True
-        m = _IFNAME.match(line)
-        if m:
-            if self.lldp_tlv is not None and self.lldp_device is not None:
-                raw = m.group("v")
-                span = value_span(self.file, no, m.start("v"), len(raw))
-                self.seen[(self.lldp_device, "lldp_ifname")] = span
-                self.put(self.lldp_device, "lldp_ifname",
-                         Fact(raw, span, self.source("lldp", self.lldp_device, no)))
-                return True
-            device, raw, span = self._simple(m, no, "lldp_ifname", "Ifname")
-            if not raw:
-                self.empty(device, "lldp_ifname", span, "LLDP neighbour port (Ifname)")
-                return True
-            self.put(device, "lldp_ifname", Fact(raw, span, self.source("lldp", device, no)))
-            return True
-        m = _PING.match(line)
-        if m:
-            own = int(m.group("d"))
-            raw = m.group("v")
-            span = value_span(self.file, no, m.start("v"), len(raw))
-            device = self.resolve("ping", own, span, f"ping line {no}", unique=False)
-            target, _ = parse_ip(raw)
-            cmd = f"-ping -g address {target or raw}"
-            self.ping = PingResult(device, Fact(target or raw, span, f"hccn_tool -i {device} {cmd} ({self.name}:{no})"))
-            self.out.pings.append(self.ping)
-            return True
-        m = _RECV.match(line)
-        if m and self.ping is not None:
-            self.ping.replies.append(PingReply(int(m.group("seq")), float(m.group("t")),
-                                               value_span(self.file, no, m.start(), m.end() - m.start())))
-            return True
-        m = _SUMMARY.match(line)
-        if m and self.ping is not None:
-            self.ping.transmitted = int(m.group("tx"))
-            self.ping.received = int(m.group("rx"))
-            self.ping.loss_percent = float(m.group("loss"))
-            self.ping.summary_span = value_span(self.file, no, m.start("tx"), m.end("loss") - m.start("tx") + 1)
-            return True
         return False
 
-    def _gateway(self, m: re.Match, no: int) -> bool:
+    def value_line(self, kind: _ValueLine, m: re.Match, no: int) -> bool:
+        """A ``name: value`` line whose device comes from the header, file or position."""
+        raw = m.group("v")
+        span = value_span(self.file, no, m.start("v"), len(raw))
+        device = self.resolve(kind.fld, None, span, f"{kind.label} line {no}")
+        self.store(kind, device, raw, span, no)
+        return True
+
+    def store(self, kind: _ValueLine, device: int, raw: str, span: Span, no: int) -> None:
+        """Check the value ``raw`` of a ``kind`` line and keep the facts it gives ``device``
+        (RTC489 when it is empty, RTC483 when it has the wrong shape)."""
+        if not raw:
+            self.empty(device, kind.fld, span, kind.missing)
+            return
+        facts, why = kind.read(raw)
+        if why is not None:
+            self.bad_value(device, kind.label, raw, why, span, soft=kind.soft)
+            if not kind.soft:
+                return
+        src = self.source(_GROUP[kind.fld], device, no)
+        for fld, value in facts.items():
+            self.put(device, fld, Fact(value, span, src))
+
+    def gateway(self, m: re.Match, no: int) -> bool:
+        """``default gateway:A, Iface:ethN`` of ``-gateway -g``; ``ethN`` names the device."""
         raw = m.group("v")
         span = value_span(self.file, no, m.start("v"), len(raw))
         iface = m.group("if")
@@ -622,18 +637,51 @@ class _Parser:
             im = _IFACE_NUM.search(iface)
             own = int(im.group(1)) if im else None
         device = self.resolve("gateway", own, span, f"gateway line {no} (Iface:{iface})" if iface else f"gateway line {no}")
-        src = self.source("gateway", device, no)
         if iface:
-            self.put(device, "gateway_iface",
-                     Fact(iface, value_span(self.file, no, m.start("if"), len(iface)), src))
-        if not raw:
-            self.empty(device, "gateway", span, "default gateway")
-            return True
-        ip, why = parse_ip(raw)
-        if ip is None:
-            self.bad_value(device, "default gateway", raw, f"is not an IP address ({why})", span)
-            return True
-        self.put(device, "gateway", Fact(ip, span, src))
+            self.put(device, "gateway_iface", Fact(iface, value_span(self.file, no, m.start("if"), len(iface)),
+                                                   self.source("gateway", device, no)))
+        self.store(_GATEWAY_LINE, device, raw, span, no)
+        return True
+
+    def ifname(self, m: re.Match, no: int) -> bool:
+        """``Ifname:`` of ``-lldp -g``: in a full LLDP dump (Port ID TLV) it belongs to the
+        dump's device, otherwise it is a value line of its own."""
+        if self.lldp_tlv is None or self.lldp_device is None:
+            return self.value_line(_IFNAME_LINE, m, no)
+        raw = m.group("v")
+        span = value_span(self.file, no, m.start("v"), len(raw))
+        self.seen[(self.lldp_device, "lldp_ifname")] = span
+        self.put(self.lldp_device, "lldp_ifname", Fact(raw, span, self.source("lldp", self.lldp_device, no)))
+        return True
+
+    def ping_start(self, m: re.Match, no: int) -> bool:
+        """``device N PING X`` opens the result of one ``-ping`` run."""
+        own = int(m.group("d"))
+        raw = m.group("v")
+        span = value_span(self.file, no, m.start("v"), len(raw))
+        device = self.resolve("ping", own, span, f"ping line {no}", unique=False)
+        target, _ = parse_ip(raw)
+        cmd = f"-ping -g address {target or raw}"
+        self.ping = PingResult(device, Fact(target or raw, span, f"hccn_tool -i {device} {cmd} ({self.name}:{no})"))
+        self.out.pings.append(self.ping)
+        return True
+
+    def ping_reply(self, m: re.Match, no: int) -> bool:
+        """``recv seq=S,time=Tms``: one reply of the open ping run (none open: not ours)."""
+        if self.ping is None:
+            return False
+        self.ping.replies.append(PingReply(int(m.group("seq")), float(m.group("t")),
+                                           value_span(self.file, no, m.start(), m.end() - m.start())))
+        return True
+
+    def ping_summary(self, m: re.Match, no: int) -> bool:
+        """``T packets transmitted, R received, L% packet loss`` closes the open ping run."""
+        if self.ping is None:
+            return False
+        self.ping.transmitted = int(m.group("tx"))
+        self.ping.received = int(m.group("rx"))
+        self.ping.loss_percent = float(m.group("loss"))
+        self.ping.summary_span = value_span(self.file, no, m.start("tx"), m.end("loss") - m.start("tx") + 1)
         return True
 
     def lldp(self, line: str, no: int) -> bool:
@@ -727,6 +775,24 @@ class _Parser:
                 Span.whole_file(self.file),
                 hint="check that the file holds what its name says, or move it out of the inventory",
             ))
+
+
+#: output line pattern -> its handler ``(parser, match, line number) -> bool``, tried in this
+#: order by :meth:`_Parser.record`
+_RECORDS: tuple[tuple[re.Pattern, Callable[[_Parser, re.Match, int], bool]], ...] = (
+    (_IPADDR, _ValueLine("ip", "ipaddr", "IPv4 address ('ipaddr:' is empty)", _read_ipaddr)),
+    (_NETMASK, _ValueLine("netmask", "netmask", "netmask ('netmask:' is empty)", _read_netmask)),
+    (_IPV6, _ValueLine("ipv6", "ipv6_address", "IPv6 address ('ipv6_address:' is empty)", _read_ipv6)),
+    (_PREFIX, _ValueLine("ipv6_prefix_len", "prefix_length", "IPv6 prefix length", _read_prefix_length)),
+    (_LINK, _ValueLine("link", "link status", "link status", _read_link, soft=True)),
+    (_HEALTH, _ValueLine("net_health", "net health status", "net health status", _read_net_health, soft=True)),
+    (_GATEWAY, _Parser.gateway),
+    (_NETDETECT, _ValueLine("netdetect", "netdetect address", "net-detect address", _address_reader("netdetect"))),
+    (_IFNAME, _Parser.ifname),
+    (_PING, _Parser.ping_start),
+    (_RECV, _Parser.ping_reply),
+    (_SUMMARY, _Parser.ping_summary),
+)
 
 
 def parse_hccn_tool(text: str, file: str = "<hccn_tool>", *, device: int | None = None,

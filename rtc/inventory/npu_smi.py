@@ -41,6 +41,28 @@ _BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 _SEPARATOR = re.compile(r"^\s*\+[-=+]*\+?\s*$")
 _VERSION = re.compile(r"npu-smi\s+(?P<tool>\S+)\s+Version:\s*(?P<v>\S+)", re.I)
 
+#: command -> (what its output is called, what rtc looks for, what is unknown without it): the
+#: RTC486 error each parser reports when it finds no output of its command
+_NOT_FOUND = {
+    "npu-smi info -t topo": ("matrix", "expected a header row 'NPU0 NPU1 ... CPU Affinity' and one row per NPU",
+                             "the intra-server links are unknown"),
+    "npu-smi info -m": ("table", "expected a header 'NPU ID  Chip ID  Chip Logic ID  Chip Name'",
+                        "the chip numbering is unknown"),
+    "npu-smi info": ("table", "expected a '| NPU  Name | Health | ...' header",
+                     "chip names and health are unknown"),
+}
+
+
+def _not_found(file: str, command: str) -> list[Diagnostic]:
+    """The RTC486 error for a capture that holds no output of ``command``."""
+    kind, expected, unknown = _NOT_FOUND[command]
+    return [error(
+        NPU_SMI_UNREADABLE,
+        f"no '{command}' {kind} found in {display_name(file)} ({expected}); {unknown}",
+        Span.whole_file(file),
+        hint=f"save the raw output of `{command}` into its own file",
+    )]
+
 
 # -- npu-smi info -t topo ----------------------------------------------------------------------
 
@@ -107,90 +129,123 @@ def find_topo(lines: list[str]) -> int | None:
 def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMatrix | None, list[Diagnostic]]:
     """Parse ``npu-smi info -t topo`` output. None (and an RTC486 error) when no matrix is found."""
     lines = split_lines(text)
-    name = display_name(file)
     start = find_topo(lines)
     if start is None:
-        return None, [error(
-            NPU_SMI_UNREADABLE,
-            f"no 'npu-smi info -t topo' matrix found in {name} (expected a header row "
-            "'NPU0 NPU1 ... CPU Affinity' and one row per NPU); the intra-server links are unknown",
-            Span.whole_file(file),
-            hint="save the raw output of `npu-smi info -t topo` into its own file",
-        )]
-    diags: list[Diagnostic] = []
+        return None, _not_found(file, "npu-smi info -t topo")
     labels, extras = _topo_header(lines[start])
     topo = TopoMatrix(file, [t for _, t in labels], [int(_LABEL.match(t).group("n")) for _, t in labels])
-    ids = topo.ids
-    n = len(ids)
     for e in extras:
         topo.extra[e] = {}
+    diags: list[Diagnostic] = []
     end = start + 1
     for i in range(start + 1, len(lines)):
         line = lines[i]
-        no = i + 1
         if not line.strip():
             break
-        toks = _tokens(line)
-        lm = _LABEL.match(toks[0][1])
+        lm = _LABEL.match(_tokens(line)[0][1])
         if not lm:
             break
         end = i + 1
-        row = int(lm.group("n"))
-        topo.row_spans[row] = value_span(file, no, toks[0][0], len(toks[0][1]))
-        if row not in ids:
-            diags.append(warning(
-                NPU_SMI_UNREADABLE,
-                f"row '{toks[0][1]}' of the topo matrix in {name} has no column of its own "
-                f"(columns: {' '.join(topo.labels)}); its links are kept but may be misread",
-                topo.row_spans[row],
-                hint="re-capture `npu-smi info -t topo` unedited",
-            ))
-        cells = toks[1:1 + n]
-        if len(cells) < n:
-            diags.append(error(
-                NPU_SMI_UNREADABLE,
-                f"row '{toks[0][1]}' of the topo matrix in {name} has {len(cells)} entries for "
-                f"{n} columns; the links of this NPU are unknown",
-                Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
-                hint="re-capture `npu-smi info -t topo`; the row was probably cut or wrapped",
-            ))
-            continue
-        for col, (pos, code) in zip(ids, cells):
-            value = code.upper()
-            span = value_span(file, no, pos, len(code))
-            if value not in LINK_CODES:
-                diags.append(warning(
-                    NPU_SMI_UNREADABLE,
-                    f"unknown link code '{code}' between {toks[0][1]} and {topo.labels[ids.index(col)]} "
-                    f"in {name}; rtc cannot tell which fabric joins them",
-                    span,
-                    hint="known codes: " + ", ".join(LINK_CODES) + "; check for a typo or a newer npu-smi",
-                ))
-                value = code
-            topo.links[(row, col)] = Fact(value, span, f"npu-smi info -t topo ({name}:{no})")
-        rest = toks[1 + n:]
-        if extras and rest:
-            # one token per extra column; whatever is left joins the last one
-            for k, e in enumerate(extras):
-                if k >= len(rest):
-                    break
-                if k == len(extras) - 1:
-                    pos = rest[k][0]
-                    val = line[pos:].strip()
-                else:
-                    pos, val = rest[k]
-                topo.extra[e][row] = Fact(val, value_span(file, no, pos, len(val)),
-                                          f"npu-smi info -t topo ({name}:{no})")
+        diags += _topo_row(topo, extras, int(lm.group("n")), line, i + 1)
     topo.lines = range(start + 1, end + 1)
-    rows = sorted(topo.row_spans)
-    if rows and rows != sorted(ids):
+    diags += _topo_square(topo, start + 1)
+    diags += _topo_pairs(topo)
+    return topo, diags
+
+
+def _topo_source(topo: TopoMatrix, no: int) -> str:
+    """The Fact.source of a value read from line ``no`` of the matrix."""
+    return f"npu-smi info -t topo ({display_name(topo.file)}:{no})"
+
+
+def _topo_row(topo: TopoMatrix, extras: list[str], row: int, line: str, no: int) -> list[Diagnostic]:
+    """Read the matrix row of NPU ``row`` (``NPU3  HCCS  X ...  0-23``, line ``no``) into
+    ``topo``: one link per column, then the ``extras`` columns; its problems."""
+    file, name = topo.file, display_name(topo.file)
+    toks = _tokens(line)
+    label_pos, label = toks[0]
+    n = len(topo.ids)
+    diags: list[Diagnostic] = []
+    topo.row_spans[row] = value_span(file, no, label_pos, len(label))
+    if row not in topo.ids:
         diags.append(warning(
             NPU_SMI_UNREADABLE,
-            f"the topo matrix in {name} has rows {rows} but columns {ids}; it is not square, so "
-            "some links are unknown",
-            Span(file, start + 1, 1),
+            f"row '{label}' of the topo matrix in {name} has no column of its own "
+            f"(columns: {' '.join(topo.labels)}); its links are kept but may be misread",
+            topo.row_spans[row],
             hint="re-capture `npu-smi info -t topo` unedited",
         ))
+    cells = toks[1:1 + n]
+    if len(cells) < n:
+        diags.append(error(
+            NPU_SMI_UNREADABLE,
+            f"row '{label}' of the topo matrix in {name} has {len(cells)} entries for "
+            f"{n} columns; the links of this NPU are unknown",
+            Span(file, no, label_pos + 1, no, len(line.rstrip()) + 1),
+            hint="re-capture `npu-smi info -t topo`; the row was probably cut or wrapped",
+        ))
+        return diags
+    diags += _topo_links(topo, row, label, cells, no)
+    _topo_extras(topo, extras, row, toks[1 + n:], line, no)
+    return diags
+
+
+def _topo_links(topo: TopoMatrix, row: int, label: str, cells: list[tuple[int, str]],
+                no: int) -> list[Diagnostic]:
+    """Keep the link codes of row ``row`` (one cell per column); warn about unknown codes,
+    which are kept as written."""
+    diags: list[Diagnostic] = []
+    for col, (pos, code) in zip(topo.ids, cells):
+        value = code.upper()
+        span = value_span(topo.file, no, pos, len(code))
+        if value not in LINK_CODES:
+            diags.append(warning(
+                NPU_SMI_UNREADABLE,
+                f"unknown link code '{code}' between {label} and {topo.labels[topo.ids.index(col)]} "
+                f"in {display_name(topo.file)}; rtc cannot tell which fabric joins them",
+                span,
+                hint="known codes: " + ", ".join(LINK_CODES) + "; check for a typo or a newer npu-smi",
+            ))
+            value = code
+        topo.links[(row, col)] = Fact(value, span, _topo_source(topo, no))
+    return diags
+
+
+def _topo_extras(topo: TopoMatrix, extras: list[str], row: int, rest: list[tuple[int, str]],
+                 line: str, no: int) -> None:
+    """Keep the trailing columns (``CPU Affinity``) of row ``row``: one token per column,
+    whatever is left joins the last one."""
+    if not extras or not rest:
+        return
+    for k, e in enumerate(extras):
+        if k >= len(rest):
+            break
+        if k == len(extras) - 1:
+            pos = rest[k][0]
+            val = line[pos:].strip()
+        else:
+            pos, val = rest[k]
+        topo.extra[e][row] = Fact(val, value_span(topo.file, no, pos, len(val)), _topo_source(topo, no))
+
+
+def _topo_square(topo: TopoMatrix, header_no: int) -> list[Diagnostic]:
+    """Warn when the rows are not the columns (the matrix is not square)."""
+    rows = sorted(topo.row_spans)
+    if not rows or rows == sorted(topo.ids):
+        return []
+    return [warning(
+        NPU_SMI_UNREADABLE,
+        f"the topo matrix in {display_name(topo.file)} has rows {rows} but columns {topo.ids}; "
+        "it is not square, so some links are unknown",
+        Span(topo.file, header_no, 1),
+        hint="re-capture `npu-smi info -t topo` unedited",
+    )]
+
+
+def _topo_pairs(topo: TopoMatrix) -> list[Diagnostic]:
+    """Warn about a diagonal entry other than ``X`` and about pairs that differ by direction."""
+    name = display_name(topo.file)
+    diags: list[Diagnostic] = []
     for (a, b), f in sorted(topo.links.items()):
         if a == b and f.value != "X":
             diags.append(warning(
@@ -208,7 +263,7 @@ def parse_npu_smi_topo(text: str, file: str = "<npu-smi topo>") -> tuple[TopoMat
                 f.span, hint="re-capture `npu-smi info -t topo` unedited",
                 related=[Related(g.span, f"{b}->{a}")],
             ))
-    return topo, diags
+    return diags
 
 
 # -- npu-smi info -m -------------------------------------------------------------------------
@@ -252,16 +307,9 @@ def find_chip_map(lines: list[str]) -> int | None:
 def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[ChipMap | None, list[Diagnostic]]:
     """Parse ``npu-smi info -m`` output. None (and an RTC486 error) when no table is found."""
     lines = split_lines(text)
-    name = display_name(file)
     start = find_chip_map(lines)
     if start is None:
-        return None, [error(
-            NPU_SMI_UNREADABLE,
-            f"no 'npu-smi info -m' table found in {name} (expected a header 'NPU ID  Chip ID  "
-            "Chip Logic ID  Chip Name'); the chip numbering is unknown",
-            Span.whole_file(file),
-            hint="save the raw output of `npu-smi info -m` into its own file",
-        )]
+        return None, _not_found(file, "npu-smi info -m")
     cols = [c.strip().lower() for c in re.split(r"\s{2,}|\t", lines[start].strip()) if c.strip()]
     numeric = cols[:-1]
     cmap = ChipMap(file)
@@ -269,7 +317,6 @@ def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[
     end = start + 1
     for i in range(start + 1, len(lines)):
         line = lines[i]
-        no = i + 1
         if not line.strip():
             if end > start + 1:
                 break
@@ -278,41 +325,48 @@ def parse_npu_smi_chip_map(text: str, file: str = "<npu-smi info -m>") -> tuple[
         if len(toks) <= len(numeric) or not toks[0][1].isdigit():
             break
         end = i + 1
-        vals = {}
-        ok = True
-        for col, (pos, tok) in zip(numeric, toks):
-            if tok.isdigit():
-                vals[col] = int(tok)
-            elif tok == "-":
-                vals[col] = None
-            else:
-                ok = False
-                diags.append(error(
-                    NPU_SMI_UNREADABLE,
-                    f"'{tok}' in column '{col}' of the npu-smi -m table in {name} is not a number; "
-                    "this chip is left out",
-                    value_span(file, no, pos, len(tok)),
-                    hint="re-capture `npu-smi info -m` unedited",
-                ))
-                break
-        if not ok:
-            continue
-        npos = toks[len(numeric)][0]
-        chip_name = line[npos:].strip()
-        if vals.get("npu id") is None or vals.get("chip id") is None:
-            continue
-        cmap.entries.append(ChipMapEntry(vals["npu id"], vals["chip id"], vals.get("chip logic id"),
-                                         chip_name, Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
-                                         vals.get("chip phy-id", vals.get("chip phy id"))))
+        entry, problem = _chip_map_row(file, numeric, line, i + 1, toks)
+        if problem is not None:
+            diags.append(problem)
+        if entry is not None:
+            cmap.entries.append(entry)
     cmap.lines = range(start + 1, end + 1)
     if not cmap.entries:
         diags.append(error(
             NPU_SMI_UNREADABLE,
-            f"the npu-smi -m table in {name} has a header but no chip rows; the chip numbering is unknown",
+            f"the npu-smi -m table in {display_name(file)} has a header but no chip rows; "
+            "the chip numbering is unknown",
             Span(file, start + 1, 1),
             hint="re-capture `npu-smi info -m` on a host where the driver sees the NPUs",
         ))
     return cmap, diags
+
+
+def _chip_map_row(file: str, numeric: list[str], line: str, no: int,
+                  toks: list[tuple[int, str]]) -> tuple[ChipMapEntry | None, Diagnostic | None]:
+    """One row of the ``-m`` table: a number (or ``-``) per ``numeric`` column, then the chip
+    name. No entry for a row without NPU or chip id, nor (with an error) for a cell that is
+    not a number."""
+    vals: dict[str, int | None] = {}
+    for col, (pos, tok) in zip(numeric, toks):
+        if tok.isdigit():
+            vals[col] = int(tok)
+        elif tok == "-":
+            vals[col] = None
+        else:
+            return None, error(
+                NPU_SMI_UNREADABLE,
+                f"'{tok}' in column '{col}' of the npu-smi -m table in {display_name(file)} is not "
+                "a number; this chip is left out",
+                value_span(file, no, pos, len(tok)),
+                hint="re-capture `npu-smi info -m` unedited",
+            )
+    if vals.get("npu id") is None or vals.get("chip id") is None:
+        return None, None
+    chip_name = line[toks[len(numeric)][0]:].strip()
+    return ChipMapEntry(vals["npu id"], vals["chip id"], vals.get("chip logic id"), chip_name,
+                        Span(file, no, toks[0][0] + 1, no, len(line.rstrip()) + 1),
+                        vals.get("chip phy-id", vals.get("chip phy id"))), None
 
 
 # -- npu-smi info (box table) ------------------------------------------------------------------
@@ -367,104 +421,136 @@ def find_box_table(lines: list[str]) -> int | None:
 def parse_npu_smi_info(text: str, file: str = "<npu-smi info>") -> tuple[NpuSmiInfo | None, list[Diagnostic]]:
     """Parse the ``npu-smi info`` box table. None (and an RTC486 error) when there is none."""
     lines = split_lines(text)
-    name = display_name(file)
     start = find_box_table(lines)
     if start is None:
-        return None, [error(
-            NPU_SMI_UNREADABLE,
-            f"no 'npu-smi info' table found in {name} (expected a '| NPU  Name | Health | ...' "
-            "header); chip names and health are unknown",
-            Span.whole_file(file),
-            hint="save the raw output of `npu-smi info` into its own file",
-        )]
-    info = NpuSmiInfo(file)
-    for line in lines[max(0, start - 6):start]:
-        vm = _VERSION.search(line)
-        if vm:
-            info.version = vm.group("v")
-    diags: list[Diagnostic] = []
-    pending: tuple | None = None
+        return None, _not_found(file, "npu-smi info")
+    info = NpuSmiInfo(file, _box_version(lines, start))
+    reader = _BoxTableReader(info)
     end = start + 1
-
-    def flush_pending() -> None:
-        nonlocal pending
-        if pending is None:
-            return
-        npu, nfact, hfact, span = pending
-        diags.append(warning(
-            NPU_SMI_UNREADABLE,
-            f"NPU {npu} in the npu-smi info table of {name} has no chip row (Chip / Bus-Id) "
-            "after it; its chip and bus id are unknown",
-            span, hint="re-capture `npu-smi info` unedited",
-        ))
-        info.chips.append(NpuChip(npu, nfact, hfact, None, None, None, span))
-        pending = None
-
     for i in range(start + 1, len(lines)):
-        line = lines[i]
-        no = i + 1
-        s = line.strip()
-        if not s:
-            continue
-        if _SEPARATOR.match(line):
+        kind = _box_row_kind(lines[i])
+        if kind == "end":
+            break
+        if kind in ("border", "header", "row"):
             end = i + 1
-            continue
-        if not s.startswith("|"):
+        if kind == "row" and not reader.row(lines[i], i + 1):
             break
-        cells = _cells(line)
-        texts = [t for _, t in cells]
-        if any(t.startswith(("Process id", "Process name")) for t in texts):
-            break
-        if len(cells) < 2:
-            continue
-        if texts[0].startswith("Chip") and not texts[0][:1].isdigit():
-            end = i + 1
-            continue                   # second header row
-        end = i + 1
-        first_pos, first = cells[0]
-        second_pos, second = cells[1]
-        bm = re.fullmatch(r"(\d+)(?:\s+(\d+))?", first)
-        if bm and _BUS_ID.match(second):
-            if pending is None:
-                diags.append(warning(
-                    NPU_SMI_UNREADABLE,
-                    f"chip row at line {no} of {name} has no NPU row before it; it is ignored",
-                    Span(file, no, first_pos + 1), hint="re-capture `npu-smi info` unedited",
-                ))
-                continue
-            npu, nfact, hfact, span = pending
-            pending = None
-            chip = int(bm.group(1))
-            phy = int(bm.group(2)) if bm.group(2) else None
-            bus = Fact(second, value_span(file, no, second_pos, len(second)), f"npu-smi info ({name}:{no})")
-            info.chips.append(NpuChip(npu, nfact, hfact, chip, phy, bus, span))
-            continue
-        am = re.fullmatch(r"(\d+)\s+(\S.*)", first)
-        if am:
-            flush_pending()
-            npu = int(am.group(1))
-            nm = am.group(2)
-            npos = first_pos + am.start(2)
-            src = f"npu-smi info ({name}:{no})"
-            nfact = Fact(nm, value_span(file, no, npos, len(nm)), src)
-            hfact = Fact(second, value_span(file, no, second_pos, len(second)), src)
-            pending = (npu, nfact, hfact, Span(file, no, first_pos + 1, no, len(line.rstrip()) + 1))
-            continue
-        if "no running processes" in s.lower():
-            break
-    flush_pending()
-    top = start
-    while top > 0 and lines[top - 1].lstrip().startswith(("+", "|")):
-        top -= 1                       # the border and version rows above the header
-    info.lines = range(top + 1, end + 1)
+    reader.flush_pending()
+    info.lines = range(_box_top(lines, start) + 1, end + 1)
     if not info.chips:
-        diags.append(error(
+        reader.diags.append(error(
             NPU_SMI_UNREADABLE,
-            f"the npu-smi info table in {name} lists no NPUs; chip names and health are unknown",
+            f"the npu-smi info table in {reader.name} lists no NPUs; chip names and health are unknown",
             Span(file, start + 1, 1),
             hint="check that the driver sees the NPUs (npu-smi info on the host) and re-capture",
         ))
-    return info, diags
+    return info, reader.diags
+
+
+def _box_version(lines: list[str], start: int) -> str | None:
+    """The npu-smi ``Version:`` in the rows just above the header at ``start`` (the last one)."""
+    version = None
+    for line in lines[max(0, start - 6):start]:
+        vm = _VERSION.search(line)
+        if vm:
+            version = vm.group("v")
+    return version
+
+
+def _box_top(lines: list[str], start: int) -> int:
+    """Index of the table's first line: the border and version rows above the header count."""
+    top = start
+    while top > 0 and lines[top - 1].lstrip().startswith(("+", "|")):
+        top -= 1
+    return top
+
+
+def _box_row_kind(line: str) -> str:
+    """How a line after the header counts: ``"blank"`` and ``"short"`` (fewer than two cells)
+    are passed over, ``"border"`` and ``"header"`` (the ``Chip`` row) belong to the table,
+    ``"row"`` is a data row and ``"end"`` (text, the process table) ends it."""
+    s = line.strip()
+    if not s:
+        return "blank"
+    if _SEPARATOR.match(line):
+        return "border"
+    if not s.startswith("|"):
+        return "end"
+    texts = [t for _, t in _cells(line)]
+    if any(t.startswith(("Process id", "Process name")) for t in texts):
+        return "end"
+    if len(texts) < 2:
+        return "short"
+    if texts[0].startswith("Chip") and not texts[0][:1].isdigit():
+        return "header"
+    return "row"
+
+
+class _BoxTableReader:
+    """Reads the data rows of a box table into ``info``: an NPU row (``| 0  910B2 | OK |``)
+    waits in ``pending`` until the chip row after it (``| 0  | 0000:C1:00.0 |``) completes it."""
+
+    def __init__(self, info: NpuSmiInfo):
+        self.info = info
+        self.name = display_name(info.file)
+        self.diags: list[Diagnostic] = []
+        self.pending: tuple[int, Fact, Fact, Span] | None = None
+
+    def row(self, line: str, no: int) -> bool:
+        """Read one data row; False when it ends the table (``No running processes``)."""
+        cells = _cells(line)
+        first_pos, first = cells[0]
+        bm = re.fullmatch(r"(\d+)(?:\s+(\d+))?", first)
+        if bm and _BUS_ID.match(cells[1][1]):
+            self.chip_row(bm, first_pos, cells[1], no)
+            return True
+        am = re.fullmatch(r"(\d+)\s+(\S.*)", first)
+        if am:
+            self.npu_row(am, cells, line, no)
+            return True
+        return "no running processes" not in line.strip().lower()
+
+    def npu_row(self, am: re.Match, cells: list[tuple[int, str]], line: str, no: int) -> None:
+        """``| <NPU> <Name> | <Health> | ...``: the first row of a chip."""
+        self.flush_pending()
+        (first_pos, _), (second_pos, second) = cells[0], cells[1]
+        nm = am.group(2)
+        src = f"npu-smi info ({self.name}:{no})"
+        nfact = Fact(nm, value_span(self.info.file, no, first_pos + am.start(2), len(nm)), src)
+        hfact = Fact(second, value_span(self.info.file, no, second_pos, len(second)), src)
+        self.pending = (int(am.group(1)), nfact, hfact,
+                        Span(self.info.file, no, first_pos + 1, no, len(line.rstrip()) + 1))
+
+    def chip_row(self, bm: re.Match, first_pos: int, bus_cell: tuple[int, str], no: int) -> None:
+        """``| <Chip> [<Phy-ID>] | <Bus-Id> | ...``: completes the pending NPU row."""
+        file = self.info.file
+        if self.pending is None:
+            self.diags.append(warning(
+                NPU_SMI_UNREADABLE,
+                f"chip row at line {no} of {self.name} has no NPU row before it; it is ignored",
+                Span(file, no, first_pos + 1), hint="re-capture `npu-smi info` unedited",
+            ))
+            return
+        npu, nfact, hfact, span = self.pending
+        self.pending = None
+        bus_pos, bus_id = bus_cell
+        bus = Fact(bus_id, value_span(file, no, bus_pos, len(bus_id)), f"npu-smi info ({self.name}:{no})")
+        phy = int(bm.group(2)) if bm.group(2) else None
+        self.info.chips.append(NpuChip(npu, nfact, hfact, int(bm.group(1)), phy, bus, span))
+
+    def flush_pending(self) -> None:
+        """Keep an NPU row that no chip row followed (chip and bus id unknown), with a warning."""
+        if self.pending is None:
+            return
+        npu, nfact, hfact, span = self.pending
+        self.diags.append(warning(
+            NPU_SMI_UNREADABLE,
+            f"NPU {npu} in the npu-smi info table of {self.name} has no chip row (Chip / Bus-Id) "
+            "after it; its chip and bus id are unknown",
+            span, hint="re-capture `npu-smi info` unedited",
+        ))
+        self.info.chips.append(NpuChip(npu, nfact, hfact, None, None, None, span))
+        self.pending = None
 
 
 # -- files -------------------------------------------------------------------------------------

@@ -108,42 +108,23 @@ class Model:
         self.routed: dict[Subnet, bool] = {}
         self._ends: dict = {}
         # device -> (subnet, routed)
-        info: dict = {}
-        routed_subnets = self.routed
-        masks4 = [mask(4, p) for p in range(33)]
-        # Servers whose address plan failed (already reported) are not judged: their
-        # missing gateways or addresses would only repeat that error as "unreachable".
-        unread = {id(s) for s in topo.servers
-                  if s.incomplete & {"device_ip", "gateway", "prefix"}}
-        for s, d, ip, gw in topo.address_keys():
-            prefix = d.prefix
-            if ip is None or prefix is None or (unread and id(s) in unread):
-                continue
-            # Inlined subnet_of / contains on int keys: this loop runs once per NPU.
-            if ip <= _V4_MAX:
-                if prefix < 0 or prefix > 32:
-                    continue
-                v, m = 4, masks4[prefix]
-                if gw is not None and gw > _V4_MAX:
-                    gw = None  # an IPv6 gateway for an IPv4 device routes nothing
-            else:
-                if prefix < 0 or prefix > 128:
-                    continue
-                v, m, ip = 6, mask(6, prefix), ip - V6_KEY_OFFSET
-                gw = None if gw is None or gw <= _V4_MAX else gw - V6_KEY_OFFSET
-            sub = (v, ip & m, prefix)
-            routed = gw is not None and gw != ip and (gw & m) == sub[1]
-            info[id(d)] = (sub, routed)
-            if routed:
-                routed_subnets[sub] = True
+        info = _device_subnets(topo, self.routed)
         # Subnets with the same fabric memberships behave alike, so the graph joins
         # membership signatures (few) to fabrics, not the (many) subnets themselves.
         signature: dict[Subnet, tuple] = {}
         for sub in self.routed:
             signature[sub] = (ASSUMED,) if self.assumed else tuple(index.fabrics_of(sub))
-        of_sig: dict[tuple, int] = {}
         self.component_fabrics: dict[int, list[str]] = {}
-        sigs = {sig for sig in signature.values() if sig}
+        of_sig = self._join({sig for sig in signature.values() if sig})
+        # routed subnet -> component (-1: in no fabric, it reaches only itself)
+        self.component: dict[Subnet, int] = {sub: of_sig.get(sig, -1) if sig else -1
+                                              for sub, sig in signature.items()}
+        self._info = info
+
+    def _join(self, sigs: set) -> dict[tuple, int]:
+        """Component of each fabric-membership signature of ``sigs`` (the connected
+        components of signatures and fabrics); fills :attr:`component_fabrics`."""
+        of_sig: dict[tuple, int] = {}
         components = []
         if len(sigs) == 1:
             # One membership signature: a single component (no graph question to ask).
@@ -162,10 +143,7 @@ class Model:
             for n in nodes:
                 if n[0] == "sig":
                     of_sig[n[1]] = c
-        # routed subnet -> component (-1: in no fabric, it reaches only itself)
-        self.component: dict[Subnet, int] = {sub: of_sig.get(sig, -1) if sig else -1
-                                              for sub, sig in signature.items()}
-        self._info = info
+        return of_sig
 
     def end(self, server, device, pods: bool) -> End | None:
         got = self._info.get(id(device))
@@ -214,6 +192,40 @@ class Model:
     @property
     def used_assumption(self) -> bool:
         return self.assumed and len(self.routed) > 1
+
+
+def _device_subnets(topo, routed_subnets: dict) -> dict:
+    """id(device) -> (subnet, routed) for every device with an address and a prefix;
+    routed subnets are added to ``routed_subnets``. Runs once per NPU: one loop, no call
+    per device."""
+    info: dict = {}
+    masks4 = [mask(4, p) for p in range(33)]
+    # Servers whose address plan failed (already reported) are not judged: their
+    # missing gateways or addresses would only repeat that error as "unreachable".
+    unread = {id(s) for s in topo.servers
+              if s.incomplete & {"device_ip", "gateway", "prefix"}}
+    for s, d, ip, gw in topo.address_keys():
+        prefix = d.prefix
+        if ip is None or prefix is None or (unread and id(s) in unread):
+            continue
+        # Inlined subnet_of / contains on int keys: this loop runs once per NPU.
+        if ip <= _V4_MAX:
+            if prefix < 0 or prefix > 32:
+                continue
+            v, m = 4, masks4[prefix]
+            if gw is not None and gw > _V4_MAX:
+                gw = None  # an IPv6 gateway for an IPv4 device routes nothing
+        else:
+            if prefix < 0 or prefix > 128:
+                continue
+            v, m, ip = 6, mask(6, prefix), ip - V6_KEY_OFFSET
+            gw = None if gw is None or gw <= _V4_MAX else gw - V6_KEY_OFFSET
+        sub = (v, ip & m, prefix)
+        routed = gw is not None and gw != ip and (gw & m) == sub[1]
+        info[id(d)] = (sub, routed)
+        if routed:
+            routed_subnets[sub] = True
+    return info
 
 
 def _key_counts(ends: list[End]):

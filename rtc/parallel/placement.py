@@ -219,10 +219,6 @@ class JobPlacement:
         return [r for r, n in enumerate(self.rank_node) if n < 0]
 
     # -- per rank -------------------------------------------------------------------
-    def node_of(self, rank: int) -> NodePlan | None:
-        n = self.rank_node[rank]
-        return self.nodes[n] if n >= 0 else None
-
     def server_of(self, rank: int) -> str | None:
         n = self.rank_node[rank]
         return self.nodes[n].name if n >= 0 else None
@@ -375,15 +371,39 @@ def place(nodes: Sequence[NodeInput], sizes: ParallelSizes, *, framework: str = 
     problems: list[str] = []
     layout = "megatron" if framework == "megatron" else "vllm"
     if layout == "megatron":
-        try:
-            _megatron_axes(order or MEGATRON_DEFAULT_ORDER,
-                           {"tp": sizes.tp, "cp": sizes.pcp, "ep": 1, "dp": sizes.dp,
-                            "pp": sizes.pp})
-        except ValueError as exc:
-            problems.append(f"order {order!r}: {exc}; using {MEGATRON_DEFAULT_ORDER}")
-            order = None
+        order = _checked_order(order, sizes, problems)
     world = sizes.world_size
-    w = sizes.replica_size
+    position_node, position_slot, firsts = _positions(nodes)
+    if framework != "vllm":
+        plans = _positional_plans(nodes, firsts, world)
+        mode = "positional"
+    else:
+        plans = _vllm_plans(nodes, firsts, sizes.replica_size, world)
+        mode = "vllm"
+    rank_node, rank_position = _rank_lists(plans, world)
+    return JobPlacement(sizes=sizes, framework=framework, mode=mode, layout=layout,
+                        order=(order or MEGATRON_DEFAULT_ORDER) if layout == "megatron" else None,
+                        nodes=tuple(plans), rank_node=rank_node, rank_position=rank_position,
+                        position_node=position_node, position_slot=position_slot,
+                        model_kind=model_kind, problems=problems)
+
+
+def _checked_order(order: str | None, sizes: ParallelSizes, problems: list) -> str | None:
+    """``order`` if it is a valid Megatron order string (or None); else None, with the
+    reason added to ``problems``."""
+    try:
+        _megatron_axes(order or MEGATRON_DEFAULT_ORDER,
+                       {"tp": sizes.tp, "cp": sizes.pcp, "ep": 1, "dp": sizes.dp,
+                        "pp": sizes.pp})
+    except ValueError as exc:
+        problems.append(f"order {order!r}: {exc}; using {MEGATRON_DEFAULT_ORDER}")
+        order = None
+    return order
+
+
+def _positions(nodes: Sequence[NodeInput]) -> tuple[list[int], list[int], list[int]]:
+    """(server index, slot on the server) of every rank-table position, and the first
+    position of each server."""
     position_node: list[int] = []
     position_slot: list[int] = []
     firsts: list[int] = []
@@ -392,57 +412,77 @@ def place(nodes: Sequence[NodeInput], sizes: ParallelSizes, *, framework: str = 
         k = len(n.device_ids)
         position_node.extend([i] * k)
         position_slot.extend(range(k))
+    return position_node, position_slot, firsts
 
+
+def _positional_plans(nodes: Sequence[NodeInput], firsts: list[int],
+                      world: int) -> list[NodePlan]:
+    """Rank r at rank-table position r (every framework but vLLM)."""
     plans: list[NodePlan] = []
-    if framework != "vllm":
-        for i, n in enumerate(nodes):
-            first = firsts[i]
-            placed = max(0, min(len(n.device_ids), world - first))
-            plans.append(NodePlan(i, n.name, n.device_ids, n.device_ips, first, first,
-                                  len(n.device_ids), placed))
-        mode = "positional"
-    else:
-        mode = "vllm"
-        next_dp = 0
-        i = 0
-        while i < len(nodes):
-            n = nodes[i]
-            count = len(n.device_ids)
-            if n.dp_local is not None or count >= w:
-                local = n.dp_local if n.dp_local is not None else count // w
-                first = next_dp * w
-                wanted = local * w
-                placed = max(0, min(count, wanted, world - first))
-                plans.append(NodePlan(i, n.name, n.device_ids, n.device_ips, firsts[i], first,
-                                      wanted, placed, max(0, wanted - count), local, next_dp,
-                                      n.dp_local is not None))
-                next_dp += local
-                i += 1
-                continue
-            # A replica larger than this server: take whole following small servers.
-            run = [i]
-            have = count
-            j = i + 1
-            while have < w and j < len(nodes) and nodes[j].dp_local is None \
-                    and len(nodes[j].device_ids) < w:
-                run.append(j)
-                have += len(nodes[j].device_ids)
-                j += 1
-            offset = 0
-            for pos, m in enumerate(run):
-                mn = nodes[m]
-                cnt = len(mn.device_ids)
-                first = next_dp * w + offset
-                share = max(0, min(cnt, w - offset))
-                wanted = share if pos < len(run) - 1 else w - offset
-                placed = max(0, min(share, world - first))
-                plans.append(NodePlan(m, mn.name, mn.device_ids, mn.device_ips, firsts[m],
-                                      first, wanted, placed, wanted - share, 1, next_dp, False,
-                                      (next_dp, pos, len(run), run[0])))
-                offset += cnt
-            next_dp += 1
-            i = j
+    for i, n in enumerate(nodes):
+        first = firsts[i]
+        placed = max(0, min(len(n.device_ids), world - first))
+        plans.append(NodePlan(i, n.name, n.device_ids, n.device_ips, first, first,
+                              len(n.device_ids), placed))
+    return plans
 
+
+def _vllm_plans(nodes: Sequence[NodeInput], firsts: list[int], w: int,
+                world: int) -> list[NodePlan]:
+    """vLLM's DP-aware placement of replicas of ``w`` ranks: whole replicas on a server
+    with ``dp_local`` or at least ``w`` devices, else one replica over the following
+    small servers."""
+    plans: list[NodePlan] = []
+    next_dp = 0
+    i = 0
+    while i < len(nodes):
+        n = nodes[i]
+        count = len(n.device_ids)
+        if n.dp_local is not None or count >= w:
+            local = n.dp_local if n.dp_local is not None else count // w
+            first = next_dp * w
+            wanted = local * w
+            placed = max(0, min(count, wanted, world - first))
+            plans.append(NodePlan(i, n.name, n.device_ids, n.device_ips, firsts[i], first,
+                                  wanted, placed, max(0, wanted - count), local, next_dp,
+                                  n.dp_local is not None))
+            next_dp += local
+            i += 1
+            continue
+        i = _spread_replica(nodes, i, firsts, w, world, next_dp, plans)
+        next_dp += 1
+    return plans
+
+
+def _spread_replica(nodes: Sequence[NodeInput], i: int, firsts: list[int], w: int, world: int,
+                    next_dp: int, plans: list) -> int:
+    """Add to ``plans`` DP replica ``next_dp``, larger than server ``i``: it takes that
+    server and the whole following small servers. Returns the index of the next server."""
+    run = [i]
+    have = len(nodes[i].device_ids)
+    j = i + 1
+    while have < w and j < len(nodes) and nodes[j].dp_local is None \
+            and len(nodes[j].device_ids) < w:
+        run.append(j)
+        have += len(nodes[j].device_ids)
+        j += 1
+    offset = 0
+    for pos, m in enumerate(run):
+        mn = nodes[m]
+        cnt = len(mn.device_ids)
+        first = next_dp * w + offset
+        share = max(0, min(cnt, w - offset))
+        wanted = share if pos < len(run) - 1 else w - offset
+        placed = max(0, min(share, world - first))
+        plans.append(NodePlan(m, mn.name, mn.device_ids, mn.device_ips, firsts[m],
+                              first, wanted, placed, wanted - share, 1, next_dp, False,
+                              (next_dp, pos, len(run), run[0])))
+        offset += cnt
+    return j
+
+
+def _rank_lists(plans: list[NodePlan], world: int) -> tuple[list[int], list[int]]:
+    """(server index, rank-table position) of every global rank, -1 for none."""
     # Guard: the schema caps dp*pp*pcp*tp (rtc.syntax.schema.MAX_WORLD); never allocate
     # more ranks than that, whatever the sizes say.
     alloc = min(world, _MAX_WORLD)
@@ -455,11 +495,7 @@ def place(nodes: Sequence[NodeInput], sizes: ParallelSizes, *, framework: str = 
             if 0 <= r < alloc:
                 rank_node[r] = p.index
                 rank_position[r] = base + k
-    return JobPlacement(sizes=sizes, framework=framework, mode=mode, layout=layout,
-                        order=(order or MEGATRON_DEFAULT_ORDER) if layout == "megatron" else None,
-                        nodes=tuple(plans), rank_node=rank_node, rank_position=rank_position,
-                        position_node=position_node, position_slot=position_slot,
-                        model_kind=model_kind, problems=problems)
+    return rank_node, rank_position
 
 
 def place_job(topology, job) -> JobPlacement:

@@ -183,7 +183,7 @@ def _ranks_by_server(topo, job) -> dict[str, tuple[int, int]]:
             if len(r):
                 out[n.name] = (r.start, r.stop - 1)
         return out
-    except Exception:  # noqa: BLE001 - placement is optional here; fall back to positions
+    except (ValueError, TypeError):  # sizes that cannot be placed: fall back to positions
         pos = 0
         for s, devs in topo.rank_table_members(job):
             if devs:
@@ -202,19 +202,45 @@ def _mode(topo: Topology, job: Job) -> str | None:
 
 
 def plan_ports(topo) -> PortPlan:
-    """Build the :class:`PortPlan` of a lowered Topology (see the module docstring)."""
+    """Build the :class:`PortPlan` of a lowered Topology (see the module docstring).
+
+    Three passes, jobs in declaration order each time: collect every job's needs (claiming
+    the HCCL ranges and AscendDirectTransport ranges on the way), claim the values the user
+    gave, then move the defaults past what is claimed."""
     plan = PortPlan()
     count, reason = hccl_window_size(topo.cann)
     plan.hccl_reason = reason
+    needs = _collect_needs(topo, plan, count)
+    _claim_given(plan, topo.jobs, needs)
+    _claim_defaults(plan, topo.jobs, needs)
+    return plan
+
+
+def _servers_by_host_ip(topo) -> dict:
+    """host IP -> the first declared server with that IP (servers without one are left out)."""
     by_host: dict = {}
     for s in topo.servers:
         if s.host_ip is not None:
             by_host.setdefault(s.host_ip, s)
+    return by_host
+
+
+def _jobs_by_server(topo) -> dict[str, list[str]]:
+    """server name -> names of the jobs placed on it, in declaration order (a job placed
+    twice on a server is listed twice)."""
     users: dict[str, list[str]] = {}
     for job in topo.jobs:
         for p in job.placements:
             users.setdefault(p.server.name, []).append(job.name)
+    return users
 
+
+def _collect_needs(topo, plan: PortPlan, count: int) -> dict[str, list[_Need]]:
+    """job name -> the port needs (:class:`_Need`) of each job with servers, jobs in
+    declaration order. Records every job's :class:`JobPorts` (HCCL window of ``count``
+    ports) in ``plan.jobs``, and adds the claims and problems found on the way to ``plan``."""
+    by_host = _servers_by_host_ip(topo)
+    users = _jobs_by_server(topo)
     needs: dict[str, list[_Need]] = {}
     npus = max(1, topo.preset.devices_per_server)
     for job in topo.jobs:
@@ -223,103 +249,181 @@ def plan_ports(topo) -> PortPlan:
         servers = [p.server for p in job.placements]
         if not servers:
             continue
-        shared = sorted({other for s in servers for other in users.get(s.name, ())
-                         if other != job.name})
-        jp.shares_host_with = shared
-        head = servers[0]
-        jp.head = head.name
-        if job.framework == "vllm" or job.dp_address is not None:
-            jp.dp_address = job.dp_address if job.dp_address is not None else head.host_ip
-        env = env_map(job)
-        job_needs: list[_Need] = []
-        needs[job.name] = job_needs
-        names = [s.name for s in servers]
+        _set_head(jp, job, servers, users)
+        needs[job.name] = _job_needs(topo, plan, job, servers, by_host)
+        _claim_adxl(plan, job, [s.name for s in servers], npus)
+    return needs
 
-        # HCCL host ports
-        base_given = None
-        base_span = None
-        if "HCCL_HOST_SOCKET_PORT_RANGE" in env:
-            text, span = env["HCCL_HOST_SOCKET_PORT_RANGE"]
-            ranges, problem = parse_port_ranges(text)
-            if problem:
-                plan.problems.append(PortProblem(job.name, "HCCL_HOST_SOCKET_PORT_RANGE",
-                                                 f"HCCL_HOST_SOCKET_PORT_RANGE={text}: {problem}",
-                                                 span, "write ports and ranges such as "
-                                                 "60000-60031 or 60000,60010-60020, or auto"))
-            elif ranges:
-                jp.hccl_ranges = ranges
-                for name in names:
-                    for lo, hi in ranges:
-                        plan.add(PortClaim(name, lo, hi, "hccl", job.name, span,
-                                           detail="HCCL_HOST_SOCKET_PORT_RANGE"))
-        if not jp.hccl_ranges and "HCCL_IF_BASE_PORT" in env:
-            text, span = env["HCCL_IF_BASE_PORT"]
-            base_span = span
-            if not text.isdigit():
-                plan.problems.append(PortProblem(
-                    job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is not a port "
-                    "number", span, f"write a whole number in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}"))
-            elif not HCCL_BASE_MIN <= int(text) <= HCCL_BASE_MAX:
-                plan.problems.append(PortProblem(
-                    job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is outside "
-                    f"{HCCL_BASE_MIN}..{HCCL_BASE_MAX}", span,
-                    f"HCCL accepts a base in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}; e.g. "
-                    f"{HCCL_DEFAULT_BASE}"))
-            else:
-                base_given = int(text)
-                if base_given + count - 1 > 65535:
-                    plan.problems.append(PortProblem(
-                        job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} with "
-                        f"{count} ports runs past 65535 ({reason})", span,
-                        f"use a base of at most {65536 - count}"))
-        if not jp.hccl_ranges:
-            job_needs.append(_Need("HCCL_IF_BASE_PORT", "hccl", [(n, 0, count - 1) for n in names],
-                                   HCCL_DEFAULT_BASE, count, base_given, base_span,
-                                   f"{count} ports"))
 
-        serving = job.framework == "vllm" and job.role != "train"
-        if serving or job.port is not None:
-            job_needs.append(_Need("port", "api", [(head.name, 0, 0)], DEFAULT_API_PORT, 1,
-                                   job.port, job.span_of("port")))
-        if (job.framework == "vllm" and job.dp > 1 and len(servers) > 1
-                or job.dp_rpc_port is not None):
-            rpc_host = by_host.get(jp.dp_address) if jp.dp_address is not None else None
-            if rpc_host is not None:
-                job_needs.append(_Need("dp_rpc_port", "dp_rpc", [(rpc_host.name, 0, 0)],
-                                       DEFAULT_DP_RPC_PORT, 1, job.dp_rpc_port,
-                                       job.span_of("dp_rpc_port"),
-                                       f"on {jp.dp_address}"))
-        mode, spec = _mode(topo, job), job.launch
-        if job.ray_port is not None or mode == "ray":
-            job_needs.append(_Need("ray_port", "ray", [(head.name, 0, 0)], DEFAULT_RAY_PORT, 1,
-                                   job.ray_port, job.span_of("ray_port")))
-        master_default = DEFAULT_MASTER_PORT.get(mode) or \
-            (DEFAULT_MASTER_PORT["torchrun"] if job.framework == "torch_npu" else None)
-        given_master = spec.master_port
-        if master_default is not None or given_master is not None:
-            job_needs.append(_Need("master_port", "master", [(head.name, 0, 0)],
-                                   master_default or DEFAULT_MASTER_PORT["torchrun"], 1,
-                                   given_master, spec.span_of("master_port", job.span)))
-        if job.kv_connector in MOONCAKE or job.kv_port is not None:
-            ranks = _ranks_by_server(topo, job)
-            hosts = [(n, lo, hi) for n, (lo, hi) in ranks.items()]
-            width = max((hi for _, _, hi in hosts), default=0) + 1
-            if hosts:
-                job_needs.append(_Need("kv_port", "kv", hosts, DEFAULT_KV_PORT, width,
-                                       job.kv_port, job.span_of("kv_port"
-                                                                if job.kv_port is not None
-                                                                else "kv_connector"),
-                                       "kv_port + global rank"))
-        if job.kv_connector in MOONCAKE:
-            lo, hi = ADXL_BASE, ADXL_BASE + ADXL_PER_NPU * npus - 1
-            for name in names:
-                if not any(c.kind == "adxl" for c in plan.on(name)):
-                    plan.add(PortClaim(name, lo, hi, "adxl", job.name,
-                                       job.span_of("kv_connector"),
-                                       detail=f"1000 x {npus} NPUs"))
+def _set_head(jp: JobPorts, job: Job, servers: list, users: dict) -> None:
+    """Fill ``jp.shares_host_with``, ``jp.head`` (the first of ``servers``) and
+    ``jp.dp_address`` (vLLM jobs, or one given); returns None."""
+    jp.shares_host_with = sorted({other for s in servers for other in users.get(s.name, ())
+                                  if other != job.name})
+    head = servers[0]
+    jp.head = head.name
+    if job.framework == "vllm" or job.dp_address is not None:
+        jp.dp_address = job.dp_address if job.dp_address is not None else head.host_ip
 
-    # The values the user gave, as written.
-    for job in topo.jobs:
+
+def _job_needs(topo, plan: PortPlan, job: Job, servers: list, by_host: dict) -> list[_Need]:
+    """The port needs of one job with ``servers``, in claim order: HCCL base, API port,
+    DP RPC port, Ray head port, master port, Mooncake kv_port (those that apply)."""
+    jp = plan.jobs[job.name]
+    head = servers[0]
+    found = [_hccl_need(plan, job, jp, [s.name for s in servers]),
+             _api_need(job, head),
+             _dp_rpc_need(job, jp, servers, by_host)]
+    mode = _mode(topo, job)
+    found += [_ray_need(job, head, mode), _master_need(job, head, mode),
+              _kv_need(topo, job)]
+    return [need for need in found if need is not None]
+
+
+def _hccl_need(plan: PortPlan, job: Job, jp: JobPorts, names: list[str]) -> _Need | None:
+    """The ``HCCL_IF_BASE_PORT`` need of ``job`` (a window of ``jp.hccl_count`` ports on
+    each server in ``names``), or None when ``HCCL_HOST_SOCKET_PORT_RANGE`` gives the ports
+    (then claimed here, as written). Problems with either setting go to ``plan.problems``."""
+    env = env_map(job)
+    _claim_hccl_ranges(plan, job, jp, names, env)
+    if jp.hccl_ranges:
+        return None
+    count = jp.hccl_count
+    base_given = None
+    base_span = None
+    if "HCCL_IF_BASE_PORT" in env:
+        text, base_span = env["HCCL_IF_BASE_PORT"]
+        base_given = _hccl_base_given(plan, job, text, base_span, count)
+    return _Need("HCCL_IF_BASE_PORT", "hccl", [(n, 0, count - 1) for n in names],
+                 HCCL_DEFAULT_BASE, count, base_given, base_span, f"{count} ports")
+
+
+def _claim_hccl_ranges(plan: PortPlan, job: Job, jp: JobPorts, names: list[str],
+                       env: dict) -> None:
+    """Claim ``HCCL_HOST_SOCKET_PORT_RANGE`` (when set and valid) on every server in
+    ``names`` and store it in ``jp.hccl_ranges``, or record why it cannot be used;
+    returns None."""
+    if "HCCL_HOST_SOCKET_PORT_RANGE" not in env:
+        return
+    text, span = env["HCCL_HOST_SOCKET_PORT_RANGE"]
+    ranges, problem = parse_port_ranges(text)
+    if problem:
+        plan.problems.append(PortProblem(job.name, "HCCL_HOST_SOCKET_PORT_RANGE",
+                                         f"HCCL_HOST_SOCKET_PORT_RANGE={text}: {problem}",
+                                         span, "write ports and ranges such as "
+                                         "60000-60031 or 60000,60010-60020, or auto"))
+    elif ranges:
+        jp.hccl_ranges = ranges
+        for name in names:
+            for lo, hi in ranges:
+                plan.add(PortClaim(name, lo, hi, "hccl", job.name, span,
+                                   detail="HCCL_HOST_SOCKET_PORT_RANGE"))
+
+
+def _hccl_base_given(plan: PortPlan, job: Job, text: str, span: Span | None,
+                     count: int) -> int | None:
+    """The base port ``HCCL_IF_BASE_PORT=text`` gives, or None when it is not a port in
+    HCCL's range. A problem is recorded for that, and for a window of ``count`` ports
+    running past 65535 (the base is still returned then)."""
+    if not text.isdigit():
+        plan.problems.append(PortProblem(
+            job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is not a port "
+            "number", span, f"write a whole number in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}"))
+        return None
+    if not HCCL_BASE_MIN <= int(text) <= HCCL_BASE_MAX:
+        plan.problems.append(PortProblem(
+            job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is outside "
+            f"{HCCL_BASE_MIN}..{HCCL_BASE_MAX}", span,
+            f"HCCL accepts a base in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}; e.g. "
+            f"{HCCL_DEFAULT_BASE}"))
+        return None
+    base_given = int(text)
+    if base_given + count - 1 > 65535:
+        plan.problems.append(PortProblem(
+            job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} with "
+            f"{count} ports runs past 65535 ({plan.hccl_reason})", span,
+            f"use a base of at most {65536 - count}"))
+    return base_given
+
+
+def _api_need(job: Job, head) -> _Need | None:
+    """The vLLM API server ``port`` need (one port on ``head``), or None when the job
+    serves no API and gives no ``port``."""
+    serving = job.framework == "vllm" and job.role != "train"
+    if serving or job.port is not None:
+        return _Need("port", "api", [(head.name, 0, 0)], DEFAULT_API_PORT, 1,
+                     job.port, job.span_of("port"))
+    return None
+
+
+def _dp_rpc_need(job: Job, jp: JobPorts, servers: list, by_host: dict) -> _Need | None:
+    """The ``dp_rpc_port`` need (one port on the server whose host IP is
+    ``jp.dp_address``), or None when the job needs none or no server has that address."""
+    if (job.framework == "vllm" and job.dp > 1 and len(servers) > 1
+            or job.dp_rpc_port is not None):
+        rpc_host = by_host.get(jp.dp_address) if jp.dp_address is not None else None
+        if rpc_host is not None:
+            return _Need("dp_rpc_port", "dp_rpc", [(rpc_host.name, 0, 0)],
+                         DEFAULT_DP_RPC_PORT, 1, job.dp_rpc_port,
+                         job.span_of("dp_rpc_port"), f"on {jp.dp_address}")
+    return None
+
+
+def _ray_need(job: Job, head, mode: str | None) -> _Need | None:
+    """The Ray head ``ray_port`` need (one port on ``head``), or None when the job does
+    not run over Ray and gives no ``ray_port``."""
+    if job.ray_port is not None or mode == "ray":
+        return _Need("ray_port", "ray", [(head.name, 0, 0)], DEFAULT_RAY_PORT, 1,
+                     job.ray_port, job.span_of("ray_port"))
+    return None
+
+
+def _master_need(job: Job, head, mode: str | None) -> _Need | None:
+    """The ``master_port`` need (one port on ``head``; default by launch ``mode``), or
+    None when the job's launch uses no master port and none is given."""
+    spec = job.launch
+    master_default = DEFAULT_MASTER_PORT.get(mode) or \
+        (DEFAULT_MASTER_PORT["torchrun"] if job.framework == "torch_npu" else None)
+    given_master = spec.master_port
+    if master_default is not None or given_master is not None:
+        return _Need("master_port", "master", [(head.name, 0, 0)],
+                     master_default or DEFAULT_MASTER_PORT["torchrun"], 1,
+                     given_master, spec.span_of("master_port", job.span))
+    return None
+
+
+def _kv_need(topo, job: Job) -> _Need | None:
+    """The Mooncake ``kv_port`` need (``kv_port`` + global rank on each server, so the
+    width is the world size), or None for a job without Mooncake, ``kv_port`` or ranks."""
+    if job.kv_connector in MOONCAKE or job.kv_port is not None:
+        ranks = _ranks_by_server(topo, job)
+        hosts = [(n, lo, hi) for n, (lo, hi) in ranks.items()]
+        width = max((hi for _, _, hi in hosts), default=0) + 1
+        if hosts:
+            return _Need("kv_port", "kv", hosts, DEFAULT_KV_PORT, width,
+                         job.kv_port, job.span_of("kv_port"
+                                                  if job.kv_port is not None
+                                                  else "kv_connector"),
+                         "kv_port + global rank")
+    return None
+
+
+def _claim_adxl(plan: PortPlan, job: Job, names: list[str], npus: int) -> None:
+    """Claim AscendDirectTransport's random range (ports 20000 .. + 1000 x ``npus`` - 1)
+    for a Mooncake job on each server in ``names`` that has none yet; returns None."""
+    if job.kv_connector not in MOONCAKE:
+        return
+    lo, hi = ADXL_BASE, ADXL_BASE + ADXL_PER_NPU * npus - 1
+    for name in names:
+        if not any(c.kind == "adxl" for c in plan.on(name)):
+            plan.add(PortClaim(name, lo, hi, "adxl", job.name, job.span_of("kv_connector"),
+                               detail=f"1000 x {npus} NPUs"))
+
+
+def _claim_given(plan: PortPlan, jobs: list, needs: dict) -> None:
+    """Claim every value the user gave, as written (jobs in order, needs in order), and
+    store it in the job's :class:`JobPorts`; returns None."""
+    for job in jobs:
         for need in needs.get(job.name, ()):
             if need.given is None:
                 continue
@@ -327,28 +431,19 @@ def plan_ports(topo) -> PortPlan:
             for server, olo, ohi in need.hosts:
                 plan.add(PortClaim(server, need.given + olo, min(65535, need.given + ohi),
                                    need.kind, job.name, need.span, detail=need.detail))
-    # Defaults, moved past whatever is already claimed on their hosts.
-    for job in topo.jobs:
+
+
+def _claim_defaults(plan: PortPlan, jobs: list, needs: dict) -> None:
+    """Give every need without a value the first free value from its default up (jobs in
+    order, needs in order), claim it and store it in the job's :class:`JobPorts`, noting a
+    moved default in ``assigned`` / ``moved_by``; a need with no free port is skipped.
+    Returns None."""
+    for job in jobs:
         jp = plan.jobs[job.name]
         for need in needs.get(job.name, ()):
             if need.given is not None:
                 continue
-            value = need.default
-            top = max(ohi for _, _, ohi in need.hosts)
-            first_blocker = None
-            for _ in range(10_000):
-                if value + top > 65535:
-                    value = None
-                    break
-                blocker = _first_conflict(plan, need.hosts, value)
-                if blocker is None:
-                    break
-                claim, olo = blocker
-                first_blocker = first_blocker or claim
-                # jump past what is in the way (a whole random range at once)
-                value = max(value + need.step, claim.hi + 1 - olo)
-            else:
-                value = None
+            value, first_blocker = _free_value(plan, need)
             if value is None:
                 continue
             _set(jp, need.key, value)
@@ -359,7 +454,27 @@ def plan_ports(topo) -> PortPlan:
             for server, olo, ohi in need.hosts:
                 plan.add(PortClaim(server, value + olo, value + ohi, need.kind, job.name,
                                    need.span, assigned=True, detail=need.detail))
-    return plan
+
+
+def _free_value(plan: PortPlan, need: _Need) -> tuple[int | None, PortClaim | None]:
+    """(value, first blocker): the first value (a port) from ``need.default`` up whose
+    ports overlap nothing claimed on the need's hosts, and the first claim that was in the
+    way (None if the default was free). The value is None when the ports would run past
+    65535 or 10,000 moves found nothing."""
+    value = need.default
+    top = max(ohi for _, _, ohi in need.hosts)
+    first_blocker = None
+    for _ in range(10_000):
+        if value + top > 65535:
+            return None, first_blocker
+        blocker = _first_conflict(plan, need.hosts, value)
+        if blocker is None:
+            return value, first_blocker
+        claim, olo = blocker
+        first_blocker = first_blocker or claim
+        # jump past what is in the way (a whole random range at once)
+        value = max(value + need.step, claim.hi + 1 - olo)
+    return None, first_blocker
 
 
 def _first_conflict(plan: PortPlan, hosts: list, value: int):

@@ -218,61 +218,93 @@ def _empty(r: ServerResults, names: list, diags: list, kind: str, what: str) -> 
 
 
 def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
+    """The findings of one results folder (added to ``diags``); its pings count in
+    ``matrix``."""
+    _npus(r, diags)
+    _pings(r, diags, matrix)
+    _reserved_ports(r, diags)
+
+
+#: The per-NPU captures: (file name part, fact name, what it is in messages).
+_NPU_CHECKS = (("link", "link", "link status"), ("net_health", "net_health", "net health"),
+               ("ip", "ip", "IP address"), ("gateway", "gateway", "gateway"))
+
+
+def _npus(r: ServerResults, diags: list) -> None:
+    """RTC560-RTC563, RTC566, RTC567 for the hccn_tool captures of every planned NPU (the
+    empty ones as one finding)."""
     empty: list = []
     for dev in r.devices:
         d = dev.get("device_id")
         if not isinstance(d, int):
             continue
-        subject = f"server {r.server}, device {d}"
-        checks = (("link", "link", "link status"), ("net_health", "net_health", "net health"),
-                  ("ip", "ip", "IP address"), ("gateway", "gateway", "gateway"))
-        for fname, fact_name, what in checks:
-            name = f"npu{d}_{fname}.txt"
-            out, pdiags = read_capture(r, name, d)
-            if out is None:
-                _missing(r, name, diags, f"NPU {d} {what}")
-                continue
-            if _is_empty(r, name):
-                empty.append(name)
-                continue
-            diags.extend(keep(pdiags))
-            fact = out.get(d, fact_name)
-            if fact_name == "ip" and fact is None:
-                fact = out.get(d, "ipv6")
-            span = Span.whole_file(r.path(name))
-            if fact is None or fact.value in (None, ""):
-                if fact_name == "gateway" and dev.get("gateway") is None:
-                    continue
-                if fact_name == "ip" and dev.get("ip") is not None:
-                    diags.append(error(IP_MISMATCH, f"{r.server} NPU {d} has no IP address; the "
-                                       f"plan says {dev.get('ip')}", span, subject=subject,
-                                       hint=f"hccn_tool -i {d} -ip -s address {dev.get('ip')} "
-                                            "netmask MASK"))
-                    continue
-                _failed(r, name, diags, f"NPU {d} {what}", "no answer in the output")
-                continue
-            value = str(fact.value)
-            if fact_name == "link" and value.upper() != "UP":
-                diags.append(error(LINK_DOWN, f"{r.server} NPU {d}: link status {value}",
-                                   _loc(fact, span), subject=subject,
-                                   hint="check the cable and switch port; "
-                                        f"hccn_tool -i {d} -lldp -g names the port"))
-            elif fact_name == "net_health" and value != "Success":
-                diags.append(error(NET_HEALTH, f"{r.server} NPU {d}: net health {value}",
-                                   _loc(fact, span), subject=subject,
-                                   hint=f"check IP, gateway and detect IP (hccn_tool -i {d} "
-                                        "-netdetect -g)"))
-            elif fact_name == "ip" and dev.get("ip") is not None and not _same_ip(value,
-                                                                                  dev["ip"]):
-                diags.append(error(IP_MISMATCH, f"{r.server} NPU {d} has IP {value}, the plan "
-                                   f"says {dev['ip']}", _loc(fact, span), subject=subject,
-                                   hint="correct the NPU's address or the plan's device_ip"))
-            elif fact_name == "gateway" and dev.get("gateway") is not None \
-                    and not _same_ip(value, dev["gateway"]):
-                diags.append(error(GATEWAY, f"{r.server} NPU {d} has gateway {value}, the plan "
-                                   f"says {dev['gateway']}", _loc(fact, span), subject=subject,
-                                   hint=f"hccn_tool -i {d} -gateway -s address {dev['gateway']}"))
+        for fname, fact_name, what in _NPU_CHECKS:
+            _npu_capture(r, dev, d, fname, fact_name, what, diags, empty)
     _empty(r, empty, diags, "hccn_tool", "the preflight did not run or failed")
+
+
+def _npu_capture(r: ServerResults, dev: dict, d: int, fname: str, fact_name: str, what: str,
+                 diags: list, empty: list) -> None:
+    """One capture ``npu<d>_<fname>.txt``: missing, empty (added to ``empty``), without an
+    answer, or judged against the plan's ``dev``."""
+    name = f"npu{d}_{fname}.txt"
+    out, pdiags = read_capture(r, name, d)
+    if out is None:
+        _missing(r, name, diags, f"NPU {d} {what}")
+        return
+    if _is_empty(r, name):
+        empty.append(name)
+        return
+    diags.extend(keep(pdiags))
+    fact = out.get(d, fact_name)
+    if fact_name == "ip" and fact is None:
+        fact = out.get(d, "ipv6")
+    span = Span.whole_file(r.path(name))
+    if fact is None or fact.value in (None, ""):
+        if fact_name == "gateway" and dev.get("gateway") is None:
+            return
+        if fact_name == "ip" and dev.get("ip") is not None:
+            diags.append(error(IP_MISMATCH, f"{r.server} NPU {d} has no IP address; the "
+                               f"plan says {dev.get('ip')}", span,
+                               subject=f"server {r.server}, device {d}",
+                               hint=f"hccn_tool -i {d} -ip -s address {dev.get('ip')} "
+                                    "netmask MASK"))
+            return
+        _failed(r, name, diags, f"NPU {d} {what}", "no answer in the output")
+        return
+    _npu_value(r, dev, d, fact_name, fact, span, diags)
+
+
+def _npu_value(r: ServerResults, dev: dict, d: int, fact_name: str, fact, span: Span,
+               diags: list) -> None:
+    """RTC560-RTC563: an NPU's link, net health, IP or gateway differs from what the plan
+    needs."""
+    subject = f"server {r.server}, device {d}"
+    value = str(fact.value)
+    if fact_name == "link" and value.upper() != "UP":
+        diags.append(error(LINK_DOWN, f"{r.server} NPU {d}: link status {value}",
+                           _loc(fact, span), subject=subject,
+                           hint="check the cable and switch port; "
+                                f"hccn_tool -i {d} -lldp -g names the port"))
+    elif fact_name == "net_health" and value != "Success":
+        diags.append(error(NET_HEALTH, f"{r.server} NPU {d}: net health {value}",
+                           _loc(fact, span), subject=subject,
+                           hint=f"check IP, gateway and detect IP (hccn_tool -i {d} "
+                                "-netdetect -g)"))
+    elif fact_name == "ip" and dev.get("ip") is not None and not _same_ip(value, dev["ip"]):
+        diags.append(error(IP_MISMATCH, f"{r.server} NPU {d} has IP {value}, the plan "
+                           f"says {dev['ip']}", _loc(fact, span), subject=subject,
+                           hint="correct the NPU's address or the plan's device_ip"))
+    elif fact_name == "gateway" and dev.get("gateway") is not None \
+            and not _same_ip(value, dev["gateway"]):
+        diags.append(error(GATEWAY, f"{r.server} NPU {d} has gateway {value}, the plan "
+                           f"says {dev['gateway']}", _loc(fact, span), subject=subject,
+                           hint=f"hccn_tool -i {d} -gateway -s address {dev['gateway']}"))
+
+
+def _pings(r: ServerResults, diags: list, matrix: Matrix) -> None:
+    """RTC564 (and RTC566, RTC567) for the planned pings; every ping counts in
+    ``matrix``."""
     not_run: list = []
     for p in r.pings:
         out, pdiags = read_capture(r, p.file, p.device)
@@ -290,18 +322,29 @@ def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
         ok = result is not None and result.ok
         matrix.add(r.server, p.peer_server, ok)
         if not ok:
-            span = (result.summary_span if result is not None and result.summary_span else
-                    Span.whole_file(r.path(p.file)))
-            lost = (f"{result.received}/{result.transmitted} packets answered"
-                    if result is not None and result.transmitted is not None else "no reply")
-            peer = f"{p.peer_server} NPU {p.peer_device}" if p.peer_device is not None \
-                else p.peer_server
-            diags.append(error(UNREACHABLE, f"{r.server} NPU {p.device} does not reach {peer} "
-                               f"({p.target}): {lost}", span,
-                               subject=f"server {r.server}, device {p.device}",
-                               hint="check both NPUs' link, IP and gateway, and the routes "
-                                    "between their subnets"))
+            _unreachable(r, p, result, diags)
     _empty(r, not_run, diags, "ping", "the pings did not run (not a reachability result)")
+
+
+def _unreachable(r: ServerResults, p, result, diags: list) -> None:
+    """RTC564: ping ``p`` got no (or not every) answer; ``result`` is its parsed output,
+    if any."""
+    span = (result.summary_span if result is not None and result.summary_span else
+            Span.whole_file(r.path(p.file)))
+    lost = (f"{result.received}/{result.transmitted} packets answered"
+            if result is not None and result.transmitted is not None else "no reply")
+    peer = f"{p.peer_server} NPU {p.peer_device}" if p.peer_device is not None \
+        else p.peer_server
+    diags.append(error(UNREACHABLE, f"{r.server} NPU {p.device} does not reach {peer} "
+                       f"({p.target}): {lost}", span,
+                       subject=f"server {r.server}, device {p.device}",
+                       hint="check both NPUs' link, IP and gateway, and the routes "
+                            "between their subnets"))
+
+
+def _reserved_ports(r: ServerResults, diags: list) -> None:
+    """RTC565 (and RTC566, RTC567): HCCL port windows outside
+    net.ipv4.ip_local_reserved_ports."""
     name = "host_reserved_ports.txt"
     text, span = read_text(r, name)
     if text is None:

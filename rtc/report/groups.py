@@ -144,49 +144,8 @@ def groups_document(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> dict:
     for job in jobs:
         pl = topo.placement(job)
         labels = _Labels(pl)
-        nodes = []
-        for n in pl.nodes:
-            rep = None
-            if n.replica is not None:
-                rep = {"dp_rank": n.replica[0], "position": n.replica[1],
-                       "servers": n.replica[2]}
-            nodes.append({
-                "server": n.name,
-                "devices": list(n.device_ids),
-                "first_rank_id": n.first_position,
-                "first_rank": n.first_rank,
-                "rank_count": n.placed,
-                "dp_local": n.dp_local,
-                "dp_start": n.dp_start,
-                "dp_local_given": n.dp_local_given,
-                "replica": rep,
-                "idle_devices": list(n.idle_devices),
-            })
-        groups = {}
-        for dim in dims:
-            why = pl.why_absent(dim)
-            if why is not None:
-                groups[dim] = {"present": False, "reason": why}
-                continue
-            items = []
-            crossing = 0
-            for i, g in enumerate(pl.groups(dim)):
-                servers = _servers_of(pl, g)
-                cross = len(servers) > 1
-                crossing += cross
-                pos = pl.rank_position
-                items.append({
-                    "index": i,
-                    "ranks": list(g),
-                    "cross_server": cross,
-                    "servers": servers,
-                    "members": [{"rank": r, "rank_id": pos[r] if pos[r] >= 0 else None,
-                                 "server": labels.server[r], "device_id": labels.device[r],
-                                 "device_ip": labels.ip[r]} for r in g],
-                })
-            groups[dim] = {"present": True, "count": len(items),
-                           "size": len(items[0]["ranks"]) if items else 0,
-                           "crossing": crossing, "groups": items}
+        nodes = _nodes_document(pl)
+        groups = {dim: _dim_document(pl, labels, dim) for dim in dims}
         doc_jobs.append({
             "job": job.name,
             "framework": job.framework,
@@ -205,6 +164,56 @@ def groups_document(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> dict:
             "groups": groups,
         })
     return {"format": FORMAT, "file": file, "jobs": doc_jobs}
+
+
+def _nodes_document(pl: JobPlacement) -> list:
+    """The ``nodes`` of a job's document: one entry per server, in rank-table order."""
+    nodes = []
+    for n in pl.nodes:
+        rep = None
+        if n.replica is not None:
+            rep = {"dp_rank": n.replica[0], "position": n.replica[1],
+                   "servers": n.replica[2]}
+        nodes.append({
+            "server": n.name,
+            "devices": list(n.device_ids),
+            "first_rank_id": n.first_position,
+            "first_rank": n.first_rank,
+            "rank_count": n.placed,
+            "dp_local": n.dp_local,
+            "dp_start": n.dp_start,
+            "dp_local_given": n.dp_local_given,
+            "replica": rep,
+            "idle_devices": list(n.idle_devices),
+        })
+    return nodes
+
+
+def _dim_document(pl: JobPlacement, labels: _Labels, dim: str) -> dict:
+    """The ``groups[dim]`` entry of a job's document: why there are none, or every group
+    with its members."""
+    why = pl.why_absent(dim)
+    if why is not None:
+        return {"present": False, "reason": why}
+    items = []
+    crossing = 0
+    pos = pl.rank_position
+    for i, g in enumerate(pl.groups(dim)):
+        servers = _servers_of(pl, g)
+        cross = len(servers) > 1
+        crossing += cross
+        items.append({
+            "index": i,
+            "ranks": list(g),
+            "cross_server": cross,
+            "servers": servers,
+            "members": [{"rank": r, "rank_id": pos[r] if pos[r] >= 0 else None,
+                         "server": labels.server[r], "device_id": labels.device[r],
+                         "device_ip": labels.ip[r]} for r in g],
+        })
+    return {"present": True, "count": len(items),
+            "size": len(items[0]["ranks"]) if items else 0,
+            "crossing": crossing, "groups": items}
 
 
 _ONE_LINE_ITEMS = {"groups", "nodes", "worlds"}

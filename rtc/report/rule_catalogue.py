@@ -3,7 +3,7 @@ metadata and the rule names a ``policy`` line may use.
 
 Each module that reports findings declares its rules with :func:`rtc.rules.rule` and lists
 them in its ``RULES`` tuple; this module joins those tuples in pipeline order (a static list
-a reader can follow: nothing is found by name at run time). ``tests/test_rule_catalogue.py``
+a reader can follow: nothing is found by name at run time). ``tests/test_architecture.py``
 checks that every declared rule is here, that ids are unique, and that no module reports a
 bare ``"RTCnnn"`` string.
 """

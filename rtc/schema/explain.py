@@ -246,174 +246,249 @@ def _suggest(key: str, candidates: list[str], form: str) -> tuple[str | None, st
     return (best[1] if best[0] >= 0.6 else None), None
 
 
-def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
-    v = err.validator
+def _explain_type(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``type``: RTC610, with a quoting hint for a number where a string belongs and back."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+    if expected == ["string"] and is_number(inst):
+        text = json.dumps(inst)
+        quoted = str(int(inst)) if isinstance(inst, float) and inst.is_integer() and name != "version" else text
+        if form in ("hccl-v2.0", "topo-v2.0"):
+            hint = f"write \"{name}\": \"{quoted}\""
+        else:
+            hint = (f"write \"{name}\": \"{quoted}\"; in version 1.x tables every value is a string "
+                    f"and HCCL fails with \"json object property value of Name[{name}] is not string!\"")
+        return [Finding(RULE_TYPE.code, Severity.ERROR, path,
+                        f"{where}: `{name}` must be a JSON string (\"{quoted}\"), not the bare number {text}",
+                        hint=hint, value=inst)]
+    if expected == ["integer"] and isinstance(inst, str) and re.fullmatch(r"\s*-?[0-9]+\s*", inst):
+        return [Finding(RULE_TYPE.code, Severity.ERROR, path,
+                        f"{where}: `{name}` must be a JSON integer in a {FORM_DESCRIPTIONS.get(form, form)}, "
+                        f"not the string {_show(inst)}",
+                        hint=f"write \"{name}\": {inst.strip()} (no quotes); version 2.0 reads "
+                             f"numbers as JSON integers",
+                        value=inst)]
+    want = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+    return [Finding(RULE_TYPE.code, Severity.ERROR, path,
+                    f"{where}: `{name}` must be {want}, found {_found(inst)}",
+                    hint=None, value=inst)]
+
+
+def _missing_key(err: SchemaError) -> str:
+    """The key a ``required`` error reports missing (read from its message)."""
+    for k in err.validator_value or ():
+        if f"{k!r} is a required property" == err.message:
+            return k
+    return err.message.split("'")[1] if "'" in err.message else err.message
+
+
+def _misspelling_hint(err: SchemaError, missing: str, form: str, info: _SchemaInfo) -> str | None:
+    """"`x` is present: a misspelling of `missing`?" when an unknown key of the object is close."""
+    inst, path = err.instance, err.path
+    if not isinstance(inst, dict):
+        return None
+    known = set(info.known_keys(path))
+    prop = info.at(path + (missing,))
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, k, missing).ratio(), k) for k in inst
+         if k not in known and _suggest(k, [missing], form)[0] == missing
+         and (prop is None or _type_fits(inst[k], prop, info))), reverse=True)
+    if scored:
+        return f"`{scored[0][1]}` is present: a misspelling of `{missing}`? rename it"
+    return None
+
+
+def _explain_required(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``required``: RTC611, hinting at a misspelt key or a missing top-level ``version``."""
     path = err.path
-    inst = err.instance
-    name = _name(path)
     where = _where(path)
-    E = Severity.ERROR
+    missing = _missing_key(err)
+    hint = _misspelling_hint(err, missing, form, info)
+    if hint is None and missing == "version" and not path:
+        ver = {"hccl-v1.0": "1.0", "hccl-v1.2": "1.2", "hccl-v2.0": "2.0"}.get(form)
+        if ver:
+            hint = (f"add \"version\": \"{ver}\"; without `version` HCCL reads the file as the "
+                    f"legacy group_list form and fails")
+    if hint is None:
+        hint = f"add `{missing}` to {where}"
+    return [Finding(RULE_REQUIRED.code, Severity.ERROR, path,
+                    f"{where}: required key `{missing}` is missing", hint=hint, value=None)]
 
-    if v == "type":
-        expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        if expected == ["string"] and is_number(inst):
-            text = json.dumps(inst)
-            quoted = str(int(inst)) if isinstance(inst, float) and inst.is_integer() and name != "version" else text
-            if form in ("hccl-v2.0", "topo-v2.0"):
-                hint = f"write \"{name}\": \"{quoted}\""
-            else:
-                hint = (f"write \"{name}\": \"{quoted}\"; in version 1.x tables every value is a string "
-                        f"and HCCL fails with \"json object property value of Name[{name}] is not string!\"")
-            return [Finding(RULE_TYPE.code, E, path,
-                            f"{where}: `{name}` must be a JSON string (\"{quoted}\"), not the bare number {text}",
-                            hint=hint, value=inst)]
-        if expected == ["integer"] and isinstance(inst, str) and re.fullmatch(r"\s*-?[0-9]+\s*", inst):
-            return [Finding(RULE_TYPE.code, E, path,
-                            f"{where}: `{name}` must be a JSON integer in a {FORM_DESCRIPTIONS.get(form, form)}, "
-                            f"not the string {_show(inst)}",
-                            hint=f"write \"{name}\": {inst.strip()} (no quotes); version 2.0 reads "
-                                 f"numbers as JSON integers",
-                            value=inst)]
-        want = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
-        return [Finding(RULE_TYPE.code, E, path,
-                        f"{where}: `{name}` must be {want}, found {_found(inst)}",
-                        hint=None, value=inst)]
 
-    if v == "required":
-        missing = None
-        for k in err.validator_value or ():
-            if f"{k!r} is a required property" == err.message:
-                missing = k
-                break
-        if missing is None:
-            missing = err.message.split("'")[1] if "'" in err.message else err.message
-        hint = None
-        if isinstance(inst, dict):
-            known = set(info.known_keys(path))
-            prop = info.at(path + (missing,))
-            scored = sorted(
-                ((difflib.SequenceMatcher(None, k, missing).ratio(), k) for k in inst
-                 if k not in known and _suggest(k, [missing], form)[0] == missing
-                 and (prop is None or _type_fits(inst[k], prop, info))), reverse=True)
-            if scored:
-                hint = f"`{scored[0][1]}` is present: a misspelling of `{missing}`? rename it"
-        if hint is None and missing == "version" and not path:
-            ver = {"hccl-v1.0": "1.0", "hccl-v1.2": "1.2", "hccl-v2.0": "2.0"}.get(form)
-            if ver:
-                hint = (f"add \"version\": \"{ver}\"; without `version` HCCL reads the file as the "
-                        f"legacy group_list form and fails")
-        if hint is None:
-            hint = f"add `{missing}` to {where}"
-        return [Finding(RULE_REQUIRED.code, E, path,
-                        f"{where}: required key `{missing}` is missing", hint=hint, value=None)]
-
-    if v == "additionalProperties":
-        known = info.known_keys(path)
-        extras = [k for k in inst if k not in set(known)] if isinstance(inst, dict) else []
-        out = []
-        props = info.fv._deref(info.at(path) if path else info.schema)
-        props = props.get("properties", {}) if isinstance(props, dict) else {}
-        for k in extras:
-            # candidates: known keys that are absent here and could hold this value
-            free = [c for c in known if c not in inst and (c not in props or _type_fits(inst[k], props[c], info))]
-            close, elsewhere = _suggest(k, free, form)
-            msg = f"{_where(path + (k,))}: unknown key `{k}` in {where}"
-            if close:
-                msg += f"; did you mean `{close}`?"
-                hint = f"rename `{k}` to `{close}`; HCCL silently ignores unknown keys"
-            else:
-                if elsewhere:
-                    hint = (f"`{k}` is a key of {FORM_DESCRIPTIONS[elsewhere]}; check `version` "
-                            f"(this file is checked as {FORM_DESCRIPTIONS.get(form, form)})")
-                else:
-                    shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
-                    hint = f"known keys here: {shown}; HCCL silently ignores unknown keys"
-            out.append(Finding(RULE_UNKNOWN_KEY.code, E, path + (k,), msg, hint=hint,
-                               value=inst.get(k), at_key=True))
-        return out
-
-    if v == KW_OTHER_VERSION:
-        ver = err.validator_value
-        return [Finding(RULE_OTHER_VERSION.code, Severity.WARNING, path,
-                        f"{where}: `{name}` is a version {ver} key; HCCL does not use it in a "
-                        f"version {'1.0' if form == 'hccl-v1.0' else form} table",
-                        hint=f"for an A3 SuperPoD table set \"version\": \"{ver}\"; otherwise remove `{name}`",
-                        value=inst, at_key=True)]
-
-    if v == KW_EXTENSION:
-        sev = Severity.NOTE if isinstance(err.schema, dict) and err.schema.get("x-rtc-severity") == "note" \
-            else Severity.WARNING
-        return [Finding(RULE_EXTENSION.code, sev, path,
-                        f"{where}: `{name}` is an extension key of {err.validator_value}; HCCL ignores it",
-                        hint="fine if the file is meant for that tool; HCCL itself does not act on it",
-                        value=inst, at_key=True)]
-
-    if v in ("enum", "const"):
-        allowed = err.validator_value if v == "enum" else [err.validator_value]
-        if all(isinstance(a, str) for a in allowed) and not isinstance(inst, str):
-            want = info.expect(path, err.schema) or " or ".join(json.dumps(a) for a in allowed)
-            quoted = (str(int(inst)) if isinstance(inst, float) and inst.is_integer() else json.dumps(inst))
-            hint = f"write \"{name}\": \"{quoted}\"" if is_number(inst) else None
-            return [Finding(RULE_TYPE.code, E, path,
-                            f"{where}: `{name}` must be a JSON string ({want}), found {_found(inst)}",
-                            hint=hint, value=inst)]
-        shown = ", ".join(json.dumps(a) for a in allowed)
-        hint = None
-        if isinstance(inst, str):
-            close = difflib.get_close_matches(inst, [a for a in allowed if isinstance(a, str)], n=1, cutoff=0.5)
-            if close:
-                hint = f"did you mean {json.dumps(close[0])}?"
-            elif inst.lower() in {str(a).lower() for a in allowed}:
-                hint = "values are case-sensitive"
-        if name == "status" and hint is None:
-            hint = 'use "completed" for a finished table'
-        return [Finding(RULE_ENUM.code, E, path,
-                        f"{where}: `{name}` is {_show(inst)}; allowed: {shown}", hint=hint, value=inst)]
-
-    if v == "pattern":
-        expect = info.expect(path, err.schema) or f"a string matching {err.validator_value}"
-        hint = None
-        if isinstance(inst, str):
-            if "*" in inst or re.search(r"(?i)(^|\.)x+(\.|$)", inst):
-                hint = ("this looks like a masked documentation placeholder; fill in the real "
-                        "address (device IPs: /etc/hccn.conf address_<device_id> or "
-                        "`hccn_tool -i <device_id> -ip -g`)")
-            elif ", " in inst or inst != inst.strip():
-                hint = "remove the spaces (several addresses are separated by a bare comma)"
-            elif re.fullmatch(r"-[0-9]+", inst):
-                hint = "negative numbers are not allowed"
-            elif re.fullmatch(r"[0-9]+", inst) and "port" in name:
-                hint = "ports are 1..65535 (0 is reserved)"
-        return [Finding(RULE_FORMAT.code, E, path,
-                        f"{where}: `{name}` is {_show(inst)}, which is not {expect}", hint=hint, value=inst)]
-
-    if v in ("minItems", "maxItems"):
-        n = err.validator_value
-        size = len(inst) if isinstance(inst, list) else 0
-        if v == "minItems":
-            msg = (f"{where}: `{name}` is empty" if size == 0 else
-                   f"{where}: `{name}` has {size} item(s); at least {n} required")
-            hint = f"add at least {n} entr{'y' if n == 1 else 'ies'}"
+def _explain_unknown_keys(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``additionalProperties``: RTC612 per unknown key, suggesting the closest known key."""
+    path, inst = err.path, err.instance
+    where = _where(path)
+    known = info.known_keys(path)
+    extras = [k for k in inst if k not in set(known)] if isinstance(inst, dict) else []
+    out = []
+    props = info.fv._deref(info.at(path) if path else info.schema)
+    props = props.get("properties", {}) if isinstance(props, dict) else {}
+    for k in extras:
+        # candidates: known keys that are absent here and could hold this value
+        free = [c for c in known if c not in inst and (c not in props or _type_fits(inst[k], props[c], info))]
+        close, elsewhere = _suggest(k, free, form)
+        msg = f"{_where(path + (k,))}: unknown key `{k}` in {where}"
+        if close:
+            msg += f"; did you mean `{close}`?"
+            hint = f"rename `{k}` to `{close}`; HCCL silently ignores unknown keys"
         else:
-            msg = f"{where}: `{name}` has {size} items; at most {n} allowed"
-            hint = f"keep at most {n} entries"
-        return [Finding(RULE_ITEMS.code, E, path, msg, hint=hint, value=None)]
-
-    if v in ("minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        expect = info.expect(path, err.schema)
-        if v in ("minLength", "maxLength"):
-            size = len(inst) if isinstance(inst, str) else 0
-            if v == "minLength" and size == 0:
-                msg = f"{where}: `{name}` is empty"
+            if elsewhere:
+                hint = (f"`{k}` is a key of {FORM_DESCRIPTIONS[elsewhere]}; check `version` "
+                        f"(this file is checked as {FORM_DESCRIPTIONS.get(form, form)})")
             else:
-                msg = (f"{where}: `{name}` is {size} characters long; "
-                       f"{'at least' if v == 'minLength' else 'at most'} {err.validator_value} allowed")
-        else:
-            bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[v]
-            msg = f"{where}: `{name}` is {_show(inst)}; it must be {bound} {err.validator_value}"
-        return [Finding(RULE_RANGE.code, E, path, msg, hint=(f"expected {expect}" if expect else None), value=inst)]
+                shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+                hint = f"known keys here: {shown}; HCCL silently ignores unknown keys"
+        out.append(Finding(RULE_UNKNOWN_KEY.code, Severity.ERROR, path + (k,), msg, hint=hint,
+                           value=inst.get(k), at_key=True))
+    return out
 
-    return [Finding(RULE_OTHER.code, E, path, f"{where}: {err.message}", value=inst)]
+
+def _explain_other_version(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``x-rtc-other-version``: RTC613 at the key of another table version."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    ver = err.validator_value
+    return [Finding(RULE_OTHER_VERSION.code, Severity.WARNING, path,
+                    f"{where}: `{name}` is a version {ver} key; HCCL does not use it in a "
+                    f"version {'1.0' if form == 'hccl-v1.0' else form} table",
+                    hint=f"for an A3 SuperPoD table set \"version\": \"{ver}\"; otherwise remove `{name}`",
+                    value=inst, at_key=True)]
+
+
+def _explain_extension(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``x-rtc-extension``: RTC618 at another tool's key (a note where ``x-rtc-severity`` says so)."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    sev = Severity.NOTE if isinstance(err.schema, dict) and err.schema.get("x-rtc-severity") == "note" \
+        else Severity.WARNING
+    return [Finding(RULE_EXTENSION.code, sev, path,
+                    f"{where}: `{name}` is an extension key of {err.validator_value}; HCCL ignores it",
+                    hint="fine if the file is meant for that tool; HCCL itself does not act on it",
+                    value=inst, at_key=True)]
+
+
+def _explain_enum(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``enum``/``const``: RTC610 for a non-string where strings are listed, else RTC614."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    allowed = err.validator_value if err.validator == "enum" else [err.validator_value]
+    if all(isinstance(a, str) for a in allowed) and not isinstance(inst, str):
+        want = info.expect(path, err.schema) or " or ".join(json.dumps(a) for a in allowed)
+        quoted = (str(int(inst)) if isinstance(inst, float) and inst.is_integer() else json.dumps(inst))
+        hint = f"write \"{name}\": \"{quoted}\"" if is_number(inst) else None
+        return [Finding(RULE_TYPE.code, Severity.ERROR, path,
+                        f"{where}: `{name}` must be a JSON string ({want}), found {_found(inst)}",
+                        hint=hint, value=inst)]
+    shown = ", ".join(json.dumps(a) for a in allowed)
+    hint = None
+    if isinstance(inst, str):
+        close = difflib.get_close_matches(inst, [a for a in allowed if isinstance(a, str)], n=1, cutoff=0.5)
+        if close:
+            hint = f"did you mean {json.dumps(close[0])}?"
+        elif inst.lower() in {str(a).lower() for a in allowed}:
+            hint = "values are case-sensitive"
+    if name == "status" and hint is None:
+        hint = 'use "completed" for a finished table'
+    return [Finding(RULE_ENUM.code, Severity.ERROR, path,
+                    f"{where}: `{name}` is {_show(inst)}; allowed: {shown}", hint=hint, value=inst)]
+
+
+def _pattern_hint(inst, name: str) -> str | None:
+    """What is likely wrong with a string that fails its ``pattern`` (placeholder, spaces, sign)."""
+    if not isinstance(inst, str):
+        return None
+    if "*" in inst or re.search(r"(?i)(^|\.)x+(\.|$)", inst):
+        return ("this looks like a masked documentation placeholder; fill in the real "
+                "address (device IPs: /etc/hccn.conf address_<device_id> or "
+                "`hccn_tool -i <device_id> -ip -g`)")
+    if ", " in inst or inst != inst.strip():
+        return "remove the spaces (several addresses are separated by a bare comma)"
+    if re.fullmatch(r"-[0-9]+", inst):
+        return "negative numbers are not allowed"
+    if re.fullmatch(r"[0-9]+", inst) and "port" in name:
+        return "ports are 1..65535 (0 is reserved)"
+    return None
+
+
+def _explain_pattern(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``pattern``: RTC615, a string without the required shape."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    expect = info.expect(path, err.schema) or f"a string matching {err.validator_value}"
+    return [Finding(RULE_FORMAT.code, Severity.ERROR, path,
+                    f"{where}: `{name}` is {_show(inst)}, which is not {expect}",
+                    hint=_pattern_hint(inst, name), value=inst)]
+
+
+def _explain_items(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``minItems``/``maxItems``: RTC616, a list that is empty or too long."""
+    path, inst = err.path, err.instance
+    name, where = _name(path), _where(path)
+    n = err.validator_value
+    size = len(inst) if isinstance(inst, list) else 0
+    if err.validator == "minItems":
+        msg = (f"{where}: `{name}` is empty" if size == 0 else
+               f"{where}: `{name}` has {size} item(s); at least {n} required")
+        hint = f"add at least {n} entr{'y' if n == 1 else 'ies'}"
+    else:
+        msg = f"{where}: `{name}` has {size} items; at most {n} allowed"
+        hint = f"keep at most {n} entries"
+    return [Finding(RULE_ITEMS.code, Severity.ERROR, path, msg, hint=hint, value=None)]
+
+
+_BOUND_WORDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def _explain_range(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """``minLength``/``maxLength``/``minimum``/``maximum``/``exclusive*``: RTC617."""
+    v, path, inst = err.validator, err.path, err.instance
+    name, where = _name(path), _where(path)
+    expect = info.expect(path, err.schema)
+    if v in ("minLength", "maxLength"):
+        size = len(inst) if isinstance(inst, str) else 0
+        if v == "minLength" and size == 0:
+            msg = f"{where}: `{name}` is empty"
+        else:
+            msg = (f"{where}: `{name}` is {size} characters long; "
+                   f"{'at least' if v == 'minLength' else 'at most'} {err.validator_value} allowed")
+    else:
+        msg = f"{where}: `{name}` is {_show(inst)}; it must be {_BOUND_WORDS[v]} {err.validator_value}"
+    return [Finding(RULE_RANGE.code, Severity.ERROR, path, msg,
+                    hint=(f"expected {expect}" if expect else None), value=inst)]
+
+
+def _explain_other(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """Any other keyword: RTC619 with ``jsonschema``'s own message."""
+    return [Finding(RULE_OTHER.code, Severity.ERROR, err.path, f"{_where(err.path)}: {err.message}",
+                    value=err.instance)]
+
+
+#: Validator keyword -> explainer of its errors (anything else: :func:`_explain_other`).
+_EXPLAINERS = {
+    "type": _explain_type,
+    "required": _explain_required,
+    "additionalProperties": _explain_unknown_keys,
+    KW_OTHER_VERSION: _explain_other_version,
+    KW_EXTENSION: _explain_extension,
+    "enum": _explain_enum,
+    "const": _explain_enum,
+    "pattern": _explain_pattern,
+    "minItems": _explain_items,
+    "maxItems": _explain_items,
+    "minLength": _explain_range,
+    "maxLength": _explain_range,
+    "minimum": _explain_range,
+    "maximum": _explain_range,
+    "exclusiveMinimum": _explain_range,
+    "exclusiveMaximum": _explain_range,
+}
+
+
+def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
+    """The findings for one schema error, from the explainer of its validator keyword."""
+    return _EXPLAINERS.get(err.validator, _explain_other)(err, form, info)
 
 
 def check_schema(doc, form: str, *, schema: dict | None = None, fast: bool = True) -> list[Finding]:

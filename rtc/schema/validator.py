@@ -250,6 +250,7 @@ class FastValidator:
         return p
 
     def _compile(self, schema) -> Callable[[object], bool]:
+        """The exact predicate of ``schema``: fused for common shapes, else all keyword checks."""
         if schema is True:
             return lambda x: True
         if schema is False:
@@ -265,83 +266,12 @@ class FastValidator:
                 continue
             if k in ALWAYS_REPORT:
                 return lambda x: False
-            if k == "type":
-                tests = [TYPE_TESTS[t] for t in ([v] if isinstance(v, str) else v)]
-                checks.append(tests[0] if len(tests) == 1 else (lambda x, ts=tuple(tests): any(t(x) for t in ts)))
-            elif k == "enum":
-                if not all(isinstance(e, str) for e in v):
-                    raise _Unsupported()
-                allowed = frozenset(v)
-                checks.append(lambda x, a=allowed: isinstance(x, str) and x in a)
-            elif k == "const":
-                if not isinstance(v, str):
-                    raise _Unsupported()
-                checks.append(lambda x, c=v: isinstance(x, str) and x == c)
-            elif k == "pattern":
-                search = re.compile(v).search
-                checks.append(lambda x, s=search: not isinstance(x, str) or s(x) is not None)
-            elif k == "minLength":
-                checks.append(lambda x, n=v: not isinstance(x, str) or len(x) >= n)
-            elif k == "maxLength":
-                checks.append(lambda x, n=v: not isinstance(x, str) or len(x) <= n)
-            elif k == "minimum":
-                checks.append(lambda x, n=v: not is_number(x) or x >= n)
-            elif k == "maximum":
-                checks.append(lambda x, n=v: not is_number(x) or x <= n)
-            elif k == "exclusiveMinimum":
-                checks.append(lambda x, n=v: not is_number(x) or x > n)
-            elif k == "exclusiveMaximum":
-                checks.append(lambda x, n=v: not is_number(x) or x < n)
-            elif k == "minItems":
-                checks.append(lambda x, n=v: not isinstance(x, list) or len(x) >= n)
-            elif k == "maxItems":
-                checks.append(lambda x, n=v: not isinstance(x, list) or len(x) <= n)
-            elif k == "required":
-                req = tuple(v)
-                checks.append(lambda x, r=req: not isinstance(x, dict) or all(q in x for q in r))
-            elif k == "properties":
-                subs = {name: self._sub(s) for name, s in v.items()}
-
-                checks.append(lambda x, subs=subs: not isinstance(x, dict)
-                              or _members_valid(subs, x))
-            elif k == "additionalProperties":
-                if "patternProperties" in schema:
-                    raise _Unsupported()
-                if v is False:
-                    allowed = frozenset(schema.get("properties", ()))
-                    checks.append(lambda x, a=allowed: not isinstance(x, dict) or a.issuperset(x))
-                elif v is not True:
-                    sub = self._sub(v)
-                    known = frozenset(schema.get("properties", ()))
-                    checks.append(lambda x, s=sub, a=known: not isinstance(x, dict)
-                                  or all(s(val) for name, val in x.items() if name not in a))
-            elif k == "items":
-                if "prefixItems" in schema:
-                    raise _Unsupported()
-                sub = self._sub(v)
-                checks.append(lambda x, s=sub: not isinstance(x, list) or all(map(s, x)))
-            elif k == "$ref":
-                checks.append(self._sub(self._resolve(v)))
-            elif k == "allOf":
-                checks.append(_all([self._sub(s) for s in v]))
-            elif k == "anyOf":
-                subs_l = [self._sub(s) for s in v]
-                checks.append(lambda x, ss=subs_l: any(s(x) for s in ss))
-            elif k == "oneOf":
-                subs_l = [self._sub(s) for s in v]
-                checks.append(lambda x, ss=subs_l: sum(1 for s in ss if s(x)) == 1)
-            elif k == "not":
-                sub = self._sub(v)
-                checks.append(lambda x, s=sub: not s(x))
-            elif k == "if":
-                p_if = self._sub(v)
-                p_then = self._sub(schema["then"]) if "then" in schema else (lambda x: True)
-                p_else = self._sub(schema["else"]) if "else" in schema else (lambda x: True)
-                checks.append(lambda x, i=p_if, t=p_then, e=p_else: t(x) if i(x) else e(x))
-            elif k in ("then", "else"):
-                continue  # handled with "if" (ignored without it, as in jsonschema)
-            else:
+            compile_keyword = _KEYWORD_COMPILERS.get(k)
+            if compile_keyword is None:
                 raise _Unsupported(k)
+            check = compile_keyword(self, k, v, schema)
+            if check is not None:
+                checks.append(check)
         return _all(checks)
 
     def _compile_fused(self, schema: dict) -> Callable[[object], bool] | None:
@@ -534,6 +464,143 @@ class FastValidator:
             self._full(inst, shallow, (), hit)
             self._key_cache[ck] = hit
         out.extend(SchemaError(path + e.path, e.validator, e.validator_value, e.message, inst, s) for e in hit)
+
+
+# --------------------------------------------------------------------------- keyword compilers
+
+# One compiler per keyword group: ``(validator, keyword, value, schema)`` -> the keyword's check,
+# or None when the keyword adds no check of its own; ``_Unsupported`` when it cannot be compiled.
+
+def _compile_type(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``type``: one JSON type test, or any of several."""
+    tests = [TYPE_TESTS[t] for t in ([v] if isinstance(v, str) else v)]
+    return tests[0] if len(tests) == 1 else (lambda x, ts=tuple(tests): any(t(x) for t in ts))
+
+
+def _compile_value(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``enum``/``const`` of strings (other values are not compiled)."""
+    if k == "enum":
+        if not all(isinstance(e, str) for e in v):
+            raise _Unsupported()
+        allowed = frozenset(v)
+        return lambda x, a=allowed: isinstance(x, str) and x in a
+    if not isinstance(v, str):
+        raise _Unsupported()
+    return lambda x, c=v: isinstance(x, str) and x == c
+
+
+def _compile_string(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``pattern``/``minLength``/``maxLength`` (non-strings pass)."""
+    if k == "pattern":
+        search = re.compile(v).search
+        return lambda x, s=search: not isinstance(x, str) or s(x) is not None
+    if k == "minLength":
+        return lambda x, n=v: not isinstance(x, str) or len(x) >= n
+    return lambda x, n=v: not isinstance(x, str) or len(x) <= n
+
+
+def _compile_number(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (non-numbers pass)."""
+    if k == "minimum":
+        return lambda x, n=v: not is_number(x) or x >= n
+    if k == "maximum":
+        return lambda x, n=v: not is_number(x) or x <= n
+    if k == "exclusiveMinimum":
+        return lambda x, n=v: not is_number(x) or x > n
+    return lambda x, n=v: not is_number(x) or x < n
+
+
+def _compile_array(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``minItems``/``maxItems``/``items`` (non-arrays pass; not with ``prefixItems``)."""
+    if k == "minItems":
+        return lambda x, n=v: not isinstance(x, list) or len(x) >= n
+    if k == "maxItems":
+        return lambda x, n=v: not isinstance(x, list) or len(x) <= n
+    if "prefixItems" in schema:
+        raise _Unsupported()
+    sub = fv._sub(v)
+    return lambda x, s=sub: not isinstance(x, list) or all(map(s, x))
+
+
+def _compile_object(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool] | None:
+    """``required``/``properties``/``additionalProperties`` (non-objects pass; not with
+    ``patternProperties``)."""
+    if k == "required":
+        req = tuple(v)
+        return lambda x, r=req: not isinstance(x, dict) or all(q in x for q in r)
+    if k == "properties":
+        subs = {name: fv._sub(s) for name, s in v.items()}
+        return lambda x, subs=subs: not isinstance(x, dict) or _members_valid(subs, x)
+    if "patternProperties" in schema:
+        raise _Unsupported()
+    if v is False:
+        allowed = frozenset(schema.get("properties", ()))
+        return lambda x, a=allowed: not isinstance(x, dict) or a.issuperset(x)
+    if v is True:
+        return None
+    sub = fv._sub(v)
+    known = frozenset(schema.get("properties", ()))
+    return lambda x, s=sub, a=known: not isinstance(x, dict) or all(
+        s(val) for name, val in x.items() if name not in a)
+
+
+def _compile_ref(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``$ref``: the predicate of the (local) target."""
+    return fv._sub(fv._resolve(v))
+
+
+def _compile_combinator(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``allOf``/``anyOf``/``oneOf``/``not`` over the subschemas' predicates."""
+    if k == "allOf":
+        return _all([fv._sub(s) for s in v])
+    if k == "anyOf":
+        subs_l = [fv._sub(s) for s in v]
+        return lambda x, ss=subs_l: any(s(x) for s in ss)
+    if k == "oneOf":
+        subs_l = [fv._sub(s) for s in v]
+        return lambda x, ss=subs_l: sum(1 for s in ss if s(x)) == 1
+    sub = fv._sub(v)
+    return lambda x, s=sub: not s(x)
+
+
+def _compile_conditional(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool] | None:
+    """``if`` with its ``then``/``else``; None for ``then``/``else`` (ignored without ``if``)."""
+    if k != "if":
+        return None  # handled with "if" (ignored without it, as in jsonschema)
+    p_if = fv._sub(v)
+    p_then = fv._sub(schema["then"]) if "then" in schema else (lambda x: True)
+    p_else = fv._sub(schema["else"]) if "else" in schema else (lambda x: True)
+    return lambda x, i=p_if, t=p_then, e=p_else: t(x) if i(x) else e(x)
+
+
+#: Keyword -> compiler of its check (:meth:`FastValidator._compile`); other keywords are not
+#: compiled (annotations aside), and rtc's reporting keywords always fail.
+_KEYWORD_COMPILERS: dict[str, Callable[..., Callable[[object], bool] | None]] = {
+    "type": _compile_type,
+    "enum": _compile_value,
+    "const": _compile_value,
+    "pattern": _compile_string,
+    "minLength": _compile_string,
+    "maxLength": _compile_string,
+    "minimum": _compile_number,
+    "maximum": _compile_number,
+    "exclusiveMinimum": _compile_number,
+    "exclusiveMaximum": _compile_number,
+    "minItems": _compile_array,
+    "maxItems": _compile_array,
+    "items": _compile_array,
+    "required": _compile_object,
+    "properties": _compile_object,
+    "additionalProperties": _compile_object,
+    "$ref": _compile_ref,
+    "allOf": _compile_combinator,
+    "anyOf": _compile_combinator,
+    "oneOf": _compile_combinator,
+    "not": _compile_combinator,
+    "if": _compile_conditional,
+    "then": _compile_conditional,
+    "else": _compile_conditional,
+}
 
 
 _FAST: dict[object, tuple[dict, FastValidator]] = {}

@@ -1,16 +1,19 @@
 """Parse rtc source text into the generic AST, with friendly syntax errors.
 
 The grammar (``grammar/rtc.lark``) is loaded once per process with lark's LALR parser and
-contextual lexer, ``propagate_positions`` on. Lark errors never reach the user: they are
-classified with ``UnexpectedInput.match_examples`` against a small catalog of labelled bad
-snippets (below) and turned into :class:`~rtc.diagnostics.Diagnostic` records with the
-location, a plain-language message and a hint.
+contextual lexer, ``propagate_positions`` on. Lark errors never reach the user: a few error
+shapes are recognised from the character or token itself (the case functions of
+``_SHAPE_CASES``, tried in order), the rest get a label from the parser state or from
+``UnexpectedInput.match_examples`` against a small catalog of labelled bad snippets (below),
+and each is turned into a :class:`~rtc.diagnostics.Diagnostic` record with the location, a
+plain-language message and a hint.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
@@ -309,104 +312,189 @@ def _unclosed_brace(text: str, filename: str) -> Span | None:
     return Span(filename, line, col, line, col + 1)
 
 
-def _friendly(exc, text: str, filename: str) -> Diagnostic:
-    from lark.exceptions import UnexpectedEOF
+@dataclass(frozen=True)
+class _Failure:
+    """Where and how lark stopped: the 1-based position (the end of the text for an
+    UnexpectedEOF), the offending token and the terminals the parser expected there."""
 
+    exc: Exception
+    text: str
+    filename: str
+    lines: list[str]
+    line: int
+    column: int
+    source_line: str
+    token_type: str
+    token_text: str
+    expected: frozenset[str]
+    ch: str  # the character at the error position ("" past the line end)
+    before: str  # the line up to the error position, without a comment or trailing blanks
+
+    @property
+    def span(self) -> Span:
+        return Span(self.filename, self.line, self.column, self.line, self.column + 1)
+
+    @property
+    def next_char(self) -> str:
+        """The character after the error position ("" at the line end)."""
+        return self.source_line[self.column] if self.column < len(self.source_line) else ""
+
+    @property
+    def glued(self) -> bool:
+        """The parser stopped at a '{' written right after a word (a template group)."""
+        return bool(self.ch == "{" and self.before and self.column >= 2
+                    and not self.source_line[self.column - 2].isspace())
+
+
+def _failure(exc, text: str, filename: str) -> _Failure:
+    """Read the position, token and expected terminals off lark's ``exc``."""
     lines = text.splitlines()
     line = getattr(exc, "line", -1)
     column = getattr(exc, "column", -1)
     if line is None or line < 1:  # UnexpectedEOF reports -1
         line = max(1, len(lines))
         column = len(lines[-1]) + 1 if lines else 1
-    span = Span(filename, line, column, line, column + 1)
     source_line = lines[line - 1] if 0 < line <= len(lines) else ""
-
     token = getattr(exc, "token", None)
-    token_type = getattr(token, "type", "")
-    token_text = str(token) if token is not None else ""
-    expected = set(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
-    ch = source_line[column - 1] if 0 < column <= len(source_line) else ""
-    before = source_line[: max(0, column - 1)].split("#")[0].rstrip()
+    expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
+    return _Failure(
+        exc, text, filename, lines, line, column, source_line,
+        token_type=getattr(token, "type", ""),
+        token_text=str(token) if token is not None else "",
+        expected=frozenset(expected),
+        ch=source_line[column - 1] if 0 < column <= len(source_line) else "",
+        before=source_line[: max(0, column - 1)].split("#")[0].rstrip())
 
-    # Problems recognised by the character itself.
-    if ch == '"':
-        return error(UNTERMINATED_STRING, "this string is not closed before the end of the line",
-                     span, hint='close it with " on the same line; strings cannot span lines')
-    glued = ch == "{" and before and column >= 2 and not source_line[column - 2].isspace()
-    if glued and column < len(source_line) and source_line[column] == "}":
-        return error(SYNTAX, "empty template group '{}'", Span(filename, line, column, line,
-                                                               column + 2),
-                     hint="put an expression inside, e.g. 10.1.{i/256}.{i%256}")
-    if glued and column < len(source_line) and source_line[column] == " ":
-        return error(SYNTAX, "a template group cannot start with a space ('{ ' opens a block)",
-                     span, hint="write the group without spaces after '{', e.g. {i} or "
-                     "{(i%16)*16 + 2*d + 1}")
-    if ch == "{" and column < len(source_line) and not source_line[column].isspace() and before:
-        return error(SYNTAX, "unbalanced '{' in a template: a {expression} must close with "
-                     "'}' on the same line", span,
-                     hint="templates look like 10.1.{i/256}.{i%256}")
 
-    # A word followed by '{' inside a block: a nested block, which the language has not.
-    rest = source_line[column:].split("#")[0].strip() if column >= 1 else ""
-    if token_type == "LBRACE" and before and not rest and "WORD" in expected:
-        outer = _enclosing_block(text, line)
-        if outer is not None:
-            head = before.split()
-            start = len(source_line) - len(source_line.lstrip()) + 1
-            nspan = Span(filename, line, start, line, column + 1)
-            return error(SYNTAX, f"blocks cannot be nested: '{head[0]} {{' is inside a "
-                         f"{outer} block", nspan,
-                         hint="close the " + outer + " block with '}' first; only "
-                         + ", ".join(BLOCK_KINDS) + " blocks exist, all at the top level")
-    # `env A = 0,1`: a value with commas must be quoted.
-    if token_type == "COMMA" and "=" in before:
-        name, _eq, value = before.partition("=")
-        value = value.strip()
-        key_words = name.split()
-        vstart = before.index("=") + 1 + (len(before.split("=", 1)[1]) -
-                                          len(before.split("=", 1)[1].lstrip())) + 1
-        full = source_line[vstart - 1:].split("#")[0].rstrip()
-        shown = f'{" ".join(key_words)} = "{full}"' if key_words else f'NAME = "{full}"'
-        return error(BAD_ASSIGN, f"the value after '=' contains a comma: a value with commas "
-                     f"must be quoted ({value}, ... would be read as a list)",
-                     Span(filename, line, vstart, line, vstart + len(full)),
-                     hint=f"write `{shown}`")
+# Error shapes recognised by the character or the token itself, each a function that returns
+# its diagnostic or None; _friendly tries them in the order of _SHAPE_CASES.
 
-    # The parser state tells the rest; the rules below are exact, match_examples (with the
-    # catalog above) classifies whatever they leave.
+def _unterminated_string(f: _Failure) -> Diagnostic | None:
+    """RTC106: the parser stopped at a '"' whose string the line never closes."""
+    if f.ch != '"':
+        return None
+    return error(UNTERMINATED_STRING, "this string is not closed before the end of the line",
+                 f.span, hint='close it with " on the same line; strings cannot span lines')
+
+
+def _empty_template_group(f: _Failure) -> Diagnostic | None:
+    """`10.0.{}.1`: a template group with nothing inside."""
+    if not (f.glued and f.next_char == "}"):
+        return None
+    return error(SYNTAX, "empty template group '{}'",
+                 Span(f.filename, f.line, f.column, f.line, f.column + 2),
+                 hint="put an expression inside, e.g. 10.1.{i/256}.{i%256}")
+
+
+def _template_group_space(f: _Failure) -> Diagnostic | None:
+    """`10.0.{ i}.1`: '{ ' after a word (a space after '{' opens a block)."""
+    if not (f.glued and f.next_char == " "):
+        return None
+    return error(SYNTAX, "a template group cannot start with a space ('{ ' opens a block)",
+                 f.span, hint="write the group without spaces after '{', e.g. {i} or "
+                 "{(i%16)*16 + 2*d + 1}")
+
+
+def _unbalanced_template(f: _Failure) -> Diagnostic | None:
+    """`10.0.{i.1`: a template group that does not close on its line."""
+    nxt = f.next_char
+    if not (f.ch == "{" and nxt and not nxt.isspace() and f.before):
+        return None
+    return error(SYNTAX, "unbalanced '{' in a template: a {expression} must close with "
+                 "'}' on the same line", f.span,
+                 hint="templates look like 10.1.{i/256}.{i%256}")
+
+
+def _nested_block(f: _Failure) -> Diagnostic | None:
+    """A word followed by '{' inside a block: a nested block, which the language has not."""
+    rest = f.source_line[f.column:].split("#")[0].strip() if f.column >= 1 else ""
+    if not (f.token_type == "LBRACE" and f.before and not rest and "WORD" in f.expected):
+        return None
+    outer = _enclosing_block(f.text, f.line)
+    if outer is None:
+        return None
+    head = f.before.split()
+    start = len(f.source_line) - len(f.source_line.lstrip()) + 1
+    return error(SYNTAX, f"blocks cannot be nested: '{head[0]} {{' is inside a "
+                 f"{outer} block", Span(f.filename, f.line, start, f.line, f.column + 1),
+                 hint="close the " + outer + " block with '}' first; only "
+                 + ", ".join(BLOCK_KINDS) + " blocks exist, all at the top level")
+
+
+def _comma_in_assignment(f: _Failure) -> Diagnostic | None:
+    """`env A = 0,1`: a value with commas must be quoted."""
+    before = f.before
+    if not (f.token_type == "COMMA" and "=" in before):
+        return None
+    name, _eq, value = before.partition("=")
+    value = value.strip()
+    key_words = name.split()
+    vstart = before.index("=") + 1 + (len(before.split("=", 1)[1]) -
+                                      len(before.split("=", 1)[1].lstrip())) + 1
+    full = f.source_line[vstart - 1:].split("#")[0].rstrip()
+    shown = f'{" ".join(key_words)} = "{full}"' if key_words else f'NAME = "{full}"'
+    return error(BAD_ASSIGN, f"the value after '=' contains a comma: a value with commas "
+                 f"must be quoted ({value}, ... would be read as a list)",
+                 Span(f.filename, f.line, vstart, f.line, vstart + len(full)),
+                 hint=f"write `{shown}`")
+
+
+_SHAPE_CASES = (_unterminated_string, _empty_template_group, _template_group_space,
+                _unbalanced_template, _nested_block, _comma_in_assignment)
+
+
+def _exact_label(f: _Failure) -> str | None:
+    """The catalog label (a key of :data:`_EXAMPLES`) the parser state decides exactly, or
+    None when match_examples must classify the error."""
+    from lark.exceptions import UnexpectedEOF
+
     kinds = {k.upper() for k in BLOCK_KINDS}
-    label = None
-    if isinstance(exc, UnexpectedEOF) or token_type == "$END":
-        label = "missing-close"
-    elif token_type == "WORD" and expected and expected <= kinds | {"_NL"}:
-        label = "unknown-block"
-    elif token_type == "RBRACE" and kinds & expected:
-        label = "unexpected-close"
-    elif token_type in ("RBRACE", "LBRACE") and "WORD" in expected:
-        label = "same-line"
-    elif "LBRACE" in expected and token_type in ("_NL", "WORD", "STRING"):
-        label = "missing-open"
-    elif token_type == "COMMA" or (token_type == "_NL" and before.endswith(",")):
-        label = "list-item"
-    elif token_type == "EQUAL" or (token_type == "_NL" and before.endswith("=")):
-        label = "bad-assign"
-    elif token_type == "_NL" and expected <= {"WORD", "STRING"}:
-        label = "missing-value"
-    if token_type == "_NL" and before and label in ("missing-value", "list-item", "bad-assign"):
-        # Point at what is incomplete (the key, the comma, the '='), not at the line end.
-        if label == "missing-value":
-            start = len(before) - len(before.split()[-1]) + 1
-        else:
-            start = len(before)
-        span = Span(filename, line, start, line, len(before) + 1)
-    if label is None:
-        try:
-            label = exc.match_examples(_lark().parse, _EXAMPLES, use_accepts=True)
-        except Exception:  # pragma: no cover - classification is best effort
-            label = None
+    token_type, expected, before = f.token_type, f.expected, f.before
+    if isinstance(f.exc, UnexpectedEOF) or token_type == "$END":
+        return "missing-close"
+    if token_type == "WORD" and expected and expected <= kinds | {"_NL"}:
+        return "unknown-block"
+    if token_type == "RBRACE" and kinds & expected:
+        return "unexpected-close"
+    if token_type in ("RBRACE", "LBRACE") and "WORD" in expected:
+        return "same-line"
+    if "LBRACE" in expected and token_type in ("_NL", "WORD", "STRING"):
+        return "missing-open"
+    if token_type == "COMMA" or (token_type == "_NL" and before.endswith(",")):
+        return "list-item"
+    if token_type == "EQUAL" or (token_type == "_NL" and before.endswith("=")):
+        return "bad-assign"
+    if token_type == "_NL" and expected <= {"WORD", "STRING"}:
+        return "missing-value"
+    return None
 
+
+def _incomplete_span(f: _Failure, label: str | None) -> Span:
+    """For an exact missing-value, list-item or bad-assign label at a line end: the span of
+    what is incomplete (the key, the comma, the '='), not of the line end."""
+    before = f.before
+    if not (f.token_type == "_NL" and before
+            and label in ("missing-value", "list-item", "bad-assign")):
+        return f.span
+    if label == "missing-value":
+        start = len(before) - len(before.split()[-1]) + 1
+    else:
+        start = len(before)
+    return Span(f.filename, f.line, start, f.line, len(before) + 1)
+
+
+def _example_label(exc) -> str | None:
+    """The label of the :data:`_EXAMPLES` snippet that fails like ``exc`` (None: no match)."""
+    try:
+        return exc.match_examples(_lark().parse, _EXAMPLES, use_accepts=True)
+    except Exception:  # pragma: no cover - classification is best effort
+        return None
+
+
+def _labelled(f: _Failure, label: str | None, span: Span) -> Diagnostic:
+    """The diagnostic for a catalog ``label`` (RTC100 for None or an unknown label)."""
     if label == "missing-close":
-        opened = _unclosed_brace(text, filename)
+        opened = _unclosed_brace(f.text, f.filename)
         where = f" (opened at line {opened.line})" if opened else ""
         return error(MISSING_CLOSE, f"missing '}}': the file ends inside a block{where}",
                      opened or span, hint="add '}' on its own line where the block ends")
@@ -414,17 +502,11 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
         return error(MISSING_OPEN, "expected '{' after the block header", span,
                      hint="a block is written `server NAME {` with the brace on the header line")
     if label == "missing-value":
-        prev = _previous_word(source_line, lines, line, column)
+        prev = _previous_word(f.source_line, f.lines, f.line, f.column)
         return error(MISSING_VALUE, f"{show_text(prev)} has no value" if prev else "an attribute has no value",
                      span, hint="write the value on the same line, e.g. `tp 8`")
     if label == "unknown-block":
-        import difflib
-
-        word = token_text or source_line.strip().split(" ")[0]
-        close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
-        hint = (f"did you mean '{close[0]}'?" if close else
-                "blocks are: " + ", ".join(BLOCK_KINDS))
-        return error(UNKNOWN_BLOCK, f"unknown block keyword {show_text(word)}", span, hint=hint)
+        return _unknown_block(f, span)
     if label == "unexpected-close":
         return error(UNEXPECTED_CLOSE, "this '}' closes no block", span,
                      hint="remove it, or add the block header it belongs to")
@@ -437,9 +519,36 @@ def _friendly(exc, text: str, filename: str) -> Diagnostic:
     if label == "bad-assign":
         return error(BAD_ASSIGN, "an '=' must have a name on its left and a value on its right",
                      span, hint="write `env NAME = value`")
-    shown = f" {show_text(token_text)}" if token_text and token_text.strip() else ""
+    shown = f" {show_text(f.token_text)}" if f.token_text and f.token_text.strip() else ""
     return error(SYNTAX, f"unexpected{shown or ' input'} here", span,
                  hint="every fact is `key value ...` on its own line inside a block")
+
+
+def _unknown_block(f: _Failure, span: Span) -> Diagnostic:
+    """RTC104, with the closest block keyword as the hint."""
+    import difflib
+
+    word = f.token_text or f.source_line.strip().split(" ")[0]
+    close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
+    hint = (f"did you mean '{close[0]}'?" if close else
+            "blocks are: " + ", ".join(BLOCK_KINDS))
+    return error(UNKNOWN_BLOCK, f"unknown block keyword {show_text(word)}", span, hint=hint)
+
+
+def _friendly(exc, text: str, filename: str) -> Diagnostic:
+    """The one friendly diagnostic for lark's ``exc``: the first of :data:`_SHAPE_CASES`
+    that recognises the error, else the message of the error's catalog label (decided by the
+    parser state, then by ``match_examples`` against :data:`_EXAMPLES`)."""
+    failure = _failure(exc, text, filename)
+    for case in _SHAPE_CASES:
+        found = case(failure)
+        if found is not None:
+            return found
+    label = _exact_label(failure)
+    span = _incomplete_span(failure, label)
+    if label is None:
+        label = _example_label(exc)
+    return _labelled(failure, label, span)
 
 
 def _previous_word(source_line: str, lines: list[str], line: int, column: int) -> str:

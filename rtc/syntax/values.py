@@ -110,13 +110,6 @@ class Group(NamedTuple):
     body: pyast.expr
 
 
-def compile_expression(expr: str, span: Span, code: str) -> tuple[Callable[[dict], int], frozenset, int]:
-    """Compile one ``{...}`` expression. Returns (function env -> int, variables used,
-    zero-pad width). Raises :class:`ValueProblem` with ``code`` on bad syntax or names."""
-    group = compile_group(expr, span, code)
-    return group.fn, group.variables, group.width
-
-
 def compile_group(expr: str, span: Span, code: str) -> Group:
     """Compile one ``{...}`` expression into a :class:`Group`. Raises
     :class:`ValueProblem` with ``code`` on bad syntax or names."""

@@ -489,12 +489,25 @@ def _dropped_keys(doc: dict, version: str) -> dict[str, tuple[int, tuple]]:
 
 
 def _model(doc: dict, version: str, smap, diags: list) -> list[_Srv] | None:
-    servers = []
+    """The servers of a valid 1.0 / 1.2 table, in rank order; None after adding to
+    ``diags`` why the rtc language cannot describe them (RTC662)."""
     pods: dict[str, str] = {}
     if version == "1.2":
         for pod in doc.get("super_pod_list") or ():
             for m in pod.get("server_list") or ():
                 pods.setdefault(m.get("server_id"), pod.get("super_pod_id"))
+    servers = []
+    for s, devs in _servers_by_rank(doc):
+        srv = _server(s, devs, version, pods, smap, diags)
+        if srv is None:
+            return None
+        servers.append(srv)
+    return servers
+
+
+def _servers_by_rank(doc: dict) -> list[tuple[dict, list]]:
+    """``(server, devices)`` sorted by the server's first rank; ``devices`` are
+    ``(rank, device id, device, path)`` sorted by rank."""
     rows = []
     for i, s in enumerate(doc["server_list"]):
         devs = []
@@ -503,53 +516,73 @@ def _model(doc: dict, version: str, smap, diags: list) -> list[_Srv] | None:
         devs.sort()
         rows.append((devs[0][0], i, s, devs))
     rows.sort()
-    for _, i, s, devs in rows:
-        sid = s["server_id"]
-        ids = [d for _, d, _, _ in devs]
-        if ids != sorted(ids):
-            r, d, _, path = next(x for x, y in zip(devs, devs[1:]) if y[1] < x[1])
-            diags.append(error(IMPORT_SHAPE, f"on {sid}, rank {r} is device {d} but a higher rank has "
-                               "a lower device id: rtc numbers a server's devices in device id "
-                               "order", smap.locate_nearest(path + ("rank_id",)),
-                               subject=f"server {sid}",
-                               hint="renumber the server's ranks in device id order first"))
+    return [(s, devs) for _, _, s, devs in rows]
+
+
+def _server(s: dict, devs: list, version: str, pods: dict, smap, diags: list) -> _Srv | None:
+    """One server of :func:`_model`, or None after adding the RTC662 that stops it."""
+    sid = s["server_id"]
+    ids = [d for _, d, _, _ in devs]
+    raw_ips = [d.get("device_ip") or "" for _, _, d, _ in devs]
+    problem = _device_problem(sid, devs, ids, raw_ips, smap)
+    if problem is not None:
+        diags.append(problem)
+        return None
+    ips = [ipaddress.ip_address(ip) for ip in raw_ips] if all(raw_ips) else None
+    sdids = None
+    if version == "1.2":
+        sdids, problem = _super_device_ids(sid, devs, smap)
+        if problem is not None:
+            diags.append(problem)
             return None
-        raw_ips = [d.get("device_ip") or "" for _, _, d, _ in devs]
-        if any("," in ip for ip in raw_ips):
-            path = next(p for (_, _, d, p) in devs if "," in (d.get("device_ip") or ""))
-            diags.append(error(IMPORT_SHAPE, f"{sid} has a device with several addresses in "
-                               "device_ip; the rtc language gives one address per device",
-                               smap.locate_nearest(path + ("device_ip",)), subject=f"server {sid}"))
-            return None
-        if any(raw_ips) and not all(raw_ips):
-            path = next(p for (_, _, d, p) in devs if not d.get("device_ip"))
-            diags.append(error(IMPORT_SHAPE, f"some devices of {sid} have a device_ip and others do "
-                               "not; rtc gives either every device of a server an address or none",
-                               smap.locate_nearest(path), subject=f"server {sid}",
-                               hint="fill in the missing addresses"))
-            return None
-        ips = [ipaddress.ip_address(ip) for ip in raw_ips] if all(raw_ips) else None
-        sdids = None
-        if version == "1.2":
-            raw = [d.get("super_device_id") for _, _, d, _ in devs]
-            if any(v is not None for v in raw):
-                if any(v is None for v in raw):
-                    path = next(p for (_, _, d, p) in devs if d.get("super_device_id") is None)
-                    diags.append(error(IMPORT_SHAPE, f"some devices of {sid} have a super_device_id "
-                                       "and others do not", smap.locate_nearest(path),
-                                       subject=f"server {sid}"))
-                    return None
-                sdids = [decimal(v) for v in raw]
-        host = None
-        if s.get("host_ip"):
-            host = ipaddress.ip_address(s["host_ip"])
-        pod = pods.get(sid) if version == "1.2" else None
-        if pod is not None and ("{" in pod or "}" in pod or "\n" in pod):
-            diags.append(error(IMPORT_SHAPE, f"super_pod_id {pod!r} cannot be written in the rtc "
-                               "language (braces start a template)", Span.whole_file(smap.filename)))
-            return None
-        servers.append(_Srv(sid, ids, ips, host, pod, sdids))
-    return servers
+    host = None
+    if s.get("host_ip"):
+        host = ipaddress.ip_address(s["host_ip"])
+    pod = pods.get(sid) if version == "1.2" else None
+    if pod is not None and ("{" in pod or "}" in pod or "\n" in pod):
+        diags.append(error(IMPORT_SHAPE, f"super_pod_id {pod!r} cannot be written in the rtc "
+                           "language (braces start a template)", Span.whole_file(smap.filename)))
+        return None
+    return _Srv(sid, ids, ips, host, pod, sdids)
+
+
+def _device_problem(sid: str, devs: list, ids: list[int], raw_ips: list[str],
+                    smap) -> Diagnostic | None:
+    """RTC662 when the devices of server ``sid`` cannot be written as rtc devices: ranks
+    not in device id order, several addresses in one device_ip, addresses on only some."""
+    if ids != sorted(ids):
+        r, d, _, path = next(x for x, y in zip(devs, devs[1:]) if y[1] < x[1])
+        return error(IMPORT_SHAPE, f"on {sid}, rank {r} is device {d} but a higher rank has "
+                     "a lower device id: rtc numbers a server's devices in device id "
+                     "order", smap.locate_nearest(path + ("rank_id",)),
+                     subject=f"server {sid}",
+                     hint="renumber the server's ranks in device id order first")
+    if any("," in ip for ip in raw_ips):
+        path = next(p for (_, _, d, p) in devs if "," in (d.get("device_ip") or ""))
+        return error(IMPORT_SHAPE, f"{sid} has a device with several addresses in "
+                     "device_ip; the rtc language gives one address per device",
+                     smap.locate_nearest(path + ("device_ip",)), subject=f"server {sid}")
+    if any(raw_ips) and not all(raw_ips):
+        path = next(p for (_, _, d, p) in devs if not d.get("device_ip"))
+        return error(IMPORT_SHAPE, f"some devices of {sid} have a device_ip and others do "
+                     "not; rtc gives either every device of a server an address or none",
+                     smap.locate_nearest(path), subject=f"server {sid}",
+                     hint="fill in the missing addresses")
+    return None
+
+
+def _super_device_ids(sid: str, devs: list, smap) -> tuple[list | None, Diagnostic | None]:
+    """(the super_device_ids of a 1.2 server's devices, or None when it has none; None) or
+    (None, RTC662) when only some devices have one."""
+    raw = [d.get("super_device_id") for _, _, d, _ in devs]
+    if not any(v is not None for v in raw):
+        return None, None
+    if any(v is None for v in raw):
+        path = next(p for (_, _, d, p) in devs if d.get("super_device_id") is None)
+        return None, error(IMPORT_SHAPE, f"some devices of {sid} have a super_device_id "
+                           "and others do not", smap.locate_nearest(path),
+                           subject=f"server {sid}")
+    return [decimal(v) for v in raw], None
 
 
 def _ipnorm(text):

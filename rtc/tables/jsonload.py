@@ -368,76 +368,88 @@ def _line_col_of(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# (start(s) of the decoder's message, our message, hint) for errors the text there does not refine
+_FIXED_MESSAGES = (
+    ("Unterminated string", "this string is never closed",
+     "add the closing `\"` (a string cannot span lines)"),
+    ("Invalid control character", "raw control character (line break or tab) inside a string",
+     "remove it or escape it as \\n / \\t"),
+    (("Invalid \\escape", "Invalid \\u"), "invalid escape sequence in a string",
+     "a backslash must start one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write \\\\ for a literal backslash"),
+)
+
+
+def _expecting_value(c: str, word: str) -> tuple[str, str | None]:
+    """(message, hint) for "Expecting value" at a character ``c`` / identifier ``word``."""
+    if c == "":
+        return ("the file ends where a value was expected (truncated file?)",
+                "check that the file was written completely and that every `{` and `[` is closed")
+    if c == "'":
+        return "strings must use double quotes, not single quotes", "replace 'value' with \"value\""
+    if word in ("True", "False", "None"):
+        js = {"True": "true", "False": "false", "None": "null"}[word]
+        return (f"`{word}` is Python, not JSON",
+                f"write `{js}`; rank tables normally use strings such as \"0\"")
+    if word in ("NaN", "Infinity"):
+        return f"`{word}` is not allowed in JSON", "write a number or a string"
+    if word:
+        return (f"unquoted text `{word}` where a value was expected",
+                f"strings must be in double quotes: \"{word}\"")
+    if c in "]}":
+        return (f"a value is missing before {_describe_char(c)}",
+                "remove the stray `,` or add the missing value")
+    return (f"expected a JSON value (string, number, object, array, true, false or null), found {_describe_char(c)}",
+            None)
+
+
+def _expecting_key(c: str, word: str) -> tuple[str, str | None]:
+    """(message, hint) for "Expecting property name enclosed in double quotes"."""
+    if c == "'":
+        return "object keys must use double quotes, not single quotes", "replace 'key' with \"key\""
+    if word:
+        return f"object key `{word}` is not in double quotes", f"write \"{word}\""
+    return f"expected a key in double quotes, found {_describe_char(c)}", None
+
+
+def _expecting_comma(text: str, pos: int, c: str) -> tuple[str, str | None, int]:
+    """(message, hint, offset) for "Expecting ',' delimiter": the offset is where the comma
+    belongs, right after the previous value, when there is blank space before ``pos``."""
+    hint = "add the comma, or close the bracket or string that was left open before it"
+    prev = len(text[:pos].rstrip(" \t\r\n"))
+    if 0 < prev < pos:
+        line, col = _line_col_of(text, pos)
+        return (f"missing `,` after this value (the next one starts at line {line}, "
+                f"column {col})"), hint, prev
+    return f"expected `,` or a closing bracket, found {_describe_char(c)}", hint, pos
+
+
 def _syntax_message(e: json.JSONDecodeError, text: str) -> tuple[str, str | None, int]:
     """(message, hint, offset) for a JSON decode error, in plain words."""
     pos = e.pos
     msg = e.msg
     c = text[pos] if pos < len(text) else ""
-    word_m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(text, pos)
+    word_m = _WORD.match(text, pos)
     word = word_m.group(0) if word_m else ""
-    hint: str | None = None
     if msg.startswith("Expecting value"):
         if not text.strip():
             return "the file is empty: a rank table must be a JSON object", \
                 "write the rank table as a JSON object `{...}`", 0
-        if c == "":
-            message = "the file ends where a value was expected (truncated file?)"
-            hint = "check that the file was written completely and that every `{` and `[` is closed"
-        elif c == "'":
-            message = "strings must use double quotes, not single quotes"
-            hint = "replace 'value' with \"value\""
-        elif word in ("True", "False", "None"):
-            js = {"True": "true", "False": "false", "None": "null"}[word]
-            message = f"`{word}` is Python, not JSON"
-            hint = f"write `{js}`; rank tables normally use strings such as \"0\""
-        elif word in ("NaN", "Infinity"):
-            message = f"`{word}` is not allowed in JSON"
-            hint = "write a number or a string"
-        elif word:
-            message = f"unquoted text `{word}` where a value was expected"
-            hint = f"strings must be in double quotes: \"{word}\""
-        elif c in "]}":
-            message = f"a value is missing before {_describe_char(c)}"
-            hint = "remove the stray `,` or add the missing value"
-        else:
-            message = f"expected a JSON value (string, number, object, array, true, false or null), found {_describe_char(c)}"
-    elif msg.startswith("Expecting property name enclosed in double quotes"):
-        if c == "'":
-            message = "object keys must use double quotes, not single quotes"
-            hint = "replace 'key' with \"key\""
-        elif word:
-            message = f"object key `{word}` is not in double quotes"
-            hint = f"write \"{word}\""
-        else:
-            message = f"expected a key in double quotes, found {_describe_char(c)}"
-    elif msg.startswith("Expecting ':' delimiter"):
-        message = f"expected `:` after the key, found {_describe_char(c)}"
-    elif msg.startswith("Expecting ',' delimiter"):
-        # point where the comma belongs: right after the previous value
-        prev = len(text[:pos].rstrip(" \t\r\n"))
-        if 0 < prev < pos:
-            line, col = _line_col_of(text, pos)
-            message = (f"missing `,` after this value (the next one starts at line {line}, "
-                       f"column {col})")
-            pos = prev
-        else:
-            message = f"expected `,` or a closing bracket, found {_describe_char(c)}"
-        hint = "add the comma, or close the bracket or string that was left open before it"
-    elif msg.startswith("Unterminated string"):
-        message = "this string is never closed"
-        hint = "add the closing `\"` (a string cannot span lines)"
-    elif msg.startswith("Invalid control character"):
-        message = "raw control character (line break or tab) inside a string"
-        hint = "remove it or escape it as \\n / \\t"
-    elif msg.startswith("Invalid \\escape") or msg.startswith("Invalid \\u"):
-        message = "invalid escape sequence in a string"
-        hint = "a backslash must start one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write \\\\ for a literal backslash"
-    elif msg.startswith("Extra data"):
-        message = f"unexpected text after the end of the JSON document: {_describe_char(c)}"
-        hint = "a rank table is a single JSON object; look for an extra `}` or a second pasted document"
-    else:
-        message = f"invalid JSON: {msg}"
-    return message, hint, pos
+        return (*_expecting_value(c, word), pos)
+    if msg.startswith("Expecting property name enclosed in double quotes"):
+        return (*_expecting_key(c, word), pos)
+    if msg.startswith("Expecting ':' delimiter"):
+        return f"expected `:` after the key, found {_describe_char(c)}", None, pos
+    if msg.startswith("Expecting ',' delimiter"):
+        return _expecting_comma(text, pos, c)
+    for start, message, hint in _FIXED_MESSAGES:
+        if msg.startswith(start):
+            return message, hint, pos
+    if msg.startswith("Extra data"):
+        return (f"unexpected text after the end of the JSON document: {_describe_char(c)}",
+                "a rank table is a single JSON object; look for an extra `}` or a second pasted document", pos)
+    return f"invalid JSON: {msg}", None, pos
 
 
 def _decode(data: bytes, filename: str) -> tuple[str | None, Diagnostic | None]:
@@ -505,6 +517,61 @@ def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[D
     return out
 
 
+class _Parser:
+    """``json.loads`` with hooks that record the objects with a repeated key and the
+    NaN / Infinity constants met; both lists are cleared at each :meth:`parse`."""
+
+    def __init__(self):
+        self.dup_objs: list[dict] = []
+        self.bad_constants: list[str] = []
+
+    def _pairs(self, pairs):
+        d = dict(pairs)
+        if len(d) != len(pairs):
+            self.dup_objs.append(d)
+        return d
+
+    def _constant(self, name):
+        self.bad_constants.append(name)
+        return None
+
+    def parse(self, t: str):
+        self.dup_objs.clear()
+        self.bad_constants.clear()
+        return json.loads(t, object_pairs_hook=self._pairs, parse_constant=self._constant)
+
+
+def _source_text(source, filename: str | None) -> tuple[str, str, Diagnostic | None]:
+    """(text, filename for spans, None), or ("", filename, RTC603) when the file cannot be
+    read or decoded. A UTF-8 byte order mark is dropped."""
+    if isinstance(source, os.PathLike):
+        filename = filename or os.fspath(source)
+        try:
+            source = Path(source).read_bytes()
+        except OSError as e:
+            return "", filename, error(RULE_ENCODING, f"cannot read the file: {e.strerror or e}",
+                                       Span.whole_file(filename))
+    filename = filename or "<string>"
+    if isinstance(source, (bytes, bytearray)):
+        text, diag = _decode(bytes(source), filename)
+        return text or "", filename, diag
+    return (source[1:] if source.startswith("\ufeff") else source), filename, None
+
+
+def _unparseable(text: str, filename: str, e: Exception) -> tuple[None, SourceMap, list[Diagnostic]]:
+    """RTC600 when the decoder gives up without a position (deep nesting, a huge number)."""
+    smap = SourceMap(text, filename, parsed=False)
+    if isinstance(e, RecursionError):
+        return None, smap, [error(RULE_SYNTAX, "the JSON is nested too deeply to parse",
+                                  Span.whole_file(filename))]
+    huge = re.search(r"\d{1000,}", text)
+    if huge is not None:
+        return None, smap, [error(RULE_SYNTAX, f"a number with {len(huge.group(0))} digits "
+                                  "is too long to read", smap.span(huge.start()),
+                                  hint="rank table numbers are small (ranks, ports, counts)")]
+    return None, smap, [error(RULE_SYNTAX, f"invalid JSON: {e}", Span.whole_file(filename))]
+
+
 def load_json(source: Union[str, bytes, os.PathLike], *, filename: str | None = None,
               recover: bool = True) -> tuple[object | None, SourceMap, list[Diagnostic]]:
     """Parse a JSON document and report syntax problems precisely.
@@ -519,74 +586,34 @@ def load_json(source: Union[str, bytes, os.PathLike], *, filename: str | None = 
     blanked-out text is returned (``source_map.recovered`` is then True) so later checks can
     still run and point at the right lines.
     """
-    if isinstance(source, os.PathLike):
-        filename = filename or os.fspath(source)
-        try:
-            data = Path(source).read_bytes()
-        except OSError as e:
-            return None, SourceMap("", filename, parsed=False), [
-                error(RULE_ENCODING, f"cannot read the file: {e.strerror or e}", Span.whole_file(filename))]
-        source = data
-    filename = filename or "<string>"
-    if isinstance(source, (bytes, bytearray)):
-        text, diag = _decode(bytes(source), filename)
-        if diag is not None:
-            return None, SourceMap("", filename, parsed=False), [diag]
-    else:
-        text = source[1:] if source.startswith("\ufeff") else source
-    assert text is not None
-
+    text, filename, unreadable = _source_text(source, filename)
+    if unreadable is not None:
+        return None, SourceMap("", filename, parsed=False), [unreadable]
     nul = text.find("\x00")
     if nul >= 0:
         smap = SourceMap(text, filename, parsed=False)
         return None, smap, [error(RULE_ENCODING, "the file contains a NUL character (binary or UTF-16 data?)",
                                   smap.span(nul), hint="save the file as UTF-8 text")]
 
-    dup_objs: list[dict] = []
-    bad_constants: list[str] = []
-
-    def pairs_hook(pairs):
-        d = dict(pairs)
-        if len(d) != len(pairs):
-            dup_objs.append(d)
-        return d
-
-    def constant_hook(name):
-        bad_constants.append(name)
-        return None
-
-    def parse(t: str):
-        dup_objs.clear()
-        bad_constants.clear()
-        return json.loads(t, object_pairs_hook=pairs_hook, parse_constant=constant_hook)
-
+    parser = _Parser()
     diags: list[Diagnostic] = []
     try:
-        doc = parse(text)
-        smap = SourceMap(text, filename, duplicate_keys=bool(dup_objs))
+        doc = parser.parse(text)
+        smap = SourceMap(text, filename, duplicate_keys=bool(parser.dup_objs))
     except json.JSONDecodeError as first_error:
-        doc, smap, diags = _load_relaxed(text, filename, first_error, parse, recover, dup_objs)
-    except RecursionError:
-        smap = SourceMap(text, filename, parsed=False)
-        return None, smap, [error(RULE_SYNTAX, "the JSON is nested too deeply to parse",
-                                  Span.whole_file(filename))]
-    except ValueError as e:  # e.g. an integer literal with thousands of digits
-        smap = SourceMap(text, filename, parsed=False)
-        huge = re.search(r"\d{1000,}", text)
-        if huge is not None:
-            return None, smap, [error(RULE_SYNTAX, f"a number with {len(huge.group(0))} digits "
-                                      "is too long to read", smap.span(huge.start()),
-                                      hint="rank table numbers are small (ranks, ports, counts)")]
-        return None, smap, [error(RULE_SYNTAX, f"invalid JSON: {e}", Span.whole_file(filename))]
+        doc, smap, diags = _load_relaxed(text, filename, first_error, parser.parse, recover,
+                                         parser.dup_objs)
+    except (RecursionError, ValueError) as e:  # ValueError: e.g. an integer with thousands of digits
+        return _unparseable(text, filename, e)
 
-    if bad_constants:
+    if parser.bad_constants:
         off = _nan_offset(smap.text)
         smap.parsed = False
-        diags.append(error(RULE_SYNTAX, f"`{bad_constants[0]}` is not allowed in JSON", smap.span(off),
+        diags.append(error(RULE_SYNTAX, f"`{parser.bad_constants[0]}` is not allowed in JSON", smap.span(off),
                            hint="write a number or a string; HCCL's JSON parser rejects NaN and Infinity"))
         return None, smap, diags
-    if doc is not None and dup_objs:
-        diags.extend(_duplicate_diagnostics(doc, dup_objs, smap))
+    if doc is not None and parser.dup_objs:
+        diags.extend(_duplicate_diagnostics(doc, parser.dup_objs, smap))
     return doc, smap, diags
 
 

@@ -47,18 +47,36 @@ def _coords_table(pl, rows_wanted: set | None) -> dict:
 
 
 def _table(ctx, job) -> tuple[Html, list]:
+    """The job's grid as one HTML table, and the (server, fill) pairs its cells used."""
     topo = ctx["topo"]
-    marks: Marks = ctx["marks"]
-    threshold = ctx["threshold"]
     pl = topo.placement(job)
     s = pl.sizes
-    nodes = pl.nodes
-    collapsed = pl.world > threshold
-    # which DP replicas to draw
+    collapsed = pl.world > ctx["threshold"]
+    dps = _drawn_dps(topo, ctx["marks"], pl, collapsed)
+    tps = _drawn_tps(s.tp)
+    wanted = {(d, p, c) for d in dps for p in range(s.pp) for c in range(s.pcp)}
+    table = _coords_table(pl, wanted if collapsed else None)
+    lead = 1 + (s.pp > 1) + (s.pcp > 1)
+    ncols = lead + len(tps) + (1 if len(tps) < s.tp else 0) + 1
+    used_servers: dict = {}
+    out = ['<table border="0" cellborder="1" cellspacing="0" cellpadding="4" color="#888888" '
+           'bgcolor="white">']
+    out.extend(_title_rows(job, pl, ncols))
+    out.append(_header_row(s, tps))
+    out.extend(_replica_rows(ctx, pl, table, dps, tps, ncols, used_servers))
+    out.extend(_tail_rows(pl, dps, ncols))
+    out.append("</table>")
+    return Html("".join(out)), list(used_servers.items())
+
+
+def _drawn_dps(topo, marks: Marks, pl, collapsed: bool) -> list[int]:
+    """The DP replicas to draw: all, or when collapsed the first, the last and a few
+    touching servers with diagnostics."""
+    s = pl.sizes
     dps = list(range(s.dp))
     if collapsed and s.dp > HEAD_DP + 1:
         keep = dict.fromkeys(list(range(HEAD_DP)) + [s.dp - 1])
-        flagged = [n for n in nodes if marks.of_server(topo.server(n.name))]
+        flagged = [n for n in pl.nodes if marks.of_server(topo.server(n.name))]
         extra = 0
         for n in flagged:
             for r in (n.ranks if len(n.ranks) else ()):
@@ -68,37 +86,50 @@ def _table(ctx, job) -> tuple[Html, list]:
                     extra += 1
                 break
         dps = sorted(keep)
-    tps = list(range(s.tp))
-    if s.tp > 16:
-        tps = list(range(TP_HEAD)) + list(range(s.tp - TP_TAIL, s.tp))
-    wanted = {(d, p, c) for d in dps for p in range(s.pp) for c in range(s.pcp)}
-    table = _coords_table(pl, wanted if collapsed else None)
-    show_pp, show_pcp = s.pp > 1, s.pcp > 1
-    lead = 1 + show_pp + show_pcp
-    ncols = lead + len(tps) + (1 if len(tps) < s.tp else 0) + 1
-    used_servers: dict = {}
-    out = ['<table border="0" cellborder="1" cellspacing="0" cellpadding="4" color="#888888" '
-           'bgcolor="white">']
+    return dps
+
+
+def _drawn_tps(tp: int) -> list[int]:
+    """The TP columns to draw: all, or the first and last few when TP is wider than 16."""
+    tps = list(range(tp))
+    if tp > 16:
+        tps = list(range(TP_HEAD)) + list(range(tp - TP_TAIL, tp))
+    return tps
+
+
+def _title_rows(job, pl, ncols: int) -> list[str]:
+    """The job's name and sizes, then a note on how ranks are numbered."""
     sizes = (f" ({job_kind(job)}): {job_sizes(job)} = {plural(pl.world, 'rank')} on "
-             f"{plural(len(nodes), 'server')}")
+             f"{plural(len(pl.nodes), 'server')}")
     head = font(f"job {job.name}", bold=True, size=13) + text(sizes)
-    out.append(f'<tr><td colspan="{ncols}" border="0" align="left">{head}</td></tr>')
     note = _model_note(pl)
-    out.append(f'<tr><td colspan="{ncols}" border="0" align="left">'
-               f'{font(note, color=st.MUTED, size=10)}</td></tr>')
+    return [f'<tr><td colspan="{ncols}" border="0" align="left">{head}</td></tr>',
+            f'<tr><td colspan="{ncols}" border="0" align="left">'
+            f'{font(note, color=st.MUTED, size=10)}</td></tr>']
+
+
+def _header_row(s, tps: list[int]) -> str:
+    """The column heads: DP (PP, PCP), a TP rank each, and the TP group's servers."""
     hdr = ['<td bgcolor="#EEEEEE"><b>DP</b></td>']
-    if show_pp:
+    if s.pp > 1:
         hdr.append('<td bgcolor="#EEEEEE"><b>PP</b></td>')
-    if show_pcp:
+    if s.pcp > 1:
         hdr.append('<td bgcolor="#EEEEEE"><b>PCP</b></td>')
     for i, t in enumerate(tps):
         if i == TP_HEAD and len(tps) < s.tp:
             hdr.append('<td bgcolor="#EEEEEE">...</td>')
         hdr.append(f'<td bgcolor="#EEEEEE"><b>TP {t}</b></td>')
     hdr.append('<td bgcolor="#EEEEEE"><b>TP group on</b></td>')
-    out.append("<tr>" + "".join(hdr) + "</tr>")
-    prev = None
+    return "<tr>" + "".join(hdr) + "</tr>"
+
+
+def _replica_rows(ctx, pl, table: dict, dps: list[int], tps: list[int], ncols: int,
+                  used: dict) -> list[str]:
+    """A row per TP group of each drawn DP replica, with an ellipsis row for each gap."""
+    s = pl.sizes
     span = s.pp * s.pcp
+    out = []
+    prev = None
     for d in dps:
         if prev is not None and d != prev + 1:
             gap = d - prev - 1
@@ -109,46 +140,61 @@ def _table(ctx, job) -> tuple[Html, list]:
         prev = d
         for p in range(s.pp):
             for c in range(s.pcp):
-                row = []
-                if p == 0 and c == 0:
-                    row.append(f'<td rowspan="{span}" bgcolor="#EEEEEE"><b>{d}</b></td>')
-                if show_pp and c == 0:
-                    row.append(f'<td rowspan="{s.pcp}" bgcolor="#EEEEEE">{p}</td>')
-                if show_pcp:
-                    row.append(f'<td bgcolor="#EEEEEE">{c}</td>')
-                ranks = table.get((d, p, c), {})
-                servers: dict = {}
-                for i, t in enumerate(tps):
-                    if i == TP_HEAD and len(tps) < s.tp:
-                        row.append(f'<td>{text(f"{s.tp - TP_HEAD - TP_TAIL} more")}</td>')
-                    r = ranks.get(t)
-                    row.append(_cell(topo, marks, pl, r, used_servers))
-                for t in range(s.tp):
-                    r = ranks.get(t)
-                    if r is not None and pl.rank_node[r] >= 0:
-                        servers.setdefault(nodes[pl.rank_node[r]].name)
-                names = list(servers)
-                if len(names) > 1:
-                    shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-                    via = font("crosses servers: " + inter_link(topo, names), color=st.WARNING,
-                               size=9)
-                    row.append(f'<td align="left">{font(shown, color=st.WARNING, bold=True)}'
-                               f"<br/>{via}</td>")
-                else:
-                    row.append(f'<td align="left">{text(names[0] if names else "no device")}'
-                               f"</td>")
-                out.append("<tr>" + "".join(row) + "</tr>")
+                out.append(_group_row(ctx, pl, table.get((d, p, c), {}), (d, p, c), tps, used))
+    return out
+
+
+def _group_row(ctx, pl, ranks: dict, coord: tuple, tps: list[int], used: dict) -> str:
+    """One TP group: its coordinate cells, a cell per drawn TP rank, and its servers."""
+    s = pl.sizes
+    d, p, c = coord
+    row = []
+    if p == 0 and c == 0:
+        row.append(f'<td rowspan="{s.pp * s.pcp}" bgcolor="#EEEEEE"><b>{d}</b></td>')
+    if s.pp > 1 and c == 0:
+        row.append(f'<td rowspan="{s.pcp}" bgcolor="#EEEEEE">{p}</td>')
+    if s.pcp > 1:
+        row.append(f'<td bgcolor="#EEEEEE">{c}</td>')
+    for i, t in enumerate(tps):
+        if i == TP_HEAD and len(tps) < s.tp:
+            row.append(f'<td>{text(f"{s.tp - TP_HEAD - TP_TAIL} more")}</td>')
+        r = ranks.get(t)
+        row.append(_cell(ctx["topo"], ctx["marks"], pl, r, used))
+    row.append(_group_servers_cell(ctx["topo"], pl, ranks))
+    return "<tr>" + "".join(row) + "</tr>"
+
+
+def _group_servers_cell(topo, pl, ranks: dict) -> str:
+    """The servers of one TP group; in the warning colour, with the link, when several."""
+    servers: dict = {}
+    for t in range(pl.sizes.tp):
+        r = ranks.get(t)
+        if r is not None and pl.rank_node[r] >= 0:
+            servers.setdefault(pl.nodes[pl.rank_node[r]].name)
+    names = list(servers)
+    if len(names) > 1:
+        shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+        via = font("crosses servers: " + inter_link(topo, names), color=st.WARNING, size=9)
+        return (f'<td align="left">{font(shown, color=st.WARNING, bold=True)}'
+                f"<br/>{via}</td>")
+    return f'<td align="left">{text(names[0] if names else "no device")}</td>'
+
+
+def _tail_rows(pl, dps: list[int], ncols: int) -> list[str]:
+    """After the last drawn replica: how many more follow, and the idle devices."""
+    s = pl.sizes
+    out = []
+    prev = dps[-1] if dps else None
     if prev is not None and prev < s.dp - 1:
         gap = s.dp - 1 - prev
         what = f"... {plural(gap, 'more replica')}"
         out.append(f'<tr><td colspan="{ncols}" bgcolor="{st.FAMILY_FILL}">{text(what)}</td></tr>')
-    idle = [(n.name, n.idle_devices) for n in nodes if n.idle_devices]
+    idle = [(n.name, n.idle_devices) for n in pl.nodes if n.idle_devices]
     if idle:
         txt = "; ".join(f"{name} NPU {', '.join(map(str, ids[:8]))}" for name, ids in idle[:4])
         out.append(f'<tr><td colspan="{ncols}" border="0" align="left">'
                    f'{font("idle devices: " + txt, color=st.IDLE_TEXT)}</td></tr>')
-    out.append("</table>")
-    return Html("".join(out)), list(used_servers.items())
+    return out
 
 
 def _model_note(pl) -> str:

@@ -167,16 +167,52 @@ def _host_net(topo, s) -> tuple[str, list[str]] | None:
                             font("no `network` block declared", color=st.MUTED)]
 
 
+class _Meets:
+    """What the drawn tables and families meet: host networks, joins and super pods."""
+
+    def __init__(self):
+        self.names: dict = {}   # table or family id -> its name
+        self.hosts: dict = {}   # host network id -> (label lines, [server/family ids])
+        self.joins: dict = {}   # join id -> [(table id, count)]
+        self.pods: dict = {}    # super pod -> [table ids]
+        self.no_route = False
+
+
 def build(topo, diagnostics, opts: Options) -> str:
+    """The network view as DOT source."""
     marks = Marks.build(topo, diagnostics)
     jobs = selected_jobs(topo, opts.job)
     net = _Net(topo)
+    servers = _servers(topo, opts, jobs)
+    unreachable = unreachable_pairs(opts, jobs)
+    p = plan(topo, servers, opts.threshold, _reasons(topo, marks, unreachable))
+    extra = _assumed_note(net)
+    g = Graph("network", graph=st.style(st.GRAPH, {"rankdir": "LR", "ranksep": "0.9",
+                                                    "nodesep": "0.25"}),
+              node=st.NODE, edge=st.EDGE)
+    meets = _items(g, topo, net, marks, p)
+    extra.extend(_reach_lines(net, meets.names, meets.joins, meets.pods))
+    g.set_graph("label", title(topo, len(servers), p.npus, extra))
+    _host_nodes(g, meets.hosts)
+    used_fabric, used_shared = _join_nodes(g, net, meets.joins)
+    _pod_nodes(g, meets.pods)
+    _order_anchors(g, list(meets.names))
+    _unreachable_edges(g, p, unreachable)
+    rows = _legend_rows(meets, used_fabric, used_shared, unreachable, p.collapsed, opts.threshold)
+    _panels(g, rows, marks)
+    return g.source()
+
+
+def _servers(topo, opts: Options, jobs) -> list:
+    """The servers to draw: those of the selected job, else all of them."""
     if opts.job is not None:
         used = {p.server.name for j in jobs for p in j.placements}
-        servers = [s for s in topo.servers if s.name in used]
-    else:
-        servers = list(topo.servers)
-    unreachable = unreachable_pairs(opts, jobs)
+        return [s for s in topo.servers if s.name in used]
+    return list(topo.servers)
+
+
+def _reasons(topo, marks: Marks, unreachable) -> dict:
+    """Server name -> (priority, why) for the servers a collapsed plan keeps in full."""
     reasons: dict = {}
     for name in marks.server_names():
         sv = topo.server(name)
@@ -185,48 +221,61 @@ def build(topo, diagnostics, opts: Options) -> str:
     for a, b, _ in unreachable:
         reasons.setdefault(a[0], (2, "unreachable pair"))
         reasons.setdefault(b[0], (2, "unreachable pair"))
-    p = plan(topo, servers, opts.threshold, reasons)
+    return reasons
+
+
+def _assumed_note(net: _Net) -> list[str]:
+    """The title line saying routed subnets are assumed to meet (RTC411), if so."""
     extra = []
     if net.model is not None and net.assumed and net.model.routed:
         extra.append(font("no fabric declared: routed device subnets are assumed to reach each "
                           "other (RTC411)", color=st.MUTED))
-    g = Graph("network", graph=st.style(st.GRAPH, {"rankdir": "LR", "ranksep": "0.9",
-                                                    "nodesep": "0.25"}),
-              node=st.NODE, edge=st.EDGE)
-    names: dict = {}      # table or family id -> its name
-    hosts: dict = {}      # host network id -> (label lines, [server/family ids])
-    joins_all: dict = {}  # join id -> [(table id, count)]
-    pods: dict = {}       # super pod -> [table ids]
-    no_route = False
+    return extra
+
+
+def _items(g: Graph, topo, net: _Net, marks: Marks, p) -> _Meets:
+    """Draw the plan's servers and families; collect what each of them meets."""
+    meets = _Meets()
     for kind, obj in p.items:
         if kind == "family":
-            _family(g, topo, net, marks, obj, hosts, joins_all, pods)
-            names[f"fam:{obj.name}"] = obj.name
+            _family(g, topo, net, marks, obj, meets.hosts, meets.joins, meets.pods)
+            meets.names[f"fam:{obj.name}"] = obj.name
             continue
-        s = obj
-        diags = marks.of_server(s)
-        c = g.subgraph(f"cluster_srv:{s.name}", st.style(st.SERVER, server_style(diags), {
-            "label": server_label(topo, s, marks.server.get(s.name, ()) or diags)}))
-        joins: dict = {}
-        c.node(table_id(s.name), st.style(st.PANEL, {"label": _table(net, marks, s, joins)}))
-        names[table_id(s.name)] = s.name
-        for join, ids in joins.items():
-            if join == "":
-                no_route = True
-                continue
-            joins_all.setdefault(join, []).append((table_id(s.name), len(ids)))
-        hn = _host_net(topo, s)
-        if hn is not None:
-            hosts.setdefault(hn[0], (hn[1], []))[1].append(table_id(s.name))
-        if topo.preset.super_pod and s.super_pod_id is not None:
-            pods.setdefault(s.super_pod_id, []).append(table_id(s.name))
-    extra.extend(_reach_lines(net, names, joins_all, pods))
-    g.set_graph("label", title(topo, len(servers), p.npus, extra))
+        _server(g, topo, net, marks, obj, meets)
+    return meets
+
+
+def _server(g: Graph, topo, net: _Net, marks: Marks, s, meets: _Meets) -> None:
+    """One server cluster with its NPU table; record its host network, joins and pod."""
+    diags = marks.of_server(s)
+    c = g.subgraph(f"cluster_srv:{s.name}", st.style(st.SERVER, server_style(diags), {
+        "label": server_label(topo, s, marks.server.get(s.name, ()) or diags)}))
+    joins: dict = {}
+    c.node(table_id(s.name), st.style(st.PANEL, {"label": _table(net, marks, s, joins)}))
+    meets.names[table_id(s.name)] = s.name
+    for join, ids in joins.items():
+        if join == "":
+            meets.no_route = True
+            continue
+        meets.joins.setdefault(join, []).append((table_id(s.name), len(ids)))
+    hn = _host_net(topo, s)
+    if hn is not None:
+        meets.hosts.setdefault(hn[0], (hn[1], []))[1].append(table_id(s.name))
+    if topo.preset.super_pod and s.super_pod_id is not None:
+        meets.pods.setdefault(s.super_pod_id, []).append(table_id(s.name))
+
+
+def _host_nodes(g: Graph, hosts: dict) -> None:
+    """A node per host network, with an edge to each server or family on it."""
     for hid, (label, members) in hosts.items():
         g.node(hid, st.style({"shape": "box", "style": "rounded,filled",
                               "fillcolor": "#EEF3F8"}, {"label": lines(label)}))
         for m in members:
             g.edge(hid, m, {"color": "#33557A", "penwidth": "1.5"})
+
+
+def _join_nodes(g: Graph, net: _Net, joins_all: dict) -> tuple[bool, bool]:
+    """Fabric and shared-subnet nodes with their edges; (any fabric, any shared subnet)."""
     used_fabric = used_shared = False
     for join, ends in joins_all.items():
         if join.startswith("fab:"):
@@ -246,6 +295,11 @@ def build(topo, diagnostics, opts: Options) -> str:
                                                    text(join[4:])])}))
             for t, n in ends:
                 g.edge(t, join, {"color": "#E69F00", "label": plural(n, "NPU")})
+    return used_fabric, used_shared
+
+
+def _pod_nodes(g: Graph, pods: dict) -> None:
+    """A node per A3 super pod, with an edge from each of its servers."""
     for pod, members in pods.items():
         pid = f"pod:{pod}"
         g.node(pid, st.style({"shape": "box", "style": "rounded,filled", "fillcolor": "#F3EAF7",
@@ -254,9 +308,11 @@ def build(topo, diagnostics, opts: Options) -> str:
                                               text("HCCS between its servers")])}))
         for m in members:
             g.edge(m, pid, {"color": "#CC79A7", "penwidth": "1.5"})
-    # keep servers in declaration order, top to bottom: a chain of invisible anchors
-    # (flat edges outside clusters keep their order) with one edge to each server
-    order = list(names)
+
+
+def _order_anchors(g: Graph, order: list) -> None:
+    """Keep servers in declaration order, top to bottom: a chain of invisible anchors
+    (flat edges outside clusters keep their order) with one edge to each server."""
     anchors = [f"order:{k}" for k in range(len(order))]
     for a in anchors:
         g.node(a, st.HEADER)
@@ -266,32 +322,46 @@ def build(topo, diagnostics, opts: Options) -> str:
         g.edge(a, t, st.LAYOUT_EDGE)
     if len(anchors) > 1:
         g.same_rank(anchors)
+
+
+def _unreachable_edges(g: Graph, p, unreachable) -> None:
+    """Dashed red edges between the tables of unreachable pairs that are both drawn."""
     drawn = {s.name for s in p.drawn_servers()}
     for a, b, kind in unreachable:
         if a[0] in drawn and b[0] in drawn:
             # (no ports: Graphviz 2.43 mishandles ports on non-constraint flat edges)
             g.edge(table_id(a[0]), table_id(b[0]), st.style(st.UNREACHABLE_EDGE, {
                 "xlabel": f"unreachable: {a[0]} NPU {a[1]} - {b[0]} NPU {b[1]}"}))
+
+
+def _legend_rows(meets: _Meets, used_fabric: bool, used_shared: bool, unreachable,
+                 collapsed, threshold: int) -> list:
+    """Legend rows for the kinds of node and edge the diagram holds."""
     rows = [(swatch("#EEF3F8", border="#33557A"), text("host network (servers' host IPs)"))] \
-        if hosts else []
+        if meets.hosts else []
     if used_fabric:
         rows.append((swatch("#E7F4EC", border="#009E73"),
                      text("routed fabric: NPUs with a gateway in it reach each other")))
     if used_shared:
         rows.append((swatch("#FFF7E0", border="#E69F00"),
                      text("subnet shared by several servers (no router needed)")))
-    if pods:
+    if meets.pods:
         rows.append((swatch("#F3EAF7", border="#CC79A7"),
                      text("A3 super pod: its servers talk over HCCS")))
-    if no_route:
+    if meets.no_route:
         rows.append((swatch(label=font("(no route)", color=st.MUTED)),
                      text("NPU without a gateway reaches its own subnet only")))
     if unreachable:
         rows.append((swatch(label=font("- - -", color=st.ERROR, bold=True)),
                      text("unreachable device pair (RTC410)")))
-    if p.collapsed:
+    if collapsed:
         rows.append((swatch(st.FAMILY_FILL, border="#33557A"), text(
-            f"family of identical servers, collapsed (more than {num(opts.threshold)} NPUs)")))
+            f"family of identical servers, collapsed (more than {num(threshold)} NPUs)")))
+    return rows
+
+
+def _panels(g: Graph, rows: list, marks: Marks) -> None:
+    """The legend and diagnostics panels, side by side."""
     panels = []
     if rows:
         g.node("legend", st.style(st.PANEL, {"label": legend(rows)}))
@@ -302,7 +372,6 @@ def build(topo, diagnostics, opts: Options) -> str:
         panels.append("diagnostics")
     if len(panels) > 1:
         g.same_rank(panels)
-    return g.source()
 
 
 def _reach_lines(net: _Net, names: dict, joins_all: dict, pods: dict) -> list[str]:

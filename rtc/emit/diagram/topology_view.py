@@ -157,6 +157,7 @@ def _npu(ctx: _Ctx, g: Graph, s, d, owner) -> None:
 
 
 def _server(ctx: _Ctx, g: Graph, s, note: str | None) -> list[list[int]]:
+    """One server cluster: its group clusters and NPUs, laid out in grid rows (returned)."""
     topo = ctx.topo
     diags = ctx.marks.of_server(s)
     extra = [font(note, color=st.MUTED, size=9)] if note else []
@@ -165,7 +166,28 @@ def _server(ctx: _Ctx, g: Graph, s, note: str | None) -> list[list[int]]:
                             {"label": server_label(topo, s, ctx.marks.server.get(s.name, ())
                                                    or diags, extra)}))
     devices = sorted(s.devices, key=lambda d: d.device_id)
-    # owner of each device among the drawn jobs
+    owner = _owners(ctx, s, devices)
+    rows = _grid_rows(topo, devices)
+    at = {d: (r, c) for r, row in enumerate(rows) for c, d in enumerate(row)}
+    if rows:
+        ctx.corners[s.name] = (npu_id(s.name, rows[0][0]), npu_id(s.name, rows[0][-1]))
+    parts, loose = _group_parts(owner, devices)
+    for key, (v, info, devs) in parts.items():
+        look, label = _group_look(ctx, s, key, v, info, devs, at)
+        sub = c.subgraph(f"cluster_grp:{key[0]}:{v.dim}:{key[1]}:{s.name}",
+                         st.style(st.GROUP, look, {"label": label}))
+        for d in devs:
+            _npu(ctx, sub, s, d, owner.get(d.device_id))
+    for d in loose:
+        _npu(ctx, c, s, d, owner.get(d.device_id))
+    if not devices:   # an empty cluster would not be drawn at all
+        c.node(f"npu:{s.name}:none", st.style(st.NPU_IDLE, {"label": "no NPUs"}))
+    _column_order(c, s, rows)
+    return rows
+
+
+def _owners(ctx: _Ctx, s, devices) -> dict:
+    """Device id -> (JobView, rank_id, rank) of the first drawn job that places it."""
     owner: dict = {}
     for v in ctx.views:
         if s.name not in v.nodes:
@@ -174,11 +196,12 @@ def _server(ctx: _Ctx, g: Graph, s, note: str | None) -> list[list[int]]:
             got = v.at(s.name, d.device_id)
             if got is not None and d.device_id not in owner:
                 owner[d.device_id] = (v, got[0], got[1])
-    rows = _grid_rows(topo, devices)
-    at = {d: (r, c) for r, row in enumerate(rows) for c, d in enumerate(row)}
-    if rows:
-        ctx.corners[s.name] = (npu_id(s.name, rows[0][0]), npu_id(s.name, rows[0][-1]))
-    # group parts on this server, in device order
+    return owner
+
+
+def _group_parts(owner: dict, devices) -> tuple[dict, list]:
+    """The group parts on this server, in device order: {(job, group index): (JobView,
+    GroupInfo, devices)}, and the devices in no group of two or more."""
     parts: dict = {}
     loose = []
     for d in devices:
@@ -188,40 +211,41 @@ def _server(ctx: _Ctx, g: Graph, s, note: str | None) -> list[list[int]]:
             loose.append(d)
             continue
         parts.setdefault((o[0].job.name, info.index), (o[0], info, []))[2].append(d)
-    for (job, gi), (v, info, devs) in parts.items():
-        key = (job, gi)
-        if key not in ctx.color_of:
-            ctx.color_of[key] = len(ctx.color_of)
-        name = f"cluster_grp:{job}:{v.dim}:{gi}:{s.name}"
-        who = f"{job} " if ctx.multi else ""
-        if info.crossing:
-            ctx.flags["crossing"] = True
-            servers = list(info.parts)
-            k = servers.index(s.name) + 1 if s.name in servers else 0
-            label = f"{who}{v.label} {gi} ({k}/{len(servers)}) via {v.link(servers)}"
-            away = sum(1 for x in servers if x in ctx.hidden)
-            if away:
-                label += f"; {plural(away, 'server')} not drawn"
-            look = st.GROUP_CROSSING
-            top = min(at[d.device_id][0] for d in devs)
-            row = sorted((at[d.device_id][1], d.device_id) for d in devs
-                         if at[d.device_id][0] == top)
-            ctx.crossing_drawn.setdefault(key, []).append(
-                (s.name, npu_id(s.name, row[-1][1]), npu_id(s.name, row[0][1]), v, info))
-        else:
-            ctx.flags["groups"] = True
-            color = st.group_color(ctx.color_of[key])
-            label = f"{who}{v.label} {gi}"
-            look = {"color": color, "fillcolor": st.tint(color), "fontcolor": "black"}
-        sub = c.subgraph(name, st.style(st.GROUP, look, {"label": label}))
-        for d in devs:
-            _npu(ctx, sub, s, d, owner.get(d.device_id))
-    for d in loose:
-        _npu(ctx, c, s, d, owner.get(d.device_id))
-    if not devices:   # an empty cluster would not be drawn at all
-        c.node(f"npu:{s.name}:none", st.style(st.NPU_IDLE, {"label": "no NPUs"}))
-    # Column order: an invisible header row, chained left to right inside the server
-    # cluster (dot keeps flat edges of one cluster in order), above each NPU column.
+    return parts, loose
+
+
+def _group_look(ctx: _Ctx, s, key: tuple, v, info, devs, at: dict) -> tuple[dict, str]:
+    """(look, label) of one group cluster; a crossing group also records where its part
+    on this server is drawn."""
+    job, gi = key
+    if key not in ctx.color_of:
+        ctx.color_of[key] = len(ctx.color_of)
+    who = f"{job} " if ctx.multi else ""
+    if info.crossing:
+        ctx.flags["crossing"] = True
+        servers = list(info.parts)
+        k = servers.index(s.name) + 1 if s.name in servers else 0
+        label = f"{who}{v.label} {gi} ({k}/{len(servers)}) via {v.link(servers)}"
+        away = sum(1 for x in servers if x in ctx.hidden)
+        if away:
+            label += f"; {plural(away, 'server')} not drawn"
+        look = st.GROUP_CROSSING
+        top = min(at[d.device_id][0] for d in devs)
+        row = sorted((at[d.device_id][1], d.device_id) for d in devs
+                     if at[d.device_id][0] == top)
+        ctx.crossing_drawn.setdefault(key, []).append(
+            (s.name, npu_id(s.name, row[-1][1]), npu_id(s.name, row[0][1]), v, info))
+    else:
+        ctx.flags["groups"] = True
+        color = st.group_color(ctx.color_of[key])
+        label = f"{who}{v.label} {gi}"
+        look = {"color": color, "fillcolor": st.tint(color), "fontcolor": "black"}
+    return look, label
+
+
+def _column_order(c: Graph, s, rows: list[list[int]]) -> None:
+    """Column order: an invisible header row, chained left to right inside the server
+    cluster (dot keeps flat edges of one cluster in order), above each NPU column."""
     heads = [header_id(s.name, k) for k in range(len(rows[0]))] if rows else []
     for h in heads:
         c.node(h, st.HEADER)
@@ -232,7 +256,6 @@ def _server(ctx: _Ctx, g: Graph, s, note: str | None) -> list[list[int]]:
     for upper, lower in zip(rows, rows[1:]):
         for a, b in zip(upper, lower):
             c.edge(npu_id(s.name, a), npu_id(s.name, b), st.LAYOUT_EDGE)
-    return rows
 
 
 def _family(ctx: _Ctx, g: Graph, block) -> None:

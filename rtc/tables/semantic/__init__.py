@@ -1,0 +1,63 @@
+"""Semantic rules that only exist for rank table files (RTC630..RTC679).
+
+Everything that can be judged on servers and devices is judged by the compiler's own
+checks (:mod:`rtc.checks`) on the table lowered by :mod:`rtc.tables.lower_table`: duplicate
+``server_id`` (RTC203), ``device_id`` (RTC204), ``device_ip`` (RTC208) and
+``super_device_id`` within a super pod (RTC213), device ids the hardware does not have
+(RTC205), reserved addresses (RTC209), missing device IPs on multi-server tables (RTC211),
+missing super pod data (RTC212), ``server_id`` length (RTC214), 910A HCCS device sets
+(RTC320), ... This package checks what the Topology cannot see because it numbers ranks
+itself and has no counts or lists: the ``rank_id`` values, ``server_count`` and the other
+counts, addresses that do not parse, ``super_pod_list`` bookkeeping, backup dies and
+ports, the legacy and 2.0 forms. :func:`check_table` runs them on a parsed document.
+
+The rules live by family, each module declaring its rules and listing them in ``RULES``:
+:mod:`.ranks` (RTC630-RTC632), :mod:`.counts` (RTC633-RTC635), :mod:`.versions` (RTC636,
+:func:`check_version_fit`), :mod:`.super_pods` (RTC637-RTC640), :mod:`.backups`
+(RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
+(RTC647, RTC648, reported by :mod:`rtc.api.validate`) and :mod:`.v2` (RTC650-RTC652).
+:mod:`.v1` walks a version 1.0 / 1.2 table through the families' checks, and
+:mod:`._context` holds the check context they share.
+"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Diagnostic
+
+from ..jsonload import SourceMap
+from . import backups, counts, inventory, legacy, pd, ranks, super_pods, v2, versions
+from ._context import _Ctx
+from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
+from .legacy import _check_legacy
+from .pd import _check_pd
+from .super_pods import POD_MEMBERSHIP
+from .v1 import _check_v1
+from .v2 import _check_v2
+from .versions import check_version_fit
+
+
+def check_table(doc, form: str | None, source_map: SourceMap,
+                bad_paths: frozenset = frozenset()) -> list[Diagnostic]:
+    """The table-only semantic rules for a parsed document of ``form`` (any form; forms
+    without such rules give nothing). ``bad_paths`` are values the schema rejected."""
+    if not isinstance(doc, dict) or form is None:
+        return []
+    ctx = _Ctx(doc, source_map, bad_paths, [])
+    if form in ("hccl-v1.0", "hccl-v1.2"):
+        _check_v1(ctx, form)
+    elif form == "pd-ranktable":
+        _check_pd(ctx)
+    elif form in ("hccl-legacy-cloud", "hccl-legacy-lab"):
+        _check_legacy(ctx, form == "hccl-legacy-lab")
+    elif form == "hccl-v2.0":
+        _check_v2(ctx)
+    return ctx.out
+
+
+__all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "check_table",
+           "check_version_fit"]
+
+#: The rules this package reports, family by family in code order (collected by
+#: rtc.report.rule_catalogue).
+RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
+         + pd.RULES + legacy.RULES + inventory.RULES + v2.RULES)

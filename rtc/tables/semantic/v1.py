@@ -1,0 +1,102 @@
+"""The walk over a version 1.0 / 1.2 rank table: it applies the rules of
+:mod:`.counts` (server_count, addresses), :mod:`.backups` (host ports; backups in 1.2),
+:mod:`.ranks` and, in 1.2, :mod:`.super_pods`. It declares no rules of its own."""
+
+from __future__ import annotations
+
+from rtc.diagnostics import error
+
+from ..lower_table import decimal
+from ._context import _Ctx, _server_label
+from .backups import _backups, _host_port
+from .counts import COUNT, _addresses, _ip_counts
+from .ranks import _rank_blocks, _rank_set
+from .super_pods import _super_pods
+
+
+def _check_v1(ctx: _Ctx, form: str) -> None:
+    """The rules of a ``hccl-v1.0`` or ``hccl-v1.2`` table."""
+    sl = ctx.doc.get("server_list")
+    if not isinstance(sl, list):
+        return
+    _server_count(ctx, sl)
+    entries: list = []
+    servers = []
+    ip_counts: list[tuple[int, tuple]] = []
+    v12 = form == "hccl-v1.2"
+    for i, s in enumerate(sl):
+        if type(s) is not dict:
+            continue
+        label = _server_label(s, i)
+        sp = ("server_list", i)
+        if "host_ip" in s:
+            _addresses(ctx, s["host_ip"], sp + ("host_ip",), "host_ip")
+        rows, by_id = _devices(ctx, i, s, label, v12, entries, ip_counts)
+        if v12:
+            _backups(ctx, label, by_id)
+        servers.append((label, sp + ("server_id",) if "server_id" in s else sp, rows))
+    if _rank_set(ctx, entries, ("server_list",), path_of=_v1_rank_path):
+        _rank_blocks(ctx, servers, path_of=_v1_rank_path)
+    if len({k for k, _ in ip_counts}) > 1:
+        _ip_counts(ctx, [(k, ("server_list", i, "device", j, "device_ip")) for k, (i, j) in ip_counts])
+    if v12:
+        _super_pods(ctx, sl)
+
+
+def _server_count(ctx: _Ctx, sl: list) -> None:
+    """RTC633: server_count against the length of server_list ``sl``."""
+    count = ctx.doc.get("server_count")
+    if ("server_count",) in ctx.bad:
+        return
+    n = decimal(count)
+    if n is not None and n != len(sl):
+        ctx.add(error(COUNT, f'server_count is "{count}" but server_list has {len(sl)} '
+                      f"server{'s' if len(sl) != 1 else ''}", ctx.span(("server_count",)),
+                      hint=f'write "server_count": "{len(sl)}" (HCCL: "serverList size neq server num")'))
+
+
+def _devices(ctx: _Ctx, i: int, s: dict, label: str, v12: bool, entries: list,
+             ip_counts: list) -> tuple[list, dict]:
+    """The devices of server ``s`` (server_list[i]): their addresses and host ports are
+    checked, their ranks appended to ``entries`` as (rank, (i, j)) and their address counts
+    to ``ip_counts``. Returns (rows for the rank block rules, {device_id: (device, path)} for
+    the backup rules)."""
+    sp = ("server_list", i)
+    devs = s.get("device")
+    rows = []
+    ports: dict[int, tuple] = {}
+    by_id: dict[int, tuple] = {}
+    if type(devs) is not list:
+        return rows, by_id
+    bad = ctx.bad
+    for j, d in enumerate(devs):
+        if type(d) is not dict:
+            continue
+        if "rank_id" in d:
+            r = decimal(d["rank_id"])
+            did = decimal(d.get("device_id"))
+            if bad:
+                dp = sp + ("device", j)
+                if dp + ("rank_id",) in bad:
+                    r = None
+                if dp + ("device_id",) in bad:
+                    did = None
+            entries.append((r, (i, j)))
+            rows.append((did, r, (i, j)))
+            if did is not None and (v12 or bad):
+                by_id[did] = (d, sp + ("device", j))
+        ip = d.get("device_ip")
+        if ip:
+            k = _addresses(ctx, ip, (*sp, "device", j, "device_ip"), "device_ip")
+            if k:
+                ip_counts.append((k, (i, j)))
+        if "backup_device_ip" in d:
+            _addresses(ctx, d["backup_device_ip"], (*sp, "device", j, "backup_device_ip"),
+                       "backup_device_ip")
+        if "host_port" in d:
+            _host_port(ctx, d, (*sp, "device", j, "host_port"), label, ports)
+    return rows, by_id
+
+
+def _v1_rank_path(ij: tuple) -> tuple:
+    return ("server_list", ij[0], "device", ij[1], "rank_id")
