@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.checks import run_checks
-from rtc.checks.policies import apply_policies, unknown_policies
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.emit.hccl_json import build_rank_table, render, schema_name
 from rtc.model.lower_decls import lower
@@ -75,7 +74,9 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
         # in one go; the topology is incomplete only where errors were already reported.
         diags += run_checks(topo, plan)
         if topo.policies or any(j.policies for j in topo.jobs):
-            from rtc.report.rule_catalogue import RULES  # every rule a policy may name
+            # Loaded only when there are policies: the catalogue imports every rule module.
+            from rtc.checks.policies import apply_policies, unknown_policies
+            from rtc.report.rule_catalogue import RULES
 
             diags = apply_policies(topo, diags + unknown_policies(topo, RULES), RULES)
     if strict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from rtc.diagnostics import Diagnostic, has_errors
-from rtc.rules import INTERNAL, IO_ERROR, TOOL_MISSING, USAGE, Rule
 
 
 def report(diags: list[Diagnostic], sources: dict[str, str], *, quiet: bool = False) -> None:
@@ -24,7 +23,7 @@ def exit_for(diags: list[Diagnostic]) -> None:
         raise typer.Exit(1)
 
 
-def say(rule: Rule, message: str, hint: str | None = None, *, severity: str = "error") -> None:
+def say(rule, message: str, hint: str | None = None, *, severity: str = "error") -> None:
     """Print a finding that has no place in a file (``rtc: error[RTC002]: ...``, then its
     hint) to stderr, in the compiler style of the other diagnostics."""
     typer.echo(f"rtc: {severity}[{rule.code}]: {message}", err=True)
@@ -32,30 +31,40 @@ def say(rule: Rule, message: str, hint: str | None = None, *, severity: str = "e
         typer.echo(f"   = hint: {hint}", err=True)
 
 
-def fail_usage(message: str, hint: str | None = None, rule: Rule = USAGE) -> None:
-    """Print a usage error (RTC002; or ``rule``: RTC001 for I/O, RTC004 internal) and exit
-    2."""
-    say(rule, message, hint)
+def fail_usage(message: str, hint: str | None = None, rule=None) -> None:
+    """Print a usage error (RTC002; or ``rule``, a :class:`rtc.rules.Rule`: RTC001 for I/O,
+    RTC004 internal) and exit 2."""
+    from rtc.rules import USAGE  # rtc.rules is not needed by runs without a problem
+
+    say(rule or USAGE, message, hint)
     raise typer.Exit(2)
 
 
 def fail_io(message: str, hint: str | None = None) -> None:
     """Print an I/O error (RTC001) and exit 2."""
+    from rtc.rules import IO_ERROR
+
     fail_usage(message, hint, IO_ERROR)
 
 
 def fail_internal(message: str, hint: str | None = None) -> None:
     """Print an internal error (RTC004) and exit 2."""
+    from rtc.rules import INTERNAL
+
     fail_usage(message, hint, INTERNAL)
 
 
 def warn_tool_missing(message: str, hint: str | None = None) -> None:
     """Print a warning that a program an optional output needs is missing (RTC005)."""
+    from rtc.rules import TOOL_MISSING
+
     say(TOOL_MISSING, message, hint, severity="warning")
 
 
 def warn_io(message: str, hint: str | None = None) -> None:
     """Print a warning that an optional output could not be written (RTC001)."""
+    from rtc.rules import IO_ERROR
+
     say(IO_ERROR, message, hint, severity="warning")
 
 

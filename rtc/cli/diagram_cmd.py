@@ -11,7 +11,6 @@ import typer
 from rtc.cli.app import app
 from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as_output, report,
                             warn_io, warn_tool_missing, write_or_fail, write_stdout)
-from rtc.rules import TOOL_MISSING
 
 
 @app.command("diagram")
@@ -119,6 +118,7 @@ def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
     """The diagram in ``kind`` (DOT text, or rendered by Graphviz); exit 2 when drawing
     fails (RTC004) or ``dot`` is missing (RTC005)."""
     from rtc.emit.diagram import DotNotFound, diagram_dot, render
+    from rtc.rules import TOOL_MISSING
 
     try:
         source = diagram_dot(topo, diags, options)

@@ -164,17 +164,13 @@ def container_list(server: Server, preset, device_ids) -> str:
     return ",".join(str(mapping.get(d, d)) for d in device_ids)
 
 
-@dataclass
 class _Job:
-    """What every node of one job's launch needs."""
+    """What every node of one job's launch needs (a plain class: see _Serve)."""
 
-    topo: Topology
-    job: Job
-    pl: JobPlacement
-    jp: JobPorts | None
-    side: tuple[PdPair, str] | None
-    nodes: list[NodePlan]
-    servers: list[Server]
+    def __init__(self, topo: Topology, job: Job, pl: JobPlacement, jp: JobPorts | None,
+                 side: tuple[PdPair, str] | None, nodes: list[NodePlan], servers: list[Server]):
+        self.topo, self.job, self.pl, self.jp = topo, job, pl, jp
+        self.side, self.nodes, self.servers = side, nodes, servers
 
     @property
     def spec(self) -> LaunchSpec:
@@ -306,17 +302,17 @@ def _version_comments(topo: Topology, mode: str, job: Job) -> list[str]:
     return out
 
 
-@dataclass
 class _Serve:
-    """The parts every ``vllm serve`` line of one node shares."""
+    """The parts every ``vllm serve`` line of one node shares: ``base`` (vllm serve "$MODEL"
+    [--served-model-name N]), ``tpf`` (the parallel-size flags), ``user`` (the user's extra
+    words), ``port``, ``address`` / ``rpc`` (--data-parallel-address / -rpc-port) and the
+    ``engine`` id of the KV transfer config. A plain class, not a dataclass: dataclasses
+    compile their methods at import time, which every ``rtc`` run pays."""
 
-    base: list          # vllm serve "$MODEL" [--served-model-name N]
-    tpf: list[str]      # the parallel-size flags
-    user: tuple         # the user's extra words
-    port: int
-    address: str        # --data-parallel-address
-    rpc: str            # --data-parallel-rpc-port
-    engine: str         # engine id of the KV transfer config
+    def __init__(self, base: list, tpf: list[str], user: tuple, port: int, address: str,
+                 rpc: str, engine: str):
+        self.base, self.tpf, self.user, self.port = base, tpf, user, port
+        self.address, self.rpc, self.engine = address, rpc, engine
 
 
 def _vllm_node(ctx: _Job, nl: NodeLaunch) -> None:

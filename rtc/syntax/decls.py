@@ -7,11 +7,16 @@ attributes that were written but could not be read (an error was reported) are i
 ``failed``, so that lowering never falls back to a default for them as if they had not been
 written. ``spans[key]`` is where the attribute's value was written (its first line for a
 repeatable attribute).
+
+The records are read-only by convention. They are plain classes whose annotated class
+attributes are the fields and their defaults (:meth:`Decl.fields` lists them), not
+dataclasses: a dataclass compiles its generated methods when the module is imported, about
+a third of this module's import cost per class, and every ``rtc`` run imports it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from rtc.diagnostics import Span
@@ -61,17 +66,36 @@ class PolicyLine(NamedTuple):
     span: Span
 
 
-@dataclass(frozen=True)
 class Decl:
     """What every block has: its kind, label (None when omitted) and spans, the spans of
-    the attributes that were read, and the attributes that could not be read."""
+    the attributes that were read (attribute -> Span of its value), and the attributes that
+    could not be read. A subclass declares one annotated class attribute per attribute of
+    its block, with its default; the constructor takes them as keywords."""
 
     kind: str
     name: str | None
     name_span: Span
     span: Span
-    spans: dict = field(default_factory=dict)     # attribute -> Span of its value
-    failed: frozenset = frozenset()
+    spans: dict
+    failed: frozenset
+
+    def __init__(self, *, kind: str, name: str | None, name_span: Span, span: Span,
+                 spans: dict | None = None, failed: frozenset = frozenset(), **values):
+        self.kind, self.name, self.name_span, self.span = kind, name, name_span, span
+        self.spans = {} if spans is None else spans
+        self.failed = failed
+        self.__dict__.update(values)
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """The attribute fields of this kind of declaration (its annotated names, without
+        the common ones of :class:`Decl`)."""
+        own = [n for c in reversed(cls.__mro__[:-1]) if c is not Decl
+               for n in c.__dict__.get("__annotations__", ())]
+        return tuple(own)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.kind} {self.name!r} at {self.name_span}>"
 
     def span_of(self, key: str) -> Span:
         """Where attribute ``key`` was written (the block's label when it was not)."""
@@ -82,7 +106,6 @@ class Decl:
         return key in self.spans
 
 
-@dataclass(frozen=True)
 class ClusterDecl(Decl):
     """``cluster NAME { hardware PRESET ... }``."""
 
@@ -93,7 +116,6 @@ class ClusterDecl(Decl):
     vllm_version: str | None = None
 
 
-@dataclass(frozen=True)
 class ServerDecl(Decl):
     """``server NAME { ... }`` or ``family PREFIX[FIRST..LAST] { ... }`` (``kind`` tells)."""
 
@@ -110,7 +132,6 @@ class ServerDecl(Decl):
     visible_devices: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True)
 class JobDecl(Decl):
     """``job NAME { ... }``: devices, parallel sizes, launch settings (None: not given)."""
 
@@ -145,7 +166,6 @@ class JobDecl(Decl):
     master_port: int | None = None
 
 
-@dataclass(frozen=True)
 class NetworkDecl(Decl):
     """``network NAME { cidr ...  nic ... }``: a host network."""
 
@@ -153,14 +173,12 @@ class NetworkDecl(Decl):
     nic: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
 class FabricDecl(Decl):
     """``fabric NAME { subnets ... }``: device subnets routed to each other."""
 
     subnets: tuple[tuple[object, Span], ...] | None = None   # (network, span)
 
 
-@dataclass(frozen=True)
 class DisaggregationDecl(Decl):
     """``disaggregation [NAME] { prefill JOB, ...  decode JOB, ... }`` (one tuple of job
     name words per line)."""
