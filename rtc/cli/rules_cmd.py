@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage
+from rtc.cli.common import fail_usage, write_stdout
 
 
 @app.command("rules")
@@ -18,11 +20,70 @@ def rules_command() -> None:
 
 
 @app.command("explain")
-def explain_command(code: str = typer.Argument(..., help="A rule id, e.g. RTC208.")) -> None:
-    """Explain a rule: what it finds, why it breaks at run time, an example, the fix."""
-    from rtc.report.rule_catalogue import get_rule
+def explain_command(
+    name: Optional[str] = typer.Argument(
+        None, metavar="NAME", show_default=False,
+        help="A rule id (RTC208), a rule name as `rtc rules` prints it (duplicate-device-ip; "
+             "underscores work too), or an attribute of the language (device_ip)."),
+    language_reference: bool = typer.Option(
+        False, "--language-reference",
+        help="Print the whole language reference (Markdown, docs/language.md)."),
+) -> None:
+    """Explain a rule (what it finds, why it breaks at run time, an example, the fix) or an
+    attribute (the blocks that accept it, its value, default, what it becomes, an example).
 
-    r = get_rule(code)
-    if r is None:
-        fail_usage(f"unknown rule '{code}'", "`rtc rules` lists them")
-    typer.echo(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n{r.explanation}")
+    `rtc explain --language-reference > docs/language.md` writes the language reference,
+    generated from the parser's attribute table."""
+    if language_reference:
+        if name is not None:
+            fail_usage("give a NAME or --language-reference, not both")
+        from rtc.report.language_reference import render_language_reference
+
+        write_stdout(render_language_reference())
+        return
+    if name is None:
+        fail_usage("explain needs a rule id, a rule name or an attribute name",
+                   "e.g. `rtc explain RTC208` or `rtc explain device_ip`; `rtc rules` lists "
+                   "the rules")
+    r = _rule(name)
+    if r is not None:
+        typer.echo(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n{r.explanation}")
+        return
+    from rtc.report.language_reference import render_attribute_entry
+
+    entry = render_attribute_entry(name)
+    if entry is None:
+        _unknown(name)
+    write_stdout(entry)
+
+
+def _rule(name: str):
+    """The rule with this id (``RTC208``, any case) or name (``duplicate-device-ip`` or
+    ``duplicate_device_ip``), or None."""
+    from rtc.report.rule_catalogue import RULES, get_rule
+
+    found = get_rule(name)
+    if found is not None:
+        return found
+    wanted = name.lower().replace("_", "-")
+    return next((r for r in RULES if r.name == wanted), None)
+
+
+def _unknown(name: str) -> None:
+    """The usage error (exit 2) for a NAME that is no rule and no attribute, with the
+    closest rule name or attribute as "did you mean"."""
+    import difflib
+    import re
+
+    if re.fullmatch(r"rtc\d+", name, re.IGNORECASE):
+        fail_usage(f"unknown rule '{name}'", "`rtc rules` lists them")
+    from rtc.report.language_reference import attribute_names
+    from rtc.report.rule_catalogue import RULES
+
+    # Compare with '-' and '_' alike: `duplicate_device_ipp` is close to duplicate-device-ip.
+    known = {n.replace("-", "_"): n for n in [r.name for r in RULES] + attribute_names()}
+    close = difflib.get_close_matches(name.lower().replace("-", "_"), list(known), n=1,
+                                      cutoff=0.6)
+    where = "`rtc rules` lists the rules, `rtc explain --language-reference` the attributes"
+    fail_usage(f"unknown rule or attribute '{name}'",
+               f"did you mean '{known[close[0]]}'? {where}" if close else where)

@@ -55,102 +55,355 @@ BAD_LABEL = rule("RTC117", "bad-block-label", "error", "A block's name is missin
 
 @dataclass(frozen=True)
 class AttrSpec:
-    """How one attribute is read: its value parser, whether it may repeat, and a one-line
-    description used in "did you mean" hints and the docs."""
+    """How one attribute is read: its value parser, whether it may repeat, and what the
+    language reference (``docs/language.md``, ``rtc explain NAME``) says about it: a
+    one-line description (``doc``, also used in "did you mean" hints), the value in words,
+    the default when the line is left out, what it becomes in the outputs, and a one-line
+    example. The reference fields are text only: the parser reads ``parse`` and
+    ``repeat``."""
 
     parse: Callable
     repeat: bool = False
     doc: str = ""
+    value: str = ""
+    default: str = ""
+    becomes: str = ""
+    example: str = ""
 
 
 @dataclass(frozen=True)
 class BlockSpec:
     """Which attributes a block kind accepts, the declaration class they fill (one field
-    per attribute, same name), and whether the block needs a label."""
+    per attribute, same name), whether the block needs a label, a one-line description and
+    a short example for the language reference."""
 
     decl: type
     attrs: dict
     label: str = "required"      # required | optional | family
     doc: str = ""
+    example: str = ""
 
 #: Largest world size dp*pp*pcp*tp of one job (131,072 servers x 16 NPUs).
 MAX_WORLD = 2_097_152
 WORLD_KEYS = ("dp", "pp", "pcp", "tp")
 
+_INVENTORY_OR_NONE = "taken from the `inventory` captures when the server has them, else none"
+_PORT = "TCP port 1..65535"
+_PARALLEL = f"integer 1..{MAX_PARALLEL}"
+_POLICY = "RULE LEVEL: a rule id or name as `rtc rules` prints it, then error, warn or allow"
+
 _SERVER_ATTRS = {
-    "server_id": AttrSpec(p_template, doc="server_id in the rank table (default: the name)"),
-    "host": AttrSpec(p_address, doc="host IP (HCCL_IF_IP, --data-parallel-address)"),
-    "nic": AttrSpec(p_nic, doc="host NIC name (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)"),
-    "devices": AttrSpec(p_devset, doc="physical device ids, e.g. 0..7"),
-    "device_ip": AttrSpec(p_address_plan, doc="RoCE IP per device: list, START step N, template"),
-    "gateway": AttrSpec(p_address_plan, doc="RoCE gateway per device"),
-    "prefix": AttrSpec(p_int(0, 128), doc="RoCE prefix length per device, e.g. 31"),
-    "super_pod": AttrSpec(p_template, doc="super_pod_id (A3, rank table 1.2)"),
-    "super_device_id": AttrSpec(p_super_device_plan, doc="SDID per device: base N, list, template"),
-    "inventory": AttrSpec(p_path, doc="folder of hccn_tool / npu-smi captures for this server"),
-    "visible_devices": AttrSpec(p_devset, doc="physical ids the container sees, in order "
-                                "(container id = position), e.g. 4..7"),
+    "server_id": AttrSpec(
+        p_template, doc="server_id in the rank table",
+        value="word, or a template in i", default="the server's name",
+        becomes="the rank table's server_id (and its entry in super_pod_list)",
+        example="server_id 10.0.0.6"),
+    "host": AttrSpec(
+        p_address, doc="host IP of the server",
+        value="IP address, or a template in i", default="none (a job on several servers "
+        "then gets no launch scripts: RTC456, RTC509)",
+        becomes="HCCL_IF_IP and VLLM_HOST_IP; the head's host is --data-parallel-address, "
+        "--master-addr / MASTER_ADDR and the Ray head address; host_ip in a 1.2 rank table",
+        example="host 10.0.0.6"),
+    "nic": AttrSpec(
+        p_nic, doc="host NIC name",
+        value="interface name (up to 15 letters, digits, - _ .)",
+        default="none (no HCCL / GLOO / TP_SOCKET_IFNAME is exported)",
+        becomes="HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME (a job `env` line "
+        "for one of them replaces it); matched against `network` blocks",
+        example="nic eno0"),
+    "devices": AttrSpec(
+        p_devset, doc="physical device ids",
+        value="device set such as 0..7 or 0, 2, 4..7", default="all the preset's devices "
+        "(0..N-1)",
+        becomes="the rank table's device_id; ASCEND_RT_VISIBLE_DEVICES of the jobs",
+        example="devices 0..7"),
+    "device_ip": AttrSpec(
+        p_address_plan, doc="RoCE IP per device",
+        value="address plan: list (one per device), START step N, template in i/d/k, "
+        "inventory", default=_INVENTORY_OR_NONE + " (RTC211 on a multi-server table that "
+        "needs it)",
+        becomes="the rank table's device_ip", example="device_ip 6.0.2.1 step 2"),
+    "gateway": AttrSpec(
+        p_address_plan, doc="RoCE gateway per device",
+        value="address plan like device_ip; one address applies to every NPU",
+        default=_INVENTORY_OR_NONE,
+        becomes="the reachability model (routed subnets, `fabric`); the gateway the "
+        "preflight script expects", example="gateway 6.0.2.0 step 2"),
+    "prefix": AttrSpec(
+        p_int(0, 128), doc="RoCE prefix length of every device",
+        value="integer 0..128", default=_INVENTORY_OR_NONE + " (reachability is not judged)",
+        becomes="each device's subnet in the reachability model and the preflight plan",
+        example="prefix 31"),
+    "super_pod": AttrSpec(
+        p_template, doc="super_pod_id (A3, rank table 1.2)",
+        value="word, or a template in i", default="none (RTC212 on a multi-server A3 table)",
+        becomes="the 1.2 rank table's super_pod_id (super_pod_list)",
+        example="super_pod {i/64}"),
+    "super_device_id": AttrSpec(
+        p_super_device_plan, doc="SDID per device (A3, rank table 1.2)",
+        value="base N (N + device id), a list, or a template in i/d/k; unsigned 32-bit",
+        default="none (RTC212 on a multi-server A3 table)",
+        becomes="the 1.2 rank table's super_device_id",
+        example="super_device_id base {(i%64)*16}"),
+    "inventory": AttrSpec(
+        p_path, doc="folder of hccn_tool / npu-smi captures for this server",
+        value="folder, relative to the .rtc file; a template in i is allowed",
+        default="none",
+        becomes="device_ip / gateway / prefix not written (or written `inventory`) come from "
+        "the captures; written ones are compared with them (RTC420); link and health checks",
+        example='inventory "captures/node{i:02}"'),
+    "visible_devices": AttrSpec(
+        p_devset, doc="physical ids the container sees, in order (container id = position)",
+        value="device set such as 4..7", default="none (container ids are the physical ids)",
+        becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (position in this list)",
+        example="visible_devices 4..7"),
 }
 
+_SERVER_EXAMPLE = """server atlas-01 {
+  host 10.0.0.6
+  nic eno0
+  devices 0..7
+  device_ip 6.0.2.1 step 2
+  gateway 6.0.2.0 step 2
+  prefix 31
+}"""
+
+_FAMILY_EXAMPLE = """family node[0000..1023] {
+  host 10.1.{i/256}.{i%256}
+  nic eth0
+  devices 0..15
+  device_ip 172.{16 + i/256}.{i%256}.{d+1}
+  super_pod {i/64}
+  super_device_id base {(i%64)*16}
+}"""
+
+_CLUSTER_ATTRS = {
+    "hardware": AttrSpec(
+        p_word, doc="hardware preset",
+        value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, generic",
+        default="required (RTC116)",
+        becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, else "
+        "1.0) and the hardware rules", example="hardware atlas-800t-a2"),
+    "cann": AttrSpec(
+        p_word, doc="CANN version", value="version word, e.g. 8.2.RC1",
+        default="unknown (HCCL's 32-port host window is assumed)",
+        becomes="HCCL's host port window in the port plan (16 ports before CANN 8.2, else "
+        "32); plan.json", example="cann 8.2.RC1"),
+    "devices_per_server": AttrSpec(
+        p_int(1, 64), doc="NPUs per server (generic hardware)", value="integer 1..64",
+        default="the preset's count (required with hardware generic)",
+        becomes="the device ids 0..N-1 of a generic server", example="devices_per_server 8"),
+    "policy": AttrSpec(
+        p_policy, repeat=True, doc="change the severity of one rule", value=_POLICY,
+        default="each rule's own severity",
+        becomes="the severity of that rule's findings in the whole file",
+        example="policy idle-npus allow"),
+    "vllm_version": AttrSpec(
+        p_word, doc="vLLM version the launch scripts target", value="version, e.g. 0.11.0",
+        default="none (the conservative flags of vLLM 0.9 and later, with a comment)",
+        becomes="which vLLM flags the launch scripts use and the version checks (RTC501)",
+        example="vllm_version 0.11.0"),
+}
+
+_JOB_ATTRS = {
+    "role": AttrSpec(
+        p_choice("serve", "prefill", "decode", "train"), doc="what the job does",
+        value="serve, prefill, decode or train", default="serve",
+        becomes="prefill / decode: the prefill/decode pairing and kv_role kv_producer / "
+        "kv_consumer; train: no vLLM API port in the port plan", example="role prefill"),
+    "framework": AttrSpec(
+        p_choice("vllm", "mindspore", "torch_npu", "megatron"), doc="framework",
+        value="vllm, mindspore, torch_npu or megatron", default="vllm",
+        becomes="the launch: vllm serve per server (vllm), python3 ENTRY per rank "
+        "(mindspore, torch_npu), torchrun per server (megatron)",
+        example="framework megatron"),
+    "servers": AttrSpec(
+        p_server_refs, doc="servers whose devices the job uses (all devices)",
+        value="server names, family ranges such as node[0..3], or all; comma-separated",
+        default="none (a job needs `servers` or `on`: RTC116)",
+        becomes="every device of those servers is in the job's rank table",
+        example="servers atlas-01, atlas-02"),
+    "on": AttrSpec(
+        p_placement, repeat=True, doc="some devices of one server",
+        value="on SERVER [devices SET] [dp_local N]", default="none",
+        becomes="those devices are in the job's rank table; dp_local is "
+        "--data-parallel-size-local there", example="on atlas-01 devices 0..3 dp_local 1"),
+    "dp": AttrSpec(p_int(1, MAX_PARALLEL), doc="data parallel size", value=_PARALLEL,
+                   default="1", becomes="--data-parallel-size", example="dp 2"),
+    "tp": AttrSpec(p_int(1, MAX_PARALLEL), doc="tensor parallel size", value=_PARALLEL,
+                   default="1", becomes="--tensor-parallel-size", example="tp 8"),
+    "pp": AttrSpec(p_int(1, MAX_PARALLEL), doc="pipeline parallel size", value=_PARALLEL,
+                   default="1", becomes="--pipeline-parallel-size (when > 1)",
+                   example="pp 2"),
+    "pcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="prefill context parallel size",
+                    value=_PARALLEL, default="1",
+                    becomes="--prefill-context-parallel-size (when > 1)", example="pcp 2"),
+    "dcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="decode context parallel size",
+                    value=_PARALLEL, default="1",
+                    becomes="--decode-context-parallel-size (when > 1)", example="dcp 2"),
+    "expert_parallel": AttrSpec(
+        p_bool, doc="expert parallel on/off", value="on or off (also true / false, yes / no)",
+        default="off", becomes="--enable-expert-parallel; the EP groups the checks judge",
+        example="expert_parallel on"),
+    "model_kind": AttrSpec(
+        p_choice("moe", "dense"), doc="MoE or dense model", value="moe or dense",
+        default="moe", becomes="dense with dp > 1: independent replicas (no RANK_TABLE_FILE; "
+        "no DP flags with lb external)", example="model_kind dense"),
+    "order": AttrSpec(
+        p_word, doc="Megatron-LM order string",
+        value="axes tp, cp, ep, dp, pp joined by -, fastest first",
+        default="tp-cp-ep-dp-pp (megatron jobs)",
+        becomes="the rank coordinates and groups of a megatron job (checks, rtc groups, "
+        "diagrams)", example="order tp-cp-ep-dp-pp"),
+    "env": AttrSpec(
+        p_env, repeat=True, doc="an environment variable of the job",
+        value="NAME = value", default="none",
+        becomes="an export line in each server's .env file, after the computed ones",
+        example="env HCCL_BUFFSIZE = 1024"),
+    "policy": AttrSpec(
+        p_policy, repeat=True, doc="change the severity of one rule for this job",
+        value=_POLICY, default="the cluster's policy, else the rule's own severity",
+        becomes="the severity of that rule's findings about this job",
+        example="policy idle-npus allow"),
+    "port": AttrSpec(
+        p_port, doc="vLLM API server port", value=_PORT,
+        default="8000 (the next free port when another job on the head has it)",
+        becomes="--port (lb external: port + local DP index)", example="port 8077"),
+    "dp_address": AttrSpec(
+        p_address, doc="the DP coordinator's address", value="IP address",
+        default="the head's host (the job's first server)",
+        becomes="--data-parallel-address", example="dp_address 10.0.0.6"),
+    "dp_rpc_port": AttrSpec(
+        p_port, doc="the DP coordinator's RPC port", value=_PORT,
+        default="29550 (the next free port when another job on that host has it)",
+        becomes="--data-parallel-rpc-port", example="dp_rpc_port 12980"),
+    "kv_connector": AttrSpec(
+        p_choice("mooncake", "mooncake_layerwise", "llmdatadist"),
+        doc="KV transfer connector (PD disaggregation)",
+        value="mooncake, mooncake_layerwise or llmdatadist",
+        default="none (no --kv-transfer-config)",
+        becomes="--kv-transfer-config: kv_connector MooncakeConnectorV1, "
+        "MooncakeLayerwiseConnector or LLMDataDistCMgrConnector, and its module path",
+        example="kv_connector mooncake_layerwise"),
+    "kv_port": AttrSpec(
+        p_port, doc="KV transfer port", value=_PORT,
+        default="14579 with a Mooncake connector (the next free one when taken), else none",
+        becomes="kv_port in --kv-transfer-config; Mooncake binds kv_port + global rank",
+        example="kv_port 14579"),
+    "ray_port": AttrSpec(
+        p_port, doc="Ray head (GCS) port; Ray is used when given", value=_PORT,
+        default="6379 when the job runs over Ray",
+        becomes="ray start --head --port, the workers' --address HEAD:PORT, RAY_ADDRESS",
+        example="ray_port 6379"),
+    "model": AttrSpec(
+        p_path, doc="model path or name", value="path or name (quoted if it has spaces)",
+        default="none (the launch script's MODEL must be set at run time)",
+        becomes="vllm serve MODEL", example='model "/models/DeepSeek-R1-W8A8"'),
+    "served_name": AttrSpec(
+        p_word, doc="the model name the API serves", value="word", default="none",
+        becomes="--served-model-name", example="served_name deepseek-r1"),
+    "entry": AttrSpec(
+        p_path, doc="script run per rank / by torchrun (mindspore, torch_npu, megatron)",
+        value="script path (quoted if it has spaces)",
+        default="none (the launch script's ENTRY must be set at run time)",
+        becomes="python3 ENTRY per rank (mindspore, torch_npu); torchrun ... ENTRY "
+        "(megatron)", example='entry "pretrain_gpt.py"'),
+    "args": AttrSpec(
+        p_args, repeat=True, doc="extra arguments on every node",
+        value="a quoted string (split like sh) or bare words", default="none",
+        becomes="appended to every server's command, after rtc's flags",
+        example='args "--max-model-len 8192"'),
+    "head_args": AttrSpec(
+        p_args, repeat=True, doc="extra arguments on the head only",
+        value="a quoted string (split like sh) or bare words", default="none",
+        becomes="appended to the head's command (the job's first server), after `args`",
+        example='head_args "--api-server-count 1"'),
+    "worker_args": AttrSpec(
+        p_args, repeat=True, doc="extra arguments on the other nodes",
+        value="a quoted string (split like sh) or bare words", default="none",
+        becomes="appended to the other servers' commands, after `args`",
+        example='worker_args "--port 8078"'),
+    "executor": AttrSpec(
+        p_choice("mp", "ray"), doc="vLLM executor", value="mp or ray",
+        default="ray when ray_port is given or a replica spans servers with dp 1, else mp",
+        becomes="ray: ray start on every server, then --distributed-executor-backend ray; "
+        "mp with a replica over servers: --nnodes, --node-rank, --master-addr, "
+        "--master-port", example="executor mp"),
+    "lb": AttrSpec(
+        p_choice("internal", "external", "hybrid"), doc="DP load balancing",
+        value="internal, external or hybrid", default="internal",
+        becomes="internal: one vllm serve per server, workers --headless; hybrid: "
+        "--data-parallel-hybrid-lb; external: one process per DP rank "
+        "(--data-parallel-rank, its own --port)", example="lb external"),
+    "master_port": AttrSpec(
+        p_port, doc="the master port of a multi-node launch", value=_PORT,
+        default="29501 for vLLM --nnodes, 29500 for torchrun / torch_npu (the next free "
+        "port when taken)",
+        becomes="--master-port (vLLM), torchrun --master_port (megatron), MASTER_PORT "
+        "(torch_npu)", example="master_port 29600"),
+}
+
+_JOB_EXAMPLE = """job deepseek {
+  servers atlas-01, atlas-02
+  dp 2
+  tp 8
+  expert_parallel on
+  model "/models/DeepSeek-R1-W8A8"
+  env HCCL_BUFFSIZE = 1024
+}"""
+
 BLOCK_SPECS: dict[str, BlockSpec] = {
-    "cluster": BlockSpec(ClusterDecl, {
-        "hardware": AttrSpec(p_word, doc="hardware preset: atlas-800t-a2, atlas-800-a3, ..."),
-        "cann": AttrSpec(p_word, doc="CANN version, e.g. 8.2.RC1"),
-        "devices_per_server": AttrSpec(p_int(1, 64), doc="NPUs per server (generic hardware)"),
-        "policy": AttrSpec(p_policy, repeat=True, doc="policy RULE error|warn|allow"),
-        "vllm_version": AttrSpec(p_word, doc="vLLM version the launch scripts target"),
-    }, label="optional", doc="the cluster: hardware preset, CANN version, policies"),
-    "server": BlockSpec(ServerDecl, dict(_SERVER_ATTRS), doc="one server"),
+    "cluster": BlockSpec(ClusterDecl, _CLUSTER_ATTRS, label="optional",
+                         doc="the cluster (exactly one per file): hardware preset, CANN version, "
+                             "policies",
+                         example="cluster deepseek-a2 {\n  hardware atlas-800t-a2\n"
+                                 "  cann 8.2.RC1\n}"),
+    "server": BlockSpec(ServerDecl, dict(_SERVER_ATTRS), doc="one server",
+                        example=_SERVER_EXAMPLE),
     "family": BlockSpec(ServerDecl, dict(_SERVER_ATTRS), label="family",
-                        doc="N alike servers, e.g. family node[0..1023]"),
-    "job": BlockSpec(JobDecl, {
-        "role": AttrSpec(p_choice("serve", "prefill", "decode", "train"), doc="what the job does"),
-        "framework": AttrSpec(p_choice("vllm", "mindspore", "torch_npu", "megatron"),
-                              doc="framework (default vllm)"),
-        "servers": AttrSpec(p_server_refs, doc="servers whose devices the job uses (all devices)"),
-        "on": AttrSpec(p_placement, repeat=True, doc="on SERVER [devices SET] [dp_local N]"),
-        "dp": AttrSpec(p_int(1, MAX_PARALLEL), doc="data parallel size"),
-        "tp": AttrSpec(p_int(1, MAX_PARALLEL), doc="tensor parallel size"),
-        "pp": AttrSpec(p_int(1, MAX_PARALLEL), doc="pipeline parallel size"),
-        "pcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="prefill context parallel size"),
-        "dcp": AttrSpec(p_int(1, MAX_PARALLEL), doc="decode context parallel size"),
-        "expert_parallel": AttrSpec(p_bool, doc="expert parallel on/off"),
-        "model_kind": AttrSpec(p_choice("moe", "dense"), doc="moe (default) or dense"),
-        "order": AttrSpec(p_word, doc="Megatron-LM order string, e.g. tp-cp-ep-dp-pp"),
-        "env": AttrSpec(p_env, repeat=True, doc="env NAME = value"),
-        "policy": AttrSpec(p_policy, repeat=True, doc="policy RULE error|warn|allow"),
-        "port": AttrSpec(p_port, doc="vLLM API server port (--port; default 8000)"),
-        "dp_address": AttrSpec(p_address, doc="--data-parallel-address (default: head's host)"),
-        "dp_rpc_port": AttrSpec(p_port, doc="--data-parallel-rpc-port (default 29550)"),
-        "kv_connector": AttrSpec(p_choice("mooncake", "mooncake_layerwise", "llmdatadist"),
-                                 doc="KV transfer connector (PD disaggregation)"),
-        "kv_port": AttrSpec(p_port, doc="kv_transfer_config kv_port (Mooncake: + rank)"),
-        "ray_port": AttrSpec(p_port, doc="Ray head (GCS) port; Ray is used when given"),
-        "model": AttrSpec(p_path, doc="model path or name (vllm serve MODEL)"),
-        "served_name": AttrSpec(p_word, doc="--served-model-name"),
-        "entry": AttrSpec(p_path, doc="script run per rank / by torchrun (mindspore, "
-                          "torch_npu, megatron)"),
-        "args": AttrSpec(p_args, repeat=True, doc='extra arguments on every node, e.g. '
-                         'args "--max-model-len 8192"'),
-        "head_args": AttrSpec(p_args, repeat=True, doc="extra arguments on the head only"),
-        "worker_args": AttrSpec(p_args, repeat=True, doc="extra arguments on the other nodes"),
-        "executor": AttrSpec(p_choice("mp", "ray"), doc="vLLM executor (default: ray when "
-                             "a replica spans servers with dp 1, or ray_port is given)"),
-        "lb": AttrSpec(p_choice("internal", "external", "hybrid"),
-                       doc="DP load balancing (default internal)"),
-        "master_port": AttrSpec(p_port, doc="--master-port (vLLM --nnodes, torchrun, torch_npu)"),
-    }, doc="a job: which devices, parallel sizes, role, framework, environment"),
+                        doc="N alike servers, named PREFIX + index padded like FIRST "
+                            "(node[00..15]: node00..node15); templates use i, the index",
+                        example=_FAMILY_EXAMPLE),
+    "job": BlockSpec(JobDecl, _JOB_ATTRS,
+                     doc="a job: which devices, parallel sizes, role, framework, environment",
+                     example=_JOB_EXAMPLE),
     "network": BlockSpec(NetworkDecl, {
-        "cidr": AttrSpec(p_cidr, doc="the host network, e.g. 10.0.0.0/24"),
-        "nic": AttrSpec(p_nic_list, doc="host NIC name(s) on this network, e.g. eno0"),
-    }, doc="a host network: servers whose `nic` is listed have their `host` in `cidr`"),
+        "cidr": AttrSpec(
+            p_cidr, doc="the host network", value="network ADDRESS/PREFIX (host bits zero)",
+            default="required (RTC406)",
+            becomes="the check that each server with a listed `nic` has its `host` inside "
+            "(RTC405)", example="cidr 10.0.0.0/24"),
+        "nic": AttrSpec(
+            p_nic_list, doc="host NIC name(s) on this network",
+            value="interface names, comma-separated", default="none (no server is matched)",
+            becomes="which servers' `host` must be inside `cidr`", example="nic eno0, eno1"),
+    }, doc="a host network: servers whose `nic` is listed have their `host` in `cidr`",
+        example="network mgmt {\n  cidr 10.0.0.0/24\n  nic eno0\n}"),
     "fabric": BlockSpec(FabricDecl, {
-        "subnets": AttrSpec(p_cidr_list, doc="device networks routed to each other"),
-    }, doc="a routed RoCE fabric: device subnets (with gateways) in it reach each other"),
+        "subnets": AttrSpec(
+            p_cidr_list, doc="device networks routed to each other",
+            value="networks ADDRESS/PREFIX, comma-separated",
+            default="required (RTC406); with no fabric block at all, every routed subnet is "
+            "in one assumed fabric (RTC411)",
+            becomes="the reachability model: NPUs with a gateway in these subnets reach each "
+            "other", example="subnets 6.0.0.0/16, 6.1.0.0/16"),
+    }, doc="a routed RoCE fabric: device subnets (with gateways) in it reach each other",
+        example="fabric roce {\n  subnets 6.0.0.0/16\n}"),
     "disaggregation": BlockSpec(DisaggregationDecl, {
-        "prefill": AttrSpec(p_job_refs, repeat=True, doc="prefill job(s), e.g. prefill p1, p2"),
-        "decode": AttrSpec(p_job_refs, repeat=True, doc="decode job(s)"),
-    }, label="optional", doc="prefill/decode pairing: which prefill jobs feed which decode jobs"),
+        "prefill": AttrSpec(
+            p_job_refs, repeat=True, doc="prefill job(s)", value="job names, comma-separated",
+            default="required (RTC522)",
+            becomes="the kv_producer side of the pair; kv_connector_extra_config prefill sizes",
+            example="prefill p1, p2"),
+        "decode": AttrSpec(
+            p_job_refs, repeat=True, doc="decode job(s)", value="job names, comma-separated",
+            default="required (RTC522)",
+            becomes="the kv_consumer side of the pair; kv_connector_extra_config decode sizes",
+            example="decode d1"),
+    }, label="optional", doc="prefill/decode pairing: which prefill jobs feed which decode "
+        "jobs (without a block: every `role prefill` job with every `role decode` job)",
+        example="disaggregation {\n  prefill p1, p2\n  decode d1\n}"),
 }
 
 
@@ -173,8 +426,9 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
     spans: dict[str, Span] = {}
     lines: dict[str, list[Span]] = {}    # repeatable attribute -> the span of each line
     failed: set[str] = set()
+    guessed: set[str] = set()   # what misspelt keys probably meant
     for item in block.body:
-        aspec = _attribute_spec(item, block, spec, where, diags)
+        aspec = _attribute_spec(item, block, spec, where, diags, guessed)
         if aspec is None:
             continue
         try:
@@ -197,6 +451,9 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
             values[item.key] = values.get(item.key, ()) + (value,)
             lines.setdefault(item.key, []).append(span)
             spans.setdefault(item.key, span)
+    # A misspelt key (`TP 8`) leaves the attribute it meant unread, not absent: lowering
+    # must not judge its default (tp 1) as if nothing had been written.
+    failed |= {key for key in guessed if key not in values}
     if block.kind == "job":
         _check_world(values, spans, failed, diags, name)
     return spec.decl(kind=block.kind, name=name, name_span=name_span, span=block.span,
@@ -217,9 +474,9 @@ def _check_label(block: Block, spec: BlockSpec, diags: list[Diagnostic]) -> None
 
 
 def _attribute_spec(item, block: Block, spec: BlockSpec, where: str,
-                    diags: list[Diagnostic]) -> AttrSpec | None:
+                    diags: list[Diagnostic], guessed: set) -> AttrSpec | None:
     """The spec of one body item, or None after reporting it (RTC110: a nested block or an
-    unknown attribute, with the closest known one)."""
+    unknown attribute, with the closest known one, which is added to ``guessed``)."""
     if isinstance(item, Block):
         diags.append(error(UNKNOWN_ATTRIBUTE, f"a {item.kind} block cannot be nested inside "
                            f"a {block.kind} block", item.kind_span,
@@ -228,6 +485,10 @@ def _attribute_spec(item, block: Block, spec: BlockSpec, where: str,
     aspec = spec.attrs.get(item.key)
     if aspec is None:
         close = difflib.get_close_matches(item.key, list(spec.attrs), n=1, cutoff=0.6)
+        lower = item.key.lower()
+        if lower in spec.attrs and lower not in close:
+            close = [lower]
+        guessed.update(close)
         hint = (f"did you mean '{close[0]}'?" if close else
                 f"a {block.kind} block accepts: " + ", ".join(spec.attrs) if spec.attrs else
                 f"{block.kind} blocks take no attributes yet")
