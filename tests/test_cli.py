@@ -142,7 +142,7 @@ def test_out_dir_that_is_a_file_is_refused(tmp_path):
 
 def test_preflight_report_of_a_missing_folder(tmp_path):
     res = run_rtc("preflight", "report", str(tmp_path / "nothere"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert "does not exist" in res.stderr and "reachability" not in res.stdout
 
 

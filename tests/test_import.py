@@ -158,7 +158,8 @@ def test_quoted_server_names():
     doc["server_list"][1]["server_id"] = "rack 1/node b"
     text = json.dumps(doc, indent=2) + "\n"
     src, back = roundtrip(text)
-    assert 'server "rack 1/node \\"a\\"" {' in src
+    # a server_id that cannot name files gets a block name that can, and stays server_id
+    assert 'server "rack 1_node \\"a\\"" {\n  server_id "rack 1/node \\"a\\""' in src
     assert back == text
 
 

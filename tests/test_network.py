@@ -47,16 +47,17 @@ PASS_FOR = {
     "RTC400": "pass-network-d1", "RTC401": "pass-network-d1", "RTC402": "pass-network-d1",
     "RTC403": "pass-network-d1", "RTC404": "pass-network-d1", "RTC405": "pass-network-d1",
     "RTC406": "pass-network-d1", "RTC407": "pass-network-d1", "RTC410": "pass-network-d1",
-    "RTC411": "pass-network-d1", "RTC420": "pass-inventory-agrees",
+    "RTC411": "pass-network-d1", "RTC412": "pass-network-d1", "RTC420": "pass-inventory-agrees",
     "RTC421": "pass-inventory-a2", "RTC422": "pass-inventory-a2", "RTC423": "pass-inventory-a2",
     "RTC424": "pass-inventory-a2", "RTC430": "pass-visible-devices",
     "RTC431": "pass-visible-devices", "RTC432": "pass-visible-devices",
     "RTC433": "pass-visible-devices", "RTC440": "pass-shared-host-ports",
     "RTC441": "pass-network-d1", "RTC442": "pass-mooncake-ports",
     "RTC443": "pass-dp-groups-own-ports", "RTC444": "pass-shared-host-ports",
+    "RTC445": "pass-network-d1",
     "RTC450": "pass-network-d1", "RTC451": "pass-network-d1", "RTC452": "pass-network-d1",
     "RTC453": "pass-network-d1", "RTC454": "pass-network-d1", "RTC455": "pass-network-d1",
-    "RTC456": "pass-network-d1", "RTC457": "pass-network-d1",
+    "RTC456": "pass-network-d1", "RTC457": "pass-network-d1", "RTC458": "pass-network-d1",
 }
 
 

@@ -336,7 +336,8 @@ def test_placement_rules_are_declared_and_explained():
     assert codes == {
         "RTC300": "device-claimed-by-two-jobs", "RTC301": "device-claimed-twice-in-job",
         "RTC302": "dp-start-rank-gap-or-overlap", "RTC303": "node-over-capacity",
-        "RTC304": "idle-npus", "RTC310": "cross-node-tp", "RTC311": "cross-node-pcp",
+        "RTC304": "idle-npus", "RTC305": "dcp-size", "RTC306": "megatron-order",
+        "RTC310": "cross-node-tp", "RTC311": "cross-node-pcp",
         "RTC320": "hccs-device-set", "RTC321": "die-pair-split",
         "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model"}
     for r in _placement_rules():

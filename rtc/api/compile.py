@@ -92,14 +92,39 @@ def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileRe
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
-        return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: "
-                                          f"{exc.strerror or exc}", None,
-                                          hint="check the path")], {})
+        return _unreadable(path, exc)
+    return compile_bytes(data, path, strict=strict, progress=progress)
+
+
+def compile_stream(stream, filename: str = "<stdin>", *, strict: bool = False,
+                   progress=None) -> CompileResult:
+    """Read the binary ``stream`` to its end (standard input for ``rtc compile -``; None
+    when it is closed) and compile it as ``filename``. A failed read gives an RTC001
+    diagnostic and no topology."""
+    try:
+        if stream is None:
+            raise OSError("it is closed")
+        data = stream.read()
+    except (OSError, ValueError) as exc:
+        return _unreadable(filename, exc)
+    return compile_bytes(data, filename, strict=strict, progress=progress)
+
+
+def compile_bytes(data: bytes, filename: str, *, strict: bool = False,
+                  progress=None) -> CompileResult:
+    """:func:`compile_text` of a file's bytes (UTF-8; a byte order mark is dropped). Bytes
+    that are not UTF-8 give an RTC001 diagnostic and no topology."""
     try:
         text = data.decode("utf-8-sig")  # -sig: drop a byte order mark
     except UnicodeDecodeError as exc:
-        return CompileResult(None, [_not_utf8(path, data, exc)], {})
-    return compile_text(text, path, strict=strict, progress=progress)
+        return CompileResult(None, [_not_utf8(filename, data, exc)], {})
+    return compile_text(text, filename, strict=strict, progress=progress)
+
+
+def _unreadable(path: str, exc: Exception) -> CompileResult:
+    reason = getattr(exc, "strerror", None) or exc
+    return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
+                                      hint="check the path")], {})
 
 
 def _not_utf8(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:

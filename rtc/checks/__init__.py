@@ -11,11 +11,12 @@ after the checks ran (:mod:`rtc.checks.policies`).
 
 from __future__ import annotations
 
-from rtc.checks import (addresses, cross_node, device_ids, device_numbering, duplicates,
-                        expert_parallel, hardware_groups, host_addressing, inventory_facts,
-                        launch_settings, net_addresses, node_fit, overlapping_ranks,
-                        pd_pairing, peer_reachability, port_conflicts, ranktable_rules,
-                        ray_order, server_sizes, socket_env, world_size)
+from rtc.checks import (addresses, block_names, cross_node, device_ids, device_numbering,
+                        duplicates, env_values, expert_parallel, hardware_groups, host_addressing,
+                        inventory_facts, launch_settings, net_addresses, node_fit,
+                        overlapping_ranks, parallel_sizes, pd_pairing, peer_reachability,
+                        port_conflicts, ranktable_rules, ray_order, server_sizes, socket_env,
+                        unused_attributes, world_size)
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -23,14 +24,15 @@ from rtc.plan import Plan
 #: Every check module, in the order they run (results are sorted before they are shown).
 CHECKS = (
     # structure of the cluster (RTC2xx)
-    duplicates, device_ids, addresses, world_size, ranktable_rules,
+    duplicates, block_names, device_ids, addresses, world_size, ranktable_rules,
     # parallel groups and placement (RTC3xx)
-    overlapping_ranks, node_fit, cross_node, hardware_groups, server_sizes, expert_parallel,
+    overlapping_ranks, node_fit, parallel_sizes, cross_node, hardware_groups, server_sizes,
+    expert_parallel,
     # network, ports, inventory (RTC4xx)
     net_addresses, peer_reachability, inventory_facts, device_numbering, port_conflicts,
-    host_addressing, socket_env,
+    host_addressing, socket_env, env_values,
     # launch, environment, disaggregation (RTC5xx)
-    launch_settings, ray_order, pd_pairing,
+    launch_settings, ray_order, pd_pairing, unused_attributes,
 )
 
 #: The rules of every check module.

@@ -161,10 +161,11 @@ def check(topo: Topology, plan: Plan):
         jl = plan.launches.get(job.name)
         if jl is None:
             continue   # a broken placement is reported by RTC3xx
-        if jl.blocked:
+        if jl.blocked and not any("host" in p.server.incomplete for p in job.placements):
             yield warning(BLOCKED, f"job {job.name}: no launch scripts are written: "
                           f"{jl.blocked}", job.span, subject=f"job {job.name}",
                           hint="add `host ADDRESS` to every server of the job")
+        if jl.blocked:
             continue
         for feature in needs_feature(topo, jl):
             f = FEATURES[feature]

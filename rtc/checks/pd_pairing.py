@@ -80,6 +80,14 @@ PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
     Example: `role prefill` with `framework mindspore`.
     Fix: use `framework vllm` (the default).""")
 
+PD_MODEL = rule("RTC529", "pd-model-mismatch", "warning",
+                "The jobs of a prefill/decode pair serve different models.", """
+    What: a prefill job and a decode job of one pair with different `model` values.
+    Why: the decode side reads the KV cache the prefill side computed; with other weights
+    (or another tokenizer) the cache is wrong: garbage output, or a shape error when the
+    first request is handed over.
+    Example: prefill `model "/models/DeepSeek-R1"`, decode `model "/models/DeepSeek-V3"`.
+    Fix: point both at the same model (the same path on every server).""")
 
 def check(topo: Topology, plan: Plan):
     blocks = list(topo.disaggregations)
@@ -93,6 +101,7 @@ def check(topo: Topology, plan: Plan):
             continue
         yield from _frameworks(pair)
         yield from _connectors(pair)
+        yield from _models(pair)
         yield from _instance_sizes(pair)
         yield from _tp_ratio(pair)
         yield from _decode_pp(pair)
@@ -180,6 +189,22 @@ def _connectors(pair):
                     hint="use one connector on both sides")
 
 
+def _models(pair):
+    """RTC529 when the jobs of a pair name different models."""
+    named = [j for j in pair.jobs if j.launch.model is not None]
+    first = named[0] if named else None
+    other = next((j for j in named if j.launch.model != first.launch.model), None)
+    if other is not None:
+        yield warning(PD_MODEL, f"jobs {first.name} and {other.name} of one prefill/decode "
+                      f"pair serve different models ({first.launch.model!r}, "
+                      f"{other.launch.model!r})", other.launch.span_of("model", other.span),
+                      subject=f"job {other.name}",
+                      related=[Related(first.launch.span_of("model", first.span),
+                                       f"{first.name}'s model")],
+                      hint="give both sides the same `model` (the same weights and "
+                           "tokenizer), or pair the jobs differently")
+
+
 def _instance_sizes(pair):
     """RTC525: instances of one side (prefill, then decode) with different dp/tp/pp."""
     for side in (pair.prefill, pair.decode):
@@ -235,4 +260,4 @@ def _llmdatadist(topo: Topology, pair, version):
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (TP_RATIO, CONNECTOR, PAIRING, UNPAIRED, DECODE_PP, SIZES, LLMDD_REMOVED, LLMDD_TP,
-         PD_FRAMEWORK)
+         PD_FRAMEWORK, PD_MODEL)

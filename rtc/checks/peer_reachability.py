@@ -39,9 +39,19 @@ ASSUMED_FABRIC = rule("RTC411", "assumed-fabric", "note",
     Example: examples/a2-2node-dp2-tp8.rtc without its `fabric` block.
     Fix: declare it, e.g. `fabric roce { subnets 6.0.0.0/16 }`; then subnets outside it
     are reported as unreachable (RTC410).""")
+NOT_JUDGED = rule("RTC412", "reachability-not-judged", "note",
+                  "Some NPUs that talk across servers have no prefix: reachability is not judged.", """
+    What: NPUs of a job that spans servers (or of a table without jobs) have a `device_ip`
+    but no `prefix`, so rtc cannot tell their subnets and does not judge whether they
+    reach their peers (RTC410 is silent about them).
+    Why: an unreachable peer only shows up at communicator init, as an HCCL timeout.
+    Example: `device_ip 6.0.2.1 step 2` without `prefix 31` (and `gateway`).
+    Fix: add `prefix` (and `gateway` for routed links), from `hccn_tool -i N -ip -g`, or
+    `inventory` captures that hold them.""")
 
 
 def check(topo: Topology, plan: Plan):
+    yield from _not_judged(topo)
     if not any(d.device_ip is not None and d.prefix is not None
                for s in topo.servers for d in s.devices):
         return
@@ -59,6 +69,41 @@ def check(topo: Topology, plan: Plan):
                    f"{subnet_text(subs[-1])}) are routed to each other", topo.span,
                    hint="declare it to have it checked: a `fabric roce` block with the line "
                         f"`subnets {_cover(subs)}`")
+
+
+def _not_judged(topo: Topology):
+    """RTC412 once when NPUs that talk to other link units (servers; super pods on A3,
+    whose servers talk over HCCS) have a written device IP but no prefix. Tables, whose
+    format has no prefix, are not flagged."""
+    if topo.origin == "table":
+        return
+    lacking = [s for s in _talking_servers(topo) if s.address_sources.get("device_ip") and
+               any(d.device_ip is not None and d.prefix is None for d in s.devices)]
+    if not lacking:
+        return
+    npus = sum(1 for s in lacking for d in s.devices if d.device_ip is not None and d.prefix is None)
+    names = ", ".join(s.name for s in lacking[:3]) + (", ..." if len(lacking) > 3 else "")
+    yield note(NOT_JUDGED, f"reachability of {npus} NPUs on {len(lacking)} server"
+               f"{'s' if len(lacking) != 1 else ''} ({names}) is not judged: they have device "
+               "IPs but no prefix", lacking[0].span_of("device_ip"), subject=lacking[0].label,
+               hint="add `prefix N` (and `gateway` for routed links) from `hccn_tool -i N -ip "
+                    "-g`, so rtc can check that NPUs reach their peers")
+
+
+def _talking_servers(topo: Topology) -> list:
+    """The servers of the jobs (of the table, without jobs) that span link units."""
+    groups = [(None, [s for s in topo.servers if s.devices])] if not topo.jobs else \
+        [(j, [p.server for p in j.placements]) for j in topo.jobs]
+    out: dict = {}
+    for job, servers in groups:
+        env = {name: value for name, value, _ in job.env} if job is not None else {}
+        pods = topo.preset.super_pod and \
+            str(env.get("HCCL_INTER_HCCS_DISABLE", "")).upper() != "TRUE"
+        units = {("pod", s.super_pod_id) if pods and s.super_pod_id is not None else s.name
+                 for s in servers}
+        if len(units) > 1:
+            out.update((id(s), s) for s in servers)
+    return list(out.values())
 
 
 def _spans_servers(topo: Topology) -> bool:
@@ -149,4 +194,4 @@ def unreachable_examples(topo: Topology, diagnostics) -> tuple:
     return tuple(out)
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (UNREACHABLE, ASSUMED_FABRIC)
+RULES = (UNREACHABLE, ASSUMED_FABRIC, NOT_JUDGED)

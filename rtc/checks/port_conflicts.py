@@ -1,5 +1,5 @@
-"""Ports (RTC440-RTC444): every port a host binds, from the port plan
-(:mod:`rtc.plan.ports`).
+"""Ports (RTC440-RTC445): every port a host binds, from the port plan
+(:mod:`rtc.plan.ports`), and the CANN version that decides HCCL's window.
 
 Overlaps are folded by their owners (one finding for "job a's HCCL window vs job b's HCCL
 window" however many hosts it happens on), with the number of hosts and the first one.
@@ -7,7 +7,8 @@ window" however many hosts it happens on), with the number of hosts and the firs
 
 from __future__ import annotations
 
-from rtc.diagnostics import Related, error, note
+from rtc.diagnostics import Related, error, note, warning
+from rtc.network.env import cann_problem
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.plan.ports import KIND_LABEL, overlaps
@@ -68,11 +69,26 @@ ASSIGNED = rule("RTC444", "assigned-ports", "note",
     Fix: nothing, if the launch uses these values (rtc's launch scripts do); or write the
     values you want.""")
 
+CANN_VERSION = rule("RTC445", "unknown-cann-version", "warning",
+                    "The cluster's `cann` is not a CANN release rtc knows.", """
+    What: `cann banana`, or a version line rtc has no record of (`cann 4.0`).
+    Why: the CANN version decides how many host ports HCCL takes from HCCL_IF_BASE_PORT
+    (16 before 8.2, 32 from 8.2 on); with an unknown version rtc assumes 32, which may
+    plan one job's window on top of another's on a CANN that uses more, or waste ports.
+    Example: `cann 8.2RC1` (the dot before RC is missing).
+    Fix: write the version `npu-smi info` / `cat /usr/local/Ascend/ascend-toolkit/latest/
+    version.cfg` reports, e.g. `cann 8.2.RC1`.""")
+
 _SETTING = {"HCCL_IF_BASE_PORT": "env HCCL_IF_BASE_PORT", "port": "port",
             "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port"}
 
 
 def check(topo: Topology, plan: Plan):
+    problem = cann_problem(topo.cann)
+    if problem:
+        yield warning(CANN_VERSION, f"{problem}, so HCCL's host port window may be planned "
+                      f"wrong ({plan.ports.hccl_reason})", topo.span_of("cann"),
+                      hint="write the version the servers run, e.g. `cann 8.2.RC1`")
     ports = plan.ports
     for p in ports.problems:
         yield error(BAD_HCCL_PORT, f"job {p.job}: {p.message}", p.span, hint=p.hint,
@@ -148,4 +164,4 @@ def _conflict_hint(a, b) -> str:
     return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (CONFLICT, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)
+RULES = (CONFLICT, CANN_VERSION, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)

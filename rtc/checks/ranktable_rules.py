@@ -7,6 +7,7 @@ from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.rules import rule
+from rtc.textfmt import format_ids
 
 MISSING_DEVICE_IP = rule("RTC211", "missing-device-ip", "error",
                          "A multi-server rank table has devices without device_ip.", """
@@ -51,7 +52,6 @@ def _tables(topo: Topology):
 
 
 def check(topo: Topology, plan: Plan):
-    preset = topo.preset
     for s in topo.servers:
         if len(s.server_id) > 64:
             yield error(SERVER_ID_LENGTH, f"server_id of {s.name} has {len(s.server_id)} "
@@ -61,55 +61,69 @@ def check(topo: Topology, plan: Plan):
     for job, members in _tables(topo):
         what = f"job {job.name}" if job else "the cluster"
         span = job.span if job else topo.span
-        if len(members) > 1:
-            if preset.ranktable_version == "1.0":
-                for s, devs in members:
-                    missing = [d.device_id for d in devs if d.device_ip is None]
-                    # A device_ip line that failed to evaluate was reported already.
-                    if missing and "device_ip" not in s.spans:
-                        yield error(MISSING_DEVICE_IP, f"{what} spans {len(members)} servers but "
-                                    f"{s.name} has no device_ip for device"
-                                    f"{'s' if len(missing) > 1 else ''} "
-                                    f"{', '.join(map(str, missing[:8]))}"
-                                    f"{' ...' if len(missing) > 8 else ''}",
-                                    s.span_of("device_ip"), subject=s.label,
-                                    related=[Related(span, what)] if span else (),
-                                    hint="add `device_ip START step N` or a list (from "
-                                         "`hccn_tool -i N -ip -g`)")
-            if preset.super_pod:
-                for s, devs in members:
-                    if s.super_pod_id is None:
-                        yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
-                                    f"{s.name} has no super_pod", s.span, subject=s.label,
-                                    hint="add `super_pod ID` (Super Pod ID from "
-                                         "`npu-smi info -t spod-info`)")
-                    elif any(d.super_device_id is None for d in devs) and \
-                            "super_device_id" not in s.incomplete:  # already reported
-                        yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
-                                    f"{s.name} has devices without super_device_id", s.span,
-                                    subject=s.label,
-                                    hint="add `super_device_id base N` (SDID from "
-                                         "`npu-smi info -t spod-info`)")
-                if _pod_count(members) > 1:
-                    for s, devs in members:
-                        missing = [d.device_id for d in devs if d.device_ip is None]
-                        if missing:
-                            yield error(MISSING_DEVICE_IP, f"{what} spans several super pods but "
-                                        f"{s.name} has devices without device_ip",
-                                        s.span_of("device_ip"), subject=s.label,
-                                        hint="between super pods HCCL uses RoCE and needs "
-                                             "device_ip")
+        if len(members) > 1 and topo.preset.ranktable_version == "1.0":
+            yield from _device_ips(what, span, members)
+        if len(members) > 1 and topo.preset.super_pod:
+            yield from _super_pods(what, members)
+        if len(members) == 1 and topo.preset.super_pod:
+            yield from _mixed_sdids(what, members[0])
         if not reported_order:
-            ids = [s.server_id for s, _ in members]
-            for a, b in zip(ids, ids[1:]):
-                if a > b:
-                    reported_order = True
-                    sb = next(s for s, _ in members if s.server_id == b)
-                    yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
-                                  f"but comes after it in rank order ({what})", sb.span,
-                                  subject=sb.label,
-                                  hint=_order_hint(sb))
-                    break
+            found = list(_server_order(what, members))
+            reported_order = bool(found)
+            yield from found
+
+
+def _device_ips(what: str, span, members):
+    """RTC211: a 1.0 table over several servers needs every device's device_ip."""
+    for s, devs in members:
+        missing = [d.device_id for d in devs if d.device_ip is None]
+        # A device_ip line that failed to evaluate was reported already.
+        if missing and "device_ip" not in s.spans:
+            yield error(MISSING_DEVICE_IP, f"{what} spans {len(members)} servers but "
+                        f"{s.name} has no device_ip for device"
+                        f"{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(map(str, missing[:8]))}"
+                        f"{' ...' if len(missing) > 8 else ''}",
+                        s.span_of("device_ip"), subject=s.label,
+                        related=[Related(span, what)] if span else (),
+                        hint="add `device_ip START step N` or a list (from "
+                             "`hccn_tool -i N -ip -g`)")
+
+
+def _super_pods(what: str, members):
+    """RTC212 for A3 servers without super pod data; RTC211 between super pods."""
+    for s, devs in members:
+        if s.super_pod_id is None:
+            yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
+                        f"{s.name} has no super_pod", s.span, subject=s.label,
+                        hint="add `super_pod ID` (Super Pod ID from "
+                             "`npu-smi info -t spod-info`)")
+        elif any(d.super_device_id is None for d in devs) and \
+                "super_device_id" not in s.incomplete:  # already reported
+            yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
+                        f"{s.name} has devices without super_device_id", s.span,
+                        subject=s.label,
+                        hint="add `super_device_id base N` (SDID from "
+                             "`npu-smi info -t spod-info`)")
+    if _pod_count(members) > 1:
+        for s, devs in members:
+            if any(d.device_ip is None for d in devs):
+                yield error(MISSING_DEVICE_IP, f"{what} spans several super pods but "
+                            f"{s.name} has devices without device_ip",
+                            s.span_of("device_ip"), subject=s.label,
+                            hint="between super pods HCCL uses RoCE and needs device_ip")
+
+
+def _server_order(what: str, members):
+    """RTC216 for the first server_id that sorts before the one above it."""
+    ids = [s.server_id for s, _ in members]
+    for a, b in zip(ids, ids[1:]):
+        if a > b:
+            sb = next(s for s, _ in members if s.server_id == b)
+            yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
+                          f"but comes after it in rank order ({what})", sb.span,
+                          subject=sb.label, hint=_order_hint(sb))
+            return
 
 
 def _order_hint(server) -> str:
@@ -132,6 +146,21 @@ def _order_hint(server) -> str:
 
 def _pod_count(members) -> int:
     return len({s.super_pod_id for s, _ in members})
+
+
+def _mixed_sdids(what: str, member):
+    """RTC212 for a one-server A3 table in which some devices have a super_device_id and
+    others do not (HCCL parses every device of a 1.2 table alike)."""
+    s, devs = member
+    have = [d for d in devs if d.super_device_id is not None]
+    if have and len(have) < len(devs) and "super_device_id" not in s.incomplete:
+        lacking = [d.device_id for d in devs if d.super_device_id is None]
+        yield error(MISSING_SUPER_POD, f"{what}: {s.name} has a super_device_id on "
+                    f"{len(have)} devices but not on device"
+                    f"{'s' if len(lacking) > 1 else ''} {format_ids(lacking)}",
+                    s.span_of("super_device_id"), subject=s.label,
+                    hint="give every device its super_device_id (`npu-smi info -t "
+                         "spod-info`), or none of them")
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ORDER)

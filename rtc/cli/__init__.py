@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from rtc.cli.app import app
-from rtc.cli import compile_cmd, diagram_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
+from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
 
 

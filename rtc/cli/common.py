@@ -61,6 +61,13 @@ def warn_tool_missing(message: str, hint: str | None = None) -> None:
     say(TOOL_MISSING, message, hint, severity="warning")
 
 
+def warn_internal(message: str, hint: str | None = None) -> None:
+    """Print a warning that an optional output could not be made (RTC004)."""
+    from rtc.rules import INTERNAL
+
+    say(INTERNAL, message, hint, severity="warning")
+
+
 def warn_io(message: str, hint: str | None = None) -> None:
     """Print a warning that an optional output could not be written (RTC001)."""
     from rtc.rules import IO_ERROR
@@ -136,3 +143,61 @@ def write_or_fail(path, data, **kwargs) -> None:
     except OSError as exc:
         fail_io(f"cannot write {path}: {exc.strerror or exc}",
                    "check that the folder exists and is writable")
+
+
+#: The --format help of the commands that report diagnostics.
+FORMAT_HELP = "Report: text (on stderr), or json, github or sarif (on stdout)."
+
+
+def reporter_for(fmt: str, command: str, label: str):
+    """The ``report(diags, sources, quiet=...)`` of ``--format fmt`` for ``command`` on the
+    input called ``label``: :func:`report` itself for text; for json, github and sarif a
+    function that prints the document (:data:`rtc.report.formats.REPORTERS`) on stdout and
+    the summary line on stderr. Exit 2 on an unknown format."""
+    if fmt == "text":
+        return report
+    from rtc.report.formats import get_reporter, reporter_names
+
+    reporter = get_reporter(fmt)
+    if reporter is None:
+        fail_usage(f"unknown --format '{fmt}'", "formats: " + ", ".join(reporter_names()))
+
+    def machine_report(diags: list[Diagnostic], sources: dict[str, str], *,
+                       quiet: bool = False) -> None:
+        import dataclasses
+
+        from rtc.diagnostics import Span
+        from rtc.report.registry import FileInfo, ReportContext
+        from rtc.report.text import summary
+
+        if not sources:  # nothing was read: the problems concern the input as a whole
+            diags = [d if d.span is not None else dataclasses.replace(d, span=Span.whole_file(label))
+                     for d in diags]
+        write_stdout(reporter(diags, ReportContext.make(sources, [FileInfo(label)], command)))
+        if diags or not quiet:
+            typer.echo(f"rtc: {summary(diags)}", err=True)
+
+    return machine_report
+
+
+def input_label(file) -> str:
+    """How an input is named in messages: ``<stdin>`` for ``-``."""
+    return "<stdin>" if str(file) == "-" else str(file)
+
+
+def compile_input(file, strict: bool):
+    """Compile ``file`` (``-``: standard input, named ``<stdin>``) with a progress bar on a
+    terminal; the :class:`rtc.api.CompileResult`."""
+    import sys
+
+    from rtc.api import STAGES, compile_file
+    from rtc.cli.progress import StageProgress
+
+    if str(file) == "-":
+        from rtc.api.compile import compile_stream
+
+        stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
+        with StageProgress(STAGES) as progress:
+            return compile_stream(stream, "<stdin>", strict=strict, progress=progress)
+    with StageProgress(STAGES) as progress:
+        return compile_file(str(file), strict=strict, progress=progress)

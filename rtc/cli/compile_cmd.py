@@ -8,8 +8,9 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import (exit_for, fail_io, fail_usage, refuse_input_as_output, report,
-                            write_or_fail, write_stdout)
+from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_usage,
+                            input_label, refuse_input_as_output, reporter_for, write_or_fail,
+                            write_stdout)
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool):
@@ -32,7 +33,8 @@ def _select_jobs(topo, job_name: str | None, need_one: bool):
 
 @app.command("compile")
 def compile_command(
-    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., help="The .rtc cluster description (`-` reads standard "
+                                          "input)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the rank table here."),
     stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
     job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
@@ -43,88 +45,78 @@ def compile_command(
                                                 "plan.json, plus topology.svg and groups.svg."),
     no_diagrams: bool = typer.Option(False, "--no-diagrams",
                                      help="With --out-dir: skip topology.svg and groups.svg."),
+    fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
     Nothing is written when there is any error; an existing output is left untouched.
+    With --out-dir every file is written, or none is replaced.
 
     Examples:
 
       rtc compile examples/a2-2node-dp2-tp8.rtc -o hccl.json
 
       rtc compile examples/pd-a3.rtc --out-dir build/
+
+      rtc compile - --stdout < cluster.rtc
     """
     modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
     if modes > 1:
         fail_usage("use only one of -o, --stdout, --out-dir")
     if modes != 1:
         fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
+    out = reporter_for(fmt, "compile", input_label(file))
+    if stdout and fmt != "text":
+        fail_usage(f"--stdout prints the rank table on stdout, where --format {fmt} would "
+                   "print the report", "write the table with -o FILE or --out-dir DIR, or "
+                   "drop --format")
     refuse_input_as_output([output], [file])
-    result = _compile(file, strict)
-    diags = list(result.diagnostics)
-    topo = result.topology
-    jobs = _select_jobs(topo, job, need_one=out_dir is None)
-    tables = _rank_tables(result, jobs, out_dir, output)
-    if out_dir is None:
-        report(diags, result.sources, quiet=True)
-        if stdout:
-            write_stdout(tables[0][1])
-            return
-        _write_tables(tables)
+    result = _compile(file, strict, out)
+    jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
+    tables = _rank_tables(result, jobs, out_dir, output, out)
+    if out_dir is not None:
+        _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out)
         return
-    extra = _bundle(result, jobs, tables, out_dir)
-    names = [p for p, _t in tables] + [p for p, _t, _m in extra]
-    if not no_diagrams:
-        from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS
-
-        names += [out_dir / n for n, _v in COMPILE_DIAGRAMS]
-    refuse_input_as_output(names, [file])
-    report(diags, result.sources, quiet=True)
-    _prepare_out_dir(out_dir)
-    _write_tables(tables)
-    _write_extra(extra, out_dir)
-    if not no_diagrams:
-        from rtc.cli.diagram_cmd import write_compile_diagrams
-
-        write_compile_diagrams(out_dir, topo, diags, job)
-    if job is None:  # --job writes part of a plan: prune nothing
-        _prune(out_dir, tables, extra)
+    out(list(result.diagnostics), result.sources, quiet=True)
+    if stdout:
+        write_stdout(tables[0][1])
+        return
+    for path, text in tables:
+        write_or_fail(path, text)
+        typer.echo(f"rtc: wrote {path}", err=True)
 
 
-def _compile(file: Path, strict: bool):
-    """Compile ``file`` with a progress bar on a terminal; exit 1 (2 when unreadable) when
-    there are errors."""
-    from rtc.api import STAGES, compile_file
-    from rtc.cli.progress import StageProgress
-
-    with StageProgress(STAGES) as progress:
-        result = compile_file(str(file), strict=strict, progress=progress)
+def _compile(file: Path, strict: bool, out):
+    """Compile ``file``; exit 1 (2 when unreadable) when there are errors, reported by
+    ``out``."""
+    result = compile_input(file, strict)
     if result.topology is None or not result.ok:
-        report(result.diagnostics, result.sources)
+        out(result.diagnostics, result.sources)
         raise typer.Exit(2 if result.topology is None and not result.sources else 1)
     return result
 
 
-def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None) -> list:
+def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -> list:
     """(path, text) of each selected job's rank table (``hccl.json``, or
     ``hccl-<job>.json`` per job in ``--out-dir``); exit 2 on an RTC003 self-check failure."""
     from rtc.api import rank_table
 
-    out = []
+    tables = []
     for j in jobs:
         text, _doc, problems = rank_table(result.topology, j)
         if problems:
-            report(list(result.diagnostics) + problems, result.sources)
+            out(list(result.diagnostics) + problems, result.sources)
             raise typer.Exit(2)
         if out_dir is not None:
-            out.append((out_dir / ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json"), text))
+            tables.append((out_dir / ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json"),
+                           text))
         else:
-            out.append((output, text))
-    return out
+            tables.append((output, text))
+    return tables
 
 
-def _bundle(result, jobs, tables: list, out_dir: Path) -> list:
+def _bundle(result, jobs, tables: list, out_dir: Path, out) -> list:
     """(path, text, mode or None) of the env, launch, preflight and plan files
     (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
     from rtc.emit.bundle import build_bundle
@@ -132,10 +124,60 @@ def _bundle(result, jobs, tables: list, out_dir: Path) -> list:
     bundle = build_bundle(result.topology, result.plan, jobs,
                           {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)})
     if bundle.diagnostics:
-        report(list(result.diagnostics) + bundle.diagnostics, result.sources)
+        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         raise typer.Exit(2)
     return [(out_dir / name, text, mode if mode != 0o644 else None)
             for name, text, mode in bundle.outputs]
+
+
+def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
+                   no_diagrams: bool, out) -> None:
+    """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
+    in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
+    cannot be written), then remove the files of an earlier plan (not with --job)."""
+    from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS, render_compile_diagrams
+    from rtc.emit.files import read_manifest
+
+    diags = list(result.diagnostics)
+    extra = _bundle(result, jobs, tables, out_dir, out)
+    names = [p for p, _t in tables] + [p for p, _t, _m in extra]
+    if not no_diagrams:
+        names += [out_dir / n for n, _v in COMPILE_DIAGRAMS]
+    refuse_input_as_output(names, [file])
+    out(diags, result.sources, quiet=True)
+    _prepare_out_dir(out_dir)
+    diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
+    files = [(p.name, t, None) for p, t in tables] + [(p.name, t, m) for p, t, m in extra] \
+        + [(n, data, None) for n, data in diagrams]
+    listed = None
+    if job is None:  # --job writes part of a plan: no manifest, prune nothing
+        listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
+    old = read_manifest(out_dir) if listed is not None else set()
+    _transaction(out_dir, files, listed)
+    for path, _t in tables:
+        typer.echo(f"rtc: wrote {path}", err=True)
+    if extra:
+        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight and plan files to {out_dir}",
+                   err=True)
+    for name, _data in diagrams:
+        typer.echo(f"rtc: wrote {out_dir / name}", err=True)
+    if listed is not None:
+        _prune(out_dir, old, listed)
+
+
+def _transaction(out_dir: Path, files: list, listed: set | None) -> None:
+    """:func:`rtc.emit.files.write_all`; on failure an I/O error (exit 2) naming the file."""
+    from rtc.emit.files import TransactionError, write_all
+
+    try:
+        write_all(out_dir, files, manifest=listed)
+    except TransactionError as exc:
+        done = (f"nothing in {out_dir} was replaced" if not exc.leftovers else
+                "some old files could not be put back; they are kept as "
+                + ", ".join(exc.leftovers))
+        fail_io(f"cannot write {exc.path}: {exc.strerror}; {done}",
+                "remove or rename that folder" if isinstance(exc.cause, IsADirectoryError)
+                else "check that the folder is writable and has room")
 
 
 def _prepare_out_dir(out_dir: Path) -> None:
@@ -156,40 +198,13 @@ def _prepare_out_dir(out_dir: Path) -> None:
                 "check that the parent folder exists and is writable")
 
 
-def _write_tables(tables: list) -> None:
-    for path, text in tables:
-        write_or_fail(path, text)
-        typer.echo(f"rtc: wrote {path}", err=True)
-
-
-def _write_extra(extra: list, out_dir: Path) -> None:
-    """Write the bundle's files; above 64 files, one sync at the end instead of one each."""
-    from rtc.emit.files import sync_all
-
-    many = len(extra) > 64
-    for path, text, mode in extra:
-        write_or_fail(path, text, mode=mode, durable=not many)
-    if many:
-        sync_all()
-    if extra:
-        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight and plan files to {out_dir}",
-                   err=True)
-
-
-def _prune(out_dir: Path, tables: list, extra: list) -> None:
+def _prune(out_dir: Path, old: set, listed: set) -> None:
     """Remove the files an earlier plan wrote to ``out_dir`` that this one does not (its
     servers' env files, scripts, hccl-<job>.json would be read as current). Diagrams are
     kept even with --no-diagrams."""
-    from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS
-    from rtc.emit.files import MANIFEST, prune_outputs
+    from rtc.emit.files import remove_stale
 
-    names = {p.name for p, _t in tables} | {p.name for p, _t, _m in extra} | \
-        {n for n, _v in COMPILE_DIAGRAMS}
-    try:
-        removed = prune_outputs(out_dir, names)
-    except OSError as exc:
-        fail_io(f"cannot write {out_dir / MANIFEST}: {exc.strerror or exc}",
-                "check that the folder is writable")
+    removed = remove_stale(out_dir, old, listed)
     if removed:
         shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
         typer.echo(f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "
@@ -198,21 +213,22 @@ def _prune(out_dir: Path, tables: list, extra: list) -> None:
 
 @app.command("check")
 def check_command(
-    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., help="The .rtc cluster description (`-` reads standard "
+                                          "input)."),
+    fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
 ) -> None:
     """Run every stage and check on FILE; write nothing. Exit 1 on errors.
 
-    Example:
+    Examples:
 
       rtc check examples/a2-2node-dp2-tp8.rtc
-    """
-    from rtc.api import STAGES, compile_file
-    from rtc.cli.progress import StageProgress
 
-    with StageProgress(STAGES) as progress:
-        result = compile_file(str(file), strict=strict, progress=progress)
-    report(result.diagnostics, result.sources)
+      rtc check --format sarif cluster.rtc > rtc.sarif
+    """
+    out = reporter_for(fmt, "check", input_label(file))
+    result = compile_input(file, strict)
+    out(result.diagnostics, result.sources)
     if result.topology is None and not result.sources:
         raise typer.Exit(2)
     exit_for(result.diagnostics)

@@ -10,7 +10,7 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as_output, report,
-                            warn_io, warn_tool_missing, write_or_fail, write_stdout)
+                            warn_internal, warn_tool_missing, write_or_fail, write_stdout)
 
 
 @app.command("diagram")
@@ -139,25 +139,25 @@ def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
 COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
 
 
-def write_compile_diagrams(out_dir: Path, topo, diags, job: str | None = None) -> None:
-    """Write topology.svg and groups.svg into ``out_dir`` (for `rtc compile --out-dir`).
-    Never fails the compile: without `dot`, or when drawing fails, warn and skip."""
+def render_compile_diagrams(topo, diags, job: str | None = None) -> list[tuple[str, bytes]]:
+    """(file name, SVG) of topology.svg and groups.svg, drawn in memory for `rtc compile
+    --out-dir` (which writes them with the other outputs, all or nothing). A diagram that
+    cannot be drawn is skipped with a warning (RTC004; RTC005 for both when `dot` is
+    missing): diagrams never fail the compile."""
     from rtc.checks.peer_reachability import unreachable_examples
     from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render
-    from rtc.emit.files import write_atomic
 
     unreachable = unreachable_examples(topo, diags)
+    out = []
     for name, view in COMPILE_DIAGRAMS:
-        path = out_dir / name
         try:
             options = Options(view=view, job=job, unreachable=unreachable)
-            data = render(diagram_dot(topo, diags, options), "svg")
-            write_atomic(path, data)
+            out.append((name, render(diagram_dot(topo, diags, options), "svg")))
         except DotNotFound:
             warn_tool_missing("Graphviz `dot` not found; skipped topology.svg and groups.svg",
                               "apt-get install graphviz, or pass --no-diagrams")
-            return
+            return []
         except Exception as exc:  # noqa: BLE001 - diagrams are extras; the tables are written
-            warn_io(f"could not write {path}: {exc}")
-            continue
-        typer.echo(f"rtc: wrote {path}", err=True)
+            warn_internal(f"could not draw {name}: {exc}; it is not written",
+                          "please report it with your .rtc file; --no-diagrams skips the diagrams")
+    return out

@@ -25,7 +25,8 @@ def report_command(
 ) -> None:
     """Parse preflight results into a reachability matrix and findings (RTC560-RTC569):
     links down, bad net health, IP or gateway mismatches, unreachable peer NPUs, HCCL ports
-    not reserved, failed or missing checks. Exit 1 when anything is wrong.
+    not reserved, failed or missing checks. Exit 1 when anything is wrong, 2 when a
+    RESULTS_DIR does not exist (RTC001).
 
     Example:
 
@@ -33,14 +34,16 @@ def report_command(
 
       rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
     """
-    from rtc.diagnostics import Severity
+    from rtc.diagnostics import Severity, sorted_diagnostics
     from rtc.preflight.findings import analyse
     from rtc.preflight.results import load_results
 
     if fmt not in ("text", "json"):
         fail_usage(f"--format must be text or json (not '{fmt}')")
-    folders = [load_results(str(p)) for p in results]
+    missing = [p for p in results if not p.exists()]
+    folders = [load_results(str(p)) for p in results if p.exists()]
     diags, matrix, texts = analyse(folders)
+    diags = sorted_diagnostics(_missing(missing) + diags)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
@@ -53,4 +56,17 @@ def report_command(
         if any(r.problem is None for r in folders):  # no matrix when nothing could be read
             typer.echo(matrix.text(), nl=False)
         report(diags, texts)
+    if missing:
+        raise typer.Exit(2)
     exit_for(diags)
+
+
+def _missing(paths: list[Path]) -> list:
+    """An I/O error (RTC001) for each results folder that does not exist."""
+    from rtc.diagnostics import Span, error
+    from rtc.rules import IO_ERROR
+
+    return [error(IO_ERROR, f"cannot read {p}: it does not exist", Span.whole_file(str(p)),
+                  hint="pass the folders the preflight scripts wrote "
+                       "(default preflight-results/SERVER)")
+            for p in paths]

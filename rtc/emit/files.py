@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -122,24 +123,219 @@ MANIFEST = ".rtc-outputs"
 """File in an ``--out-dir`` folder listing the files the last ``rtc compile`` wrote there."""
 
 
-def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
-    """Record ``names`` (plain file names) as the outputs of ``folder`` in :data:`MANIFEST`,
-    and delete the files the previous manifest listed that ``names`` no longer has (the
-    env files, scripts and tables of servers or jobs an earlier plan had). Only regular
-    files rtc itself listed are removed; a file without a manifest entry, a symlink or a
-    folder is left alone, and a manifest that is a symlink is replaced, not followed.
-    Returns the removed names, sorted. Raises OSError when the manifest cannot be
-    written."""
-    folder = Path(folder)
-    manifest = folder / MANIFEST
-    old: set[str] = set()
-    if manifest.is_symlink():
-        manifest.unlink()  # never read or write through a link (it may point anywhere)
-    else:
+class TransactionError(OSError):
+    """A file of a :func:`write_all` transaction could not be written: ``path`` names it,
+    ``cause`` is the OS error. Nothing was replaced, except the files in ``leftovers``:
+    old files that could not be put back, kept under these temporary names."""
+
+    def __init__(self, path, cause: BaseException, leftovers: list[str] | None = None):
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+        super().__init__(getattr(cause, "errno", None), reason, str(path))
+        self.path = str(path)
+        self.cause = cause
+        self.leftovers = list(leftovers or [])
+
+
+class _Entry:
+    """One file of a transaction: the name asked for, where its bytes go (``target``:
+    symlinks followed unless ``follow`` is false), what it replaces, and its temporaries."""
+
+    __slots__ = ("path", "target", "payload", "mode", "st", "tmp", "backup", "moved", "done")
+
+    def __init__(self, path: Path, target: Path, payload: bytes, mode, st) -> None:
+        self.path, self.target, self.payload, self.mode, self.st = path, target, payload, mode, st
+        self.tmp: str | None = None       # the new content, until renamed into place
+        self.backup: str | None = None    # the old file, until the transaction is over
+        self.moved = False                # backup made by renaming the old file aside
+        self.done = False                 # the new file is in place
+
+    @property
+    def special(self) -> bool:
+        """An existing FIFO, device or socket: written directly, never renamed over."""
+        return self.st is not None and not stat.S_ISREG(self.st.st_mode) \
+            and not stat.S_ISLNK(self.st.st_mode)
+
+
+def write_all(folder: str | os.PathLike, files, *, manifest=None,
+              durable: bool | None = None) -> list[Path]:
+    """Write ``files`` (``(name, text or bytes, mode or None)``, names relative to
+    ``folder``) all or nothing, plus the :data:`MANIFEST` listing ``manifest`` (file
+    names) when that is given. Returns the paths written, in order.
+
+    1. every target is checked first (not a folder, its folder exists and is writable);
+    2. every new file is written to a temporary file beside its target and fsynced
+       (``durable``; None: each file when there are at most 64, else one ``sync`` for all);
+    3. all are renamed into place, each old file kept under a temporary name (a second
+       hard link, or renamed aside where links are refused) until the end;
+    4. when a rename fails (or SIGTERM / Ctrl-C arrive), the files already renamed are put
+       back (new ones removed), the temporaries removed, and :class:`TransactionError`
+       raised; otherwise the kept old files are removed.
+
+    Targets are handled as :func:`write_atomic` handles them (a symlink is followed, an
+    existing FIFO or device is written directly, after every rename), except the manifest:
+    a manifest that is a symlink is replaced, not followed."""
+    entries = _plan(Path(folder), files, manifest)
+    if durable is None:
+        durable = len(entries) <= 64
+    current = None
+    try:
+        for current in entries:
+            _stage(current, durable)
+        if not durable:
+            sync_all()
+        for current in sorted(entries, key=lambda e: e.special):
+            _commit(current)
+    except BaseException as exc:
+        leftovers = _rollback(entries)
+        if isinstance(exc, OSError) and current is not None:
+            raise TransactionError(current.path, exc, leftovers) from exc
+        raise
+    _discard_backups(entries)
+    return [e.path for e in entries]
+
+
+def _plan(folder: Path, files, manifest) -> list[_Entry]:
+    """The entries of a transaction, each target checked (TransactionError for the first
+    that cannot be written); a target named twice is written once, with the last data."""
+    if not folder.is_dir():
+        raise TransactionError(folder, NotADirectoryError(errno.ENOTDIR, "not a folder"))
+    wanted = [(folder / name, data, mode, True) for name, data, mode in files]
+    if manifest is not None:
+        text = "".join(f"{n}\n" for n in sorted(manifest))
+        wanted.append((folder / MANIFEST, text, None, False))
+    entries: dict[Path, _Entry] = {}
+    for path, data, mode, follow in wanted:
+        target, st = _check_target(path, follow)
+        payload = data if isinstance(data, bytes) else data.encode("utf-8")
+        entries.pop(target, None)
+        entries[target] = _Entry(path, target, payload, mode, st)
+    return list(entries.values())
+
+
+def _check_target(path: Path, follow: bool) -> tuple[Path, os.stat_result | None]:
+    """(where ``path``'s bytes go, the stat of what is there or None); TransactionError
+    when it is a folder, or its folder is missing or not writable."""
+    target = Path(os.path.realpath(path)) if follow else path
+    try:
+        st = os.stat(target) if follow else os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise TransactionError(path, exc) from exc
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise TransactionError(path, IsADirectoryError(errno.EISDIR, "it is a folder"))
+    parent = target.parent
+    if not parent.is_dir():
+        raise TransactionError(path, FileNotFoundError(errno.ENOENT,
+                                                       f"the folder {parent} does not exist"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TransactionError(path, PermissionError(errno.EACCES,
+                                                     f"the folder {parent} is not writable"))
+    return target, st
+
+
+def _stage(e: _Entry, durable: bool) -> None:
+    """Write the new content of ``e`` to a temporary file beside its target."""
+    if e.special:
+        return
+    fd, e.tmp = tempfile.mkstemp(prefix=f".{e.target.name}.", suffix=".tmp", dir=e.target.parent)
+    with os.fdopen(fd, "wb") as f:
+        f.write(e.payload)
+        f.flush()
+        if durable:
+            os.fsync(f.fileno())
+    old = e.st if e.st is not None and stat.S_ISREG(e.st.st_mode) else None
+    _set_mode(e.tmp, e.mode, old)
+
+
+def _commit(e: _Entry) -> None:
+    """Put the new file of ``e`` in place, keeping the old one under a temporary name."""
+    if e.special:
+        _write_special(str(e.target), e.payload)
+        e.done = True
+        return
+    if e.st is not None:
+        _keep_old(e)
+    os.replace(e.tmp, e.target)
+    e.tmp = None
+    e.done = True
+
+
+def _keep_old(e: _Entry) -> None:
+    """Keep the file at ``e.target`` as ``e.backup``: a second hard link (the target stays
+    in place), or where links are refused, the file renamed aside."""
+    for _ in range(16):
+        name = str(e.target.parent / f".{e.target.name}.{os.urandom(4).hex()}.old")
         try:
-            old = set(manifest.read_text(encoding="utf-8").splitlines())
-        except (OSError, UnicodeDecodeError):
-            pass
+            os.link(e.target, name, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except (OSError, NotImplementedError):
+            break
+        e.backup = name
+        return
+    fd, name = tempfile.mkstemp(prefix=f".{e.target.name}.", suffix=".old", dir=e.target.parent)
+    os.close(fd)
+    try:
+        os.replace(e.target, name)
+    except BaseException:
+        os.unlink(name)
+        raise
+    e.backup, e.moved = name, True
+
+
+def _rollback(entries: list[_Entry]) -> list[str]:
+    """Undo a failed transaction: put every old file back, remove the new files and the
+    temporaries. Returns the old files that could not be put back (kept as temporaries)."""
+    leftovers = []
+    for e in reversed(entries):
+        try:
+            if e.backup is not None and (e.done or e.moved):
+                os.replace(e.backup, e.target)
+            elif e.backup is not None:
+                os.unlink(e.backup)
+            elif e.done and not e.special:
+                os.unlink(e.target)
+            e.backup = None
+        except OSError:
+            leftovers.append(e.backup)
+        if e.tmp is not None:
+            _unlink_quietly(e.tmp)
+            e.tmp = None
+    return [name for name in leftovers if name]
+
+
+def _discard_backups(entries: list[_Entry]) -> None:
+    for e in entries:
+        if e.backup is not None:
+            _unlink_quietly(e.backup)
+            e.backup = None
+
+
+def _unlink_quietly(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+def read_manifest(folder: str | os.PathLike) -> set[str]:
+    """The names the :data:`MANIFEST` of ``folder`` lists (empty when there is none, it is
+    unreadable, or it is a symlink, which is never read through)."""
+    manifest = Path(folder) / MANIFEST
+    if manifest.is_symlink():
+        return set()
+    try:
+        return set(manifest.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def remove_stale(folder: str | os.PathLike, old: set[str], names: set[str]) -> list[str]:
+    """Delete the files of ``old`` (an earlier manifest) that ``names`` no longer has. Only
+    plain names of regular files are removed; a symlink or a folder is left alone.
+    Returns the removed names, sorted."""
+    folder = Path(folder)
     removed = []
     for name in sorted(old - names):
         if not name or name in (".", "..", MANIFEST) or "/" in name or "\\" in name:
@@ -151,5 +347,18 @@ def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
                 removed.append(name)
             except OSError:
                 pass
-    write_atomic(manifest, "".join(f"{n}\n" for n in sorted(names)), durable=False)
+    return removed
+
+
+def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
+    """Record ``names`` (plain file names) as the outputs of ``folder`` in :data:`MANIFEST`,
+    and delete the files the previous manifest listed that ``names`` no longer has (the
+    env files, scripts and tables of servers or jobs an earlier plan had). Only regular
+    files rtc itself listed are removed; a file without a manifest entry, a symlink or a
+    folder is left alone, and a manifest that is a symlink is replaced, not followed.
+    Returns the removed names, sorted. Raises OSError when the manifest cannot be
+    written. (`rtc compile --out-dir` writes the manifest in the same :func:`write_all`
+    as its outputs, and calls :func:`remove_stale` after.)"""
+    removed = remove_stale(folder, read_manifest(folder), names)
+    write_all(folder, [], manifest=names, durable=False)
     return removed

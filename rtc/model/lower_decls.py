@@ -63,7 +63,7 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
     topo = Topology(name=cluster.name or "cluster", preset=preset, servers=[], jobs=[],
                     cann=cluster.cann, vllm_version=cluster.vllm_version,
                     policies=cluster.policy, span=cluster.name_span, files=files,
-                    named=cluster.name is not None)
+                    named=cluster.name is not None, spans=dict(cluster.spans))
     for lowering_pass in PASSES:
         lowering_pass(decls, topo, diags)
     return topo, diags

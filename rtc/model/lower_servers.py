@@ -23,8 +23,8 @@ from rtc.model.presets import Preset
 from rtc.model.topology import Device, Server, Topology
 from rtc.rules import rule
 from rtc.syntax.decls import AddressPlan, Decl, ServerDecl
-from rtc.syntax.values import (BAD_IP, FamilyName, Template, ValueProblem, fast_ipv4,
-                               parse_family_name, parse_ip)
+from rtc.syntax.values import (BAD_IP, BAD_TEMPLATE, FamilyName, Template, ValueProblem,
+                               fast_ipv4, parse_family_name, parse_ip)
 
 ADDRESS_COUNT = rule("RTC206", "address-count-mismatch", "error",
                      "A server lists a different number of device IPs than devices.", """
@@ -68,10 +68,12 @@ def lower_servers(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) ->
 def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, topo: Topology,
                  diags: list[Diagnostic], spans: dict) -> None:
     reported: dict = {}  # attribute -> (index of its diagnostic, servers that failed)
+    without_i = _uses_i(decl, diags) if family is None else frozenset()
     for name, i in members:
         s = _ServerLowering(decl, topo.preset, name, i, decl.name if family else None,
                             spans, diags, reported).server()
         s.index = len(topo.servers)
+        s.incomplete |= without_i
         topo.servers.append(s)
     if family is None:
         return
@@ -82,6 +84,30 @@ def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, top
             d = diags[index]
             diags[index] = dataclasses.replace(
                 d, message=d.message[:-1] + f"; {len(names)} of its {total} servers)")
+
+
+_TEMPLATE_KEYS = ("server_id", "host", "super_pod", "device_ip", "gateway", "super_device_id")
+
+
+def _uses_i(decl: ServerDecl, diags: list[Diagnostic]) -> frozenset:
+    """RTC113 for each template of a plain ``server`` block that uses ``i`` (the member
+    number of a family, which a plain server has none of: it would silently be 0); the
+    attributes concerned (marked incomplete: their values are not judged further)."""
+    bad = set()
+    for key in _TEMPLATE_KEYS:
+        value = getattr(decl, key)
+        items = value.items if isinstance(value, AddressPlan) else (value,) if value else ()
+        for t in items:
+            if "i" in t.variables:
+                bad.add(key)
+                diags.append(error(BAD_TEMPLATE, f"{key} template '{t.text}' uses i, the "
+                                   f"member number of a family; server {decl.name} is not "
+                                   "in a family, so i has no value", t.span,
+                                   subject=f"server {decl.name}",
+                                   hint="write the value itself, or make the block a family "
+                                        "(`family node[0..N] {`)"))
+                break
+    return frozenset(bad)
 
 
 def _attribute_spans(decl: ServerDecl, cache: dict) -> dict:

@@ -129,6 +129,29 @@ def container_ids(server: Server, preset: Preset) -> tuple[dict[int, int], int]:
     return {p: p for p in range(count)}, count
 
 
+#: Longest server or job name kept as a file stem: file systems allow 255 bytes for a whole
+#: name, and rtc adds up to a job name and a suffix (``<server>.<job>.env``).
+MAX_NAME_CHARS = 100
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why a server or job ``name`` cannot be a file name in an output folder (None when it
+    can): ``rtc compile --out-dir`` names files after servers and jobs."""
+    if "/" in name or "\\" in name:
+        return "holds a path separator"
+    if name in (".", ".."):
+        return "is a folder name"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "holds a control character"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        return "holds a lone surrogate (not a character)"
+    if name.startswith("-"):
+        return "starts with '-'"
+    if len(name) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    return None
+
+
 @dataclass(slots=True)
 class Placement:
     """The part of a job on one server: the device ids it uses there (ascending) and the
@@ -203,6 +226,8 @@ class Topology:
     span: Span | None = None
     files: dict = field(default_factory=dict)
     named: bool = True
+    spans: dict = field(default_factory=dict)      # cluster attribute -> where written
+    origin: str = "description"                    # or "table": lowered by rtc.tables
     networks: list[HostNetwork] = field(default_factory=list)
     fabrics: list[Fabric] = field(default_factory=list)
     disaggregations: list[Disaggregation] = field(default_factory=list)
@@ -210,6 +235,10 @@ class Topology:
     _placements: dict = field(default_factory=dict)
     _members: dict = field(default_factory=dict)
     _address_keys: list | None = None
+
+    def span_of(self, attr: str) -> Span | None:
+        """Where the cluster block's attribute ``attr`` was written (its label if not)."""
+        return self.spans.get(attr, self.span)
 
     def placement(self, job: Job) -> JobPlacement:
         """The job's rank -> device placement (:func:`rtc.parallel.placement.place_job`),

@@ -20,12 +20,45 @@ def env_map(job) -> dict[str, tuple[str, Span]]:
     return {name: (value, span) for name, value, span in job.env}
 
 
+#: CANN release lines rtc knows, with the HCCL host-port window (HCCL_IF_BASE_PORT ..
+#: + N - 1) of each and where that comes from (rtc reference ranktable-formats.md, the
+#: HCCL_IF_BASE_PORT row). Lines marked "rule" had no page read: they follow the rule of
+#: :func:`hccl_window_size` (16 before 8.2, 32 from 8.2).
+CANN_RELEASES: tuple[tuple[tuple[int, int], int, str], ...] = (
+    ((6, 3), 16, "doc: canncommercial/63RC2 ptmigr_0161, 16 ports (60000-60015)"),
+    ((7, 0), 16, "rule"),
+    ((8, 0), 16, "doc: canncommercial/800 envref_07_0074, 16 ports"),
+    ((8, 1), 16, "rule"),
+    ((8, 2), 32, "doc: canncommercial/82RC1 envref_07_0074, 32 ports"),
+    ((8, 3), 32, "rule"),
+    ((8, 5), 32, "doc: CANNCommunityEdition/850alpha002 hcclug_000090, 32 ports"),
+    ((9, 0), 32, "doc: canncommercial/latest (9.x) envref_07_0074 and the hccl repo, 32 ports"),
+)
+
+#: A CANN version as Huawei writes it: 8.2.RC1, 8.0.0, 8.3.RC1.alpha001, 8.5.0.alpha002.
+_CANN_FORM = re.compile(r"(\d+)\.(\d+)(?:\.(?:\d+|RC\d+))?(?:\.(?:alpha|beta)\d+)?\Z", re.I)
+
+
 def cann_version(text: str | None) -> tuple[int, int] | None:
     """``8.2.RC1`` -> (8, 2); ``8.0.0`` -> (8, 0); None when unknown or unreadable."""
     if not text:
         return None
-    m = re.match(r"\s*(\d+)\.(\d+)", text)
+    m = _CANN_FORM.match(text.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def cann_problem(text: str | None) -> str | None:
+    """Why ``cann`` cannot be used to choose the HCCL port window (None when it can): not a
+    version in CANN's form, or a release line rtc has no record of."""
+    if not text:
+        return None
+    v = cann_version(text)
+    if v is None:
+        return f"'{text}' is not a CANN version (e.g. 8.2.RC1, 8.0.0)"
+    if v not in {line for line, _, _ in CANN_RELEASES}:
+        known = ", ".join(f"{a}.{b}" for (a, b), _, _ in CANN_RELEASES)
+        return f"CANN {text} is not a release line rtc knows ({known})"
+    return None
 
 
 def hccl_window_size(cann: str | None) -> tuple[int, str]:
@@ -164,4 +197,67 @@ def single_ifname_problem(text: str, allow_list: bool = False) -> str | None:
     for n in names:
         if not _NAME.fullmatch(n):
             return f"'{n}' is not an interface name" if n else "an empty entry in the list"
+    return None
+
+
+@dataclass(frozen=True)
+class EnvValueRule:
+    """What a variable's value may be: an integer in ``[lo, hi]`` (``step``: a multiple
+    of it), or one of ``choices`` (compared without case when ``nocase``); ``unit`` and
+    ``source`` say what it means and where that is documented."""
+
+    lo: int | None = None
+    hi: int | None = None
+    step: int = 1
+    choices: tuple[str, ...] = ()
+    nocase: bool = False
+    unit: str = ""
+    source: str = ""
+
+
+_ENV = "HCCL env docs (hicann/hccl docs/zh/user_guide/hccl_env/), via rtc reference " \
+       "ranktable-formats.md section 7"
+
+#: The values HCCL accepts for the variables rtc knows the meaning of (data: one row per
+#: variable, with its source).
+ENV_VALUES: dict[str, EnvValueRule] = {
+    "HCCL_BUFFSIZE": EnvValueRule(1, None, unit="MB per communicator buffer", source=_ENV),
+    "HCCL_CONNECT_TIMEOUT": EnvValueRule(120, 7200, unit="seconds", source=_ENV),
+    "HCCL_EXEC_TIMEOUT": EnvValueRule(0, 2147483647, unit="seconds (0: never)", source=_ENV),
+    "HCCL_INTRA_PCIE_ENABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
+    "HCCL_INTRA_ROCE_ENABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
+    "HCCL_INTER_HCCS_DISABLE": EnvValueRule(choices=("TRUE", "FALSE"), nocase=True, source=_ENV),
+    "HCCL_DETERMINISTIC": EnvValueRule(choices=("false", "true", "strict"), nocase=True,
+                                       source=_ENV),
+    "HCCL_WHITELIST_DISABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
+    "HCCL_RDMA_TC": EnvValueRule(0, 255, 4, unit="RoCE traffic class (DSCP = TC / 4)",
+                                 source=_ENV),
+    "HCCL_RDMA_SL": EnvValueRule(0, 7, unit="RoCE service level", source=_ENV),
+    "HCCL_RDMA_TIMEOUT": EnvValueRule(5, 24, unit="exponent: 4.096 us x 2^value (A2/A3 up "
+                                      "to 20)", source=_ENV),
+    "HCCL_RDMA_RETRY_CNT": EnvValueRule(1, 7, unit="retries", source=_ENV),
+    "HCCL_OP_EXPANSION_MODE": EnvValueRule(choices=("HOST", "HOST_TS", "AI_CPU",
+                                                    "AICPU_CacheDisable", "AIV", "AICPU_TS",
+                                                    "CCU_MS", "CCU_SCHED"), source=_ENV),
+}
+
+
+def env_value_problem(name: str, value: str) -> str | None:
+    """Why ``value`` is not one HCCL accepts for ``name`` (None when it is, or when rtc has
+    no rule for the variable)."""
+    r = ENV_VALUES.get(name)
+    if r is None:
+        return None
+    v = value.strip()
+    if r.choices:
+        ok = v.upper() in {c.upper() for c in r.choices} if r.nocase else v in r.choices
+        return None if ok else f"must be one of {', '.join(r.choices)}"
+    if not re.fullmatch(r"-?\d+", v):
+        return f"must be a whole number ({r.unit})" if r.unit else "must be a whole number"
+    n = int(v)
+    if (r.lo is not None and n < r.lo) or (r.hi is not None and n > r.hi):
+        bound = f"at least {r.lo}" if r.hi is None else f"in {r.lo}..{r.hi}"
+        return f"must be {bound}" + (f" ({r.unit})" if r.unit else "")
+    if n % r.step:
+        return f"must be a multiple of {r.step}" + (f" ({r.unit})" if r.unit else "")
     return None

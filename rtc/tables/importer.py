@@ -41,6 +41,7 @@ from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_
 from rtc.syntax.values import parse_family_name
 
 from rtc.model.presets import Preset, presets
+from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
 from rtc.rules import rule
 
 from .lower_table import decimal
@@ -245,12 +246,13 @@ def _ipv4_template(xs: list[int], values: list[int]) -> str | None:
 
 @dataclass
 class _Srv:
-    name: str
+    name: str                 # the block's name: the server_id, unless that is no file name
     devices: list[int]
     ips: list | None          # ipaddress objects, or None when the server has none
     host: object = None
     pod: str | None = None
     sdids: list | None = None
+    server_id: str | None = None   # when the name had to differ from the server_id
 
     def shape(self) -> tuple:
         v4 = self.ips is None or all(ip.version == 4 for ip in self.ips)
@@ -304,7 +306,7 @@ def _sdid_plan_single(sdids: list[int], ds: list[int]) -> str:
 
 
 def _server_block(s: _Srv) -> Block:
-    attrs = []
+    attrs = [] if s.server_id is None else [("server_id", word(s.server_id))]
     if s.host is not None:
         attrs.append(("host", str(s.host)))
     attrs.append(("devices", device_set(s.devices)))
@@ -373,7 +375,7 @@ def _family_sdid_plan(xs: list[int], run: list[_Srv]) -> str | None:
 def _family_block(run: list[_Srv]) -> Block | None:
     """A family block for ``run`` (consecutive, same shape), or None when some value does
     not fit one template."""
-    split = [_split_name(s.name) for s in run]
+    split = [_split_name(s.name) if s.server_id is None else None for s in run]
     if any(p is None for p in split):
         return None
     prefix, first, suffix = split[0]
@@ -502,6 +504,29 @@ def _model(doc: dict, version: str, smap, diags: list) -> list[_Srv] | None:
         if srv is None:
             return None
         servers.append(srv)
+    return _file_safe_names(servers, smap, diags)
+
+
+def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | None:
+    """Servers whose server_id cannot name files (``rack1/node0``) get a block name that
+    can (``rack1_node0``, unique) and keep the server_id as ``server_id``; None after RTC662
+    for a server_id the language cannot hold as a value (braces start a template)."""
+    taken = {s.name for s in servers}
+    for s in servers:
+        if file_name_problem(s.name) is None:
+            continue
+        if "{" in s.name or "}" in s.name:
+            diags.append(error(IMPORT_SHAPE, f"server_id {s.name!r} cannot be written in the "
+                               "rtc language (it names no file, and braces start a template)",
+                               Span.whole_file(smap.filename)))
+            return None
+        safe = re.sub(r"[/\\\x00-\x1f\x7f\ud800-\udfff]", "_", s.name)[:MAX_NAME_CHARS]
+        safe = "_" + safe if safe.startswith("-") or safe in (".", "..") else safe
+        base, n = safe, 2
+        while safe in taken:
+            safe, n = f"{base[:MAX_NAME_CHARS - 4]}-{n}", n + 1
+        taken.add(safe)
+        s.server_id, s.name = s.name, safe
     return servers
 
 

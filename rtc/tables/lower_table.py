@@ -543,7 +543,8 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
     top = max((dv.device_id for rs in raw for dv in rs.devices), default=-1)
     preset, reason = choose_preset(doc, form, hardware, top=top)
     filename = source_map.filename
-    topo = Topology(name=name, preset=preset, servers=[], jobs=[], span=Span(filename, 1, 1))
+    topo = Topology(name=name, preset=preset, servers=[], jobs=[], span=Span(filename, 1, 1),
+                    origin="table")
     lt = LoweredTable(topo, [], source_map, reason)
     used_names: set[str] = set()
     for rs in raw:

@@ -15,7 +15,8 @@ The rules live by family, each module declaring its rules and listing them in ``
 :mod:`.ranks` (RTC630-RTC632), :mod:`.counts` (RTC633-RTC635), :mod:`.versions` (RTC636,
 :func:`check_version_fit`), :mod:`.super_pods` (RTC637-RTC640), :mod:`.backups`
 (RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
-(RTC647, RTC648, reported by :mod:`rtc.api.validate`) and :mod:`.v2` (RTC650-RTC652).
+(RTC647, RTC648, reported by :mod:`rtc.api.validate`), :mod:`.status` (RTC649) and
+:mod:`.v2` (RTC650-RTC652).
 :mod:`.v1` walks a version 1.0 / 1.2 table through the families' checks, and
 :mod:`._context` holds the check context they share.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 from rtc.diagnostics import Diagnostic
 
 from ..jsonload import SourceMap
-from . import backups, counts, inventory, legacy, pd, ranks, super_pods, v2, versions
+from . import backups, counts, inventory, legacy, pd, ranks, status, super_pods, v2, versions
 from ._context import _Ctx
 from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
 from .legacy import _check_legacy
@@ -43,6 +44,7 @@ def check_table(doc, form: str | None, source_map: SourceMap,
     if not isinstance(doc, dict) or form is None:
         return []
     ctx = _Ctx(doc, source_map, bad_paths, [])
+    status.check_status(ctx)
     if form in ("hccl-v1.0", "hccl-v1.2"):
         _check_v1(ctx, form)
     elif form == "pd-ranktable":
@@ -60,4 +62,4 @@ __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "c
 #: The rules this package reports, family by family in code order (collected by
 #: rtc.report.rule_catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
-         + pd.RULES + legacy.RULES + inventory.RULES + v2.RULES)
+         + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES)

@@ -1,0 +1,38 @@
+"""Values of environment variables rtc knows the meaning of (RTC458): each `env` line of a
+job for a variable in :data:`rtc.network.env.ENV_VALUES` must hold a value HCCL accepts.
+(``HCCL_IF_BASE_PORT`` and ``HCCL_HOST_SOCKET_PORT_RANGE`` are judged with the port plan,
+RTC441; interface variables by RTC452-RTC454.)"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import error
+from rtc.model.topology import Topology
+from rtc.network.env import ENV_VALUES, env_value_problem
+from rtc.plan import Plan
+from rtc.rules import rule
+
+BAD_ENV_VALUE = rule("RTC458", "bad-env-value", "error",
+                     "An HCCL environment variable has a value HCCL does not accept.", """
+    What: e.g. `env HCCL_BUFFSIZE = lots`, `env HCCL_CONNECT_TIMEOUT = 60` (below its 120 s
+    minimum), `env HCCL_RDMA_TC = 130` (not a multiple of 4), `env HCCL_INTER_HCCS_DISABLE
+    = yes`.
+    Why: HCCL checks these when the communicator is created and fails on a value out of
+    range or of the wrong type, on every rank; the job dies at start-up with an
+    environment-variable error in the plog.
+    Example: `env HCCL_BUFFSIZE = 1GB` (the unit is MB: write 1024).
+    Fix: use a value in the documented range (the message gives it).""")
+
+
+def check(topo: Topology, plan: Plan):
+    for job in topo.jobs:
+        for line in job.env:
+            problem = env_value_problem(line.name, line.value)
+            if problem:
+                r = ENV_VALUES[line.name]
+                yield error(BAD_ENV_VALUE, f"job {job.name}: env {line.name}={line.value}: "
+                            f"{line.name} {problem}", line.span, subject=f"job {job.name}",
+                            hint=f"see {r.source}" if r.source else None)
+
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (BAD_ENV_VALUE,)

@@ -1,0 +1,96 @@
+"""Attributes that have no effect where they are written (RTC512): rtc reads them but
+nothing it plans or writes uses them, so a user who wrote one believes something that will
+not happen.
+
+======================  ===================================================================
+attribute               has no effect
+======================  ===================================================================
+``kv_connector``,       on a job that is in no prefill/decode pair (``role serve``/``train``
+``kv_port``             without a ``disaggregation`` block naming it): no KV transfer
+``entry``               on a vLLM job (vLLM serves ``model``; ``entry`` is the script of
+                        mindspore / torch_npu / megatron jobs)
+``model``,              on a job that is not vLLM (those run ``entry``)
+``served_name``
+``order``               on a job that is not Megatron-LM (vLLM's group order is fixed)
+``dcp``                 on a job that is not vLLM (only vLLM has decode context parallel)
+``super_pod``,          on hardware without super pods (A2, 910A, generic): the rank table
+``super_device_id``     is version 1.0 and carries neither
+======================  ===================================================================
+"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import warning
+from rtc.model.topology import Job, Topology
+from rtc.plan import Plan
+from rtc.rules import rule
+
+NOT_USED = rule("RTC512", "attribute-not-used", "warning",
+                "An attribute has no effect on this job or hardware.", """
+    What: e.g. `kv_connector` on a job that is in no prefill/decode pair, `entry` or
+    `order` on a vLLM job, `model` on a Megatron job, `dcp` on a job that is not vLLM, or
+    `super_pod` on A2 hardware.
+    Why: rtc reads the value but nothing it writes uses it: the launch runs without the KV
+    connector, the order, the model you named; the line only misleads the next reader.
+    Example: `kv_connector mooncake` in a `role serve` job.
+    Fix: remove the line, or make it apply (`role prefill` plus a decode job, `framework
+    megatron`, hardware atlas-800-a3, ...).""")
+
+
+def check(topo: Topology, plan: Plan):
+    paired = {j.name for pair in plan.pairs if pair.prefill and pair.decode for j in pair.jobs}
+    for job in topo.jobs:
+        for key, why in _unused(job, job.name in paired):
+            span = job.launch.span_of(key) or job.span_of(key)
+            yield warning(NOT_USED, f"job {job.name}: `{key}` has no effect: {why}", span,
+                          subject=f"job {job.name}", hint=f"remove `{key}`, or " + _FIX[key])
+    if not topo.preset.super_pod and topo.origin == "description":  # tables: RTC636
+        yield from _super_pod_attributes(topo)
+
+
+_FIX = {"kv_connector": "pair the job (`role prefill` / `role decode`, or a disaggregation "
+                        "block)",
+        "kv_port": "pair the job (`role prefill` / `role decode`, or a disaggregation block)",
+        "entry": "use `framework mindspore`, `torch_npu` or `megatron`",
+        "model": "use `framework vllm`", "served_name": "use `framework vllm`",
+        "order": "use `framework megatron`", "dcp": "use `framework vllm`"}
+
+
+def _unused(job: Job, paired: bool) -> list[tuple[str, str]]:
+    """(attribute, why it does nothing) for the attributes of ``job`` without effect."""
+    spec, given = job.launch, job.spans
+    out = []
+    if not paired:
+        out += [(k, "the job is in no prefill/decode pair") for k in ("kv_connector", "kv_port")
+                if k in given]
+    vllm = job.framework == "vllm"
+    if vllm and spec.entry is not None:
+        out.append(("entry", "vLLM jobs serve `model`"))
+    if not vllm:
+        out += [(k, f"framework {job.framework} runs `entry`") for k in ("model", "served_name")
+                if getattr(spec, k) is not None]
+        if "dcp" in given:
+            out.append(("dcp", f"decode context parallel is vLLM's; framework {job.framework}"))
+    if job.framework != "megatron" and "order" in given:
+        out.append(("order", "only Megatron-LM reads an order string"))
+    return out
+
+
+def _super_pod_attributes(topo: Topology):
+    """RTC512 once per server block (a family once) with super pod attributes on hardware
+    without super pods."""
+    seen: set = set()
+    for s in topo.servers:
+        key = s.family or s.name
+        for attr in ("super_pod", "super_device_id"):
+            if attr in s.spans and (key, attr) not in seen:
+                seen.add((key, attr))
+                yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect: "
+                              f"{topo.preset.name} has no super pods (rank table "
+                              f"{topo.preset.ranktable_version})", s.spans[attr],
+                              subject=s.label, hint=f"remove `{attr}`, or use hardware "
+                                                    "atlas-800-a3")
+
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (NOT_USED,)

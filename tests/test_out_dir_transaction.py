@@ -1,0 +1,377 @@
+"""`rtc compile --out-dir` writes all or nothing: a file that cannot be written (a folder
+in its place, a failed rename, a full disk, SIGTERM) leaves every earlier file as it was,
+with no temporary file left behind; diagrams are drawn in memory and written in the same
+transaction; `rtc diagram -o` exits 2 when its file cannot be written.
+
+The tests run as root, where permissions do not stop a write: failures are simulated by
+patching ``os.replace`` / ``os.fsync`` / ``os.link`` in-process around ``rtc.cli.main``."""
+
+from __future__ import annotations
+
+import errno
+import gc
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_rtc
+from rtc.emit.files import MANIFEST, TransactionError, write_all
+
+D1 = EXAMPLES / "a2-2node-dp2-tp8.rtc"
+PD = EXAMPLES / "pd-a3.rtc"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
+                               reason="Graphviz `dot` is not installed")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def run_main(monkeypatch, *argv: str) -> int:
+    """Run ``rtc.cli.main`` in this process with ``argv``; its exit code. The collector
+    and the SIGTERM handler main() changes are put back."""
+    from rtc.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["rtc", *argv])
+    old_handler = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as info:
+            main()
+    finally:
+        gc.enable()
+        signal.signal(signal.SIGTERM, old_handler)
+    return info.value.code
+
+
+def snapshot(folder: Path) -> dict:
+    """Every entry of ``folder``: name -> (kind, inode, mtime, bytes)."""
+    out = {}
+    for p in sorted(folder.iterdir()):
+        st = os.lstat(p)
+        if p.is_symlink():
+            out[p.name] = ("link", st.st_ino, st.st_mtime_ns, os.readlink(p))
+        elif p.is_dir():
+            out[p.name] = ("dir", st.st_ino, st.st_mtime_ns, sorted(x.name for x in p.iterdir()))
+        else:
+            out[p.name] = ("file", st.st_ino, st.st_mtime_ns, p.read_bytes(), st.st_mode)
+    return out
+
+
+def debris(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir()
+                  if p.name.endswith((".tmp", ".old")) and p.name.startswith("."))
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    """An --out-dir written by an earlier compile of pd-a3 (two jobs), every file then
+    overwritten with "old <name>" so that any replacement shows."""
+    out = tmp_path / "build"
+    res = run_rtc("compile", str(PD), "--out-dir", str(out), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    for p in out.iterdir():
+        if p.name != MANIFEST:
+            p.write_text(f"old {p.name}\n")
+    (out / "notes.txt").write_text("mine")
+    return out
+
+
+def fail_nth_rename(monkeypatch, n: int, exc: BaseException | None = None) -> list:
+    """Make the ``n``-th rename of a new file into place (a ``.tmp`` source) raise
+    ``exc`` (EIO by default); the others, and the restoring renames, work."""
+    real = os.replace
+    calls: list = []
+
+    def replace(src, dst, *a, **kw):
+        if str(src).endswith(".tmp"):
+            calls.append(str(dst))
+            if len(calls) == n:
+                raise exc if exc is not None else OSError(errno.EIO, "Input/output error")
+        return real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+# --------------------------------------------------------------------------- a folder in the way
+
+
+@pytest.mark.parametrize("name", ["hccl.json", "atlas-02.sh", "plan.json"])
+def test_a_folder_named_like_an_output_changes_nothing(tmp_path: Path, name: str):
+    out = tmp_path / "build"
+    assert run_rtc("compile", str(D1), "--out-dir", str(out), "--no-diagrams").returncode == 0
+    (out / name).unlink()
+    (out / name).mkdir()
+    (out / name / "inside").write_text("x")
+    before = snapshot(out)
+    res = run_rtc("compile", str(D1), "--out-dir", str(out), "--no-diagrams")
+    assert res.returncode == 2
+    assert f"error[RTC001]: cannot write {out / name}: it is a folder; nothing in {out} " \
+           "was replaced" in res.stderr
+    assert "rtc: wrote" not in res.stderr
+    assert snapshot(out) == before
+    assert debris(out) == []
+
+
+def test_a_folder_in_the_way_of_a_new_plan_keeps_the_old_plan(built: Path):
+    """A different plan (one job, other servers) fails: the old plan's files are neither
+    replaced nor pruned, no new file appears."""
+    (built / "atlas-01.env").mkdir()
+    before = snapshot(built)
+    res = run_rtc("compile", str(D1), "--out-dir", str(built), "--no-diagrams")
+    assert res.returncode == 2 and "atlas-01.env: it is a folder" in res.stderr
+    assert "an earlier plan wrote" not in res.stderr
+    assert snapshot(built) == before
+
+
+@needs_dot
+def test_a_diagram_that_cannot_be_written_fails_the_compile(tmp_path: Path):
+    out = tmp_path / "build"
+    assert run_rtc("compile", str(D1), "--out-dir", str(out)).returncode == 0
+    (out / "groups.svg").unlink()
+    (out / "groups.svg").mkdir()
+    before = snapshot(out)
+    res = run_rtc("compile", str(D1), "--out-dir", str(out))
+    assert res.returncode == 2
+    assert f"cannot write {out / 'groups.svg'}: it is a folder" in res.stderr
+    assert snapshot(out) == before
+
+
+# --------------------------------------------------------------------------- failed renames
+
+
+@pytest.mark.parametrize("nth", [1, 2, 7, "last"])
+def test_a_failed_rename_puts_every_old_file_back(built: Path, monkeypatch, capsys, nth):
+    """pd-a3 again (every file exists, so each rename replaces one): the N-th rename fails."""
+    before = snapshot(built)
+    drawn = 2 if shutil.which("dot") else 0
+    count = len(before) - 1 + drawn  # the outputs and manifest (not notes.txt), the diagrams
+    n = count if nth == "last" else nth
+    calls = fail_nth_rename(monkeypatch, n)
+    code = run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(calls) == n
+    assert "error[RTC001]: cannot write" in err and "Input/output error" in err
+    assert f"nothing in {built} was replaced" in err
+    assert snapshot(built) == before
+    assert debris(built) == []
+
+
+def test_the_rename_counting_covers_every_file(built: Path, monkeypatch, capsys):
+    """The same run without a failure renames exactly the files the test above counts
+    (the outputs and the manifest, the two diagrams), and succeeds."""
+    before = snapshot(built)
+    calls = fail_nth_rename(monkeypatch, 10_000)
+    assert run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built)) == 0
+    capsys.readouterr()
+    drawn = 2 if shutil.which("dot") else 0
+    assert len(calls) == len(before) - 1 + drawn
+    assert (built / "notes.txt").read_text() == "mine"
+    assert debris(built) == []
+
+
+@pytest.mark.parametrize("nth", [1, 4, 9])
+def test_a_failed_rename_of_a_new_plan_removes_the_new_files(built: Path, monkeypatch,
+                                                               capsys, nth):
+    """D1 into pd-a3's folder: most files are new; they are removed again, nothing of the
+    old plan is replaced or pruned."""
+    before = snapshot(built)
+    fail_nth_rename(monkeypatch, nth)
+    code = run_main(monkeypatch, "compile", str(D1), "--out-dir", str(built), "--no-diagrams")
+    assert code == 2, capsys.readouterr().err
+    assert snapshot(built) == before
+    assert debris(built) == []
+
+
+def test_without_hard_links_old_files_are_renamed_aside_and_back(built: Path, monkeypatch,
+                                                                  capsys):
+    def no_link(*a, **kw):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_link)
+    before = snapshot(built)
+    fail_nth_rename(monkeypatch, 5)
+    assert run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built),
+                    "--no-diagrams") == 2
+    capsys.readouterr()
+    assert snapshot(built) == before
+    assert debris(built) == []
+
+
+def test_sigterm_during_the_renames_restores_and_exits_143(built: Path, monkeypatch, capsys):
+    before = snapshot(built)
+    fail_nth_rename(monkeypatch, 6, SystemExit(143))
+    assert run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built),
+                    "--no-diagrams") == 143
+    capsys.readouterr()
+    assert snapshot(built) == before
+    assert debris(built) == []
+
+
+def test_a_full_disk_while_staging_replaces_nothing(built: Path, monkeypatch, capsys):
+    real = os.fsync
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    before = snapshot(built)
+    code = run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built), "--no-diagrams")
+    err = capsys.readouterr().err
+    assert code == 2 and "No space left on device" in err
+    assert snapshot(built) == before
+    assert debris(built) == []
+
+
+def test_an_old_file_that_cannot_be_put_back_is_named(built: Path, monkeypatch, capsys):
+    """The worst case: the third rename fails, and so does putting back the first file.
+    That old file is kept under its temporary name, and the message says where."""
+    real = os.replace
+    forward: list[str] = []
+
+    def replace(src, dst, *a, **kw):
+        if str(src).endswith(".tmp"):
+            forward.append(str(dst))
+            if len(forward) == 3:
+                raise OSError(errno.EIO, "Input/output error")
+        elif str(src).endswith(".old") and str(dst) == forward[0]:
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    before = snapshot(built)
+    code = run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built), "--no-diagrams")
+    err = capsys.readouterr().err
+    assert code == 2
+    first = Path(forward[0]).name
+    kept = debris(built)
+    assert len(kept) == 1 and kept[0].startswith(f".{first}.") and kept[0].endswith(".old")
+    assert "some old files could not be put back" in err and kept[0] in err
+    assert (built / kept[0]).read_bytes() == before[first][3]
+    after = snapshot(built)
+    assert {n: v for n, v in after.items() if n not in (first, kept[0])} == \
+        {n: v for n, v in before.items() if n != first}
+
+
+# --------------------------------------------------------------------------- diagrams
+
+
+def test_a_diagram_that_fails_to_draw_is_a_warning_and_not_written(built: Path, monkeypatch,
+                                                                    capsys):
+    import rtc.emit.diagram as diagram
+
+    real = diagram.diagram_dot
+
+    def draw(topo, diags, options):
+        if options.view == "groups":
+            raise RuntimeError("boom")
+        return real(topo, diags, options)
+
+    monkeypatch.setattr(diagram, "diagram_dot", draw)
+    monkeypatch.setattr(diagram, "render", lambda source, kind: b"<svg>topology</svg>\n")
+    (built / "groups.svg").write_text("old groups")
+    code = run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built))
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning[RTC004]: could not draw groups.svg: boom" in err
+    assert (built / "topology.svg").read_bytes() == b"<svg>topology</svg>\n"
+    assert (built / "groups.svg").read_text() == "old groups"  # not written, not pruned
+    assert "groups.svg" in (built / MANIFEST).read_text().split()
+    assert (built / "hccl-prefill.json").read_text().startswith("{")
+
+
+def test_dot_missing_is_rtc005_and_the_rest_is_written(built: Path, monkeypatch, capsys):
+    import rtc.emit.diagram as diagram
+
+    def render(source, kind):
+        raise diagram.DotNotFound()
+
+    monkeypatch.setattr(diagram, "render", render)
+    code = run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built))
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning[RTC005]: Graphviz `dot` not found; skipped topology.svg and groups.svg" in err
+    assert not (built / "topology.svg").exists()
+    assert (built / "hccl-decode.json").read_text().startswith("{")
+
+
+# --------------------------------------------------------------------------- rtc diagram -o
+
+
+def test_diagram_output_that_cannot_be_written_is_exit_2(tmp_path: Path):
+    res = run_rtc("diagram", str(D1), "--format", "dot", "-o", str(tmp_path / "no" / "t.dot"))
+    assert res.returncode == 2 and "error[RTC001]: cannot write" in res.stderr
+    (tmp_path / "t.dot").mkdir()
+    res = run_rtc("diagram", str(D1), "--format", "dot", "-o", str(tmp_path / "t.dot"))
+    assert res.returncode == 2 and "it is a folder" in res.stderr
+
+
+def test_diagram_failed_rename_is_exit_2_and_keeps_the_old_file(tmp_path: Path, monkeypatch,
+                                                                 capsys):
+    out = tmp_path / "t.dot"
+    out.write_text("old picture")
+    fail_nth_rename(monkeypatch, 1)
+    code = run_main(monkeypatch, "diagram", str(D1), "--format", "dot", "-o", str(out))
+    assert code == 2
+    assert "error[RTC001]: cannot write" in capsys.readouterr().err
+    assert out.read_text() == "old picture"
+    assert debris(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- write_all itself
+
+
+def test_write_all_writes_modes_manifest_and_follows_symlinks(tmp_path: Path):
+    real = tmp_path / "elsewhere.json"
+    real.write_text("old")
+    (tmp_path / "link.json").symlink_to(real.name)
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (tmp_path / MANIFEST).symlink_to(victim)
+    (tmp_path / "ro.sh").write_text("old")
+    os.chmod(tmp_path / "ro.sh", 0o444)
+    written = write_all(tmp_path, [("a.txt", "A", None), ("link.json", b"{}", None),
+                                   ("ro.sh", "#!/bin/sh\n", 0o755)], manifest={"a.txt", "x"})
+    assert [p.name for p in written] == ["a.txt", "link.json", "ro.sh", MANIFEST]
+    assert (tmp_path / "a.txt").read_text() == "A"
+    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}"
+    assert oct(os.stat(tmp_path / "ro.sh").st_mode & 0o777) == oct(0o755)
+    assert not (tmp_path / MANIFEST).is_symlink()
+    assert (tmp_path / MANIFEST).read_text() == "a.txt\nx\n"
+    assert victim.read_text() == "keep"
+    assert debris(tmp_path) == []
+
+
+def test_write_all_checks_every_target_before_writing(tmp_path: Path):
+    (tmp_path / "b").mkdir()
+    with pytest.raises(TransactionError) as info:
+        write_all(tmp_path, [("a", "A", None), ("b", "B", None)])
+    assert info.value.path == str(tmp_path / "b") and info.value.errno == errno.EISDIR
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    with pytest.raises(TransactionError) as info:
+        write_all(tmp_path, [("a", "A", None), ("no/c", "C", None)])
+    assert "does not exist" in info.value.strerror
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    with pytest.raises(TransactionError):
+        write_all(tmp_path / "missing", [("a", "A", None)])
+
+
+def test_write_all_rolls_back_a_symlink_manifest(tmp_path: Path, monkeypatch):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (tmp_path / MANIFEST).symlink_to(victim)
+    (tmp_path / "a").write_text("old a")
+    fail_nth_rename(monkeypatch, 2)
+    with pytest.raises(TransactionError):
+        write_all(tmp_path, [("a", "new a", None)], manifest={"a"})
+    assert (tmp_path / MANIFEST).is_symlink() and os.readlink(tmp_path / MANIFEST) == str(victim)
+    assert (tmp_path / "a").read_text() == "old a"
+    assert debris(tmp_path) == []
