@@ -99,12 +99,16 @@ class Diagnostic:
         return replace(self, severity=severity)
 
     def to_dict(self) -> dict:
-        """The one plain-data record every reporter works from (stable keys)."""
+        """The one plain-data record every reporter works from (stable keys). A span's
+        end is never before its start: an unknown end (0) is written as the start."""
         def span_dict(s: Span | None) -> dict | None:
             if s is None:
                 return None
+            end = (s.end_line, s.end_column)
+            if s.end_line <= 0 or s.end_column <= 0 or end < (s.line, s.column):
+                end = (s.line, s.column)
             return {"file": s.file, "line": s.line, "column": s.column,
-                    "end_line": s.end_line, "end_column": s.end_column}
+                    "end_line": end[0], "end_column": end[1]}
 
         return {
             "code": self.code,

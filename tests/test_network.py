@@ -54,7 +54,7 @@ PASS_FOR = {
     "RTC433": "pass-visible-devices", "RTC440": "pass-shared-host-ports",
     "RTC441": "pass-network-d1", "RTC442": "pass-mooncake-ports",
     "RTC443": "pass-dp-groups-own-ports", "RTC444": "pass-shared-host-ports",
-    "RTC445": "pass-network-d1",
+    "RTC445": "pass-network-d1", "RTC446": "pass-mooncake-ports",
     "RTC450": "pass-network-d1", "RTC451": "pass-network-d1", "RTC452": "pass-network-d1",
     "RTC453": "pass-network-d1", "RTC454": "pass-network-d1", "RTC455": "pass-network-d1",
     "RTC456": "pass-network-d1", "RTC457": "pass-network-d1", "RTC458": "pass-network-d1",

@@ -1,5 +1,5 @@
-"""Names of blocks (RTC218-RTC219): jobs and disaggregation blocks are named once, and the
-names that become file names are safe as file names.
+"""Names of blocks (RTC218-RTC220): jobs and disaggregation blocks are named once, the
+names that become file names are safe as file names, and no two of them name one file.
 
 Jobs are referred to by name (``prefill JOB``, ``--job``) and name output files
 (``hccl-<job>.json``, ``<server>.<job>.env``); servers are named once by RTC201, networks
@@ -36,11 +36,25 @@ UNSAFE_NAME = rule("RTC219", "unsafe-file-name", "error",
     any text the rank table needs.""")
 
 
+COLLISION = rule("RTC220", "output-name-collision", "error",
+                 "Two servers or jobs would write the same output file.", """
+    What: names whose output files coincide: server `a` used by jobs `b.c` and another
+    (its files are `a.b.c.env`, `a.b.c.sh`) next to server `a.b` used by jobs `c` and
+    another (also `a.b.c.env`); or server `preflight-a` (launch script `preflight-a.sh`)
+    next to server `a` (preflight script `preflight-a.sh`).
+    Why: `rtc compile --out-dir` would write one file over the other, and one node would
+    start the other node's processes.
+    Example: servers `a` and `preflight-a`.
+    Fix: rename one of the servers or jobs.""")
+
+
 def check(topo: Topology, plan: Plan):
     yield from _duplicates("job", [(j.name, j.span) for j in topo.jobs])
     yield from _duplicates("disaggregation", [(d.name, d.span) for d in topo.disaggregations
                                               if d.name])
     yield from _file_names(topo)
+    if topo.origin == "description":
+        yield from _collisions(topo, plan)
 
 
 def _duplicates(kind: str, named: list):
@@ -76,5 +90,31 @@ def _file_names(topo: Topology):
 
 
 
+
+def _collisions(topo: Topology, plan: Plan):
+    """RTC220 for each output file name that two servers or jobs would write."""
+    owners: dict[str, tuple[str, object]] = {}
+    for name, who, span in _outputs(topo, plan):
+        first = owners.setdefault(name, (who, span))
+        if first[0] != who:
+            yield error(COLLISION, f"{who} and {first[0]} would both write {name} in "
+                        "--out-dir", span, related=[Related(first[1], first[0])],
+                        subject=who, hint="rename one of them")
+
+
+def _outputs(topo: Topology, plan: Plan):
+    """(file name, owner, span) of the per-server and per-job files of ``--out-dir``."""
+    for (server, job), stem in plan.stems.items():
+        s, j = topo.server(server), topo.job(job)
+        who, span = f"server {server} (job {job})", j.span if j else None
+        for suffix in (".env", ".sh"):
+            yield stem + suffix, who, span if stem != server else s.span
+    used = {server for server, _ in plan.stems}
+    for s in topo.servers:
+        if s.name in used:
+            yield f"preflight-{s.name}.sh", f"server {s.name} (preflight)", s.span
+    for j in topo.jobs if len(topo.jobs) > 1 else ():
+        yield f"hccl-{j.name}.json", f"job {j.name}", j.span
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (DUP_BLOCK_NAME, UNSAFE_NAME)
+RULES = (DUP_BLOCK_NAME, UNSAFE_NAME, COLLISION)

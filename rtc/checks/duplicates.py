@@ -111,15 +111,20 @@ def _server_id(s, ids: dict, clashes: Folded) -> None:
 
 
 def _device_ids(s, id_lists: Folded) -> None:
-    """RTC204: ``s`` lists a device id twice (once per repeat)."""
+    """RTC204: ``s`` lists device ids twice (one finding per server, naming the repeats;
+    a family's members are folded by the shared line)."""
     seen: set[int] = set()
+    twice: list[int] = []
     for d in s.devices:
-        if d.device_id in seen:
-            id_lists.add(s.span_of("devices"), error(
-                DUP_DEVICE_ID, f"{s.name} lists device {d.device_id} twice",
-                s.span_of("devices"), subject=f"{s.label}, device {d.device_id}",
-                hint="list each physical device id once"), s.name)
+        if d.device_id in seen and d.device_id not in twice:
+            twice.append(d.device_id)
         seen.add(d.device_id)
+    if twice:
+        ids = _ids(twice)
+        id_lists.add(s.span_of("devices"), error(
+            DUP_DEVICE_ID, f"{s.name} lists device{'s' if len(twice) > 1 else ''} {ids} twice",
+            s.span_of("devices"), subject=f"{s.label}, device{'s' if len(twice) > 1 else ''} "
+            f"{ids}", hint="list each physical device id once"), s.name)
 
 
 def _super_device_ids(s, sdids: dict, clashes: Folded) -> None:

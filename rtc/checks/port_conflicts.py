@@ -36,6 +36,14 @@ BAD_HCCL_PORT = rule("RTC441", "bad-hccl-port", "error",
     Example: `env HCCL_IF_BASE_PORT = 70000`.
     Fix: use a base in 1024..65520 (60000 is the default) and reserve the window with
     `sysctl -w net.ipv4.ip_local_reserved_ports=60000-60031`.""")
+PORT_RANGE = rule("RTC446", "port-past-65535", "error",
+                  "A port setting plus the ports it implies runs past 65535.", """
+    What: e.g. `kv_port 65530` in a Mooncake job: each rank listens on kv_port + its global
+    rank, so a job with more than 5 ranks needs ports above 65535.
+    Why: those ports do not exist; the ranks past the limit fail to bind and the KV
+    transfer (or the launch) fails.
+    Example: `kv_port 65530` with 32 ranks.
+    Fix: use a value low enough for every rank (the hint gives the largest).""")
 KV_IN_ADXL = rule("RTC442", "kv-port-in-transfer-range", "error",
                   "A Mooncake kv_port range lies inside AscendDirectTransport's random port range.", """
     What: kv_port + rank (the ports Mooncake's workers listen on) overlaps
@@ -91,7 +99,7 @@ def check(topo: Topology, plan: Plan):
                       hint="write the version the servers run, e.g. `cann 8.2.RC1`")
     ports = plan.ports
     for p in ports.problems:
-        yield error(BAD_HCCL_PORT, f"job {p.job}: {p.message}", p.span, hint=p.hint,
+        yield error(BAD_HCCL_PORT if p.key.startswith("HCCL_") else PORT_RANGE, f"job {p.job}: {p.message}", p.span, hint=p.hint,
                     subject=f"job {p.job}")
     folded: dict = {}
     for a, b in overlaps(ports):
@@ -164,4 +172,4 @@ def _conflict_hint(a, b) -> str:
     return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (CONFLICT, CANN_VERSION, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)
+RULES = (CONFLICT, CANN_VERSION, PORT_RANGE, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)

@@ -3,6 +3,7 @@ pod data (1.2), server_id length, and server order (HCCL rank table doc, section
 
 from __future__ import annotations
 
+from rtc.checks._net import Folded
 from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -74,7 +75,15 @@ def check(topo: Topology, plan: Plan):
 
 
 def _device_ips(what: str, span, members):
-    """RTC211: a 1.0 table over several servers needs every device's device_ip."""
+    """RTC211: a 1.0 table over several servers needs every device's device_ip (one
+    finding per source line: a family's members are counted)."""
+    folded = Folded("servers")
+    for diag, s in _missing_ips(what, span, members):
+        folded.add((diag.code, s.span_of("device_ip")), diag, s.name)
+    yield from folded.emit()
+
+
+def _missing_ips(what: str, span, members):
     for s, devs in members:
         missing = [d.device_id for d in devs if d.device_ip is None]
         # A device_ip line that failed to evaluate was reported already.
@@ -87,39 +96,54 @@ def _device_ips(what: str, span, members):
                         s.span_of("device_ip"), subject=s.label,
                         related=[Related(span, what)] if span else (),
                         hint="add `device_ip START step N` or a list (from "
-                             "`hccn_tool -i N -ip -g`)")
+                             "`hccn_tool -i N -ip -g`)"), s
 
 
 def _super_pods(what: str, members):
-    """RTC212 for A3 servers without super pod data; RTC211 between super pods."""
+    """RTC212 for A3 servers without super pod data; RTC211 between super pods (one finding
+    per source line: a family's members are counted)."""
+    folded = Folded("servers")
+    for diag, s in _pod_data(what, members):
+        folded.add((diag.code, diag.span), diag, s.name)
+    yield from folded.emit()
+
+
+def _pod_data(what: str, members):
     for s, devs in members:
         if s.super_pod_id is None:
             yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
                         f"{s.name} has no super_pod", s.span, subject=s.label,
                         hint="add `super_pod ID` (Super Pod ID from "
-                             "`npu-smi info -t spod-info`)")
+                             "`npu-smi info -t spod-info`)"), s
         elif any(d.super_device_id is None for d in devs) and \
                 "super_device_id" not in s.incomplete:  # already reported
             yield error(MISSING_SUPER_POD, f"{what} spans {len(members)} A3 servers but "
                         f"{s.name} has devices without super_device_id", s.span,
                         subject=s.label,
                         hint="add `super_device_id base N` (SDID from "
-                             "`npu-smi info -t spod-info`)")
+                             "`npu-smi info -t spod-info`)"), s
     if _pod_count(members) > 1:
         for s, devs in members:
             if any(d.device_ip is None for d in devs):
                 yield error(MISSING_DEVICE_IP, f"{what} spans several super pods but "
                             f"{s.name} has devices without device_ip",
                             s.span_of("device_ip"), subject=s.label,
-                            hint="between super pods HCCL uses RoCE and needs device_ip")
+                            hint="between super pods HCCL uses RoCE and needs device_ip"), s
+
+
+#: A server with one of these in ``incomplete`` is not judged by RTC216: its server_id
+#: could not be read (a table names it ``server_list[N]``), or its place is no rank order
+#: (a PD table has no rank_id; a table server whose every rank_id was unusable).
+_ORDER_UNKNOWN = frozenset({"server_id", "rank_id"})
 
 
 def _server_order(what: str, members):
-    """RTC216 for the first server_id that sorts before the one above it."""
-    ids = [s.server_id for s, _ in members]
-    for a, b in zip(ids, ids[1:]):
+    """RTC216 for the first server_id that sorts before the one above it (servers whose
+    server_id or rank is unknown are left out)."""
+    servers = [s for s, _ in members if not (s.incomplete & _ORDER_UNKNOWN)]
+    for sa, sb in zip(servers, servers[1:]):
+        a, b = sa.server_id, sb.server_id
         if a > b:
-            sb = next(s for s, _ in members if s.server_id == b)
             yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
                           f"but comes after it in rank order ({what})", sb.span,
                           subject=sb.label, hint=_order_hint(sb))

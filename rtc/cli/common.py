@@ -78,7 +78,9 @@ def warn_io(message: str, hint: str | None = None) -> None:
 def write_stdout(text: str) -> None:
     """Print ``text`` to standard output and flush it. A closed reader (EPIPE, e.g.
     `| head`) ends the run quietly with exit 0; any other failure (stdout closed with
-    `>&-`, a full disk) is an I/O error: message on stderr, exit 2."""
+    `>&-`, a full disk) is an I/O error: message on stderr, exit 2. Text the stream's
+    encoding cannot hold (a lone surrogate read from a table, a name on an ASCII
+    terminal) is written with backslash escapes (``\\ud800``), as Python does on stderr."""
     import errno
     import sys
 
@@ -86,7 +88,10 @@ def write_stdout(text: str) -> None:
     if out is None:
         fail_io("cannot write to standard output: it is closed")
     try:
-        out.write(text)
+        try:
+            out.write(text)
+        except UnicodeEncodeError:
+            out.write(_encodable(text, getattr(out, "encoding", None) or "utf-8"))
         out.flush()
     except BrokenPipeError:
         _silence_stdout()
@@ -98,6 +103,15 @@ def write_stdout(text: str) -> None:
         _silence_stdout()
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         fail_io(f"cannot write to standard output: {reason}")
+
+
+def _encodable(text: str, encoding: str) -> str:
+    """``text`` with every character ``encoding`` cannot encode written as a backslash
+    escape (an unknown encoding: as UTF-8 would need it)."""
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _silence_stdout() -> None:

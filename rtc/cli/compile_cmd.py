@@ -33,7 +33,7 @@ def _select_jobs(topo, job_name: str | None, need_one: bool):
 
 @app.command("compile")
 def compile_command(
-    file: Path = typer.Argument(..., help="The .rtc cluster description (`-` reads standard "
+    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the rank table here."),
     stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
@@ -213,7 +213,7 @@ def _prune(out_dir: Path, old: set, listed: set) -> None:
 
 @app.command("check")
 def check_command(
-    file: Path = typer.Argument(..., help="The .rtc cluster description (`-` reads standard "
+    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),

@@ -15,7 +15,7 @@ from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as
 
 @app.command("diagram")
 def diagram_command(
-    file: Path = typer.Argument(..., help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description."),
     output: Optional[Path] = typer.Option(
         None, "-o", "--output",
         help="Write the diagram here; the format follows the suffix (.svg, .png, .pdf, "

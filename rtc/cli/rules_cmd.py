@@ -15,8 +15,8 @@ def rules_command() -> None:
     """List every rule id rtc can report, one per line."""
     from rtc.report.rule_catalogue import RULES
 
-    for r in RULES:
-        typer.echo(f"{r.code}  {r.severity.label:<7}  {r.name:<28}  {r.summary}")
+    write_stdout("".join(f"{r.code}  {r.severity.label:<7}  {r.name:<28}  {r.summary}\n"
+                         for r in RULES))
 
 
 @app.command("explain")
@@ -47,7 +47,8 @@ def explain_command(
                    "the rules")
     r = _rule(name)
     if r is not None:
-        typer.echo(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n{r.explanation}")
+        write_stdout(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n"
+                     f"{r.explanation}\n")
         return
     from rtc.report.language_reference import render_attribute_entry
 
@@ -62,7 +63,7 @@ def _rule(name: str):
     ``duplicate_device_ip``), or None."""
     from rtc.report.rule_catalogue import RULES, get_rule
 
-    found = get_rule(name)
+    found = get_rule(f"RTC{name}" if name.isascii() and name.isdigit() else name)  # 208
     if found is not None:
         return found
     wanted = name.lower().replace("_", "-")

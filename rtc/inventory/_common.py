@@ -106,6 +106,26 @@ def read_text(path: str | os.PathLike, file: str | None = None) -> tuple[str | N
         )]
 
 
+#: Most digits a number in a capture may have; more is garbage (and ``int()`` refuses over
+#: 4,300 digits).
+MAX_DIGITS = 20
+
+
+def ascii_int(text: str, max_digits: int = MAX_DIGITS) -> int | None:
+    """``text`` as an int when it is 1 to ``max_digits`` ASCII digits 0-9, else None.
+    ``str.isdigit()``, ``\\d`` and ``int()`` also take Unicode digits (superscript '²',
+    fullwidth '８'), which no tool prints; this never does, nor calls ``int()`` on a huge
+    string. (The inventory package has its own copy: it imports nothing above it.)"""
+    if 0 < len(text) <= max_digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
+def short_text(text: str, limit: int = 40) -> str:
+    """``text`` for a message, cut to ``limit`` characters with its length when longer."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def parse_ip(raw: str) -> tuple[str | None, str | None]:
     """Canonical text of an IPv4/IPv6 address, or ``(None, reason)``."""
     try:

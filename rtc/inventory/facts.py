@@ -186,16 +186,23 @@ def load_inventory_dir(path: str | os.PathLike) -> tuple[ServerInventory, list[D
     Returns the inventory and all diagnostics (parse problems, conflicts); never raises on
     bad content."""
     label = os.fspath(path)
-    p = Path(path)
-    if not p.is_dir():
+    hint = "pass the folder that holds the captures (hccn.conf, ip.txt, npu_smi_topo.txt ...)"
+    try:
+        p = Path(path)
+        if not p.is_dir():
+            return ServerInventory(), [error(
+                UNREADABLE, f"inventory directory '{label}' does not exist or is not a "
+                "directory; no facts about the server's devices can be read",
+                Span.whole_file(label), hint=hint)]
+        names = sorted(e.name for e in p.iterdir() if e.is_file() and not e.name.startswith("."))
+    except OSError as exc:   # a path too long, a folder that cannot be listed
         return ServerInventory(), [error(
-            UNREADABLE,
-            f"inventory directory '{label}' does not exist or is not a directory; no facts "
-            "about the server's devices can be read",
-            Span.whole_file(label),
-            hint="pass the folder that holds the captures (hccn.conf, ip.txt, npu_smi_topo.txt ...)",
-        )]
-    names = sorted(e.name for e in p.iterdir() if e.is_file() and not e.name.startswith("."))
+            UNREADABLE, f"inventory directory '{label[:200]}' cannot be read: "
+            f"{exc.strerror or exc}", Span.whole_file(label), hint=hint)]
+    if not names:
+        return ServerInventory(), [warning(
+            UNREADABLE, f"inventory directory '{label}' holds no capture files; the server's "
+            "values are not checked against any facts", Span.whole_file(label), hint=hint)]
     return load_inventory_files([os.path.join(label, n) for n in names])
 
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 
-from ._common import Fact, display_name, parse_ip, parse_netmask, read_text, split_lines, value_span
+from ._common import (Fact, ascii_int, display_name, parse_ip, parse_netmask, read_text, short_text,
+                      split_lines, value_span)
 from rtc.inventory.rules import BAD_VALUE, HCCN_CONF_BAD_LINE, HCCN_CONF_DUPLICATE_KEY, MISSING_VALUE
 
 #: Per-device keys rtc knows, and how their values are typed.
@@ -50,7 +51,7 @@ KNOWN_KEYS: dict[str, str] = {
 }
 
 _KEY_CHARS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DEVICE_KEY = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)_(?P<dev>\d+)$")
+_DEVICE_KEY = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*?)_(?P<dev>[0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,9 @@ def _typed(kind: str, raw: str) -> tuple[object | None, int | None, str | None]:
         v, plen, why = parse_netmask(raw)
         return v, plen, (None if v is not None else f"'{raw}' is not a netmask ({why})")
     if kind == "int":
-        if re.fullmatch(r"[+-]?\d+", raw):
+        if re.fullmatch(r"[+-]?[0-9]{1,20}", raw):         # ASCII digits only, no int() of 5,000
             return int(raw), None, None
-        return None, None, f"'{raw}' is not an integer"
+        return None, None, f"'{short_text(raw)}' is not an integer (ASCII digits 0-9, at most 20)"
     return raw, None, None
 
 
@@ -150,6 +151,15 @@ def _malformed(file: str, no: int, line: str) -> Diagnostic | None:
             Span(file, no, lead + 1, no, lead + 1 + len(key)),
             hint="keys look like address_0, netmask_0, netdetect_0, gateway_0",
         )
+    dm = _DEVICE_KEY.match(key)
+    if dm and ascii_int(dm.group("dev")) is None:
+        return error(
+            HCCN_CONF_BAD_LINE,
+            f"key '{short_text(key)}' in {name} ends in a device number of "
+            f"{len(dm.group('dev')):,} digits; no device has one, so the setting is lost",
+            Span(file, no, lead + 1, no, lead + 1 + len(key)),
+            hint="keys look like address_0, netmask_0, netdetect_0, gateway_0",
+        )
     return None
 
 
@@ -169,7 +179,7 @@ def _base_and_device(key: str) -> tuple[str, int | None]:
     """``address_3`` -> ``("address", 3)``; a key without a ``_<N>`` suffix is global."""
     m = _DEVICE_KEY.match(key)
     if m:
-        return m.group("base"), int(m.group("dev"))
+        return m.group("base"), ascii_int(m.group("dev"))
     return key, None
 
 

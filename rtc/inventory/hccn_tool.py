@@ -66,7 +66,8 @@ from typing import Callable, Iterable
 
 from rtc.diagnostics import Diagnostic, Related, Span, error, note, warning
 
-from ._common import Fact, display_name, parse_ip, parse_netmask, read_text, split_lines, value_span
+from ._common import (Fact, ascii_int, display_name, parse_ip, parse_netmask, read_text, short_text,
+                      split_lines, value_span)
 from rtc.inventory.rules import BAD_VALUE, DEVICE_ATTRIBUTION, MISSING_VALUE, UNKNOWN_LINE
 
 #: ``net health status`` values (MindCluster treats the last four as faults).
@@ -111,12 +112,15 @@ _HEALTH = re.compile(r"^\s*net\s+health\s+status\s*:\s*(?P<v>.*?)\s*$", _R)
 _GATEWAY = re.compile(r"^\s*default\s+gateway\s*:\s*(?P<v>[^,\s]*)\s*(?:,\s*iface\s*:\s*(?P<if>\S*))?\s*$", _R)
 _NETDETECT = re.compile(r"^\s*netdetect\s+address\s*:\s*(?P<v>.*?)\s*$", _R)
 _IFNAME = re.compile(r"^\s*ifname\s*:\s*(?P<v>.*?)\s*$", _R)
-_PING = re.compile(r"^\s*device\s+(?P<d>\d+)\s+PING\s+(?P<v>\S+)\s*$", _R)
-_RECV = re.compile(r"^\s*recv\s+seq\s*=\s*(?P<seq>\d+)\s*,\s*time\s*=\s*(?P<t>\d+(?:\.\d+)?)\s*ms\s*$", _R)
-_SUMMARY = re.compile(r"^\s*(?P<tx>\d+)\s+packets?\s+transmitted\s*,\s*(?P<rx>\d+)\s+received\s*,"
-                      r"\s*(?P<loss>\d+(?:\.\d+)?)\s*%\s*packet\s+loss\s*$", _R)
+# numbers in output lines: 1 to 20 ASCII digits (\d would also take a fullwidth '８', and a
+# 5,000-digit number would reach int()); a line with anything else is not known output
+_N = r"[0-9]{1,20}"
+_PING = re.compile(rf"^\s*device\s+(?P<d>{_N})\s+PING\s+(?P<v>\S+)\s*$", _R)
+_RECV = re.compile(rf"^\s*recv\s+seq\s*=\s*(?P<seq>{_N})\s*,\s*time\s*=\s*(?P<t>{_N}(?:\.{_N})?)\s*ms\s*$", _R)
+_SUMMARY = re.compile(rf"^\s*(?P<tx>{_N})\s+packets?\s+transmitted\s*,\s*(?P<rx>{_N})\s+received\s*,"
+                      rf"\s*(?P<loss>{_N}(?:\.{_N})?)\s*%\s*packet\s+loss\s*$", _R)
 _TLV = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9 ./-]*?)\s+TLV\s*$", _R)
-_IFACE_NUM = re.compile(r"(\d+)$")
+_IFACE_NUM = re.compile(r"([0-9]+)$")
 
 # command lines: a prompt ("$ ", "# ", "+ " from set -x, "[root@h ~]# ") or a path/tool name.
 _PROMPT = r"^\s*(?:\[[^\]]*\]\s*[#$]\s*|[$#+>]\s+)?"
@@ -127,7 +131,7 @@ _PROMPTED = re.compile(r"^\s*(?:\[[^\]]*\]\s*[#$]|\$|\+)\s+(?P<cmd>[A-Za-z_./][^
 _LOOP_LINE = re.compile(_PROMPT + r"(?P<cmd>(?:for|while)\s.*\bhccn_tool\b.*)$")
 _KEYWORD = r"(?:(?:device|dev|npu|card|chip|phy)(?:[-_ ]?id)?|id|i)"
 _DEVICE_HEADER = re.compile(
-    r"^[\s=#*\-\[<>(:]*(?:" + _KEYWORD + r"\s*[#:=-]?\s*)?(?P<d>\d+)[\s=#*\-\]>):]*$", _R)
+    r"^[\s=#*\-\[<>(:]*(?:" + _KEYWORD + r"\s*[#:=-]?\s*)?(?P<d>" + _N + r")[\s=#*\-\]>):]*$", _R)
 
 
 def device_from_filename(name: str) -> int | None:
@@ -136,16 +140,10 @@ def device_from_filename(name: str) -> int | None:
     names whose digits are something else (``ping_6.0.2.1.txt``, ``npu_smi_910b.txt``)."""
     base = os.path.basename(name)
     stem = re.sub(r"\.(txt|log|out)$", "", base, flags=re.I)
-    m = re.search(r"(?:^|[^A-Za-z0-9])(?:dev|device|npu|card|chip)[-_]?(\d+)(?=$|[-_])", stem, re.I)
-    if m:
-        return int(m.group(1))
-    m = re.fullmatch(r"[A-Za-z][A-Za-z_-]*?[-_](\d+)", stem)
-    if m:
-        return int(m.group(1))
-    m = re.fullmatch(r"(\d+)[-_][A-Za-z][A-Za-z_-]*", stem)
-    if m:
-        return int(m.group(1))
-    return None
+    m = re.search(r"(?:^|[^A-Za-z0-9])(?:dev|device|npu|card|chip)[-_]?([0-9]+)(?=$|[-_])", stem, re.I) \
+        or re.fullmatch(r"[A-Za-z][A-Za-z_-]*?[-_]([0-9]+)", stem) \
+        or re.fullmatch(r"([0-9]+)[-_][A-Za-z][A-Za-z_-]*", stem)
+    return ascii_int(m.group(1)) if m else None     # None for a 5,000-digit "device"
 
 
 @dataclass(frozen=True)
@@ -219,7 +217,7 @@ def command_line_info(line: str) -> tuple[str, int | None, str, bool] | None:
         return tool, None, "", False
     cmd = m.group("cmd")
     dm = re.search(r"\s-i\s+(\S+)", cmd)
-    device = int(dm.group(1)) if dm and dm.group(1).isdigit() else None
+    device = ascii_int(dm.group(1)) if dm else None
     return tool, device, _flag_of(cmd), False
 
 
@@ -236,11 +234,9 @@ def _flag_of(cmd: str) -> str:
 
 
 def _loop_start(cmd: str) -> int | None:
-    m = re.search(r"\{(\d+)\.\.\d+\}", cmd) or re.search(r"\bseq\s+(\d+)\s+\d+", cmd)
-    if m:
-        return int(m.group(1))
-    m = re.search(r"\bin\s+(\d+)\b", cmd)
-    return int(m.group(1)) if m else None
+    m = re.search(r"\{([0-9]+)\.\.[0-9]+\}", cmd) or re.search(r"\bseq\s+([0-9]+)\s+[0-9]+", cmd) \
+        or re.search(r"\bin\s+([0-9]+)\b", cmd)
+    return ascii_int(m.group(1)) if m else None
 
 
 # section flag -> the field whose absence an empty section means
@@ -299,9 +295,10 @@ def _read_ipv6(raw: str) -> _Reading:
 
 def _read_prefix_length(raw: str) -> _Reading:
     """``prefix_length:`` must be 0..128."""
-    if not raw.isdigit() or int(raw) > 128:
-        return {}, "is not a prefix length (0..128)"
-    return {"ipv6_prefix_len": int(raw)}, None
+    value = ascii_int(raw)
+    if value is None or value > 128:
+        return {}, "is not a prefix length (0..128, ASCII digits)"
+    return {"ipv6_prefix_len": value}, None
 
 
 def _read_link(raw: str) -> _Reading:
@@ -515,7 +512,7 @@ class _Parser:
         make = warning if soft else error
         self.diags.append(make(
             BAD_VALUE,
-            f"device {device}: {what} '{raw}' {why}",
+            f"device {device}: {what} '{short_text(raw, 60)}' {why}",
             span,
             hint="re-capture the output; if the device really reports this, fix its configuration "
                  "with hccn_tool -i N ... -s",
@@ -579,12 +576,32 @@ class _Parser:
         self.header_device = device if tool == "hccn_tool" else None
         self.header_span = span if self.header_device is not None else None
         if tool == "hccn_tool" and device is None:
+            if not is_loop:
+                self._check_device_arg(line, no)
             # a loop (or an `-i $i` echo): positions count from the loop's start again
             self.cursor.clear()
             self.gateway_count = 0
             start = _loop_start(line) if is_loop else None
             if start is not None:
                 self.first = start
+
+    def _check_device_arg(self, line: str, no: int) -> None:
+        """RTC483 for ``hccn_tool -i X`` whose X has digits but is not a device number (a
+        superscript '²', a fullwidth '８', 5,000 digits); the output after it is then numbered
+        by position, as for ``-i $i``. Shell variables (``$i``) and words pass silently."""
+        dm = re.search(r"\s-i\s+(\S+)", line)
+        raw = dm.group(1) if dm else ""
+        too_long = raw.isascii() and raw.isdigit()      # else command_line_info had read it
+        if not too_long and not any(ch.isdigit() and not ch.isascii() for ch in raw):
+            return
+        self.diags.append(error(
+            BAD_VALUE,
+            f"'hccn_tool -i {short_text(raw)}' in {self.name}: '{short_text(raw)}' is not a "
+            "device number (ASCII digits 0-9, at most 20); rtc numbers the output after it by "
+            "position",
+            value_span(self.file, no, dm.start(1), len(raw)),
+            hint="re-capture with the real device number, e.g. hccn_tool -i 3 -ip -g",
+        ))
 
     def start_block(self, device: int, no: int, line: str) -> None:
         self.close_block()
@@ -635,7 +652,7 @@ class _Parser:
         own = None
         if iface:
             im = _IFACE_NUM.search(iface)
-            own = int(im.group(1)) if im else None
+            own = ascii_int(im.group(1)) if im else None
         device = self.resolve("gateway", own, span, f"gateway line {no} (Iface:{iface})" if iface else f"gateway line {no}")
         if iface:
             self.put(device, "gateway_iface", Fact(iface, value_span(self.file, no, m.start("if"), len(iface)),

@@ -30,13 +30,15 @@ from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 
-from ._common import Fact, display_name, read_text, split_lines, value_span
+from ._common import Fact, ascii_int, display_name, read_text, short_text, split_lines, value_span
 from rtc.inventory.rules import NPU_SMI_UNREADABLE
 
 #: Link codes of ``npu-smi info -t topo`` (``PIB`` is reserved in the ACL API).
 LINK_CODES = ("X", "HCCS", "HCCS_SW", "SIO", "PIX", "PXB", "PIB", "PHB", "SYS", "NA")
 
-_LABEL = re.compile(r"^(?P<prefix>NPU|Phy-?ID|Chip|Card|Die|Dev(?:ice)?)[-_]?(?P<n>\d+)$", re.I)
+#: a matrix label; its number is 1 to 20 ASCII digits (\d would take a fullwidth '８', and a
+#: 5,000-digit label would reach int()): another label ends the matrix, like other text
+_LABEL = re.compile(r"^(?P<prefix>NPU|Phy-?ID|Chip|Card|Die|Dev(?:ice)?)[-_]?(?P<n>[0-9]{1,20})$", re.I)
 _BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 _SEPARATOR = re.compile(r"^\s*\+[-=+]*\+?\s*$")
 _VERSION = re.compile(r"npu-smi\s+(?P<tool>\S+)\s+Version:\s*(?P<v>\S+)", re.I)
@@ -349,15 +351,17 @@ def _chip_map_row(file: str, numeric: list[str], line: str, no: int,
     not a number."""
     vals: dict[str, int | None] = {}
     for col, (pos, tok) in zip(numeric, toks):
-        if tok.isdigit():
-            vals[col] = int(tok)
+        value = ascii_int(tok)
+        if value is not None:
+            vals[col] = value
         elif tok == "-":
             vals[col] = None
-        else:
+        else:                   # a word, a '²' or '８', a 5,000-digit number
             return None, error(
                 NPU_SMI_UNREADABLE,
-                f"'{tok}' in column '{col}' of the npu-smi -m table in {display_name(file)} is not "
-                "a number; this chip is left out",
+                f"'{short_text(tok)}' in column '{col}' of the npu-smi -m table in "
+                f"{display_name(file)} is not a number (ASCII digits 0-9, at most 20); this "
+                "chip is left out",
                 value_span(file, no, pos, len(tok)),
                 hint="re-capture `npu-smi info -m` unedited",
             )
@@ -500,11 +504,11 @@ class _BoxTableReader:
         """Read one data row; False when it ends the table (``No running processes``)."""
         cells = _cells(line)
         first_pos, first = cells[0]
-        bm = re.fullmatch(r"(\d+)(?:\s+(\d+))?", first)
+        bm = re.fullmatch(r"([0-9]{1,20})(?:\s+([0-9]{1,20}))?", first)
         if bm and _BUS_ID.match(cells[1][1]):
             self.chip_row(bm, first_pos, cells[1], no)
             return True
-        am = re.fullmatch(r"(\d+)\s+(\S.*)", first)
+        am = re.fullmatch(r"([0-9]{1,20})\s+(\S.*)", first)
         if am:
             self.npu_row(am, cells, line, no)
             return True

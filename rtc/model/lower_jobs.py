@@ -112,7 +112,11 @@ def _resolve(word, by_name: dict, servers: list[Server],
     if text == "all":
         return list(servers), True
     if is_family_ref(text):
-        fam = parse_family_name(text, word.span)
+        try:
+            fam = parse_family_name(text, word.span)
+        except ValueProblem as p:  # a backwards or oversized range: RTC112
+            diags.append(error(p.code, f"`servers {text}`: {p.message}", p.span, hint=p.hint))
+            return [], False
         found = [by_name.get(fam.name(i)) for i in fam.indices]
         missing = [fam.name(i) for i, s in zip(fam.indices, found) if s is None]
         if missing:

@@ -40,6 +40,10 @@ class Preset:
                          else self.hccs_groups})
 
 
+#: Most NPUs a ``generic`` server may have (``devices_per_server``).
+MAX_GENERIC_DEVICES = 64
+
+
 @functools.lru_cache(maxsize=1)
 def presets() -> dict[str, Preset]:
     """All presets by name."""

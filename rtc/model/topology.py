@@ -16,6 +16,7 @@ world-size error about tp 1 would be wrong advice).
 from __future__ import annotations
 
 import ipaddress
+import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
@@ -118,15 +119,16 @@ class Disaggregation:
 
 
 def container_ids(server: Server, preset: Preset) -> tuple[dict[int, int], int]:
-    """(physical id -> id the container / host runtime sees, how many devices it sees).
-    Without ``visible_devices`` the runtime numbers devices like the host: id = physical."""
+    """(physical id -> id the container / host runtime sees, how many devices it sees), for
+    the server's devices. Without ``visible_devices`` the runtime numbers devices like the
+    host: id = physical."""
     if server.visible_devices is not None:
         seen: dict[int, int] = {}
         for pos, p in enumerate(server.visible_devices):
             seen.setdefault(p, pos)
         return seen, len(server.visible_devices)
     count = max([preset.devices_per_server] + [d.device_id + 1 for d in server.devices])
-    return {p: p for p in range(count)}, count
+    return {d.device_id: d.device_id for d in server.devices}, count
 
 
 #: Longest server or job name kept as a file stem: file systems allow 255 bytes for a whole
@@ -141,8 +143,8 @@ def file_name_problem(name: str) -> str | None:
         return "holds a path separator"
     if name in (".", ".."):
         return "is a folder name"
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        return "holds a control character"
+    if any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in name):
+        return "holds a control or invisible formatting character"
     if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
         return "holds a lone surrogate (not a character)"
     if name.startswith("-"):

@@ -15,6 +15,28 @@ from rtc.diagnostics import Span
 HCCL_BASE_MIN, HCCL_BASE_MAX, HCCL_DEFAULT_BASE = 1024, 65520, 60000
 
 
+#: A whole number as rtc reads one from a value: an optional '-' and 1 to 20 ASCII digits.
+#: (``\d`` and ``int()`` also take Unicode digits such as '²' or '８', and ``int()``
+#: refuses more than 4,300 digits.)
+_WHOLE = re.compile(r"-?[0-9]{1,20}")
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as an int when it is an optional '-' and 1 to 20 ASCII digits, else None."""
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def _digits_note(text: str) -> str:
+    """' (write ASCII digits 0-9)' when ``text`` holds a Unicode digit such as '８', else ''."""
+    return " (write ASCII digits 0-9)" if any(c.isdigit() and not c.isascii() for c in text) \
+        else ""
+
+
+def shown_value(text: str, limit: int = 40) -> str:
+    """``text`` for a message, cut to ``limit`` characters (with its length) when longer."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def env_map(job) -> dict[str, tuple[str, Span]]:
     """NAME -> (value, span of the value) for a job's ``env`` lines (the last one wins)."""
     return {name: (value, span) for name, value, span in job.env}
@@ -36,7 +58,8 @@ CANN_RELEASES: tuple[tuple[tuple[int, int], int, str], ...] = (
 )
 
 #: A CANN version as Huawei writes it: 8.2.RC1, 8.0.0, 8.3.RC1.alpha001, 8.5.0.alpha002.
-_CANN_FORM = re.compile(r"(\d+)\.(\d+)(?:\.(?:\d+|RC\d+))?(?:\.(?:alpha|beta)\d+)?\Z", re.I)
+_CANN_FORM = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})(?:\.(?:[0-9]+|RC[0-9]+))?"
+                        r"(?:\.(?:alpha|beta)[0-9]+)?\Z", re.I)
 
 
 def cann_version(text: str | None) -> tuple[int, int] | None:
@@ -81,13 +104,13 @@ def parse_port_ranges(text: str) -> tuple[list[tuple[int, int]] | None, str | No
         return [], None
     out = []
     for item in t.split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        m = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", item)
         if not m:
-            return None, f"'{item}' is not a port or a range LOW-HIGH"
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        if not (1 <= lo <= hi <= 65535):
-            return None, f"'{item}' is not a port range within 1..65535"
+            return None, f"'{shown_value(item)}' is not a port or a range LOW-HIGH" + _digits_note(item)
+        lo = whole_number(m.group(1))
+        hi = whole_number(m.group(2)) if m.group(2) else lo
+        if lo is None or hi is None or not (1 <= lo <= hi <= 65535):
+            return None, f"'{shown_value(item)}' is not a port range within 1..65535"
         out.append((lo, hi))
     return out, None
 
@@ -105,6 +128,11 @@ class VisibleList:
     offset: int = 0
 
 
+def _device_id(token: str) -> int | None:
+    """A device id: 1 to 20 ASCII digits, no sign."""
+    return whole_number(token) if token[:1] != "-" else None
+
+
 def parse_visible_devices(text: str) -> VisibleList:
     """Parse a comma-separated, no-space list of decimal ids. The runtime stops at the
     first invalid token (``1, 2`` -> ``1``); rtc reports the token and what would be used."""
@@ -113,13 +141,14 @@ def parse_visible_devices(text: str) -> VisibleList:
     if text == "":
         return VisibleList((), "the value is empty (the process would see no device)", 0)
     for token in text.split(","):
-        if not re.fullmatch(r"\d+", token):
+        value = _device_id(token)
+        if value is None:
             used = ",".join(str(i) for i in ids) or "nothing"
-            why = ("has a space" if token.strip() != token and re.fullmatch(r"\d+", token.strip())
-                   else "is empty" if token == "" else "is not a whole number")
-            return VisibleList(tuple(ids), f"entry '{token}' {why}; the runtime stops reading "
-                               f"there and uses only {used}", pos)
-        value = int(token)
+            why = ("has a space" if token.strip() != token and _device_id(token.strip())
+                   is not None else "is empty" if token == "" else "is not a whole number"
+                   + _digits_note(token))
+            return VisibleList(tuple(ids), f"entry '{shown_value(token)}' {why}; the runtime stops "
+                               f"reading there and uses only {used}", pos)
         if value in ids:
             return VisibleList(tuple(ids), f"device {value} is listed twice", pos)
         ids.append(value)
@@ -252,9 +281,12 @@ def env_value_problem(name: str, value: str) -> str | None:
     if r.choices:
         ok = v.upper() in {c.upper() for c in r.choices} if r.nocase else v in r.choices
         return None if ok else f"must be one of {', '.join(r.choices)}"
-    if not re.fullmatch(r"-?\d+", v):
-        return f"must be a whole number ({r.unit})" if r.unit else "must be a whole number"
-    n = int(v)
+    n = whole_number(v)
+    if n is None:
+        unit = f" ({r.unit})" if r.unit else ""
+        if re.fullmatch(r"-?[0-9]+", v):
+            return f"has {len(v.lstrip('-')):,} digits, far too many" + unit
+        return "must be a whole number" + (_digits_note(v) or unit)
     if (r.lo is not None and n < r.lo) or (r.hi is not None and n > r.hi):
         bound = f"at least {r.lo}" if r.hi is None else f"in {r.lo}..{r.hi}"
         return f"must be {bound}" + (f" ({r.unit})" if r.unit else "")

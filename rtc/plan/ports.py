@@ -44,7 +44,8 @@ from rtc.diagnostics import Span
 from rtc.model.topology import Job, Topology
 from rtc.plan.modes import job_mode
 from rtc.network.env import (HCCL_BASE_MAX, HCCL_BASE_MIN, HCCL_DEFAULT_BASE, env_map,
-                             hccl_window_size, parse_port_ranges)
+                             hccl_window_size, parse_port_ranges, shown_value,
+                             whole_number)
 
 DEFAULT_API_PORT = 8000
 DEFAULT_DP_RPC_PORT = 29550
@@ -309,7 +310,8 @@ def _claim_hccl_ranges(plan: PortPlan, job: Job, jp: JobPorts, names: list[str],
     ranges, problem = parse_port_ranges(text)
     if problem:
         plan.problems.append(PortProblem(job.name, "HCCL_HOST_SOCKET_PORT_RANGE",
-                                         f"HCCL_HOST_SOCKET_PORT_RANGE={text}: {problem}",
+                                         f"HCCL_HOST_SOCKET_PORT_RANGE={shown_value(text)}: "
+                                         f"{problem}",
                                          span, "write ports and ranges such as "
                                          "60000-60031 or 60000,60010-60020, or auto"))
     elif ranges:
@@ -325,19 +327,20 @@ def _hccl_base_given(plan: PortPlan, job: Job, text: str, span: Span | None,
     """The base port ``HCCL_IF_BASE_PORT=text`` gives, or None when it is not a port in
     HCCL's range. A problem is recorded for that, and for a window of ``count`` ports
     running past 65535 (the base is still returned then)."""
-    if not text.isdigit():
+    base_given = whole_number(text) if text[:1] != "-" else None
+    if base_given is None:
         plan.problems.append(PortProblem(
-            job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is not a port "
-            "number", span, f"write a whole number in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}"))
+            job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={shown_value(text)} is not a port "
+            "number", span, f"write a whole number in {HCCL_BASE_MIN}..{HCCL_BASE_MAX} "
+            "(ASCII digits 0-9)"))
         return None
-    if not HCCL_BASE_MIN <= int(text) <= HCCL_BASE_MAX:
+    if not HCCL_BASE_MIN <= base_given <= HCCL_BASE_MAX:
         plan.problems.append(PortProblem(
             job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} is outside "
             f"{HCCL_BASE_MIN}..{HCCL_BASE_MAX}", span,
             f"HCCL accepts a base in {HCCL_BASE_MIN}..{HCCL_BASE_MAX}; e.g. "
             f"{HCCL_DEFAULT_BASE}"))
         return None
-    base_given = int(text)
     if base_given + count - 1 > 65535:
         plan.problems.append(PortProblem(
             job.name, "HCCL_IF_BASE_PORT", f"HCCL_IF_BASE_PORT={text} with "
@@ -428,9 +431,17 @@ def _claim_given(plan: PortPlan, jobs: list, needs: dict) -> None:
             if need.given is None:
                 continue
             _set(plan.jobs[job.name], need.key, need.given)
+            top = need.given + max(ohi for _, _, ohi in need.hosts)
+            if top > 65535 and need.kind != "hccl":   # the HCCL window: _hccl_base_given
+                what = need.detail or "its ports"
+                plan.problems.append(PortProblem(
+                    job.name, need.key, f"{need.key} {need.given} ({what}) runs past 65535 "
+                    f"(up to {top})", need.span,
+                    f"use a {need.key} of at most {need.given - (top - 65535)}"))
             for server, olo, ohi in need.hosts:
-                plan.add(PortClaim(server, need.given + olo, min(65535, need.given + ohi),
-                                   need.kind, job.name, need.span, detail=need.detail))
+                if need.given + olo <= 65535:   # the part past 65535 is the problem above
+                    plan.add(PortClaim(server, need.given + olo, min(65535, need.given + ohi),
+                                       need.kind, job.name, need.span, detail=need.detail))
 
 
 def _claim_defaults(plan: PortPlan, jobs: list, needs: dict) -> None:

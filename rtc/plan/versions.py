@@ -52,7 +52,9 @@ FEATURES: dict[str, Feature] = {
 #: vllm-ascend removed the LLMDataDist connector (LLMDataDistCMgrConnector) in 0.13.
 LLMDATADIST_REMOVED: Version = (0, 13, 0)
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b)?\d*.*)?$", re.I)
+# ASCII digits only (\d also takes fullwidth and other Unicode digits), at most 6 per part.
+_VERSION = re.compile(r"^v?([0-9]{1,6})\.([0-9]{1,6})(?:\.([0-9]{1,6}))?"
+                      r"(?:[.+\-]?(?:rc|post|dev|a|b)?[0-9]*.*)?$", re.I)
 
 
 def parse_version(text: str | None) -> Version | None:

@@ -86,10 +86,15 @@ MISSING = rule("RTC567", "preflight-missing-result", "warning",
     Fix: run the preflight script again and copy the whole folder.""")
 BAD_RESULTS = rule("RTC568", "preflight-bad-results", "error",
                    "Preflight: a results folder cannot be read.", """
-    What: the folder does not exist or has no (readable) expect.json.
-    Why: rtc cannot tell what the plan expected there.
+    What: the folder does not exist or has no (readable) expect.json; or its expect.json
+    lacks a key or has one of the wrong shape (`"devices": "x"`), or its pings.txt or
+    exit-codes.txt cannot be read.
+    Why: rtc cannot tell what the plan expected there. A folder with a malformed
+    expect.json is still judged with what can be used (the folder's name for the server,
+    the NPUs that have captures), so a link that is down is still reported.
     Example: `rtc preflight report build/` (the compile output, not a results folder).
-    Fix: pass the folders the preflight scripts wrote (default preflight-results/SERVER).""")
+    Fix: pass the folders the preflight scripts wrote (default preflight-results/SERVER),
+    unedited; run the preflight script again when one was damaged.""")
 PLAN_MIX = rule("RTC569", "preflight-mixed-plans", "warning",
                 "Preflight: the results come from different plans.", """
     What: the folders' expect.json name different .rtc files, or one server twice.
@@ -155,13 +160,20 @@ def analyse(results: list[ServerResults]) -> tuple[list[Diagnostic], Matrix, dic
     diags: list[Diagnostic] = []
     matrix = Matrix()
     texts: dict = {}
-    plans = {r.plan for r in results if r.problem is None}
+    plans = {r.plan for r in results if r.problem is None and r.plan is not None}
     seen: dict = {}
     for r in results:
         if r.problem is not None:
-            diags.append(error(BAD_RESULTS, f"{r.folder} {r.problem}", Span.whole_file(r.folder),
+            diags.append(error(BAD_RESULTS, f"{r.folder} {r.problem}",
+                               r.problem_span or Span.whole_file(r.folder),
                                hint="pass the folders the preflight scripts wrote"))
+            texts.update(r.texts)
             continue
+        for message, span in r.bad:
+            diags.append(error(BAD_RESULTS, message, span, subject=f"server {r.server}",
+                               hint="run the preflight script again and copy the whole "
+                                    "results folder unedited"))
+        diags.extend(r.diagnostics)
         if r.server in seen:
             diags.append(warning(PLAN_MIX, f"server {r.server} appears twice ({seen[r.server]} "
                                  f"and {r.folder})", Span.whole_file(r.path("expect.json"))))

@@ -17,9 +17,12 @@ Keys are stable; new keys may be added.
 from __future__ import annotations
 
 import json
+import re
 
 from rtc.diagnostics import Diagnostic
 from rtc.report.registry import ReportContext, Reporter, counts
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
@@ -42,8 +45,18 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     }
 
 
+def dumps(doc: dict) -> str:
+    """``doc`` as indented JSON text that any UTF-8 stream can take: a lone surrogate (a
+    table's ``"\\ud800"``, an undecodable file name), which ``ensure_ascii=False`` would
+    leave raw, is written as its ``\\uXXXX`` escape (it can only stand inside a string)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
 def render_json(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
-    return json.dumps(document(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(diagnostics, ctx))
 
 
 REPORTER = Reporter("json", "one JSON document: files, diagnostics (Diagnostic.to_dict) and a summary", render_json)

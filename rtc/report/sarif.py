@@ -14,13 +14,13 @@ Columns count Unicode code points (``columnKind``), as rtc's spans do.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from urllib.parse import quote
 
 from rtc.diagnostics import Diagnostic, Severity, Span
+from rtc.report.json_report import dumps
 from rtc.report.registry import ReportContext, Reporter
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,10 +31,20 @@ _FIX = re.compile(r"(?m)^Fix:\s*(.*(?:\n(?!What:|Why|Example:).*)*)")
 def artifact_uri(path: str) -> tuple[str, bool]:
     """(URI, relative?) for a file name as the user gave it."""
     if path.startswith("<") and path.endswith(">"):
-        return quote(path.strip("<>")), True
+        return _quote(path.strip("<>"), ""), True
     if os.path.isabs(path):
         return Path(path).as_uri(), False
-    return quote(path.replace(os.sep, "/"), safe="/"), True
+    return _quote(path.replace(os.sep, "/"), "/"), True
+
+
+def _quote(text: str, safe: str) -> str:
+    """Percent-encoded UTF-8 of ``text``; an undecodable byte of a file name (the surrogate
+    os.fsdecode makes of it) is encoded as the byte it was, another lone surrogate as the
+    text of its escape."""
+    try:
+        return quote(text, safe=safe, errors="surrogateescape")
+    except UnicodeEncodeError:
+        return quote(text, safe=safe, errors="backslashreplace")
 
 
 def _location(span: Span) -> dict:
@@ -117,7 +127,7 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
 
 
 def render_sarif(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
-    return json.dumps(document(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(diagnostics, ctx))
 
 
 REPORTER = Reporter("sarif", "SARIF 2.1.0 log (tool.driver.rules + results) for code scanning", render_sarif)

@@ -12,6 +12,7 @@ Colour (via rich) only when the stream is a terminal and NO_COLOR is unset.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
@@ -24,6 +25,18 @@ MAX_SOURCE = 120
 #: Messages, subjects, notes and hints longer than this are cut in the middle.
 MAX_MESSAGE = 400
 _ELLIPSIS = "..."
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates (from a JSON ``\\ud800`` escape or an undecodable
+    file name) written as backslash escapes: no stream can encode them, and a terminal
+    stream (unlike stderr) fails on them."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _window(src: str, column: int, width: int) -> tuple[str, int, int]:
@@ -131,7 +144,7 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
     ds = sorted_diagnostics(diagnostics)
     for d in ds[:limit]:
         for text, style in format_diagnostic(d, sources):
-            console.print(Text(text, style=style or ""))
+            console.print(Text(printable(text), style=style or ""))
         console.print()
     if len(ds) > limit:
         console.print(f"... and {len(ds) - limit} more")

@@ -27,7 +27,8 @@ from typing import Callable
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
 from rtc.syntax.decls import AddressPlan, EnvLine, PlacementRef, PolicyLine
-from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, attribute_words,
+from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
+                               attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
                                parse_template)
 
@@ -230,7 +231,8 @@ def parse_cidr(text: str, span) -> ipaddress.IPv4Network | ipaddress.IPv6Network
     except ValueError:
         address, _, prefix = text.partition("/")
         bits = 128 if ":" in address else 32
-        if prefix.isdigit() and int(prefix) > bits:
+        length = ascii_int(prefix, 4)
+        if length is not None and length > bits:
             raise ValueProblem(BAD_IP, f"'{text}': prefix /{prefix} is longer than the "
                                f"{bits} bits of an IPv{6 if bits == 128 else 4} address", span,
                                f"a prefix is 0..{bits}, e.g. {address}/{bits // 2}")

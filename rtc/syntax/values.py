@@ -19,6 +19,7 @@ import functools
 import ipaddress
 import re
 import socket
+import unicodedata
 from ipaddress import IPv4Address
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -63,6 +64,39 @@ class ValueProblem(Exception):
         self.message = message
         self.span = span
         self.hint = hint
+
+
+#: Longest number rtc reads from user text: more digits is a mistake (and int() refuses
+#: more than 4,300 digits).
+MAX_DIGITS = 20
+
+
+def ascii_int(text: str, max_digits: int = MAX_DIGITS) -> int | None:
+    """The value of ``text`` when it is 1 to ``max_digits`` ASCII digits 0-9, else None.
+    ``str.isdigit()``, ``\\d`` and ``int()`` also take Unicode digits (superscript '²',
+    fullwidth '８', Arabic-Indic '٨'); this never does, and never calls ``int()`` on a
+    huge string."""
+    if 0 < len(text) <= max_digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
+def non_ascii_digit_hint(text: str) -> str | None:
+    """A hint for ``text`` when it holds a digit that is not ASCII 0-9 (``'８'``, ``'²'``),
+    with the ASCII spelling when there is one; None when it holds none."""
+    odd = next((ch for ch in text if ch.isdigit() and not ch.isascii()), None)
+    if odd is None:
+        return None
+    ascii_text = "".join(str(unicodedata.digit(ch, "")) if ch.isdigit() and not ch.isascii()
+                         else ch for ch in text)
+    fix = f", here {ascii_text}" if ascii_text.isascii() and len(ascii_text) <= 40 else ""
+    return (f"{show_text(odd)} (U+{ord(odd):04X}) is not an ASCII digit: write ASCII digits "
+            f"(0-9){fix}")
+
+
+def short_text(text: str, limit: int = 40) -> str:
+    """``text`` for a message, cut to ``limit`` characters with its length when longer."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def show_text(text: str) -> str:
@@ -110,6 +144,18 @@ class Group(NamedTuple):
     body: pyast.expr
 
 
+def _check_ascii_expression(expr: str, span: Span, code) -> None:
+    """Raise :class:`ValueProblem` when a ``{...}`` expression holds a character that is not
+    ASCII: Python would read a fullwidth 'ｉ' as i, and no expression needs one."""
+    odd = next((ch for ch in expr if not ch.isascii()), None)
+    if odd is None:
+        return
+    raise ValueProblem(code, f"template expression '{{{expr}}}' has the character "
+                       f"{show_text(odd)} (U+{ord(odd):04X}), which is not ASCII", span,
+                       non_ascii_digit_hint(expr) or "write the expression in ASCII: i, d, "
+                       "k, the digits 0-9, + - * / % and parentheses, e.g. {i/256}")
+
+
 def compile_group(expr: str, span: Span, code: str) -> Group:
     """Compile one ``{...}`` expression into a :class:`Group`. Raises
     :class:`ValueProblem` with ``code`` on bad syntax or names."""
@@ -117,16 +163,18 @@ def compile_group(expr: str, span: Span, code: str) -> Group:
         raise ValueProblem(code, f"template expression of {len(expr)} characters is too long "
                            f"(at most {MAX_EXPRESSION_CHARS})", span,
                            "templates are short formulas such as {i/256} or {(i%16)*16 + 2*d + 1}")
+    _check_ascii_expression(expr, span, code)
     width = 0
     body = expr
-    m = re.fullmatch(r"(.*?):(0?\d+)", expr)
+    m = re.fullmatch(r"(.*?):([0-9]+)", expr)
     if m:
-        body, width = m.group(1), int(m.group(2))
-        if width > MAX_PAD_WIDTH:
-            raise ValueProblem(code, f"pad width {width} in '{{{expr}}}' is too large (at most "
+        body, width = m.group(1), ascii_int(m.group(2))
+        if width is None or width > MAX_PAD_WIDTH:
+            raise ValueProblem(code, f"pad width {short_text(m.group(2), 12)} in "
+                               f"'{{{short_text(expr)}}}' is too large (at most "
                                f"{MAX_PAD_WIDTH})", span, "a pad width gives the digits of a "
                                "name part, e.g. node-{i:04}")
-    odd_number = re.search(r"(?<![\w.])(0\d|0[xXbBoO]|\d+_\d)", body)
+    odd_number = re.search(r"(?<![A-Za-z0-9_.])(0[0-9]|0[xXbBoO]|[0-9]+_[0-9])", body)
     if odd_number:
         raise ValueProblem(code, f"template expression '{{{expr}}}' writes a number as "
                            f"'{odd_number.group(0)}...': numbers are plain decimals", span,
@@ -359,6 +407,25 @@ def fast_ipv4(text: str):
     return ipaddress.IPv4Address(socket.inet_aton(text))
 
 
+def _check_octets(text: str, parts: list[str], span: Span, code) -> None:
+    """Raise :class:`ValueProblem` for the first of the four ``parts`` of ``text`` that is
+    not an octet: a leading zero, more than 255, or not ASCII digits (``'８'``, ``'²'``)."""
+    for idx, part in enumerate(parts):
+        off = sum(len(p) + 1 for p in parts[:idx])
+        where = _sub_span(span, off, len(part))
+        value = ascii_int(part)
+        if value is not None and len(part) > 1 and part[0] == "0" and value <= 255:
+            raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' has a "
+                               "leading zero (some tools read it as octal)", where,
+                               f"write {value}; in a template, put no digits or pad "
+                               "width before a group (`{i}`, not `0{i}` or `{i:03}`)")
+        if value is None or value > 255:
+            raise ValueProblem(code, f"'{short_text(text)}' is not an IPv4 address: "
+                               f"{show_text(short_text(part, 20))} is not a number from 0 to "
+                               "255", where, non_ascii_digit_hint(part)
+                               or "each of the four parts is 0-255")
+
+
 def parse_ip(text: str, span: Span, code=BAD_IP):
     """Parse an IPv4/IPv6 address literal. Raises :class:`ValueProblem` (``code``) with a
     message that says why (octet out of range, too few parts, placeholder)."""
@@ -383,19 +450,7 @@ def parse_ip(text: str, span: Span, code=BAD_IP):
                            f"part{'s' if len(parts) != 1 else ''}, not 4", span,
                            "an IPv4 address has four numbers 0-255, e.g. 10.0.0.6")
     if ":" not in text:
-        for idx, part in enumerate(parts):
-            if part.isdigit() and len(part) > 1 and part[0] == "0" and int(part) <= 255:
-                off = sum(len(p) + 1 for p in parts[:idx])
-                raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' has a "
-                                   "leading zero (some tools read it as octal)",
-                                   _sub_span(span, off, len(part)),
-                                   f"write {int(part)}; in a template, put no digits or pad "
-                                   "width before a group (`{i}`, not `0{i}` or `{i:03}`)")
-            if not part.isdigit() or int(part) > 255:
-                off = sum(len(p) + 1 for p in parts[:idx])
-                raise ValueProblem(code, f"'{text}' is not an IPv4 address: '{part}' is not a "
-                                   "number from 0 to 255", _sub_span(span, off, len(part)),
-                                   "each of the four parts is 0-255")
+        _check_octets(text, parts, span, code)
     if ":" in text and "." not in text:
         groups = text.split(":")
         for idx, group in enumerate(groups):
@@ -412,11 +467,11 @@ def parse_ip(text: str, span: Span, code=BAD_IP):
 def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = None,
               what: str = "value", code=BAD_VALUE) -> int:
     """Parse a non-negative decimal integer within [lo, hi]. Raises :class:`ValueProblem`."""
-    if not re.fullmatch(r"\d+", text):
-        raise ValueProblem(code, f"{what} must be a whole number, not '{text}'", span,
-                           "write digits, e.g. 8")
+    if not (text.isascii() and text.isdigit()):
+        raise ValueProblem(code, f"{what} must be a whole number, not {show_text(text)}", span,
+                           non_ascii_digit_hint(text) or "write digits, e.g. 8")
     digits = text.lstrip("0") or "0"
-    value = int(digits) if len(digits) <= 30 else None  # no 4,300-digit int() limit
+    value = ascii_int(digits)  # None past MAX_DIGITS: no int() on a 5,000-digit string
     if value is None or lo is not None and value < lo or hi is not None and value > hi:
         if hi is None:
             rng, use = f">= {lo}", f"use a value of at least {lo}"
@@ -429,7 +484,7 @@ def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = 
     return value
 
 
-_RANGE_RE = re.compile(r"(\d+)\.\.(\d+)")
+_RANGE_RE = re.compile(r"([0-9]+)\.\.([0-9]+)")
 
 #: Largest device range one attribute may expand to (no server has more NPUs).
 MAX_RANGE_ITEMS = 1024
@@ -440,22 +495,28 @@ MAX_FAMILY_SIZE = 131072
 def parse_int_range(text: str, span: Span, code=BAD_RANGE) -> list[int]:
     """``7`` -> [7]; ``0..7`` -> [0..7] (inclusive). Raises :class:`ValueProblem` for
     reversed or malformed ranges (``7..0``, ``0..``, ``0...7``, ``a..b``)."""
-    if re.fullmatch(r"\d+", text) and len(text) > 30:
-        raise ValueProblem(code, f"device id {text[:12]}... ({len(text)} digits) is far too "
-                           "large", span, "device ids are the NPUs of one server, e.g. 0..7")
-    if re.fullmatch(r"\d+", text):
-        return [int(text)]
+    if text.isascii() and text.isdigit():
+        value = ascii_int(text)
+        if value is None:
+            raise ValueProblem(code, f"device id {text[:12]}... ({len(text)} digits) is far too "
+                               "large", span, "device ids are the NPUs of one server, e.g. 0..7")
+        return [value]
     m = _RANGE_RE.fullmatch(text)
-    if m and max(len(m.group(1)), len(m.group(2))) > 30:
+    bounds = (ascii_int(m.group(1)), ascii_int(m.group(2))) if m else ()
+    if None in bounds:
         raise ValueProblem(code, f"range '{text[:40]}...' has far too many items", span,
                            "device ids are the NPUs of one server, e.g. 0..7 or 0..15")
     if not m:
+        digit_hint = non_ascii_digit_hint(text)
+        if digit_hint:
+            raise ValueProblem(code, f"{show_text(text)} is not a number or a range", span,
+                               digit_hint)
         if ".." in text or "-" in text:
             raise ValueProblem(code, f"'{text}' is not a range: write FIRST..LAST, e.g. 0..7",
                                span, "ranges are inclusive and use two dots: 0..7")
         raise ValueProblem(code, f"'{text}' is not a number or a range", span,
                            "write device ids as 0..7 or 0, 2, 4..7")
-    lo, hi = int(m.group(1)), int(m.group(2))
+    lo, hi = bounds
     if lo > hi:
         raise ValueProblem(code, f"range '{text}' runs backwards ({lo} > {hi})", span,
                            f"write {hi}..{lo}")
@@ -485,7 +546,7 @@ class FamilyName:
         return range(self.first, self.last + 1)
 
 
-_FAMILY_RE = re.compile(r"([^\[\]]*)\[(\d+)\.\.(\d+)\]([^\[\]]*)")
+_FAMILY_RE = re.compile(r"([^\[\]]*)\[([0-9]+)\.\.([0-9]+)\]([^\[\]]*)")
 
 
 def parse_family_name(text: str, span: Span, code=BAD_RANGE) -> FamilyName:
@@ -494,12 +555,12 @@ def parse_family_name(text: str, span: Span, code=BAD_RANGE) -> FamilyName:
     m = _FAMILY_RE.fullmatch(text)
     if not m:
         raise ValueProblem(code, f"'{text}' is not a family name: write PREFIX[FIRST..LAST], "
-                           "e.g. node[0..1023]", span)
+                           "e.g. node[0..1023]", span, non_ascii_digit_hint(text))
     first_s, last_s = m.group(2), m.group(3)
-    if max(len(first_s), len(last_s)) > 30:
+    first, last = ascii_int(first_s), ascii_int(last_s)
+    if first is None or last is None:
         raise ValueProblem(code, f"family range in '{text[:40]}...' is far too large", span,
                            f"rtc handles at most {MAX_FAMILY_SIZE:,} servers per family")
-    first, last = int(first_s), int(last_s)
     if first > last:
         raise ValueProblem(code, f"family range [{first_s}..{last_s}] runs backwards", span)
     if last - first + 1 > MAX_FAMILY_SIZE:

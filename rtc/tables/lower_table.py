@@ -19,6 +19,14 @@ Server order
     the legacy "cloud" form is ordered by ``server_id`` as text, which is how HCCL numbers
     its ranks; the legacy "lab" form by rank.
 
+    A server's place is a rank order only when the table gives it a usable rank: servers
+    of PD tables (which have no ``rank_id``: vllm-ascend's connector indexes each side's
+    list by position) and servers whose every ``rank_id`` was rejected or missing carry
+    ``rank_id`` in :attr:`Server.incomplete <rtc.model.topology.Server.incomplete>`; a
+    server whose ``server_id`` is missing, empty, not a string or rejected by the schema
+    carries ``server_id`` there (it is named ``server_list[N]`` then). The server-order
+    rule (``rtc explain server-id-order``) judges neither.
+
 Hardware (when ``--hardware`` is not given)
     ============================  ====================================================
     table                         preset
@@ -53,7 +61,7 @@ import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Related, Span
-from rtc.model.presets import Preset, presets
+from rtc.model.presets import MAX_GENERIC_DEVICES, Preset, presets
 from rtc.model.topology import Device, Server, Topology
 
 from .jsonload import SourceMap
@@ -80,12 +88,19 @@ _DEVICE_IN_TEXT = re.compile(r"\bdevice (\d+)\b")
 
 # --------------------------------------------------------------------------- values
 
+#: Most digits a decimal string may have: more is a mistake the schema reports (RTC615),
+#: and ``int()`` refuses over 4,300 digits.
+_MAX_DIGITS = 20
+
+
 def decimal(value) -> int | None:
-    """A v1.x decimal string (``"12"``) as int; JSON integers are accepted too (the schema
-    reports their type). None for anything else."""
+    """A v1.x decimal string (``"12"``: 1 to 20 ASCII digits) as int; JSON integers below
+    10**20 are accepted too (the schema reports their type). None for anything else --
+    Unicode digits ('²', '８') and longer strings included -- so the value is left out."""
     if type(value) is str:
-        return int(value) if value.isdigit() and value.isascii() else None
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return int(value) if 0 < len(value) <= _MAX_DIGITS and value.isdigit() \
+            and value.isascii() else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10 ** _MAX_DIGITS:
         return value
     return None
 
@@ -190,7 +205,9 @@ def choose_preset(doc, form: str, hardware: str | None = None, *,
     if hardware is not None:
         p = table[hardware]
         if p.devices_per_server == 0:
-            p = p.with_devices(max(top + 1, 1))
+            # as many devices as the highest id needs, within what the language allows for
+            # generic hardware (higher ids are then RTC205, not a preset of 10**10 devices)
+            p = p.with_devices(min(max(top + 1, 1), MAX_GENERIC_DEVICES))
         if p.super_pod and form == "hccl-v1.0":
             p = _a3_typical(p)
         return p, f"{hardware} (--hardware)"
@@ -389,6 +406,7 @@ class _RawServer:
     hidden: frozenset = frozenset()
     order: tuple = ()
     min_rank: float = float("inf")
+    incomplete: frozenset = frozenset()  # see "Server order" in the module docstring
 
 
 _INF = float("inf")
@@ -398,13 +416,9 @@ def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool
     """Append the device at ``path`` to ``rs``; returns its rank (None when unusable)."""
     if bad and path + ("device_id",) in bad:
         return None
-    did = d.get("device_id")
-    if type(did) is str and did.isdigit() and did.isascii():
-        did = int(did)
-    else:
-        did = decimal(did)
-        if did is None:
-            return None
+    did = decimal(d.get("device_id"))
+    if did is None:
+        return None
     o = rs.origin
     if bad and path + ("device_ip",) in bad:
         ip = None  # reported by the schema
@@ -427,10 +441,7 @@ def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool
     o.devices.append((did, path, d))
     if bad and path + ("rank_id",) in bad:
         return None
-    r = d.get("rank_id")
-    if type(r) is str and r.isdigit() and r.isascii():
-        return int(r)
-    return decimal(r)
+    return decimal(d.get("rank_id"))
 
 
 def _host(value, path: tuple, bad: frozenset):
@@ -466,6 +477,8 @@ def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
         o = ServerOrigin(server_id=("server_list", i, "server_id") if "server_id" in s else None,
                          obj=("server_list", i))
         rs = _RawServer(sid, o)
+        if not sid or ("server_list", i, "server_id") in bad:
+            rs.incomplete = frozenset({"server_id"})
         if "host_ip" in s:
             o.host = ("server_list", i, "host_ip")
             rs.host = _host(s["host_ip"], o.host, bad)
@@ -480,6 +493,8 @@ def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
                         low = r
         if sid is not None and sid in pods:
             rs.pod, o.pod = pods[sid]
+        if low == _INF:
+            rs.incomplete |= {"rank_id"}
         rs.order = (low, i)
         out.append(rs)
     out.sort(key=lambda r: r.order)
@@ -505,7 +520,7 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
             order.append(rs)
         r = _add_device(rs, d, path, bad, sdid)
         if form == "hccl-legacy-lab":
-            inst_rank = path[:-2] + ("rank_id",)
+            inst_rank = path[:-2] + ("rank_id",)  # a missing one is RTC611's: left out
             r = None if inst_rank in bad else decimal(_get(doc, inst_rank))
         if r is not None and r < rs.order[0]:
             rs.order = (r, rs.order[1])
@@ -513,6 +528,9 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
             pid = d.get("super_pod_id")
             if isinstance(pid, str) and pid and path + ("super_pod_id",) not in bad:
                 rs.pod, rs.origin.pod = pid, path + ("super_pod_id",)
+    for rs in order:
+        if form == "pd-ranktable" or rs.order[0] == _INF:
+            rs.incomplete = frozenset({"rank_id"})  # PD tables have no rank_id
     if form == "hccl-legacy-cloud":
         order.sort(key=lambda r: r.server_id)
     elif form == "hccl-legacy-lab":
@@ -521,9 +539,16 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
 
 
 def _get(doc, path):
+    """The value at ``path``, or None when a key or index on the way is missing or a node
+    is not a container (a schema-invalid table: the schema reports it)."""
     node = doc
     for p in path:
-        node = node[p]
+        if isinstance(node, dict) and isinstance(p, str):
+            node = node.get(p)
+        elif isinstance(node, list) and type(p) is int and -len(node) <= p < len(node):
+            node = node[p]
+        else:
+            return None
     return node
 
 
@@ -557,7 +582,8 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
         used_names.add(name_)
         server = Server(name=name_, server_id=sid, index=idx,
                         span=Span(filename, 0, idx + 1, 0, 1), devices=rs.devices, host_ip=rs.host,
-                        super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden))
+                        super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden),
+                        incomplete=rs.incomplete)
         topo.servers.append(server)
         lt.origins.append(o)
     return lt
