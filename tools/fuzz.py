@@ -407,7 +407,8 @@ def _other_value(rng: random.Random, value):
                [value], Obj([["k", value]]), Raw("NaN"), Raw("1e999"), Raw("-Infinity")]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         choices += [str(value), [value], float(value)]
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    digits = value.lstrip("-") if isinstance(value, str) else ""
+    if digits.isascii() and digits.isdigit() and len(digits) <= 20:   # not '²', not 5,000 digits
         choices += [int(value), int(value) + 0.5, value + ".0", "0" + value]
     return rng.choice(choices)
 
