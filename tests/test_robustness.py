@@ -132,6 +132,14 @@ def test_nested_known_block_is_reported():
     assert ("RTC110", 15, 3) in _where(errs)
 
 
+def test_deeply_nested_blocks_are_rtc110_not_a_recursion_error():
+    # found by tools/fuzz.py (seed 2): 50,000 nested blocks overflowed the converter's stack
+    text = "server a {\n" * 5000 + "}\n" * 5000
+    errs = _errors(text)
+    assert ("RTC110", 2) in [(e.code, e.span.line) for e in errs]
+    assert sum(e.code == "RTC110" for e in errs) == 1
+
+
 def test_padded_family_order_hint():
     text = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily n[00..120] {\n"
             "  device_ip 6.{i/256}.{i%256}.{k}\n}\njob j {\n  servers n[00..120]\n"

@@ -183,7 +183,12 @@ def _word(file: str, tree_or_token) -> Word:
     return Word(text, _span(file, tok), quoted)
 
 
-def _convert_block(file: str, tree) -> Block:
+#: Blocks deeper than this are not converted: no block may nest at all (RTC110 says so at
+#: the first nested one), and converting 50,000 nested blocks would overflow the stack.
+MAX_NESTING = 16
+
+
+def _convert_block(file: str, tree, depth: int = 0) -> Block:
     from lark import Token, Tree
 
     kind_tree = tree.children[0]
@@ -196,7 +201,8 @@ def _convert_block(file: str, tree) -> Block:
         elif isinstance(child, Tree) and child.data == "attribute":
             body.append(_convert_attribute(file, child))
         elif isinstance(child, Tree) and child.data == "block":
-            body.append(_convert_block(file, child))
+            if depth < MAX_NESTING:
+                body.append(_convert_block(file, child, depth + 1))
         elif isinstance(child, Token):
             continue
     return Block(str(kind_tok), _span(file, kind_tok), label, tuple(body), _span(file, tree.meta))
