@@ -72,7 +72,9 @@ class Diagnostic:
 
     ``code`` is the rule id (``RTC203``); ``subject`` optionally names what the finding is
     about in cluster terms (``server atlas-02, device 3, rank 11``) so reports can show
-    it even when the span points at a family or a rank table line.
+    it even when the span points at a family or a rank table line. ``repeats`` is how many
+    more findings of the same pattern this one stands for once reports fold them
+    (:mod:`rtc.report.folding`); summaries count ``1 + repeats``.
     """
 
     code: str
@@ -82,6 +84,7 @@ class Diagnostic:
     hint: str | None = None
     related: tuple[Related, ...] = ()
     subject: str | None = None
+    repeats: int = 0
 
     def sort_key(self) -> tuple:
         s = self.span
@@ -100,7 +103,9 @@ class Diagnostic:
 
     def to_dict(self) -> dict:
         """The one plain-data record every reporter works from (stable keys). A span's
-        end is never before its start: an unknown end (0) is written as the start."""
+        end is never before its start: an unknown end (0) is written as the start. A
+        folded finding also has ``"count"``: how many findings it stands for (itself
+        included)."""
         def span_dict(s: Span | None) -> dict | None:
             if s is None:
                 return None
@@ -110,7 +115,7 @@ class Diagnostic:
             return {"file": s.file, "line": s.line, "column": s.column,
                     "end_line": end[0], "end_column": end[1]}
 
-        return {
+        out = {
             "code": self.code,
             "severity": self.severity.label,
             "message": self.message,
@@ -119,6 +124,9 @@ class Diagnostic:
             "subject": self.subject,
             "related": [{"span": span_dict(r.span), "message": r.message} for r in self.related],
         }
+        if self.repeats:
+            out["count"] = 1 + self.repeats
+        return out
 
 
 def _code(rule) -> str:

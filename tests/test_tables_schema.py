@@ -744,6 +744,23 @@ def test_fast_validation_equals_full_validation(form, ops):
     assert sorted(check_schema(doc, form), key=key) == sorted(check_schema(doc, form, fast=False), key=key)
 
 
+@pytest.mark.parametrize("form", ["hccl-v1.0", "hccl-v1.2"])
+def test_type_errors_on_every_rank_equal_full_validation(form):
+    # MindSpore's first merge_hccl.py wrote every rank_id as a number: the fast path
+    # rebuilds the type error per value instead of asking jsonschema 65,536 times
+    doc = make_table(servers=4, per_server=8)
+    if form == "hccl-v1.2":
+        doc["version"] = "1.2"
+    values = [0, 1, 2.5, True, None, -3, 10 ** 12, False]
+    for i, d in enumerate(dev for s in doc["server_list"] for dev in s["device"]):
+        d["rank_id"] = values[i % len(values)]
+        if i % 5 == 0:
+            d["device_id"] = i  # a second schema, the same shortcut
+    fast, full = fast_full_equal(doc, form)
+    assert fast == full
+    assert sum(n for (path, v, _), n in fast.items() if path[-1] == "rank_id" and v == "type") == 32
+
+
 def test_fast_path_for_extension_keys_on_otherwise_valid_objects():
     doc = make_table(servers=64, per_server=8)
     for i, server in enumerate(doc["server_list"]):

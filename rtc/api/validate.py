@@ -34,6 +34,7 @@ from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, SER
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, sorted_diagnostics, warning
 from rtc.model.presets import presets
 from rtc.plan import build_plan
+from rtc.report.folding import EXAMPLES, FOLD_AFTER, folded
 from rtc.rules import IO_ERROR
 from rtc.schema import check_schema
 from rtc.schema.explain import RULE_RANGE, subject_of
@@ -94,11 +95,16 @@ def _decode(data: bytes) -> str:
 
 
 def validate_source(data: bytes | str, filename: str, *, hardware: str | None = None,
-                    schema: str | None = None, inventory: Inventory | None = None) -> TableReport:
+                    schema: str | None = None, inventory: Inventory | None = None,
+                    fold: bool = False) -> TableReport:
     """Validate one rank table given as bytes (a file's content) or text.
 
     ``hardware`` is a preset name (``--hardware``), ``schema`` a form name (``--schema``).
-    Never raises for bad input: every problem is a diagnostic."""
+    ``fold`` folds repeated schema findings as they are made (one diagnostic with a count
+    for more than :data:`rtc.report.folding.FOLD_AFTER` errors of one keyword and path
+    pattern, see :func:`rtc.report.folding.folded`), so a table with a finding on each of
+    65,536 ranks is not located and explained 65,536 times; what reports fold later reads
+    the same. Never raises for bad input: every problem is a diagnostic."""
     text = _decode(data) if isinstance(data, bytes) else data
     report = TableReport(filename, text)
     doc, smap, diags = load_json(data, filename=filename)
@@ -116,11 +122,15 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     if form is None:
         report.diagnostics = sorted_diagnostics(diags)
         return report
-    findings = check_schema(doc, form)
-    bad = frozenset(f.path for f in findings)
+    findings = check_schema(doc, form, fold_after=FOLD_AFTER if fold else None,
+                            examples=EXAMPLES)
+    bad = frozenset(p for f in findings for p in (f.path, *f.more))
     for f in findings:
-        span = smap.locate_nearest(f.path, key=f.at_key) if smap.parsed else Span.whole_file(filename)
-        diags.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), subject_of(doc, f.path)))
+        d = _schema_diagnostic(f, doc, smap, filename)
+        if f.more:
+            d = folded(d, [_schema_diagnostic(x, doc, smap, filename) for x in f.examples],
+                       len(f.more))
+        diags.append(d)
     table_diags = check_table(doc, form, smap, bad)
     lowered = lower_table(doc, form, smap, hardware=hardware, bad_paths=bad,
                           name=os.path.splitext(os.path.basename(filename))[0] or "table")
@@ -137,6 +147,12 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
         table_diags += check_version_fit(doc, form, smap, presets()[hardware], True)
     report.diagnostics = sorted_diagnostics(diags + table_diags)
     return report
+
+
+def _schema_diagnostic(f, doc, smap, filename: str) -> Diagnostic:
+    """The diagnostic of schema finding ``f``: located in the text, with its subject."""
+    span = smap.locate_nearest(f.path, key=f.at_key) if smap.parsed else Span.whole_file(filename)
+    return Diagnostic(f.code, f.severity, f.message, span, f.hint, (), subject_of(doc, f.path))
 
 
 def _run_checks(lowered: LoweredTable) -> list[Diagnostic]:

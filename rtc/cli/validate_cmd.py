@@ -34,6 +34,13 @@ def validate_command(
                                          help="Check as this form instead of detecting it "
                                               "(hccl-v1.0, hccl-v1.2, hccl-v2.0, hccl-legacy-cloud, "
                                               "hccl-legacy-lab, pd-ranktable, topo-v2.0)."),
+    max_findings: Optional[int] = typer.Option(
+        None, "--max-findings", min=1, metavar="N",
+        help="Report at most N findings (after folding); the summary still counts all."),
+    no_fold: bool = typer.Option(False, "--no-fold",
+                                 help="Report every finding on its own: by default more than "
+                                      "10 findings of one rule and pattern (every rank_id a "
+                                      "number) are one finding with a count and examples."),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
@@ -51,18 +58,22 @@ def validate_command(
       rtc validate --format sarif rank_table.json > rtc.sarif
 
       rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
+
+      rtc validate --max-findings 20 merged_hccl.json
     """
     from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
+    from rtc.report.folding import cap, fold
     from rtc.report.formats import get_reporter
 
     reporter = get_reporter(fmt)
     inv = _check_options(reporter, fmt, hardware, schema, inventory)
-    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv)
+    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv, not no_fold)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
     diags = sorted_diagnostics(diags)
-    _print_report(reporter, fmt, diags, sources, infos, unreadable)
+    shown, omitted = cap(diags if no_fold else fold(diags), max_findings)
+    _print_report(reporter, fmt, shown, omitted, sources, infos, unreadable)
     if exit_zero:
         raise typer.Exit(0)
     if unreadable:
@@ -100,7 +111,7 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
     return Inventory(str(inventory))
 
 
-def _validate_files(files: List[str], hardware, schema, inv):
+def _validate_files(files: List[str], hardware, schema, inv, fold: bool):
     """Validate each file once (``-``: standard input): (diagnostics, sources by name,
     FileInfo per file, how many could not be read)."""
     import dataclasses
@@ -128,21 +139,26 @@ def _validate_files(files: List[str], hardware, schema, inv):
             diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
             infos.append(FileInfo(label))
             continue
-        rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv)
+        rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv,
+                              fold=fold)
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
     return diags, sources, infos, unreadable
 
 
-def _print_report(reporter, fmt: str, diags, sources: dict, infos: list, unreadable: int) -> None:
-    """The report on stdout (text: compiler style, coloured on a terminal), and the summary
-    line (on stderr for the machine formats)."""
+def _print_report(reporter, fmt: str, diags, omitted, sources: dict, infos: list,
+                  unreadable: int) -> None:
+    """The report of ``diags`` on stdout (text: compiler style, coloured on a terminal), and
+    the summary line, counting ``omitted`` too (on stderr for the machine formats)."""
+    from rtc.report.folding import omitted_text
     from rtc.report.registry import ReportContext, summary_line
 
-    line = summary_line(diags, len(infos) - unreadable)
+    line = summary_line(list(diags) + list(omitted), len(infos) - unreadable)
     if unreadable:
         line = line[:-1] + f", {unreadable} could not be read)"
+    if omitted:
+        line += f"; {omitted_text(omitted)}"
     if fmt == "text" and sys.stdout is not None and sys.stdout.isatty():
         from rtc.report.text import print_diagnostics
 
@@ -154,5 +170,5 @@ def _print_report(reporter, fmt: str, diags, sources: dict, infos: list, unreada
         body = render_text(diags, sources, limit=max(1, len(diags)))
         write_stdout((body + "\n" if body else "") + line + "\n")
     else:
-        write_stdout(reporter(diags, ReportContext.make(sources, infos)))
+        write_stdout(reporter(diags, ReportContext.make(sources, infos, omitted=omitted)))
         typer.echo(line, err=True)

@@ -46,7 +46,13 @@ def command_line(d: Diagnostic) -> str:
 
 
 def render_github(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
-    return "".join(command_line(d) + "\n" for d in diagnostics)
+    """One workflow command per diagnostic; a closing ``::notice::`` when ``--max-findings``
+    left findings out."""
+    from rtc.report.folding import omitted_text
+
+    text = "".join(command_line(d) + "\n" for d in diagnostics)
+    cut = omitted_text(list(ctx.omitted))
+    return text + (f"::notice title=rtc::{escape_data(cut)}\n" if cut else "")
 
 
 REPORTER = Reporter("github", "GitHub Actions annotations (::error file=...,line=...,col=...,title=RTCnnn::...)", render_github)

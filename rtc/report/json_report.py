@@ -11,6 +11,9 @@
     }
 
 ``ok`` is false when there is any error (after ``--strict`` turned warnings into errors).
+The counts include every finding: a folded diagnostic (:mod:`rtc.report.folding`) has a
+``count`` and counts that many, and when ``--max-findings`` cut the list the summary also
+has ``"omitted"`` (how many findings are not in ``diagnostics``).
 Keys are stable; new keys may be added.
 """
 
@@ -28,7 +31,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     """The report as plain data."""
     per_file: dict[str, list[Diagnostic]] = {}
-    for d in diagnostics:
+    everything = list(diagnostics) + list(ctx.omitted)
+    for d in everything:
         if d.span is not None:
             per_file.setdefault(d.span.file, []).append(d)
     files = []
@@ -36,12 +40,15 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
         entry = {"file": info.file, "form": info.form, "hardware": info.hardware}
         entry.update(counts(per_file.get(info.file, [])))
         files.append(entry)
-    total = counts(diagnostics)
+    total = counts(everything)
+    summary = {"files": len(ctx.files), **total, "ok": total["errors"] == 0}
+    if ctx.omitted:
+        summary["omitted"] = sum(1 + d.repeats for d in ctx.omitted)
     return {
         "tool": {"name": "rtc", "version": ctx.tool_version, "command": ctx.command},
         "files": files,
         "diagnostics": [d.to_dict() for d in diagnostics],
-        "summary": {"files": len(ctx.files), **total, "ok": total["errors"] == 0},
+        "summary": summary,
     }
 
 

@@ -35,19 +35,21 @@ class FileInfo:
 @dataclass(frozen=True)
 class ReportContext:
     """What reporters may need besides the diagnostics: the text of each file (for source
-    lines), the files checked, the tool version."""
+    lines), the files checked, the tool version, and the diagnostics ``--max-findings``
+    left out (``omitted``: not shown, but counted in every summary)."""
 
     sources: dict = field(default_factory=dict)
     files: tuple = ()
     tool_version: str = ""
     command: str = "validate"
+    omitted: tuple = ()
 
     @classmethod
     def make(cls, sources: dict | None = None, files: Iterable[FileInfo] = (),
-             command: str = "validate") -> "ReportContext":
+             command: str = "validate", omitted: Iterable[Diagnostic] = ()) -> "ReportContext":
         from rtc import __version__
 
-        return cls(dict(sources or {}), tuple(files), __version__, command)
+        return cls(dict(sources or {}), tuple(files), __version__, command, tuple(omitted))
 
 
 Render = Callable[[list[Diagnostic], ReportContext], str]
@@ -66,11 +68,12 @@ class Reporter:
 
 
 def counts(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
-    """{"errors": e, "warnings": w, "notes": n}."""
-    ds = list(diagnostics)
-    return {"errors": sum(d.severity is Severity.ERROR for d in ds),
-            "warnings": sum(d.severity is Severity.WARNING for d in ds),
-            "notes": sum(d.severity is Severity.NOTE for d in ds)}
+    """{"errors": e, "warnings": w, "notes": n}; a folded finding counts ``1 + repeats``."""
+    out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.NOTE: 0}
+    for d in diagnostics:
+        out[d.severity] += 1 + d.repeats
+    return {"errors": out[Severity.ERROR], "warnings": out[Severity.WARNING],
+            "notes": out[Severity.NOTE]}
 
 
 def summary_line(diagnostics: Iterable[Diagnostic], nfiles: int) -> str:

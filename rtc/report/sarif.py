@@ -8,7 +8,9 @@ note), ``message.text`` (the message, then "where:", "hint:" lines) and a
 ``physicalLocation`` with the file's URI (relative paths stay relative, with ``uriBaseId``
 ``%SRCROOT%``) and a ``region`` (startLine, startColumn, and the end when known).
 Related locations (the first of a duplicate, an inventory fact) are ``relatedLocations``.
-Columns count Unicode code points (``columnKind``), as rtc's spans do.
+Columns count Unicode code points (``columnKind``), as rtc's spans do. A folded finding
+(:mod:`rtc.report.folding`) has ``occurrenceCount``; findings ``--max-findings`` left out
+are counted in the run's ``properties.omittedFindings``.
 ``tests/data/sarif/`` pins the OASIS schema the output is validated against in the tests.
 """
 
@@ -93,6 +95,8 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
                      "message": {"text": "\n".join(lines)}}
         if d.span is not None:
             res["locations"] = [_location(d.span)]
+        if d.repeats:  # a folded finding: SARIF's own field for "seen this many times"
+            res["occurrenceCount"] = 1 + d.repeats
         related = []
         for n, r in enumerate(d.related):
             if r.span is None:
@@ -123,6 +127,8 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     }
     if artifacts:
         run["artifacts"] = artifacts
+    if ctx.omitted:
+        run["properties"] = {"omittedFindings": sum(1 + d.repeats for d in ctx.omitted)}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

@@ -69,30 +69,53 @@ def _clip(text: str, limit: int) -> str:
             f"{_ELLIPSIS}{text[len(text) - (keep - head):]}")
 
 
-def format_diagnostic(d: Diagnostic, sources: dict[str, str]) -> list[tuple[str, str | None]]:
-    """The lines of one diagnostic as (text, rich style or None)."""
+def _quoted_line(d: Diagnostic, line: str) -> list[tuple[str, str | None]]:
+    """The source line of ``d``'s span and the caret line under it."""
+    # Control bytes (a UTF-16 file read as text, a stray NUL) would garble the terminal:
+    # one replacement character each keeps the caret's column.
+    src = "".join(c if c.isprintable() else "\ufffd" for c in line.expandtabs(1))
+    num = str(d.span.line)
+    width = 1
+    if d.span.end_line == d.span.line and d.span.end_column > d.span.column:
+        width = d.span.end_column - d.span.column
+    width = max(1, min(width, max(1, len(src) - d.span.column + 1)))
+    src, col, width = _window(src, d.span.column, width)
+    return [(f" {num} | {src}", None),
+            (f" {' ' * len(num)} | {' ' * (col - 1)}{'^' * width}", _STYLE[d.severity])]
+
+
+class SourceLines:
+    """The lines of each source file, split once on first use (rendering 65,536 findings
+    of one table must not split its 20 MB text 65,536 times)."""
+
+    def __init__(self, sources: dict[str, str]):
+        self.sources = sources
+        self._lines: dict[str, list[str]] = {}
+
+    def get(self, file: str) -> list[str] | None:
+        """The lines of ``file`` (``str.splitlines``), or None when its text is unknown."""
+        lines = self._lines.get(file)
+        if lines is None:
+            text = self.sources.get(file)
+            if text is None:
+                return None
+            lines = self._lines[file] = text.splitlines()
+        return lines
+
+
+def format_diagnostic(d: Diagnostic, sources: "dict[str, str] | SourceLines") -> list[tuple[str, str | None]]:
+    """The lines of one diagnostic as (text, rich style or None). ``sources`` maps file
+    names to their text; pass a :class:`SourceLines` when formatting many diagnostics."""
     lines: list[tuple[str, str | None]] = []
     where = f"{d.span}: " if d.span else "rtc: "
     lines.append((f"{where}{d.severity.label}[{d.code}]: {_clip(d.message, MAX_MESSAGE)}",
                   _STYLE[d.severity]))
+    if not isinstance(sources, SourceLines):
+        sources = SourceLines(sources)
     if d.span is not None:
-        text = sources.get(d.span.file)
-        if text is not None:
-            src_lines = text.splitlines()
-            if 0 < d.span.line <= len(src_lines):
-                src = src_lines[d.span.line - 1].expandtabs(1)
-                # Control bytes (a UTF-16 file read as text, a stray NUL) would garble the
-                # terminal: one replacement character each keeps the caret's column.
-                src = "".join(c if c.isprintable() else "\ufffd" for c in src)
-                num = str(d.span.line)
-                pad = " " * len(num)
-                width = 1
-                if d.span.end_line == d.span.line and d.span.end_column > d.span.column:
-                    width = d.span.end_column - d.span.column
-                width = max(1, min(width, max(1, len(src) - d.span.column + 1)))
-                src, col, width = _window(src, d.span.column, width)
-                lines.append((f" {num} | {src}", None))
-                lines.append((f" {pad} | {' ' * (col - 1)}{'^' * width}", _STYLE[d.severity]))
+        src_lines = sources.get(d.span.file)
+        if src_lines is not None and 0 < d.span.line <= len(src_lines):
+            lines.extend(_quoted_line(d, src_lines[d.span.line - 1]))
     if d.subject:
         lines.append((f"   = where: {_clip(d.subject, MAX_MESSAGE)}", None))
     for r in d.related:
@@ -103,11 +126,16 @@ def format_diagnostic(d: Diagnostic, sources: dict[str, str]) -> list[tuple[str,
 
 
 def summary(diagnostics: Iterable[Diagnostic]) -> str:
-    """'2 errors, 1 warning' (or 'no problems found')."""
-    ds = list(diagnostics)
-    e = sum(d.severity is Severity.ERROR for d in ds)
-    w = sum(d.severity is Severity.WARNING for d in ds)
-    n = sum(d.severity is Severity.NOTE for d in ds)
+    """'2 errors, 1 warning' (or 'no problems found'); a folded finding counts
+    ``1 + repeats``."""
+    e = w = n = 0
+    for d in diagnostics:
+        if d.severity is Severity.ERROR:
+            e += 1 + d.repeats
+        elif d.severity is Severity.WARNING:
+            w += 1 + d.repeats
+        else:
+            n += 1 + d.repeats
     parts = []
     if e:
         parts.append(f"{e} error{'s' if e != 1 else ''}")
@@ -123,8 +151,9 @@ def render_text(diagnostics: Iterable[Diagnostic], sources: dict[str, str], *,
     """All diagnostics as plain text, sorted, at most ``limit`` shown ("... and N more")."""
     ds = sorted_diagnostics(diagnostics)
     out = []
+    index = SourceLines(sources)
     for d in ds[:limit]:
-        out.extend(t for t, _ in format_diagnostic(d, sources))
+        out.extend(t for t, _ in format_diagnostic(d, index))
         out.append("")
     if len(ds) > limit:
         out.append(f"... and {len(ds) - limit} more")
@@ -142,8 +171,9 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
 
     console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
     ds = sorted_diagnostics(diagnostics)
+    index = SourceLines(sources)
     for d in ds[:limit]:
-        for text, style in format_diagnostic(d, sources):
+        for text, style in format_diagnostic(d, index):
             console.print(Text(printable(text), style=style or ""))
         console.print()
     if len(ds) > limit:

@@ -24,6 +24,8 @@ RTC620..RTC629 are reserved for this module.
 
 from __future__ import annotations
 
+import dataclasses
+
 import difflib
 import json
 import re
@@ -125,6 +127,11 @@ class Finding:
     value: object = field(default=None, compare=False, repr=False)
     at_key: bool = False
     count: int = 1
+    #: When folded (``check_schema(fold_after=...)``): the paths of the further errors of
+    #: the same keyword, path pattern and value type this finding stands for, and the
+    #: findings of the first few of them (to show as examples).
+    more: tuple = field(default=(), compare=False, repr=False)
+    examples: tuple = field(default=(), compare=False, repr=False)
 
 
 _JSON_TYPE = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
@@ -491,12 +498,40 @@ def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
     return _EXPLAINERS.get(err.validator, _explain_other)(err, form, info)
 
 
-def check_schema(doc, form: str, *, schema: dict | None = None, fast: bool = True) -> list[Finding]:
+def _fold_groups(errors: list[SchemaError], fold_after: int | None) -> list[list[SchemaError]]:
+    """``errors`` in order, as one-element lists, except that the errors sharing keyword,
+    path pattern (array indexes as ``[]``) and value type are one list (at the first one's
+    place) when there are more than ``fold_after`` of them."""
+    if fold_after is None:
+        return [[e] for e in errors]
+    groups: dict[tuple, list[SchemaError]] = {}
+    keys = []
+    for e in errors:
+        key = (e.validator, tuple("[]" if isinstance(p, int) else p for p in e.path),
+               type(e.instance))
+        keys.append(key)
+        groups.setdefault(key, []).append(e)
+    out = []
+    for e, key in zip(errors, keys):
+        group = groups[key]
+        if len(group) <= fold_after:
+            out.append([e])
+        elif group[0] is e:
+            out.append(group)
+    return out
+
+
+def check_schema(doc, form: str, *, schema: dict | None = None, fast: bool = True,
+                 fold_after: int | None = None, examples: int = 3) -> list[Finding]:
     """Schema findings of ``doc`` for ``form`` (no spans yet; see :func:`validate_document`).
 
     ``schema`` replaces the form's own schema (``form`` then only shapes the wording).
     Errors on a path that also has a type error are dropped (the type error says it all);
-    RTC613/RTC618 findings are merged per key (first occurrence, with a count)."""
+    RTC613/RTC618 findings are merged per key (first occurrence, with a count). With
+    ``fold_after``, the errors of one keyword, path pattern (``server_list[*].device[*].
+    rank_id``) and value type that are more than ``fold_after`` are explained only for the
+    first and ``examples`` more: the first finding carries the other paths in
+    :attr:`Finding.more` and those findings in :attr:`Finding.examples`."""
     fv = fast_validator(schema if schema is not None else form)
     errors = schema_errors(doc, fv.schema, fast=fast)
     info = _SchemaInfo(fv.schema, fv)
@@ -518,8 +553,13 @@ def check_schema(doc, form: str, *, schema: dict | None = None, fast: bool = Tru
         else:
             plain.append(e)
     findings: list[Finding] = []
-    for e in plain:
-        findings.extend(_explain(e, form, info))
+    for group in _fold_groups(plain, fold_after):
+        head = _explain(group[0], form, info)
+        if len(group) > 1 and head:
+            shown = [f for e in group[1:1 + examples] for f in _explain(e, form, info)[:1]]
+            head[0] = dataclasses.replace(head[0], more=tuple(e.path for e in group[1:]),
+                                          examples=tuple(shown))
+        findings.extend(head)
     for e, count in groups.values():
         for f in _explain(e, form, info):
             if count > 1:

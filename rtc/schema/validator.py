@@ -114,6 +114,9 @@ _ANNOTATIONS = frozenset({
 })
 #: rtc's reporting keywords: a match is a finding even where the rest of the schema passes.
 ALWAYS_REPORT = frozenset({KW_EXTENSION, KW_OTHER_VERSION})
+# keywords that ignore every instance but a string (JSON Schema: they "apply to strings")
+_STRING_ONLY = frozenset({"pattern", "minLength", "maxLength", "format", "contentEncoding",
+                          "contentMediaType"})
 # keywords that only look at the instance itself (or an object's key set), never descend
 _SHALLOW = frozenset({
     "type", "enum", "const", "pattern", "minLength", "maxLength", "minimum", "maximum",
@@ -188,6 +191,7 @@ class FastValidator:
         self._shallow: dict[int, tuple[object, dict | None]] = {}
         self._key_cache: dict[tuple, list[SchemaError]] = {}
         self._leaf_cache: dict[tuple, list[SchemaError]] = {}
+        self._type_cache: dict[tuple, object] = {}
 
     @property
     def validator(self):
@@ -434,6 +438,8 @@ class FastValidator:
                     for i, v in enumerate(inst):
                         self._walk(v, items, path + (i,), out)
             return
+        if not isinstance(inst, str) and self._type_only_leaf(inst, s, path, out):
+            return
         # scalar leaf: cache by (schema, type, value)
         try:
             ck = (id(s), type(inst), inst)
@@ -447,6 +453,30 @@ class FastValidator:
                 self._leaf_cache[ck] = hit
         out.extend(SchemaError(path + e.path, e.validator, e.validator_value, e.message, e.instance, e.schema)
                    for e in hit)
+
+    def _type_only_leaf(self, inst, s: dict, path: JsonPath, out: list[SchemaError]) -> bool:
+        """A number, boolean or null where a schema of only ``type`` and string keywords
+        expects a string (65,536 ``"rank_id": 0`` in one merged table): the one possible
+        error is the type error, whatever the value, so jsonschema runs once per (schema,
+        Python type) and the record is rebuilt for the next values. False when the
+        shortcut does not apply (then the caller validates the leaf itself)."""
+        key = (id(s), type(inst))
+        hit = self._type_cache.get(key)
+        if hit is None:
+            hit = False
+            if "type" in s and all(k == "type" or k in _STRING_ONLY or k in _ANNOTATIONS
+                                   for k in s):
+                first: list[SchemaError] = []
+                self._full(inst, s, (), first)
+                lead = repr(inst)
+                if (len(first) == 1 and first[0].validator == "type" and not first[0].path
+                        and first[0].message.startswith(lead)):
+                    hit = (s, first[0].message[len(lead):])
+            self._type_cache[key] = hit
+        if hit is False or hit[0] is not s:
+            return False
+        out.append(SchemaError(path, "type", s["type"], repr(inst) + hit[1], inst, s))
+        return True
 
     def _shallow_object(self, inst: dict, s: dict, shallow: dict, path: JsonPath, out: list[SchemaError]) -> None:
         types = s.get("type")
