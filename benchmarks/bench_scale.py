@@ -2,21 +2,28 @@
 """Scale benchmark: rtc on A3 and A2 clusters from 256 to 65,536 NPUs.
 
 For each size it generates the cluster as a server family in the rtc language (a few lines)
-and measures, each in a fresh process, the median wall time over ``--runs`` runs and the
-peak RSS of:
+and measures, each in a fresh process, the median wall time and CPU time (user + system,
+steadier than wall time on a noisy machine) over ``--runs`` runs and the peak RSS of:
 
-  floor     json.dumps(indent=2) + write of the same rank table (the table is unpickled
-            first, so the floor is "serialise and write", nothing rtc-specific)
+  floor     a fresh Python process that json.load()s the rank table rtc wrote, then
+            json.dumps(indent=2)s and writes it: the least any tool that reads and
+            writes this table must do
   compile   rtc compile FILE -o hccl.json   (every check on)
   validate  rtc validate hccl.json
+  broken    rtc validate of the same ranks as MindSpore's hccl_tools.py + merge_hccl.py
+            wrote them before commit af53274: every rank_id a JSON number, so there is a
+            finding (RTC610) on every rank (text output)
   groups    rtc groups FILE --format json --dim all
   diagram   rtc diagram FILE -o topo.svg    (collapsed topology view)
+  out-dir   rtc compile FILE --out-dir DIR --no-diagrams  (every per-node file)
 
 It prints a table with each time's ratio to the floor and the growth factor per doubling
-of NPUs, and writes the figures as JSON (``--json``, default
-``benchmarks/results/scale.json``) for comparison across commits.
+of NPUs (from wall and from CPU time), and writes the figures as JSON (``--json``, default
+``benchmarks/results/scale.json``) for comparison across commits. Start-up (small runs)
+is measured by ``benchmarks/bench_startup.py``.
 
 Usage:  python benchmarks/bench_scale.py [--max-npus 65536] [--runs 3] [--kinds a3,a2]
+            [--steps floor,compile,...]
 Commands that this rtc does not have are reported as n/a.
 """
 
@@ -34,7 +41,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STEPS = ("floor", "compile", "validate", "groups", "diagram")
+STEPS = ("floor", "compile", "validate", "broken", "groups", "diagram", "out-dir")
 
 
 def rtc_cmd() -> list[str]:
@@ -88,20 +95,37 @@ job serve {{
 """
 
 
-def run_measured(argv: list[str], cwd: Path) -> tuple[float, int, int]:
-    """Run argv; return (wall seconds, peak RSS in bytes, exit code)."""
+def run_measured(argv: list[str], cwd: Path) -> tuple[float, float, int, int]:
+    """Run argv; return (wall seconds, CPU seconds (user + system), peak RSS in bytes,
+    exit code)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=dict(os.environ, NO_COLOR="1"))
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss * 1024, code
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, code
 
 
-FLOOR = ("import json, pickle, sys\n"
-         "doc = pickle.load(open(sys.argv[1], 'rb'))\n"
-         "open(sys.argv[2], 'w').write(json.dumps(doc, indent=2) + '\\n')\n")
+FLOOR = ("import json, sys\n"
+         "with open(sys.argv[1], encoding='utf-8') as f:\n"
+         "    doc = json.load(f)\n"
+         "with open(sys.argv[2], 'w', encoding='utf-8') as f:\n"
+         "    f.write(json.dumps(doc, indent=2) + '\\n')\n")
+
+
+def broken_table(table: Path, out: Path) -> None:
+    """``table`` as merge_hccl.py first wrote it: every rank_id a JSON number, server_id
+    the host IP, host_nic_ip "reserve", 4-space indent (MS-MODELS merge_hccl.py 3a2f16b)."""
+    doc = json.loads(table.read_text(encoding="utf-8"))
+    for server in doc["server_list"]:
+        server["host_nic_ip"] = "reserve"
+        for device in server["device"]:
+            device["rank_id"] = int(device["rank_id"])
+            device.pop("super_device_id", None)
+    doc.pop("super_pod_list", None)
+    doc["version"] = "1.0"
+    out.write_text(json.dumps(doc, indent=4), encoding="utf-8")
 
 
 def has_command(name: str) -> bool:
@@ -109,7 +133,8 @@ def has_command(name: str) -> bool:
     return res.returncode == 0
 
 
-def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict) -> dict:
+def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict,
+               wanted: tuple[str, ...] = STEPS) -> dict:
     src = work / f"{kind}-{npus}.rtc"
     src.write_text(family_source(kind, npus))
     table = work / f"{kind}-{npus}.json"
@@ -119,36 +144,41 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict) -> d
                          text=True)
     if res.returncode != 0:
         raise SystemExit(f"compile failed for {kind} {npus}:\n{res.stderr[-2000:]}")
-    pkl = work / f"{kind}-{npus}.pkl"
-    # In a child: a forked child's peak RSS (ru_maxrss) starts at its parent's, so the
-    # parent must stay small or every measured RSS includes the parent's tables.
-    subprocess.run([sys.executable, "-c", "import json, pickle, sys\n"
-                    "pickle.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'wb'))",
-                    str(table), str(pkl)], check=True)
+    broken = work / f"{kind}-{npus}-merged.json"
+    broken_table(table, broken)
     floor_py = work / "floor.py"
     floor_py.write_text(FLOOR)
     steps = {
-        "floor": [sys.executable, str(floor_py), str(pkl), str(work / "floor.json")],
+        "floor": [sys.executable, str(floor_py), str(table), str(work / "floor.json")],
         "compile": rtc_cmd() + ["compile", str(src), "-o", str(work / "out.json")],
         "validate": rtc_cmd() + ["validate", str(table)],
+        "broken": rtc_cmd() + ["validate", str(broken)],
         "groups": rtc_cmd() + ["groups", str(src), "--format", "json", "--dim", "all"],
         "diagram": rtc_cmd() + ["diagram", str(src), "-o", str(work / "topo.svg")],
+        "out-dir": rtc_cmd() + ["compile", str(src), "--out-dir", str(work / "out"),
+                                "--no-diagrams"],
     }
-    steps = {name: argv for name, argv in steps.items() if commands.get(name, True)}
+    steps = {name: argv for name, argv in steps.items()
+             if commands.get(name, True) and name in wanted}
     times: dict = {name: [] for name in steps}
+    cpu: dict = {name: [] for name in steps}
     rss: dict = {name: [] for name in steps}
     codes: dict = {name: set() for name in steps}
     # Rounds of every step in turn, so a burst of machine noise hits all steps of a round
     # alike instead of one step's every run (the ratios to the floor stay meaningful).
     for _ in range(runs):
         for name, argv in steps.items():
-            wall, peak, code = run_measured(argv, work)
+            if name == "out-dir":
+                shutil.rmtree(work / "out", ignore_errors=True)
+            wall, cpu_s, peak, code = run_measured(argv, work)
             times[name].append(wall)
+            cpu[name].append(cpu_s)
             rss[name].append(peak)
             codes[name].add(code)
     for name in STEPS:
         out[name] = None if name not in steps else {
             "median_s": statistics.median(times[name]), "min_s": min(times[name]),
+            "cpu_median_s": statistics.median(cpu[name]),
             "peak_rss_mb": max(rss[name]) / 2**20, "exit_codes": sorted(codes[name])}
     return out
 
@@ -160,9 +190,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--kinds", default="a3,a2")
     ap.add_argument("--json", default=str(HERE / "results" / "scale.json"))
+    ap.add_argument("--steps", default=",".join(STEPS),
+                    help="which steps to run (floor always runs): " + ",".join(STEPS))
     args = ap.parse_args(argv)
+    wanted = tuple(s for s in STEPS if s in args.steps.split(",") or s == "floor")
 
     commands = {name: has_command(name) for name in ("validate", "groups", "diagram")}
+    commands["broken"] = commands["validate"]
     sizes = []
     n = args.min_npus
     while n <= args.max_npus:
@@ -173,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         for kind in args.kinds.split(","):
             for npus in sizes:
-                row = bench_size(kind, npus, args.runs, work, commands)
+                row = bench_size(kind, npus, args.runs, work, commands, wanted)
                 rows.append(row)
                 print_row(row, rows)
     result = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "runs": args.runs,
@@ -185,22 +219,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_row(row: dict, rows: list[dict]) -> None:
-    """One line per step: kind, NPUs, step, median seconds, ratio to the floor, growth
-    against the previous (half as large) size, peak RSS."""
+    """One line per step: kind, NPUs, step, median wall and CPU seconds, their ratios to
+    the floor, growth against the previous (half as large) size from wall and from CPU
+    time, peak RSS."""
     if len(rows) == 1:
-        print(f"{'kind':<4} {'NPUs':>6}  {'step':<9} {'median s':>9} {'x floor':>8} "
-              f"{'x per 2x':>9} {'peak RSS':>9}  exit")
+        print(f"{'kind':<4} {'NPUs':>6}  {'step':<9} {'wall s':>8} {'x floor':>8} {'cpu s':>8} "
+              f"{'x floor':>8} {'x/2x wall':>9} {'x/2x cpu':>9} {'peak RSS':>9}  exit")
     prev = rows[-2] if len(rows) > 1 and rows[-2]["kind"] == row["kind"] else None
-    floor = row["floor"]["median_s"]
+    floor, floor_cpu = row["floor"]["median_s"], row["floor"]["cpu_median_s"]
     for s in STEPS:
         m = row.get(s)
         if not m:
-            print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {'n/a':>9}")
             continue
-        growth = f"{m['median_s'] / prev[s]['median_s']:.2f}" if prev and prev.get(s) else "-"
-        print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {m['median_s']:9.3f} "
-              f"{m['median_s'] / floor:8.2f} {growth:>9} {m['peak_rss_mb']:7.0f}MB  "
-              f"{','.join(map(str, m['exit_codes']))}")
+        p = prev.get(s) if prev else None
+        growth = f"{m['median_s'] / p['median_s']:.2f}" if p else "-"
+        growth_cpu = f"{m['cpu_median_s'] / p['cpu_median_s']:.2f}" if p and p['cpu_median_s'] else "-"
+        print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {m['median_s']:8.3f} "
+              f"{m['median_s'] / floor:8.2f} {m['cpu_median_s']:8.3f} "
+              f"{m['cpu_median_s'] / floor_cpu:8.2f} {growth:>9} {growth_cpu:>9} "
+              f"{m['peak_rss_mb']:7.0f}MB  {','.join(map(str, m['exit_codes']))}")
 
 
 if __name__ == "__main__":

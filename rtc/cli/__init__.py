@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import typer
 
+from rtc.cli import lean_params
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
+
+
+lean_params.install()  # rtc's parameter values without importing pydantic (see the module)
 
 
 def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature

@@ -10,7 +10,6 @@ one entry in :data:`BLOCK_SPECS` and one field of its block's declaration class.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -484,6 +483,8 @@ def _attribute_spec(item, block: Block, spec: BlockSpec, where: str,
         return None
     aspec = spec.attrs.get(item.key)
     if aspec is None:
+        import difflib  # only for a misspelt key
+
         close = difflib.get_close_matches(item.key, list(spec.attrs), n=1, cutoff=0.6)
         lower = item.key.lower()
         if lower in spec.attrs and lower not in close:
