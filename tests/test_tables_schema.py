@@ -857,3 +857,36 @@ def test_65536_rank_table_loads_and_validates(record_property):
         ("RTC612", "server_list[4000].device[3].devcie_ip", line_of('"devcie_ip"')),
         ("RTC610", "server_list[8191].device[7].rank_id", line_of('"rank_id": 65535')),
     ]
+
+
+PLAN_GOLDENS = [p for p in sorted((Path(__file__).parent / "golden").glob("*/plan.json"))
+                if any(j["nodes"] for j in json.loads(p.read_text(encoding="utf-8"))["jobs"])]
+
+
+def _plan_mutations(doc):
+    """The plan as written, and copies broken where prefixItems (a node's ``ranks``, a
+    name/value pair) and propertyNames / additionalProperties (a job's ``groups``) apply."""
+    yield doc
+    job = doc["jobs"][0]
+    node = job["nodes"][0]
+    for change in (lambda n, j: n.__setitem__("ranks", [0]),
+                   lambda n, j: n.__setitem__("ranks", [0, "8"]),
+                   lambda n, j: n.__setitem__("ranks", [0, 8, 9]),
+                   lambda n, j: n["env"].append(["HCCL_IF_IP"]) if n["env"] is not None else None,
+                   lambda n, j: j["groups"].__setitem__("", [[0]]),
+                   lambda n, j: j["groups"].__setitem__("tp", [[0, -1]]),
+                   lambda n, j: j["groups"].__setitem__("tp", [["0"]])):
+        broken = copy.deepcopy(doc)
+        change(broken["jobs"][0]["nodes"][0], broken["jobs"][0])
+        yield broken
+
+
+@pytest.mark.parametrize("golden", PLAN_GOLDENS, ids=lambda p: p.parent.name)
+def test_fast_validation_of_plans_equals_full_validation(golden):
+    doc = json.loads(golden.read_text(encoding="utf-8"))
+    schema = load_schema("plan")
+    doc["jobs"] = [j for j in doc["jobs"] if j["nodes"]]
+    for n, variant in enumerate(_plan_mutations(doc)):
+        fast, full = fast_full_equal(variant, schema)
+        assert fast == full, n
+        assert (n == 0) == (not full), n  # the golden is valid, every mutation is not

@@ -129,17 +129,38 @@ def _silence_stdout() -> None:
 
 def refuse_input_as_output(outputs, inputs) -> None:
     """Exit 2 when any output path is (or resolves to) one of the input files: writing it
-    would destroy the source before anyone noticed."""
-    from rtc.emit.files import same_file
+    would destroy the source before anyone noticed. One ``stat`` per output (an
+    ``--out-dir`` at 8,192 servers has 24,000 of them): an existing output is compared by
+    device and inode (symlinks and hard links included), a new one by its resolved path."""
+    import os
 
     ins = [i for i in inputs if i is not None and str(i) != "-"]
+    if not ins:
+        return
+    ids, reals = {}, {}
+    for src in ins:
+        try:
+            st = os.stat(src)
+            ids[(st.st_dev, st.st_ino)] = src
+        except OSError:
+            pass
+        reals[os.path.realpath(src)] = src
+    parents: dict[str, str] = {}
     for out in outputs:
         if out is None:
             continue
-        for src in ins:
-            if same_file(out, src):
-                fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
-                           "choose another output name")
+        try:
+            st = os.stat(out)
+            src = ids.get((st.st_dev, st.st_ino))
+        except OSError:
+            folder, name = os.path.split(os.path.abspath(out))
+            real = parents.get(folder)
+            if real is None:
+                real = parents[folder] = os.path.realpath(folder)
+            src = reals.get(os.path.join(real, name))
+        if src is not None:
+            fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
+                       "choose another output name")
 
 
 def write_or_fail(path, data, **kwargs) -> None:

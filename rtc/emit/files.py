@@ -204,18 +204,30 @@ def _plan(folder: Path, files, manifest) -> list[_Entry]:
         text = "".join(f"{n}\n" for n in sorted(manifest))
         wanted.append((folder / MANIFEST, text, None, False))
     entries: dict[Path, _Entry] = {}
+    folders = _Folders()
     for path, data, mode, follow in wanted:
-        target, st = _check_target(path, follow)
+        target, st = _check_target(path, follow, folders)
         payload = data if isinstance(data, bytes) else data.encode("utf-8")
         entries.pop(target, None)
         entries[target] = _Entry(path, target, payload, mode, st)
     return list(entries.values())
 
 
-def _check_target(path: Path, follow: bool) -> tuple[Path, os.stat_result | None]:
+class _Folders:
+    """What :func:`_check_target` learnt about folders: each one's resolved path, and
+    those already found to exist and be writable."""
+
+    def __init__(self):
+        self.real: dict[Path, Path] = {}
+        self.checked: set[Path] = set()
+
+
+def _check_target(path: Path, follow: bool, folders: _Folders) -> tuple[Path, os.stat_result | None]:
     """(where ``path``'s bytes go, the stat of what is there or None); TransactionError
-    when it is a folder, or its folder is missing or not writable."""
-    target = Path(os.path.realpath(path)) if follow else path
+    when it is a folder, or its folder is missing or not writable. ``folders`` caches
+    each folder's resolved path (once checked), so a name that is no symlink costs one
+    ``lstat`` instead of a ``realpath`` of every component."""
+    target = _resolved(path, folders) if follow else path
     try:
         st = os.stat(target) if follow else os.lstat(target)
     except FileNotFoundError:
@@ -225,13 +237,30 @@ def _check_target(path: Path, follow: bool) -> tuple[Path, os.stat_result | None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise TransactionError(path, IsADirectoryError(errno.EISDIR, "it is a folder"))
     parent = target.parent
+    if parent in folders.checked:
+        return target, st
     if not parent.is_dir():
         raise TransactionError(path, FileNotFoundError(errno.ENOENT,
                                                        f"the folder {parent} does not exist"))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise TransactionError(path, PermissionError(errno.EACCES,
                                                      f"the folder {parent} is not writable"))
+    folders.checked.add(parent)
     return target, st
+
+
+def _resolved(path: Path, folders: _Folders) -> Path:
+    """``os.path.realpath(path)``, from the cached resolved folder when ``path`` itself is
+    not a symlink."""
+    real = folders.real.get(path.parent)
+    if real is None:
+        real = folders.real[path.parent] = Path(os.path.realpath(path.parent))
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return Path(os.path.realpath(path))
+    except OSError:
+        pass
+    return real / path.name
 
 
 def _stage(e: _Entry, durable: bool) -> None:

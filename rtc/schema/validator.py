@@ -547,9 +547,32 @@ def _compile_array(fv: FastValidator, k: str, v, schema: dict) -> Callable[[obje
     if k == "maxItems":
         return lambda x, n=v: not isinstance(x, list) or len(x) <= n
     if "prefixItems" in schema:
-        raise _Unsupported()
+        return None  # checked with prefixItems (it applies to the items after the prefix)
     sub = fv._sub(v)
     return lambda x, s=sub: not isinstance(x, list) or all(map(s, x))
+
+
+def _compile_prefix(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``prefixItems`` (with ``items`` for the items after the prefix, JSON Schema
+    2020-12 §10.3.1; non-arrays pass)."""
+    subs = tuple(fv._sub(sub) for sub in v)
+    rest = fv._sub(schema["items"]) if "items" in schema else None
+    n = len(subs)
+
+    def check(x):
+        if not isinstance(x, list):
+            return True
+        for sub, item in zip(subs, x):
+            if not sub(item):
+                return False
+        return rest is None or len(x) <= n or all(map(rest, x[n:]))
+    return check
+
+
+def _compile_names(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool]:
+    """``propertyNames``: every key of an object (non-objects pass)."""
+    sub = fv._sub(v)
+    return lambda x: not isinstance(x, dict) or all(map(sub, x))
 
 
 def _compile_object(fv: FastValidator, k: str, v, schema: dict) -> Callable[[object], bool] | None:
@@ -619,6 +642,8 @@ _KEYWORD_COMPILERS: dict[str, Callable[..., Callable[[object], bool] | None]] = 
     "minItems": _compile_array,
     "maxItems": _compile_array,
     "items": _compile_array,
+    "prefixItems": _compile_prefix,
+    "propertyNames": _compile_names,
     "required": _compile_object,
     "properties": _compile_object,
     "additionalProperties": _compile_object,
