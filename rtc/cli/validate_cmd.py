@@ -16,6 +16,12 @@ HARDWARE_HELP = ("Hardware preset to check against (atlas-800t-a2, atlas-800-a3,
                  "atlas-800t-a2 (device ids 0..7) or atlas-800-a3 typical networking (ids above 7); "
                  "PD tables by super_device_id; legacy group_list -> atlas-800-910a.")
 
+SCHEMA_HELP = ("Check as this form instead of detecting it (hccl-v1.0, hccl-v1.2, hccl-v2.0, "
+               "hccl-legacy-cloud, hccl-legacy-lab, pd-ranktable, topo-v2.0).")
+MAX_FINDINGS_HELP = "Report at most N findings (after folding); the summary still counts all."
+NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findings of one rule "
+                "and pattern (every rank_id a number) are one finding with a count and examples.")
+
 
 @app.command("validate")
 def validate_command(
@@ -30,17 +36,10 @@ def validate_command(
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     exit_zero: bool = typer.Option(False, "--exit-zero",
                                    help="Exit 0 even when problems are found (usage errors still exit 2)."),
-    schema: Optional[str] = typer.Option(None, "--schema",
-                                         help="Check as this form instead of detecting it "
-                                              "(hccl-v1.0, hccl-v1.2, hccl-v2.0, hccl-legacy-cloud, "
-                                              "hccl-legacy-lab, pd-ranktable, topo-v2.0)."),
-    max_findings: Optional[int] = typer.Option(
-        None, "--max-findings", min=1, metavar="N",
-        help="Report at most N findings (after folding); the summary still counts all."),
-    no_fold: bool = typer.Option(False, "--no-fold",
-                                 help="Report every finding on its own: by default more than "
-                                      "10 findings of one rule and pattern (every rank_id a "
-                                      "number) are one finding with a count and examples."),
+    schema: Optional[str] = typer.Option(None, "--schema", help=SCHEMA_HELP),
+    max_findings: Optional[int] = typer.Option(None, "--max-findings", min=1, metavar="N",
+                                               help=MAX_FINDINGS_HELP),
+    no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
