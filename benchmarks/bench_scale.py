@@ -194,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="which steps to run (floor always runs): " + ",".join(STEPS))
     args = ap.parse_args(argv)
     wanted = tuple(s for s in STEPS if s in args.steps.split(",") or s == "floor")
+    unknown = sorted(set(args.steps.split(",")) - set(STEPS))
+    kinds = args.kinds.split(",")
+    if args.runs < 1 or unknown or set(kinds) - {"a3", "a2"} or args.max_npus < args.min_npus:
+        ap.error(f"need --runs >= 1, --kinds from a3,a2, --steps from {','.join(STEPS)} and "
+                 f"--max-npus >= --min-npus (unknown steps: {', '.join(unknown) or 'none'})")
 
     commands = {name: has_command(name) for name in ("validate", "groups", "diagram")}
     commands["broken"] = commands["validate"]

@@ -52,3 +52,22 @@ def run_rtc(*args: str, cwd: Path | None = None, input: str | None = None):
 @pytest.fixture
 def rtc():
     return run_rtc
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_state():
+    """Tests that call ``rtc.cli.main()`` in this process leave what it changes for a
+    short-lived command behind: the cyclic collector off and rtc's SIGTERM handler (which
+    made the pytest run itself ignore ``timeout``'s SIGTERM). Put both back after every
+    test."""
+    import gc
+    import signal
+
+    handler = signal.getsignal(signal.SIGTERM)
+    enabled = gc.isenabled()
+    yield
+    if signal.getsignal(signal.SIGTERM) is not handler:
+        signal.signal(signal.SIGTERM, handler)
+    if enabled and not gc.isenabled():
+        gc.enable()
+

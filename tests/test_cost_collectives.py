@@ -346,3 +346,19 @@ def test_alltoallv_imbalance_scales_the_busiest_ranks_bytes():
     assert skew.beta == pytest.approx(1.25 * (n / 8 * B_HCCS + n / 2 * B_ROCE))
     with pytest.raises(ValueError, match="imbalance must be >= 1"):
         alltoall(n, span, ROUND, imbalance=0.8)
+
+
+@pytest.mark.parametrize("nbytes", [-1, float("nan"), float("inf"), "1MB", True])
+def test_bad_message_sizes_are_cost_input_errors(nbytes):
+    from rtc.cost import CostInputError, allreduce
+
+    span = span_of(A2, 1, 8)
+    with pytest.raises(CostInputError, match="message size"):
+        allreduce(nbytes, span, load_params("nominal"))
+
+
+def test_a_layout_larger_than_the_grid_is_a_layout_error():
+    from rtc.cost import Layout, LayoutError, deployment_on_grid
+
+    with pytest.raises(LayoutError, match="needs 16 NPUs but 1 x 8 = 8"):
+        deployment_on_grid(Layout(tp=16), 1, 8, A2)

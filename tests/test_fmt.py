@@ -483,3 +483,13 @@ def test_no_file_is_a_usage_error(monkeypatch, capsys):
         main()
     assert info.value.code == 2
     assert "rtc: error[RTC002]: Missing argument 'FILES'" in capsys.readouterr().err
+
+
+def test_in_process_main_leaves_the_test_process_as_it_was():
+    # the test above ran main(), which switches the collector off and installs rtc's
+    # SIGTERM handler; conftest puts both back so `timeout pytest` can stop the run
+    import gc
+    import signal
+
+    assert gc.isenabled()
+    assert getattr(signal.getsignal(signal.SIGTERM), "__name__", "") != "_on_sigterm"

@@ -29,10 +29,12 @@ bytes/s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 from rtc.cost import formulas as f
+from rtc.cost.errors import CostInputError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, choose_inter
 from rtc.cost.params import CostParams
 from rtc.cost.spans import GroupSpan, Level, bottleneck, slowest
@@ -337,7 +339,12 @@ def collective(op: str, nbytes: float, span: GroupSpan, params: CostParams,
     ``broadcast``, ``alltoall``) of ``nbytes`` bytes on the group ``span``, with the
     algorithm HCCL would choose (module docstring). A group of one rank costs nothing."""
     if op not in _SHORT:
-        raise ValueError(f"unknown collective {op!r}; known: {', '.join(_SHORT)}")
+        raise CostInputError(f"unknown collective {op!r}; known: {', '.join(_SHORT)} "
+                             f"(send_recv has its own function)")
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)) or \
+            not math.isfinite(nbytes) or nbytes < 0:
+        raise CostInputError(f"message size must be a finite number of bytes >= 0, "
+                             f"not {nbytes!r}")
     if span.size <= 1 or nbytes <= 0 or not span.levels:
         return CollectiveCost(op, nbytes, span.size, "none", (), ("nothing to send",))
     special = _a3_flat(op, nbytes, span, params, options) or \

@@ -151,6 +151,10 @@ def deployment_on_grid(layout: Layout, servers: int, npus_per_server: int,
     if servers < 1 or npus_per_server < 1:
         raise LayoutError(f"need at least one server and one NPU per server, got "
                           f"{servers} x {npus_per_server}")
+    world = layout.dp * layout.pp * layout.tp * layout.pcp
+    if world > servers * npus_per_server:
+        raise LayoutError(f"layout {layout.label} needs {world} NPUs but {servers} x "
+                          f"{npus_per_server} = {servers * npus_per_server} are given")
     nodes = [NodeInput(f"server{i}", tuple(range(npus_per_server))) for i in range(servers)]
     placement = place(nodes, layout.sizes(moe), model_kind="moe" if moe else "dense")
     return Deployment(layout=layout, hardware=hardware,

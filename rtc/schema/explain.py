@@ -498,6 +498,18 @@ def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
     return _EXPLAINERS.get(err.validator, _explain_other)(err, form, info)
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _value_shape(value) -> object:
+    """What folding may not merge across: a scalar's text with its digits as ``#`` (so
+    ``0`` and ``-20`` fold apart, as their messages would), a container's type."""
+    if isinstance(value, (dict, list)):
+        return type(value)
+    text = repr(value)
+    return (type(value), _DIGITS.sub("#", text) if len(text) <= 40 else f"long {len(text)}")
+
+
 def _fold_groups(errors: list[SchemaError], fold_after: int | None) -> list[list[SchemaError]]:
     """``errors`` in order, as one-element lists, except that the errors sharing keyword,
     path pattern (array indexes as ``[]``) and value type are one list (at the first one's
@@ -508,7 +520,7 @@ def _fold_groups(errors: list[SchemaError], fold_after: int | None) -> list[list
     keys = []
     for e in errors:
         key = (e.validator, tuple("[]" if isinstance(p, int) else p for p in e.path),
-               type(e.instance))
+               _value_shape(e.instance))
         keys.append(key)
         groups.setdefault(key, []).append(e)
     out = []
