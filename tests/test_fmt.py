@@ -269,14 +269,18 @@ def _shape(text: str):
     return [block(b) for b in source.blocks]
 
 
-def _check_property(text: str) -> None:
+def _formatted(text: str) -> str:
+    """``fmt(text)``; inputs that do not parse are discarded (hypothesis ``assume``)."""
     try:
-        once = fmt(text)
+        return fmt(text)
     except SourceSyntaxError:
         assume(False)
-    assert fmt(once) == once
-    assert _shape(once) == _shape(text)
-    assert _comment_texts(once) == _comment_texts(text)
+
+
+def _properties(text: str, once: str) -> tuple:
+    """(formats to a fixed point, same shape, same comments) of ``text`` formatted as ``once``."""
+    return (fmt(once) == once, _shape(once) == _shape(text),
+            _comment_texts(once) == _comment_texts(text))
 
 
 _WS = [" ", "  ", "\t", " \t "]
@@ -340,7 +344,8 @@ def _source(rnd) -> str:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.randoms(use_true_random=False))
 def test_generated_sources_format_idempotently(rnd):
-    _check_property(_source(rnd))
+    text = _source(rnd)
+    assert _properties(text, _formatted(text)) == (True, True, True)
 
 
 SMALL = [p for p in PARSING if p.stat().st_size < 4000]
@@ -364,7 +369,8 @@ def test_mutated_corpus_files_format_idempotently(path, rnd):
         i = rnd.randrange(len(out) - 1)
         if _plain(out[i]) and _plain(out[i + 1]):
             out[i], out[i + 1] = out[i + 1], out[i]
-    _check_property("\n".join(out) + "\n")
+    text = "\n".join(out) + "\n"
+    assert _properties(text, _formatted(text)) == (True, True, True)
 
 
 def _plain(line: str) -> bool:
