@@ -158,6 +158,19 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 
 
+def finding_count(diagnostics: Iterable[Diagnostic]) -> int:
+    """How many findings ``diagnostics`` stand for: a folded one counts ``1 + repeats``."""
+    return sum(1 + d.repeats for d in diagnostics)
+
+
+def severity_counts(diagnostics: Iterable[Diagnostic]) -> dict[Severity, int]:
+    """Findings per severity (every severity present as a key), folded ones in full."""
+    out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.NOTE: 0}
+    for d in diagnostics:
+        out[d.severity] += 1 + d.repeats
+    return out
+
+
 def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Diagnostics in report order: by file, line, column, then severity (errors first)."""
     return sorted(diagnostics, key=Diagnostic.sort_key)

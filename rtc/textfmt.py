@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
+
+# JSON indexes first ([12] -> [*]), then IPv6-looking runs, numbers and dotted numbers (-> #).
+_INDEX = re.compile(r"\[\d+\]")
+_NUMBERISH = re.compile(r"(?:[0-9A-Fa-f]*:){2,}[0-9A-Fa-f:.]*|\d+(?:\.\d+)*")
+
+
+def number_pattern(text: str) -> str:
+    """``text`` with every JSON array index written ``[*]`` and every number, dotted
+    number (an IPv4 address, a version) and IPv6-looking run written ``#``: what repeated
+    findings (and the values behind them) are grouped by.
+
+    >>> number_pattern('server_list[3].device[7].rank_id: must be "31", not 31')
+    'server_list[*].device[*].rank_id: must be "#", not #'
+    """
+    return _NUMBERISH.sub("#", _INDEX.sub("[*]", text))
 
 
 def format_ids(ids: Iterable[int], limit: int | None = None) -> str:

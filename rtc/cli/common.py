@@ -68,13 +68,6 @@ def warn_internal(message: str, hint: str | None = None) -> None:
     say(INTERNAL, message, hint, severity="warning")
 
 
-def warn_io(message: str, hint: str | None = None) -> None:
-    """Print a warning that an optional output could not be written (RTC001)."""
-    from rtc.rules import IO_ERROR
-
-    say(IO_ERROR, message, hint, severity="warning")
-
-
 def write_stdout(text: str) -> None:
     """Print ``text`` to standard output and flush it. A closed reader (EPIPE, e.g.
     `| head`) ends the run quietly with exit 0; any other failure (stdout closed with

@@ -1,23 +1,8 @@
 """Per-node environment files: ``<server>.env`` (``<server>.<job>.env`` when several jobs
 share the server), sourced by the launch script before anything starts.
 
-Contents, in this order (one ``export NAME=value`` per line, values quoted for sh with
-:func:`shlex.quote`, so the file is the same on every run):
-
-1. ``HCCL_IF_IP`` (and ``VLLM_HOST_IP`` for vLLM) - the server's ``host``;
-2. ``HCCL_SOCKET_IFNAME``, ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME`` - the server's
-   ``nic`` (a job ``env`` line for one of them replaces it, in place);
-3. ``ASCEND_RT_VISIBLE_DEVICES`` - the job's devices on the server, as container ids when
-   the server declares ``visible_devices`` (physical ids otherwise);
-4. ``HCCL_IF_BASE_PORT`` - from the port plan, when it is not HCCL's default 60000;
-5. ``RANK_TABLE_FILE`` - the job's rank table in the same folder
-   (``"${RTC_DIR:-.}"/hccl.json``; the launch script sets ``RTC_DIR`` to its own folder),
-   except for a dense vLLM job with DP > 1, whose replicas are independent worlds;
-6. what the launch mode needs on the node: ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``
-   (Ray), ``RANK_SIZE`` (rank-table launches), ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``
-   (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist);
-7. the job's own ``env`` lines, in the order written (a name written twice is an error,
-   RTC115).
+One ``export NAME=value`` per line, values quoted for sh with :func:`shlex.quote`, so the
+file is the same on every run, in the order :mod:`rtc.plan.node_env` lists them.
 
 The variables are the node's plan (:func:`rtc.plan.node_env.node_env`, which also says
 which of them rtc computes); this module only writes them. Per-rank values (``RANK_ID``,

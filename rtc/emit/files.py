@@ -104,15 +104,6 @@ def _set_mode(tmp: str, mode: int | None, st) -> None:
         os.chmod(tmp, 0o666 & ~umask)
 
 
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """True when ``a`` and ``b`` name the same existing file (symlinks and hard links
-    included), or resolve to the same path."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
 def sync_all() -> None:
     """Flush written files to disk once (after many ``durable=False`` writes)."""
     if hasattr(os, "sync"):
@@ -376,18 +367,4 @@ def remove_stale(folder: str | os.PathLike, old: set[str], names: set[str]) -> l
                 removed.append(name)
             except OSError:
                 pass
-    return removed
-
-
-def prune_outputs(folder: str | os.PathLike, names: set[str]) -> list[str]:
-    """Record ``names`` (plain file names) as the outputs of ``folder`` in :data:`MANIFEST`,
-    and delete the files the previous manifest listed that ``names`` no longer has (the
-    env files, scripts and tables of servers or jobs an earlier plan had). Only regular
-    files rtc itself listed are removed; a file without a manifest entry, a symlink or a
-    folder is left alone, and a manifest that is a symlink is replaced, not followed.
-    Returns the removed names, sorted. Raises OSError when the manifest cannot be
-    written. (`rtc compile --out-dir` writes the manifest in the same :func:`write_all`
-    as its outputs, and calls :func:`remove_stale` after.)"""
-    removed = remove_stale(folder, read_manifest(folder), names)
-    write_all(folder, [], manifest=names, durable=False)
     return removed

@@ -19,29 +19,18 @@ exactly as before. ``--no-fold`` turns folding off; ``--max-findings N`` (see
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Iterable
 
-from rtc.diagnostics import Diagnostic, Related, sorted_diagnostics
+from rtc.diagnostics import Diagnostic, Related, finding_count, sorted_diagnostics
+from rtc.textfmt import number_pattern
 
 #: A pattern folds when it has more findings than this.
 FOLD_AFTER = 10
 #: How many further findings of a folded pattern are listed as related locations.
 EXAMPLES = 3
 
-# JSON indexes first ([12] -> [*]), then IPv4/IPv6-looking runs and numbers (-> #).
-_INDEX = re.compile(r"\[\d+\]")
-_NUMBERISH = re.compile(r"(?:[0-9A-Fa-f]*:){2,}[0-9A-Fa-f:.]*|\d+(?:\.\d+)*")
-
-
-def pattern_of(message: str) -> str:
-    """``message`` with every JSON array index written ``[*]`` and every number, dotted
-    number (an IPv4 address, a version) and IPv6-looking run written ``#``.
-
-    >>> pattern_of('server_list[3].device[7].rank_id: must be "31", not 31')
-    'server_list[*].device[*].rank_id: must be "#", not #'
-    """
-    return _NUMBERISH.sub("#", _INDEX.sub("[*]", message))
+#: A message's pattern (:func:`rtc.textfmt.number_pattern`).
+pattern_of = number_pattern
 
 
 def _key(d: Diagnostic) -> tuple:
@@ -54,12 +43,13 @@ def fold(diagnostics: Iterable[Diagnostic], *, after: int = FOLD_AFTER,
     folded into its first finding (see the module docstring). Linear in the number of
     findings (one sort, one pass). Findings already folded by a check keep their count."""
     ordered = sorted_diagnostics(diagnostics)
+    keys = [_key(d) for d in ordered]
     groups: dict[tuple, list[Diagnostic]] = {}
-    for d in ordered:
-        groups.setdefault(_key(d), []).append(d)
+    for d, key in zip(ordered, keys):
+        groups.setdefault(key, []).append(d)
     out = []
-    for d in ordered:
-        group = groups[_key(d)]
+    for d, key in zip(ordered, keys):
+        group = groups[key]
         if len(group) <= after:
             out.append(d)
         elif group[0] is d:
@@ -69,7 +59,7 @@ def fold(diagnostics: Iterable[Diagnostic], *, after: int = FOLD_AFTER,
 
 def _folded(group: list[Diagnostic], examples: int) -> Diagnostic:
     first = group[0]
-    more = sum(1 + d.repeats for d in group) - 1 - first.repeats
+    more = finding_count(group) - 1 - first.repeats
     return folded(first, group[1:1 + examples], more)
 
 
@@ -94,7 +84,7 @@ def cap(diagnostics: list[Diagnostic], limit: int | None) -> tuple[list[Diagnost
 
 def omitted_text(omitted: list[Diagnostic]) -> str:
     """'65,530 more findings not shown (--max-findings)', or '' when nothing was cut."""
-    n = sum(1 + d.repeats for d in omitted)
+    n = finding_count(omitted)
     if not n:
         return ""
     return f"{n:,} more finding{'s' if n != 1 else ''} not shown (--max-findings)"

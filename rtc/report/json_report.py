@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 
-from rtc.diagnostics import Diagnostic
+from rtc.diagnostics import Diagnostic, finding_count
 from rtc.report.registry import ReportContext, Reporter, counts
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -43,7 +43,7 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     total = counts(everything)
     summary = {"files": len(ctx.files), **total, "ok": total["errors"] == 0}
     if ctx.omitted:
-        summary["omitted"] = sum(1 + d.repeats for d in ctx.omitted)
+        summary["omitted"] = finding_count(ctx.omitted)
     return {
         "tool": {"name": "rtc", "version": ctx.tool_version, "command": ctx.command},
         "files": files,

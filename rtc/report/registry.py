@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
+from rtc.diagnostics import Diagnostic, Severity, severity_counts, sorted_diagnostics
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,7 @@ class Reporter:
 
 def counts(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
     """{"errors": e, "warnings": w, "notes": n}; a folded finding counts ``1 + repeats``."""
-    out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.NOTE: 0}
-    for d in diagnostics:
-        out[d.severity] += 1 + d.repeats
+    out = severity_counts(diagnostics)
     return {"errors": out[Severity.ERROR], "warnings": out[Severity.WARNING],
             "notes": out[Severity.NOTE]}
 

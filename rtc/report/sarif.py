@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from rtc.diagnostics import Diagnostic, Severity, Span
+from rtc.diagnostics import Diagnostic, Severity, Span, finding_count
 from rtc.report.json_report import dumps
 from rtc.report.registry import ReportContext, Reporter
 
@@ -128,7 +128,7 @@ def document(diagnostics: list[Diagnostic], ctx: ReportContext) -> dict:
     if artifacts:
         run["artifacts"] = artifacts
     if ctx.omitted:
-        run["properties"] = {"omittedFindings": sum(1 + d.repeats for d in ctx.omitted)}
+        run["properties"] = {"omittedFindings": finding_count(ctx.omitted)}
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
+from rtc.diagnostics import Diagnostic, Severity, severity_counts, sorted_diagnostics
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -128,14 +128,8 @@ def format_diagnostic(d: Diagnostic, sources: "dict[str, str] | SourceLines") ->
 def summary(diagnostics: Iterable[Diagnostic]) -> str:
     """'2 errors, 1 warning' (or 'no problems found'); a folded finding counts
     ``1 + repeats``."""
-    e = w = n = 0
-    for d in diagnostics:
-        if d.severity is Severity.ERROR:
-            e += 1 + d.repeats
-        elif d.severity is Severity.WARNING:
-            w += 1 + d.repeats
-        else:
-            n += 1 + d.repeats
+    by = severity_counts(diagnostics)
+    e, w, n = by[Severity.ERROR], by[Severity.WARNING], by[Severity.NOTE]
     parts = []
     if e:
         parts.append(f"{e} error{'s' if e != 1 else ''}")

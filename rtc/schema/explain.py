@@ -8,16 +8,8 @@ tree of errors, ``jsonschema.exceptions.best_match`` picks the one to report).
 the caller has one (:class:`rtc.tables.jsonload.SourceMap`: the key for unknown and
 extension keys, the value otherwise).
 
-Schema annotations used by rtc (ignored by other validators):
-
-``x-rtc-expect``
-    Plain words for the expected value, used in messages.
-``x-rtc-extension`` (keyword)
-    The key is another tool's extension that HCCL ignores; presence yields RTC618.
-``x-rtc-other-version`` (keyword)
-    The key belongs to another table version; presence yields RTC613.
-``x-rtc-severity``
-    ``"note"`` to lower RTC618 for keys written by official tooling (``IsMindIEEPJob``).
+The schema annotations rtc reads (``x-rtc-expect``, ``x-rtc-extension``,
+``x-rtc-other-version``, ``x-rtc-severity``) are listed in :mod:`rtc.schema.validator`.
 
 RTC620..RTC629 are reserved for this module.
 """
@@ -35,6 +27,7 @@ from rtc.diagnostics import Diagnostic, Severity, Span, sorted_diagnostics
 from rtc.rules import rule
 from rtc.schema.forms import FORM_DESCRIPTIONS, FORMS, schema_for
 from rtc.schema.paths import JsonPath, format_path
+from rtc.textfmt import number_pattern
 from rtc.schema.validator import (ALWAYS_REPORT, KW_EXTENSION, KW_OTHER_VERSION, TYPE_TESTS,
                                   FastValidator, SchemaError, fast_validator, is_number,
                                   schema_errors)
@@ -498,16 +491,14 @@ def _explain(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
     return _EXPLAINERS.get(err.validator, _explain_other)(err, form, info)
 
 
-_DIGITS = re.compile(r"[0-9]+")
-
-
 def _value_shape(value) -> object:
-    """What folding may not merge across: a scalar's text with its digits as ``#`` (so
-    ``0`` and ``-20`` fold apart, as their messages would), a container's type."""
+    """What folding may not merge across: a scalar's text with its numbers as ``#``
+    (:func:`rtc.textfmt.number_pattern`: ``0`` and ``-20`` fold apart, as their messages
+    would), a container's type."""
     if isinstance(value, (dict, list)):
         return type(value)
     text = repr(value)
-    return (type(value), _DIGITS.sub("#", text) if len(text) <= 40 else f"long {len(text)}")
+    return (type(value), number_pattern(text) if len(text) <= 40 else f"long {len(text)}")
 
 
 def _fold_groups(errors: list[SchemaError], fold_after: int | None) -> list[list[SchemaError]]:

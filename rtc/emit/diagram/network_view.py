@@ -93,10 +93,6 @@ def _contains(sub, ip) -> bool:
     return ip.version == v and (int(ip) & mask) == net
 
 
-def srv_id(name: str) -> str:
-    return f"host:{name}"
-
-
 def table_id(name: str) -> str:
     return f"npus:{name}"
 
