@@ -11,7 +11,7 @@ after the checks ran (:mod:`rtc.checks.policies`).
 
 from __future__ import annotations
 
-from rtc.checks import (addresses, block_names, cross_node, device_ids, device_numbering,
+from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_ids, device_numbering,
                         duplicates, env_values, expert_parallel, hardware_groups, host_addressing,
                         inventory_facts, launch_settings, net_addresses, node_fit,
                         overlapping_ranks, parallel_sizes, pd_pairing, peer_reachability,
@@ -27,7 +27,7 @@ CHECKS = (
     duplicates, block_names, device_ids, addresses, world_size, ranktable_rules,
     # parallel groups and placement (RTC3xx)
     overlapping_ranks, node_fit, parallel_sizes, cross_node, hardware_groups, server_sizes,
-    expert_parallel,
+    expert_parallel, cost_inputs,
     # network, ports, inventory (RTC4xx)
     net_addresses, peer_reachability, inventory_facts, device_numbering, port_conflicts,
     host_addressing, socket_env, env_values,

@@ -67,13 +67,33 @@ def check(topo: Topology, plan: Plan):
             msg = (f"job {job.name}: {which} servers; e.g. {label} group {index}: "
                    f"{runs_by_server(pl, first)}")
             if dim == "tp":
-                hint = _tp_hint(job, per_server)
+                msg, hint = _tp_cost(topo, job, per_server, msg)
             else:
                 hint = (f"keep tp x pcp ({job.tp * job.pcp}) within the {per_server} NPUs per "
                         "server, or accept it with `policy cross_node_pcp allow`")
             yield warning(code, msg, job.span_of(dim),
                           subject=f"job {job.name}, servers {', '.join(servers[:4])}"
                           + (" ..." if len(servers) > 4 else ""), hint=hint)
+
+
+def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
+    """The message with what the crossing costs (rtc.cost: the job's decode
+    communication per token against the best layout that keeps TP inside a server) and
+    the hint naming that layout; the plain hint when the cost cannot be computed."""
+    from rtc.cost.jobs import cross_server_tp_cost
+    from rtc.cost.units import human_time
+
+    got = cross_server_tp_cost(topo, job, per_server)
+    if got is None or isinstance(got, str):
+        return msg + (f" ({got})" if got else ""), _tp_hint(job, per_server)
+    alt = got.best.layout.label
+    msg += (f"; about {got.ratio:.1f}x the communication time of keeping TP inside one "
+            f"server ({human_time(got.current.per_token)} vs "
+            f"{human_time(got.best.per_token)} per generated token with {alt}; decode, "
+            f"{got.model}, preset {got.params})")
+    return msg, (f"every layer's AllReduce now crosses RoCE; rtc advise ranks {alt} best "
+                 f"among layouts with TP inside a server (`rtc advise --job {job.name}`); "
+                 "`policy cross_node_tp allow` if intended")
 
 
 def _tp_hint(job, per_server: int) -> str:

@@ -20,8 +20,9 @@ the MoE method of each layout (:mod:`rtc.cost.moe`); the method is reported with
 
 Equal total load: ``total_load`` sequences (decode) or prompt tokens (prefill) are split
 across the DP ranks (each gets ceil(total / DP)), so DP2 × TP8 at 64 sequences compares
-with TP16 at 64 sequences (reference §5.7 Example B). Memory fit and compute balance are
-**not** checked (a later issue); the ranking is by communication only.
+with TP16 at 64 sequences (reference §5.7 Example B). With ``bytes_per_param`` a layout
+whose weights alone exceed 90% of HBM is rejected (:mod:`rtc.cost.memory`); KV cache
+room and compute balance are not checked; the ranking is by communication only.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rtc.cost.deployment import Layout, deployment_of_job, deployment_on_grid
 from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions
 from rtc.cost.links import Hardware
+from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
 from rtc.cost.params import CostParams
 from rtc.cost.schedule import StepCost, layout_problems, schedule
@@ -106,11 +108,18 @@ def enumerate_layouts(world: int, model: ModelSpec, *, pcps: tuple[int, ...] = (
 
 
 def layout_rejection(layout: Layout, model: ModelSpec, hardware: Hardware,
-                     npus_per_server: int, servers: int) -> str | None:
-    """Why ``layout`` is not scored (module docstring), or None."""
+                     npus_per_server: int, servers: int,
+                     bytes_per_param: float | None = None) -> str | None:
+    """Why ``layout`` is not scored (module docstring), or None. With
+    ``bytes_per_param``, also when the weights alone do not fit the NPU's HBM
+    (:func:`rtc.cost.memory.memory_problem`)."""
     problems = layout_problems(layout, model)
     if problems:
         return "; ".join(problems)
+    if bytes_per_param:
+        why = memory_problem(model, layout, bytes_per_param, hardware.hbm)
+        if why:
+            return why
     if layout.pcp > 1:
         return "PCP > 1: vllm-ascend requires prefill_context_parallel_size = 1"
     if hardware.die_pairs and layout.tp > 1 and layout.tp % 2:
@@ -140,21 +149,24 @@ def rank_layouts(servers: int, npus_per_server: int, hardware: Hardware,
                  phase: str = "decode", total_load: int | None = None,
                  super_pod_servers: int | None = None,
                  options: HcclOptions = DEFAULT_OPTIONS, pcps: tuple[int, ...] = (1,),
-                 max_pp: int | None = None) -> Ranking:
+                 max_pp: int | None = None,
+                 bytes_per_param: float | None = None) -> Ranking:
     """Rank the layouts of ``servers × npus_per_server`` NPUs for ``model`` in ``phase``
     by communication seconds per generated token, best first (ties: the smaller
     per-step time, then fewer PP stages, then the label).
 
     ``total_load``: global sequences (decode) or prompt tokens per step (prefill);
     default ``workload.decode_seqs`` / ``workload.prefill_tokens``. ``super_pod_servers``:
-    servers per A3 super pod (None: one pod). A pure function of its inputs."""
+    servers per A3 super pod (None: one pod). ``bytes_per_param``: reject layouts whose
+    weights do not fit HBM (None: memory not checked). A pure function of its inputs."""
     check_phase(phase)
     total = total_load or (workload.decode_seqs if phase == "decode"
                            else workload.prefill_tokens)
     scores, rejected = [], []
     for layout in enumerate_layouts(servers * npus_per_server, model, pcps=pcps,
                                     max_pp=max_pp):
-        why = layout_rejection(layout, model, hardware, npus_per_server, servers)
+        why = layout_rejection(layout, model, hardware, npus_per_server, servers,
+                               bytes_per_param)
         if why:
             rejected.append(Rejected(layout, why))
             continue

@@ -74,7 +74,7 @@ class Hardware:
     classes (None where the hardware has no such link); ``hccs_groups`` / ``die_pairs``
     come from the preset; ``rdma_lite`` feeds HCCL's Pipeline threshold;
     ``hccs_inter_disabled`` is ``HCCL_INTER_HCCS_DISABLE=TRUE`` (RoCE between the servers
-    of a super pod)."""
+    of a super pod); ``hbm`` the device memory of one rank in bytes (0: unknown)."""
 
     preset: str
     family: str
@@ -88,6 +88,7 @@ class Hardware:
     die_pairs: tuple[tuple[int, int], ...] = ()
     rdma_lite: bool = True
     hccs_inter_disabled: bool = False
+    hbm: float = 0.0
 
     def die_pair_of(self, device: int) -> int | None:
         """Index of the die pair (package) holding ``device`` (None without pairs)."""
@@ -138,7 +139,7 @@ def hardware_of(preset: Preset, *, env: Iterable | Mapping | None = None,
                     super_pod_link=chip.super_pod_link if preset.super_pod else None,
                     cross_group_link=chip.cross_group_link, hccs_groups=groups,
                     die_pairs=preset.die_pairs, rdma_lite=chip.rdma_lite,
-                    hccs_inter_disabled=disabled)
+                    hccs_inter_disabled=disabled, hbm=chip.hbm)
 
 
 def _same_server_class(hw: Hardware, a: int, b: int) -> str:

@@ -89,6 +89,11 @@ def _presets() -> dict[str, ModelSpec]:
     return out
 
 
+def preset_names() -> dict[str, ModelSpec]:
+    """Every preset key, name and alias in lower case -> its model."""
+    return dict(_presets())
+
+
 def model_presets() -> tuple[ModelSpec, ...]:
     """The built-in models (reference §3.7), each once, in file order."""
     return tuple(dict.fromkeys(_presets().values()))

@@ -15,6 +15,7 @@ pass                           adds
 :func:`lower_inventory`        captures of each server's ``inventory`` folder, and the
                                addresses taken from them (RTC480-RTC489)
 :func:`lower_launch`           each job's launch attributes, ``disaggregation`` blocks
+:func:`lower_cost`             each job's cost-model settings, the ``links`` block
 =============================  ===================================================
 
 Problems that make a value impossible to compute are reported by the passes; everything
@@ -27,6 +28,7 @@ from __future__ import annotations
 import difflib
 
 from rtc.diagnostics import Diagnostic, Related, Span, error
+from rtc.model.lower_cost import lower_cost
 from rtc.model.lower_jobs import lower_jobs
 from rtc.model.lower_launch import lower_launch
 from rtc.model.lower_network import lower_inventory, lower_networks
@@ -48,7 +50,8 @@ CLUSTER = rule("RTC200", "cluster-definition", "error",
     Fix: write one cluster block with a known preset.""")
 
 #: The lowering passes, in order: each is ``pass(decls, topology, diagnostics)``.
-PASSES = (lower_servers, lower_jobs, lower_networks, lower_inventory, lower_launch)
+PASSES = (lower_servers, lower_jobs, lower_networks, lower_inventory, lower_launch,
+          lower_cost)
 
 
 def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnostic]]:

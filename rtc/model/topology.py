@@ -24,7 +24,7 @@ from rtc.diagnostics import Span
 from rtc.model.presets import Preset
 from rtc.network.addressing import Fabric, HostNetwork, address_key
 from rtc.parallel.placement import JobPlacement, place_job
-from rtc.syntax.decls import EnvLine, PolicyLine
+from rtc.syntax.decls import EnvLine, ParamLine, PolicyLine
 
 if TYPE_CHECKING:  # the inventory parsers are imported only when a server has captures
     from rtc.inventory.facts import ServerInventory
@@ -105,6 +105,31 @@ class LaunchSpec:
 
     def span_of(self, key: str, default: Span | None = None) -> Span | None:
         return self.spans.get(key, default)
+
+
+@dataclass
+class CostSpec:
+    """A job's cost-model settings as written (None when not given): ``model`` the
+    ``cost_model`` word (a preset name or a config.json path, relative paths already
+    joined to the .rtc file's folder), ``decode_seqs`` / ``prefill_tokens`` tokens per DP
+    rank per step, ``mtp_tokens`` speculative tokens per sequence; ``spans`` says where."""
+
+    model: str | None = None
+    decode_seqs: int | None = None
+    prefill_tokens: int | None = None
+    mtp_tokens: int | None = None
+    spans: dict = field(default_factory=dict)
+
+
+@dataclass
+class LinksSpec:
+    """The ``links`` block: the parameter set (``nominal`` / ``hccl-plan``, None: nominal)
+    and the ``param KEY = VALUE`` lines in source order, with the block's span."""
+
+    span: Span
+    preset: str | None = None
+    params: tuple[ParamLine, ...] = ()
+    preset_span: Span | None = None
 
 
 @dataclass
@@ -200,6 +225,7 @@ class Job:
     kv_port: int | None = None         # kv_transfer_config kv_port
     ray_port: int | None = None        # ray start --head --port
     launch: LaunchSpec = field(default_factory=LaunchSpec)
+    cost: CostSpec = field(default_factory=CostSpec)
 
     @property
     def world_size(self) -> int:
@@ -233,6 +259,7 @@ class Topology:
     networks: list[HostNetwork] = field(default_factory=list)
     fabrics: list[Fabric] = field(default_factory=list)
     disaggregations: list[Disaggregation] = field(default_factory=list)
+    links: LinksSpec | None = None                 # the `links` block (cost model)
     _by_name: dict | None = None
     _placements: dict = field(default_factory=dict)
     _members: dict = field(default_factory=dict)

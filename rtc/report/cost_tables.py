@@ -41,10 +41,12 @@ def step_table(step: StepCost) -> str:
     return "\n".join(lines)
 
 
-def ranking_table(ranking: Ranking, limit: int = 10) -> str:
+def ranking_table(ranking: Ranking, limit: int = 10, *, rejected: int = 5,
+                  limits: bool = True) -> str:
     """The best ``limit`` layouts of ``ranking`` (per-token and per-step communication,
     MoE method, the PP bubble share -- not communication, not in the score -- and the
-    dominant term), then how many were rejected and the first reasons."""
+    dominant term), then how many were rejected and the first ``rejected`` reasons, then
+    the model's limits (unless ``limits`` is False)."""
     rows = [("#", "layout", "per token", "per step", "MoE", "PP bubble", "dominant")]
     for i, s in enumerate(ranking.scores[:limit], 1):
         rows.append((str(i), s.layout.label, human_time(s.per_token),
@@ -54,7 +56,11 @@ def ranking_table(ranking: Ranking, limit: int = 10) -> str:
     if len(ranking.scores) > limit:
         lines.append(f"... {len(ranking.scores) - limit} more")
     if ranking.rejected:
-        lines.append(f"rejected: {len(ranking.rejected)}")
-        lines += [f"  {r.layout.label}: {r.reason}" for r in ranking.rejected[:5]]
-    lines.append(f"limits: {LIMITS}")
+        shown = ranking.rejected[:rejected]
+        more = (f" (the first {len(shown)}; --format json lists all)"
+                if len(shown) < len(ranking.rejected) else "")
+        lines.append(f"rejected: {len(ranking.rejected)}{more}")
+        lines += [f"  {r.layout.label}: {r.reason}" for r in shown]
+    if limits:
+        lines.append(f"limits: {LIMITS}")
     return "\n".join(lines)

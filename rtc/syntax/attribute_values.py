@@ -26,7 +26,7 @@ from typing import Callable
 
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.decls import AddressPlan, EnvLine, PlacementRef, PolicyLine
+from rtc.syntax.decls import AddressPlan, EnvLine, ParamLine, PlacementRef, PolicyLine
 from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
                                attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
@@ -196,6 +196,16 @@ def p_env(attr: Attribute) -> EnvLine:
         raise ValueProblem(BAD_VALUE, "write `env NAME = value`", attr.span)
     a = attr.args[0]
     return EnvLine(a.name.text, a.value.text, a.value.span)
+
+
+def p_param(attr: Attribute) -> ParamLine:
+    """``param KEY = VALUE`` (``param roce.alpha = 20us``); the key and the unit are
+    checked against the cost model's parameter table later (RTC340)."""
+    if len(attr.args) != 1 or not isinstance(attr.args[0], Assign):
+        raise ValueProblem(BAD_VALUE, "write `param LINK.FIELD = VALUE`, e.g. "
+                           "`param roce.alpha = 20us`", attr.span)
+    a = attr.args[0]
+    return ParamLine(a.name.text, a.value.text, a.value.span, a.name.span)
 
 
 def p_policy(attr: Attribute) -> PolicyLine:

@@ -57,6 +57,17 @@ class EnvLine(NamedTuple):
     span: Span
 
 
+class ParamLine(NamedTuple):
+    """``param KEY = VALUE`` in a ``links`` block: the cost-model parameter
+    (``roce.alpha``), its value as written (``20us``), and where key and value were
+    written. Checked against the parameter table by :mod:`rtc.checks.cost_inputs`."""
+
+    key: str
+    value: str
+    span: Span
+    key_span: Span
+
+
 class PolicyLine(NamedTuple):
     """``policy RULE error|warn|allow``: a rule id or name as written, the level, and the
     span of the whole value (the rule name starts at its first column)."""
@@ -164,6 +175,10 @@ class JobDecl(Decl):
     executor: str | None = None
     lb: str | None = None
     master_port: int | None = None
+    cost_model: str | None = None
+    decode_seqs: int | None = None
+    prefill_tokens: int | None = None
+    mtp_tokens: int | None = None
 
 
 class NetworkDecl(Decl):
@@ -185,3 +200,11 @@ class DisaggregationDecl(Decl):
 
     prefill: tuple[tuple[Word, ...], ...] = ()
     decode: tuple[tuple[Word, ...], ...] = ()
+
+
+class LinksDecl(Decl):
+    """``links [NAME] { preset nominal|hccl-plan  param KEY = VALUE ... }``: the cost
+    model's link parameters for this cluster (reference ``cost-model.md`` §1.6)."""
+
+    preset: str | None = None
+    param: tuple[ParamLine, ...] = ()

@@ -78,7 +78,8 @@ BAD_ASSIGN = rule("RTC109", "bad-assignment", "error", "An `=` is missing its na
     Example: `env HCCL_BUFFSIZE =`.
     Fix: write `env HCCL_BUFFSIZE = 1024`.""")
 
-BLOCK_KINDS = ("cluster", "server", "family", "job", "network", "fabric", "disaggregation")
+BLOCK_KINDS = ("cluster", "server", "family", "job", "network", "fabric", "disaggregation",
+               "links")
 
 # Labelled bad snippets for UnexpectedInput.match_examples. Each example must fail at
 # the same parser state as the real mistake it stands for.

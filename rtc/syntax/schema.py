@@ -19,11 +19,11 @@ from rtc.syntax.ast import Attribute, Block, SourceFile
 from rtc.syntax.attribute_values import (MAX_PARALLEL, check_quotes, p_address,
                                          p_address_plan, p_args, p_bool, p_choice, p_cidr,
                                          p_cidr_list, p_devset, p_env, p_int, p_job_refs,
-                                         p_nic, p_nic_list, p_path, p_placement, p_policy,
+                                         p_nic, p_nic_list, p_param, p_path, p_placement, p_policy,
                                          p_port, p_server_refs, p_super_device_plan,
                                          p_template, p_word, value_span)
 from rtc.syntax.decls import (ClusterDecl, Decl, DisaggregationDecl, FabricDecl, JobDecl,
-                              NetworkDecl, ServerDecl)
+                              LinksDecl, NetworkDecl, ServerDecl)
 from rtc.syntax.values import BAD_VALUE, ValueProblem, parse_family_name, show_text
 
 UNKNOWN_ATTRIBUTE = rule("RTC110", "unknown-attribute", "error",
@@ -341,6 +341,28 @@ _JOB_ATTRS = {
         "port when taken)",
         becomes="--master-port (vLLM), torchrun --master_port (megatron), MASTER_PORT "
         "(torch_npu)", example="master_port 29600"),
+    "cost_model": AttrSpec(
+        p_path, doc="the model the cost model assumes (rtc cost, rtc advise, RTC310)",
+        value="a model preset (rtc cost --list-models) or a Hugging Face config.json path",
+        default="guessed from `model` when its folder name matches a preset "
+        "(/models/DeepSeek-R1-W8A8 -> deepseek-v3); else none: RTC310 gives no numbers",
+        becomes="hidden size, layers, experts and heads of the cost estimate",
+        example="cost_model qwen2.5-72b"),
+    "decode_seqs": AttrSpec(
+        p_int(1, 1_000_000), doc="decode concurrency per DP rank (cost model)",
+        value="integer 1..1000000", default="64",
+        becomes="T = tokens per decode step of one DP rank in rtc cost / rtc advise",
+        example="decode_seqs 32"),
+    "prefill_tokens": AttrSpec(
+        p_int(1, 10_000_000), doc="prefill chunk tokens per DP rank (cost model)",
+        value="integer 1..10000000", default="4096",
+        becomes="T = tokens per prefill step of one DP rank in rtc cost / rtc advise",
+        example="prefill_tokens 8192"),
+    "mtp_tokens": AttrSpec(
+        p_int(0, 16), doc="speculative (MTP) tokens per sequence per step (cost model)",
+        value="integer 0..16", default="0",
+        becomes="decode tokens per step = decode_seqs x (1 + mtp_tokens)",
+        example="mtp_tokens 1"),
 }
 
 _JOB_EXAMPLE = """job deepseek {
@@ -403,6 +425,22 @@ BLOCK_SPECS: dict[str, BlockSpec] = {
     }, label="optional", doc="prefill/decode pairing: which prefill jobs feed which decode "
         "jobs (without a block: every `role prefill` job with every `role decode` job)",
         example="disaggregation {\n  prefill p1, p2\n  decode d1\n}"),
+    "links": BlockSpec(LinksDecl, {
+        "preset": AttrSpec(
+            p_choice("nominal", "hccl-plan"), doc="the cost model's parameter set",
+            value="nominal or hccl-plan", default="nominal",
+            becomes="the alpha (latency) and bandwidth of every link class in rtc cost, "
+            "rtc advise and RTC310", example="preset hccl-plan"),
+        "param": AttrSpec(
+            p_param, repeat=True, doc="one measured link parameter",
+            value="LINK.FIELD = VALUE with a unit: alpha in us/ms, bandwidth in GB/s or "
+            "Gb/s (rtc cost --list-params lists the keys)",
+            default="the preset's value",
+            becomes="that link class's alpha or bandwidth in the cost estimates "
+            "(rtc calibrate prints these lines)", example="param roce.alpha = 20us"),
+    }, label="optional", doc="the cost model's link parameters for this cluster (at most "
+        "one block; rtc calibrate writes one from HCCL Test results)",
+        example="links {\n  preset nominal\n  param roce.alpha = 20us\n}"),
 }
 
 

@@ -1,0 +1,31 @@
+"""The drivers of ``rtc cost`` and ``rtc advise``: compile the description, pick the
+jobs, and hand them to :mod:`rtc.cost.jobs`."""
+
+from __future__ import annotations
+
+from rtc.api.compile import CompileResult, compile_file
+from rtc.model.topology import Job, Topology
+
+
+class JobChoiceError(ValueError):
+    """``--job`` names no job, or the file has no job with devices."""
+
+
+def compile_for_cost(path: str) -> CompileResult:
+    """:func:`rtc.api.compile.compile_file` (the cost commands run only on a description
+    whose checks pass; the caller reports the diagnostics)."""
+    return compile_file(path)
+
+
+def chosen_jobs(topology: Topology, name: str | None) -> list[Job]:
+    """The job named ``name``, or every job with devices. Raises JobChoiceError."""
+    if name is not None:
+        job = topology.job(name)
+        if job is None:
+            known = ", ".join(j.name for j in topology.jobs) or "none"
+            raise JobChoiceError(f"no job named '{name}' (jobs: {known})")
+        return [job]
+    jobs = [j for j in topology.jobs if j.placements]
+    if not jobs:
+        raise JobChoiceError("the file has no job: the cost belongs to a job's groups")
+    return jobs

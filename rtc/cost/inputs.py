@@ -1,0 +1,153 @@
+"""The cost model's inputs read from a compiled Topology: the parameter set (the
+``links`` block, then ``--preset`` / ``--param``), each job's model (``--model``, else
+``cost_model``, else a preset whose name the ``model`` path's folder starts with) and its
+workload (``decode_seqs``, ``prefill_tokens``, ``mtp_tokens``).
+
+Errors are :class:`~rtc.cost.errors.CostInputError` subclasses; :class:`LocatedError`
+carries the span of the line that wrote the bad value, so the check
+:mod:`rtc.checks.cost_inputs` and the commands report it at ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from rtc.cost.errors import CostInputError, ModelConfigError, ParamError
+from rtc.cost.models import (ModelSpec, model_from_hf_config, model_preset, model_presets,
+                             preset_names)
+from rtc.cost.params import (CostParams, apply_overrides, load_params, param_keys,
+                             parse_override)
+from rtc.cost.workload import Workload
+from rtc.diagnostics import Span
+
+#: Checkpoint names that say the weights are 8-bit (vllm-ascend's W8A8 / W8A8-dynamic,
+#: FP8 releases): 1 byte per parameter instead of the config's dtype.
+_EIGHT_BIT = re.compile(r"w8a8|w8a16|int8|fp8|w8", re.IGNORECASE)
+
+
+class LocatedError(CostInputError):
+    """A bad cost input with the ``span`` of the line that wrote it (None: from the
+    command line) and a ``hint``."""
+
+    def __init__(self, message: str, span: Span | None, hint: str = "") -> None:
+        super().__init__(message)
+        self.span, self.hint = span, hint
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model a job is costed with (None: none known), how it was chosen (``source``,
+    e.g. ``cost_model qwen2.5-72b``), and bytes per weight parameter."""
+
+    @property
+    def label(self) -> str:
+        """``Qwen2.5-72B (cost_model qwen2.5-72b)``: the model and how it was chosen."""
+        return f"{self.spec.name} ({self.source})" if self.spec else self.source
+
+    spec: ModelSpec | None
+    source: str
+    bytes_per_param: float = 2.0
+
+
+def link_param_errors(topology, preset: str | None = None) -> list[LocatedError]:
+    """One :class:`LocatedError` per ``param`` line of the ``links`` block whose key is
+    unknown or whose value does not parse (empty when all are good)."""
+    links = topology.links
+    params = load_params(preset or (links.preset if links else None) or "nominal")
+    keys = set(param_keys(params))
+    out = []
+    for line in links.params if links else ():
+        try:
+            parse_override(f"{line.key}={line.value}", params)
+        except ParamError as exc:
+            known = line.key.strip().lower() in keys
+            out.append(LocatedError(str(exc), line.span if known else line.key_span,
+                                    "rtc cost --list-params lists the keys and their "
+                                    "units"))
+    return out
+
+
+def topology_params(topology, *, preset: str | None = None,
+                    overrides: tuple[str, ...] = ()) -> CostParams:
+    """The parameter set for ``topology``: ``preset`` (else the ``links`` block's, else
+    ``nominal``), the block's ``param`` lines, then ``overrides`` (``KEY=VALUE`` from the
+    command line; later wins). Raises :class:`LocatedError` at the first bad line, and
+    ParamError for a bad override."""
+    bad = link_param_errors(topology, preset)
+    if bad:
+        raise bad[0]
+    links = topology.links
+    name = preset or (links.preset if links else None) or "nominal"
+    lines = tuple(f"{p.key}={p.value}" for p in (links.params if links else ()))
+    return apply_overrides(load_params(name), lines + tuple(overrides))
+
+
+def read_model(text: str, span: Span | None = None) -> ModelSpec:
+    """A model from a preset name or a Hugging Face ``config.json`` path. Raises
+    :class:`LocatedError` (at ``span``) for an unknown preset, an unreadable file, bad
+    JSON or a config without the needed keys."""
+    try:
+        if not text.lower().endswith(".json"):
+            return model_preset(text)
+        with open(text, encoding="utf-8") as f:
+            config = json.load(f)
+        return model_from_hf_config(config, name=os.path.basename(os.path.dirname(
+            os.path.abspath(text))) or None)
+    except OSError as exc:
+        raise LocatedError(f"cannot read config.json {text!r}: {exc.strerror or exc}",
+                           span, "give a readable Hugging Face config.json or a preset "
+                           "name") from None
+    except json.JSONDecodeError as exc:
+        raise LocatedError(f"{text}: not JSON ({exc.msg} at line {exc.lineno})", span,
+                           "give the model's config.json") from None
+    except ModelConfigError as exc:
+        names = ", ".join(m.name.lower() for m in model_presets())
+        raise LocatedError(str(exc), span, f"presets: {names}") from None
+
+
+def guess_model(path: str | None) -> ModelSpec | None:
+    """The preset whose name or alias the last folder of ``path`` starts with
+    (``/models/DeepSeek-R1-W8A8`` -> DeepSeek-V3, whose alias is deepseek-r1), the
+    longest match winning; None when none does."""
+    if not path:
+        return None
+    base = os.path.basename(path.rstrip("/\\")).lower().replace("_", ".")
+    names = sorted(preset_names().items(), key=lambda x: -len(x[0]))
+    return next((m for a, m in names if base.startswith(a.replace("_", "."))), None)
+
+
+def _bytes_per_param(spec: ModelSpec, *words: str | None) -> float:
+    return 1.0 if any(w and _EIGHT_BIT.search(w) for w in words) else float(spec.dtype_bytes)
+
+
+def job_model(job, override: str | None = None) -> ModelChoice:
+    """The :class:`ModelChoice` of ``job`` (a Topology job): ``override`` (``--model``),
+    else ``cost_model``, else :func:`guess_model` of the launch ``model`` path. Raises
+    :class:`LocatedError` for a model that cannot be read."""
+    served = job.launch.model
+    if override:
+        spec = read_model(override)
+        return ModelChoice(spec, f"--model {override}", _bytes_per_param(spec, override, served))
+    if job.cost.model:
+        spec = read_model(job.cost.model, job.cost.spans.get("cost_model"))
+        return ModelChoice(spec, f"cost_model {job.cost.model}",
+                           _bytes_per_param(spec, job.cost.model, served))
+    spec = guess_model(served)
+    if spec is None:
+        return ModelChoice(None, "none (set `cost_model` in the job or pass --model)")
+    return ModelChoice(spec, f"guessed from model {served!r}; set `cost_model` to "
+                       f"choose", _bytes_per_param(spec, served))
+
+
+def job_workload(job, *, decode_seqs: int | None = None,
+                 prefill_tokens: int | None = None) -> Workload:
+    """The :class:`Workload` of ``job``: the arguments, else the job's ``decode_seqs``,
+    ``prefill_tokens``, ``mtp_tokens``, else the defaults (64 sequences, 4096 tokens)."""
+    c = job.cost
+    values = {"decode_seqs": decode_seqs or c.decode_seqs,
+              "prefill_tokens": prefill_tokens or c.prefill_tokens,
+              "mtp_tokens": c.mtp_tokens}
+    return Workload(**{k: v for k, v in values.items() if v is not None})

@@ -1,0 +1,162 @@
+"""Cost and advice for the jobs of a compiled Topology (``rtc cost``, ``rtc advise``,
+RTC310's numbers): read the cost inputs of each job (:mod:`rtc.cost.inputs`), then cost
+the job's own layout per phase (:func:`cost_jobs`) or rank every layout of its NPUs
+(:func:`advise_job`).
+
+Both take a compiled Topology (the caller reports the compile's diagnostics first) and
+raise :class:`~rtc.cost.errors.CostInputError` (with a span when the bad value is in the
+file: :class:`~rtc.cost.inputs.LocatedError`) for inputs the model cannot use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rtc.cost.deployment import Layout
+from rtc.cost.errors import CostInputError
+from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
+from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
+from rtc.cost.params import CostParams
+from rtc.cost.schedule import StepCost, job_schedule
+from rtc.model.topology import Job, Topology
+
+#: Jobs larger than this are not searched by the advisor in a check (RTC310's numbers);
+#: ``rtc advise`` itself has no limit.
+CHECK_SEARCH_MAX_RANKS = 2048
+
+
+@dataclass(frozen=True)
+class CostOptions:
+    """What the command line adds to the file: ``preset`` and ``params`` (``KEY=VALUE``)
+    over the ``links`` block, ``model`` over ``cost_model``, workload overrides
+    (``decode_seqs`` sequences and ``prefill_tokens`` tokens per DP rank)."""
+
+    preset: str | None = None
+    params: tuple[str, ...] = ()
+    model: str | None = None
+    decode_seqs: int | None = None
+    prefill_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class JobCost:
+    """One job's cost: the model it was costed with and one :class:`StepCost` per phase."""
+
+    job: Job
+    model: ModelChoice
+    steps: tuple[StepCost, ...]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The advisor's answer for one job: the ranking, the job's own layout and its
+    position in it (None when it is rejected or not enumerated), the cluster searched,
+    the model and parameter set."""
+
+    job: Job
+    model: ModelChoice
+    params: CostParams
+    cluster: Cluster
+    phase: str
+    current: Layout
+    ranking: Ranking
+
+    @property
+    def current_index(self) -> int | None:
+        """0-based position of the job's own layout among the scored ones."""
+        return self.ranking.index(self.current)
+
+
+def _model(job: Job, options: CostOptions) -> ModelChoice:
+    choice = job_model(job, options.model)
+    if choice.spec is None:
+        raise CostInputError(f"job {job.name}: no model to cost: {choice.source}; presets: "
+                             "rtc cost --list-models")
+    return choice
+
+
+def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
+              options: CostOptions = CostOptions()) -> list[JobCost]:
+    """Each job's :class:`StepCost` per phase (``decode`` / ``prefill``). Raises
+    CostInputError for a bad parameter, an unknown model or a layout the model cannot
+    run (heads not divisible by TP, ...)."""
+    params = topology_params(topology, preset=options.preset, overrides=options.params)
+    out = []
+    for job in jobs:
+        choice = _model(job, options)
+        work = job_workload(job, decode_seqs=options.decode_seqs,
+                            prefill_tokens=options.prefill_tokens)
+        steps = tuple(job_schedule(topology, job, choice.spec, work, params, phase)
+                      for phase in phases)
+        out.append(JobCost(job, choice, steps))
+    return out
+
+
+def current_layout(job: Job) -> Layout:
+    """The job's own layout as the advisor enumerates them (DCP is not searched)."""
+    return Layout(dp=job.dp, pp=job.pp, tp=job.tp, pcp=job.pcp,
+                  expert_parallel=bool(job.expert_parallel))
+
+
+def advise_job(topology: Topology, job: Job, *, phase: str = "decode",
+               options: CostOptions = CostOptions(), max_pp: int | None = None,
+               choice: ModelChoice | None = None) -> Advice:
+    """Rank every layout of ``job``'s servers for its model at the job's total load
+    (``decode_seqs`` x DP sequences, or ``prefill_tokens`` x DP tokens). PP is searched
+    up to ``max_pp`` (default: one stage per server). Raises CostInputError as
+    :func:`cost_jobs` does."""
+    params = topology_params(topology, preset=options.preset, overrides=options.params)
+    choice = choice or _model(job, options)
+    work = job_workload(job, decode_seqs=options.decode_seqs,
+                        prefill_tokens=options.prefill_tokens)
+    cluster = cluster_of(topology, job)
+    per_rank = work.decode_seqs if phase == "decode" else work.prefill_tokens
+    ranking = rank_layouts(cluster.servers, cluster.npus_per_server, cluster.hardware,
+                           choice.spec, work, params, phase=phase,
+                           total_load=per_rank * job.dp,
+                           super_pod_servers=cluster.super_pod_servers,
+                           options=cluster.options, max_pp=max_pp or cluster.servers,
+                           bytes_per_param=choice.bytes_per_param)
+    return Advice(job, choice, params, cluster, phase, current_layout(job), ranking)
+
+
+@dataclass(frozen=True)
+class CrossServerCost:
+    """What a TP group across servers costs (RTC310's numbers): the job's own per-token
+    communication in decode, the best layout that keeps TP inside one server and its
+    per-token time, with the model and parameter set used."""
+
+    current: StepCost
+    best: StepCost
+    model: str
+    params: str
+
+    @property
+    def ratio(self) -> float:
+        """Job's per-token time over the best in-server layout's (inf when that is 0)."""
+        return self.current.per_token / self.best.per_token if self.best.per_token \
+            else float("inf")
+
+
+def cross_server_tp_cost(topology: Topology, job: Job,
+                         per_server: int) -> CrossServerCost | str | None:
+    """RTC310's numbers for ``job``: a :class:`CrossServerCost`; a sentence saying why
+    none were computed (no model, too many ranks); or None when no layout keeps TP
+    within ``per_server`` NPUs. Never raises for bad cost inputs (RTC340/341 report
+    them): those give the sentence."""
+    if job.world_size > CHECK_SEARCH_MAX_RANKS:
+        return (f"not costed above {CHECK_SEARCH_MAX_RANKS} ranks in a check; run "
+                f"`rtc cost` / `rtc advise --job {job.name}`")
+    try:
+        choice = job_model(job)
+        if choice.spec is None:
+            return "set `cost_model` in the job to see what it costs"
+        params = topology_params(topology)
+        current = job_schedule(topology, job, choice.spec, job_workload(job), params)
+        advice = advise_job(topology, job, options=CostOptions(), choice=choice)
+    except CostInputError:
+        return "the cost inputs have errors (see RTC340-RTC342)"
+    best = next((s for s in advice.ranking.scores if s.layout.tp <= per_server), None)
+    if best is None:
+        return None
+    return CrossServerCost(current, best.step, choice.spec.name, params.name)

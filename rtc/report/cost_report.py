@@ -1,0 +1,125 @@
+"""What ``rtc cost`` and ``rtc advise`` print: text (the tables of
+:mod:`rtc.report.cost_tables` with a header saying which model and parameters were
+used), JSON documents (``schemas/cost-report.schema.json``,
+``schemas/advice.schema.json``) and the advisor's best layouts as ready ``.rtc`` job
+blocks. Pure string and dict building; no printing."""
+
+from __future__ import annotations
+
+import json
+
+from rtc.cost.jobs import Advice, JobCost
+from rtc.cost.layouts import LayoutScore
+from rtc.cost.schedule import LIMITS, explain, to_dict
+from rtc.cost.units import human_time
+from rtc.report.cost_tables import ranking_table, step_table
+
+COST_FORMAT = "rtc-cost/1"
+ADVICE_FORMAT = "rtc-advice/1"
+
+
+def cost_text(costs: list[JobCost]) -> str:
+    """One block per job and phase: ``job NAME: model ...`` then the step table."""
+    out = []
+    for jc in costs:
+        for step in jc.steps:
+            out.append(f"job {jc.job.name}: model {jc.model.label}\n{step_table(step)}")
+    return "\n\n".join(out) + "\n"
+
+
+def cost_document(costs: list[JobCost], source: str) -> dict:
+    """The JSON form: format tag, source file, and per job its model and one schedule
+    per phase (:func:`rtc.cost.schedule.to_dict`: seconds and bytes as numbers)."""
+    return {"format": COST_FORMAT, "source": source, "limits": LIMITS,
+            "jobs": [{"job": jc.job.name, "model": jc.model.spec.name,
+                      "model_source": jc.model.source,
+                      "phases": [to_dict(s) for s in jc.steps]} for jc in costs]}
+
+
+def _verdict(advice: Advice) -> str:
+    scores = advice.ranking.scores
+    i = advice.current_index
+    label = advice.current.label
+    if not scores:
+        return "no layout could be scored (every one was rejected: see below)"
+    best = scores[0]
+    if i is None:
+        reason = next((r.reason for r in advice.ranking.rejected
+                       if r.layout == advice.current), "it was not enumerated")
+        return (f"your layout {label} is not scored: {reason}. Best: {best.layout.label} "
+                f"({human_time(best.per_token)} per token).")
+    mine = scores[i]
+    if i == 0:
+        return f"your layout {label} is the best of {len(scores)} ({human_time(mine.per_token)} per token)."
+    ratio = mine.per_token / best.per_token if best.per_token else float("inf")
+    return (f"your layout {label} ranks {i + 1} of {len(scores)}: {human_time(mine.per_token)} "
+            f"per token, {ratio:.1f}x the best, {best.layout.label} "
+            f"({human_time(best.per_token)}). Why the best wins:\n  "
+            + explain(best.step).replace("\n", "\n  "))
+
+
+def advice_text(advice: Advice, top: int) -> str:
+    """The ranking table (best ``top``), the job's own layout marked, and a verdict."""
+    c = advice.cluster
+    head = (f"rtc advise: job {advice.job.name}, {c.servers} servers x {c.npus_per_server} "
+            f"NPUs ({c.hardware.preset}), {advice.phase}, model {advice.model.label}, "
+            f"params {advice.params.name}"
+            + "".join(f" {o}" for o in advice.params.overrides))
+    table = ranking_table(advice.ranking, top, limits=False)
+    i = advice.current_index
+    if i is not None and i < top:
+        lines = table.split("\n")
+        lines[i + 1] = lines[i + 1] + "   <- your layout"
+        table = "\n".join(lines)
+    return f"{head}\n{table}\nverdict: {_verdict(advice)}\nlimits: {LIMITS}\n"
+
+
+def _score(s: LayoutScore, rank: int, current: bool) -> dict:
+    lay = s.layout
+    return {"rank": rank, "layout": lay.label, "dp": lay.dp, "pp": lay.pp, "tp": lay.tp,
+            "pcp": lay.pcp, "expert_parallel": lay.expert_parallel,
+            "per_token_s": s.per_token, "per_step_s": s.step.total,
+            "moe_method": s.moe_method, "pp_bubble": s.bubble, "dominant": s.dominant,
+            "current": current}
+
+
+def advice_document(advice: Advice, top: int, source: str) -> dict:
+    """The JSON form: every scored layout up to ``top`` best first, the job's own rank
+    (1-based, null when not scored), and the rejected layouts with reasons."""
+    i = advice.current_index
+    return {"format": ADVICE_FORMAT, "source": source, "job": advice.job.name,
+            "phase": advice.phase, "model": advice.model.spec.name,
+            "model_source": advice.model.source, "params": advice.params.name,
+            "overrides": list(advice.params.overrides),
+            "servers": advice.cluster.servers,
+            "npus_per_server": advice.cluster.npus_per_server,
+            "current": {"layout": advice.current.label,
+                        "rank": None if i is None else i + 1},
+            "scored": len(advice.ranking.scores),
+            "layouts": [_score(s, n, n - 1 == i)
+                        for n, s in enumerate(advice.ranking.scores[:top], 1)],
+            "rejected": [{"layout": r.layout.label, "reason": r.reason}
+                         for r in advice.ranking.rejected],
+            "limits": LIMITS}
+
+
+def advice_rtc(advice: Advice, top: int) -> str:
+    """The best ``top`` layouts as ``job`` blocks to paste into the .rtc file (the
+    job's servers, sizes and model lines; other attributes of the job are not copied)."""
+    job = advice.job
+    servers = ", ".join(p.server.name for p in job.placements)
+    blocks = []
+    for n, s in enumerate(advice.ranking.scores[:top], 1):
+        lay = s.layout
+        lines = [f"# rtc advise #{n}: {lay.label}, {human_time(s.per_token)} communication "
+                 f"per token ({advice.phase}, params {advice.params.name})",
+                 f"job {job.name}-{n} {{", f"  servers {servers}"]
+        lines += [f"  {k} {v}" for k, v in (("dp", lay.dp), ("pp", lay.pp), ("tp", lay.tp))
+                  if v > 1 or k == "tp"]
+        if lay.expert_parallel:
+            lines.append("  expert_parallel on")
+        if job.launch.model:
+            lines.append(f"  model {json.dumps(job.launch.model)}")
+        lines.append(f"  cost_model {advice.model.spec.name.lower()}")
+        blocks.append("\n".join(lines + ["}"]))
+    return "\n\n".join(blocks) + "\n"

@@ -1,0 +1,199 @@
+"""`rtc cost` / `rtc advise` end to end: the language's cost inputs (`links` block,
+`cost_model`, workload attributes), the JSON documents against their schemas, the
+advisor's ranking on the D1 and A3 examples, RTC310's numbers, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from rtc.api import compile_file, compile_text
+from rtc.cost.inputs import guess_model, job_model
+from rtc.cost.jobs import CostOptions, advise_job, cost_jobs
+from rtc.cost.memory import parameter_counts, weights_per_rank
+from rtc.cost import Layout, model_preset
+from rtc.report.cost_report import advice_document, advice_rtc, cost_document
+from rtc.resources import load_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+D1 = ROOT / "examples" / "a2-2node-dp2-tp8.rtc"
+A3 = ROOT / "examples" / "a3-2node-dp2-tp16.rtc"
+
+
+def _topo(path: Path):
+    result = compile_file(str(path))
+    assert result.ok, [d.message for d in result.diagnostics]
+    return result.topology
+
+
+def test_cost_json_matches_schema_and_the_tp_bytes(rtc):
+    run = rtc("cost", str(D1), "--phase", "both", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    jsonschema.validate(doc, load_schema("cost-report"))
+    (job,) = doc["jobs"]
+    assert job["model"] == "DeepSeek-V3" and job["model_source"].startswith("guessed from model")
+    decode, prefill = job["phases"]
+    tp = next(g for g in decode["groups"] if g["kind"] == "tp" and g["op"] == "AllReduce")
+    assert tp["bytes_per_call"] == 64 * 7168 * 2          # T·H·b, 64 sequences per DP rank
+    assert tp["span"] == "intra-server"
+    assert prefill["tokens_per_dp_rank"] == 4096
+    assert decode["total_s"] == pytest.approx(sum(g["time_per_step_s"] for g in decode["groups"]))
+
+
+def test_advise_d1_keeps_tp_inside_servers_above_tp16():
+    topo = _topo(D1)
+    advice = advise_job(topo, topo.jobs[0])
+    labels = [s.layout.label for s in advice.ranking.scores]
+    tp16 = labels.index("TP16")
+    assert labels.index("DP2 x TP8 + EP") < tp16
+    assert all(s.layout.tp <= 8 for s in advice.ranking.scores[:tp16])
+    assert advice.current_index == labels.index("DP2 x TP8 + EP")
+    doc = advice_document(advice, 20, str(D1))
+    jsonschema.validate(doc, load_schema("advice"))
+    assert doc["current"]["rank"] == advice.current_index + 1
+    # DP2 x TP8 without EP holds 1/8 of every expert per NPU: 84 GB of 64 GB
+    reasons = {r["layout"]: r["reason"] for r in doc["rejected"]}
+    assert "84 GB per NPU" in reasons["DP2 x TP8"]
+
+
+def test_advise_a3_respects_die_pairs_and_explains(rtc):
+    topo = _topo(A3)
+    advice = advise_job(topo, topo.jobs[0], options=CostOptions(model="deepseek-v3"))
+    assert advice.ranking.scores
+    assert all(s.layout.tp % 2 == 0 for s in advice.ranking.scores)
+    for s in advice.ranking.scores:       # TP 2 stays on one package's die pair (SIO)
+        tp_rows = [r for r in s.step.rows if r.kind == "tp"]
+        if s.layout.tp == 2:
+            assert {r.span for r in tp_rows} == {"intra-package"}, s.layout.label
+    run = rtc("advise", str(A3), "--model", "deepseek-v3", "--top", "3")
+    assert run.returncode == 0, run.stderr
+    assert "model DeepSeek-V3 (--model deepseek-v3)" in run.stdout
+    assert "verdict:" in run.stdout and "limits:" in run.stdout
+
+
+def test_advise_rtc_blocks_compile_in_place_of_the_job():
+    topo = _topo(D1)
+    advice = advise_job(topo, topo.jobs[0])
+    text = D1.read_text(encoding="utf-8")
+    head = text[: text.index("job deepseek {")]
+    blocks = advice_rtc(advice, 2)
+    first = blocks.split("\n\n")[0]
+    result = compile_text(head + first + "\n", "advised.rtc")
+    assert result.ok, [d.message for d in result.diagnostics]
+    (job,) = result.topology.jobs
+    best = advice.ranking.scores[0].layout
+    assert (job.dp, job.pp, job.tp, job.expert_parallel) == (best.dp, best.pp, best.tp,
+                                                             best.expert_parallel)
+
+
+def test_links_block_and_cli_params_apply_in_order():
+    src = D1.read_text(encoding="utf-8") + "\nlinks {\n  preset hccl-plan\n  param roce.alpha = 20us\n}\n"
+    topo = compile_text(src, str(D1)).topology
+    (jc,) = cost_jobs(topo, topo.jobs, ("decode",))
+    assert jc.steps[0].params == "hccl-plan roce.alpha=20us"
+    (jc2,) = cost_jobs(topo, topo.jobs, ("decode",), CostOptions(params=("roce.alpha=40us",)))
+    assert jc2.steps[0].params == "hccl-plan roce.alpha=20us roce.alpha=40us"
+    assert jc2.steps[0].total > jc.steps[0].total     # slower RoCE start-up, longer step
+    doc = cost_document([jc], "x")
+    jsonschema.validate(doc, load_schema("cost-report"))
+
+
+def test_workload_attributes_and_cost_model_reach_the_schedule():
+    text = D1.read_text(encoding="utf-8").replace(
+        '  model "/models/DeepSeek-R1-W8A8"', "  cost_model qwen3-235b-a22b\n  decode_seqs 16")
+    topo = compile_text(text, str(D1)).topology
+    (jc,) = cost_jobs(topo, topo.jobs, ("decode",))
+    assert jc.model.spec.name == "Qwen3-235B-A22B" and jc.model.source == "cost_model qwen3-235b-a22b"
+    assert jc.steps[0].tokens == 16
+
+
+@pytest.mark.parametrize("args, wanted", [
+    (("--param", "roce.alpha=20"), "does not parse"),
+    (("--param", "roce.latency=2us"), "is unknown"),
+    (("--model", "gpt-9"), "unknown model preset"),
+    (("--phase", "train"), "--phase must be"),
+    (("--preset", "fast"), "--preset must be"),
+    (("--job", "nope"), "no job named 'nope'"),
+])
+def test_cost_bad_command_line_is_a_usage_error(rtc, args, wanted):
+    run = rtc("cost", str(D1), *args)
+    assert run.returncode == 2
+    assert wanted in run.stderr and run.stdout == ""
+
+
+def test_cost_without_a_model_says_how_to_give_one(tmp_path, rtc):
+    src = D1.read_text(encoding="utf-8").replace('  model "/models/DeepSeek-R1-W8A8"\n', "")
+    path = tmp_path / "nomodel.rtc"
+    path.write_text(src, encoding="utf-8")
+    run = rtc("cost", str(path))
+    assert run.returncode == 2 and "set `cost_model`" in run.stderr
+
+
+def test_cost_lists_models_and_params(rtc):
+    run = rtc("cost", "--list-models")
+    assert run.returncode == 0 and "qwen2.5-72b" in run.stdout
+    run = rtc("cost", "--list-params", "--preset", "hccl-plan")
+    assert run.returncode == 0 and "roce.alpha" in run.stdout and "hccl-plan" in run.stdout
+
+
+def test_rtc310_gives_the_cost_of_tp16_over_two_a2_servers():
+    # reference cost-model.md 5.7 Example B: Qwen2.5-72B decode at 64 sequences, TP16
+    # across two A2 servers against a layout with TP 8 inside each: several times slower
+    text = D1.read_text(encoding="utf-8").replace("  dp 2\n", "").replace("  tp 8", "  tp 16")
+    text = text.replace('  model "/models/DeepSeek-R1-W8A8"', "  cost_model qwen2.5-72b")
+    text = text.replace("  expert_parallel on\n", "  model_kind dense\n")
+    diags = [d for d in compile_text(text, str(D1)).diagnostics if d.code == "RTC310"]
+    (d,) = diags
+    ratio = float(d.message.split("about ")[1].split("x the communication")[0])
+    assert 3.0 <= ratio <= 8.0, d.message
+    assert "per generated token with" in d.message and "Qwen2.5-72B" in d.message
+    assert "rtc advise" in d.hint
+
+
+def test_rtc310_without_a_model_says_so():
+    text = D1.read_text(encoding="utf-8").replace("  dp 2\n", "").replace("  tp 8", "  tp 16")
+    text = text.replace('  model "/models/DeepSeek-R1-W8A8"\n', "")
+    (d,) = [d for d in compile_text(text, str(D1)).diagnostics if d.code == "RTC310"]
+    assert "set `cost_model`" in d.message
+
+
+@pytest.mark.parametrize("name, published", [
+    ("deepseek-v3", 671e9), ("qwen2.5-72b", 72.7e9), ("qwen3-235b-a22b", 235e9),
+    ("qwen3-30b-a3b", 30.5e9), ("qwen3-32b", 32.8e9)])
+def test_derived_parameter_counts_match_published_sizes(name, published):
+    assert sum(parameter_counts(model_preset(name))) == pytest.approx(published, rel=0.01)
+
+
+def test_weights_per_rank_shard_experts_by_ep_not_tp():
+    m = model_preset("deepseek-v3")
+    no_ep = weights_per_rank(m, Layout(dp=2, tp=8), 1.0)
+    ep = weights_per_rank(m, Layout(dp=2, tp=8, expert_parallel=True), 1.0)
+    _, routed, _ = parameter_counts(m)
+    assert no_ep - ep == pytest.approx(routed / 8 - routed / 16)
+
+
+@pytest.mark.parametrize("path, name", [
+    ("/models/DeepSeek-R1-W8A8", "DeepSeek-V3"), ("/m/Qwen2.5-72B-Instruct/", "Qwen2.5-72B"),
+    ("Qwen3-30B-A3B", "Qwen3-30B-A3B"), ("/models/llama-3-70b", None), (None, None)])
+def test_model_guessed_from_the_served_path(path, name):
+    got = guess_model(path)
+    assert (got.name if got else None) == name
+
+
+def test_eight_bit_checkpoints_count_one_byte_per_weight():
+    topo = _topo(D1)
+    assert job_model(topo.jobs[0]).bytes_per_param == 1.0
+    assert job_model(topo.jobs[0], "qwen2.5-72b").bytes_per_param == 1.0  # served path says W8A8
+
+
+def test_second_links_block_and_bad_param_line_are_located():
+    base = "cluster c {\n  hardware atlas-800t-a2\n}\n"
+    got = compile_text(base + "links {\n  preset nominal\n}\nlinks {\n  preset nominal\n}\n", "x.rtc")
+    assert [(d.code, d.span.line) for d in got.diagnostics] == [("RTC115", 7)]
+    got = compile_text(base + "links {\n  param roce.alpha 20us\n}\n", "x.rtc")
+    assert [(d.code, d.span.line) for d in got.diagnostics][0][1] == 5
+    assert "param LINK.FIELD = VALUE" in got.diagnostics[0].message
