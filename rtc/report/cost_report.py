@@ -123,3 +123,20 @@ def advice_rtc(advice: Advice, top: int) -> str:
         lines.append(f"  cost_model {advice.model.spec.name.lower()}")
         blocks.append("\n".join(lines + ["}"]))
     return "\n\n".join(blocks) + "\n"
+
+
+def links_block(fits, sources: list[str]) -> str:
+    """A ``links`` block with one ``alpha`` and ``bandwidth`` line per fitted link
+    (:class:`rtc.cost.calibrate.LinkFit`), to paste into the .rtc file, with a comment
+    per fit (samples, R², algorithm assumed) and the files it came from."""
+    from rtc.cost.units import format_bandwidth, format_duration
+
+    lines = [f"# rtc calibrate: {', '.join(sources)}"]
+    for f in fits:
+        lines.append(f"# {f.link}: {f.samples} sizes, R^2 {f.r2:.4f}, {f.algorithm} "
+                     "algorithm assumed")
+    lines.append("links {")
+    for f in fits:
+        lines.append(f"  param {f.link}.alpha = {format_duration(f.alpha)}")
+        lines.append(f"  param {f.link}.bandwidth = {format_bandwidth(f.bandwidth)}")
+    return "\n".join(lines + ["}"]) + "\n"

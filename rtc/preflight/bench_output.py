@@ -1,0 +1,114 @@
+"""Readers of collective benchmark output: HCCL Test (``all_reduce_test`` and friends,
+CANN ``tools/hccl_test``) and NVIDIA nccl-tests (``all_reduce_perf`` ...), as the
+measurements ``rtc calibrate`` fits link parameters to.
+
+HCCL Test prints a header ``data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): |
+check_result:`` (the binary spells ``aveg``; its docs say ``avg``: both are read) and one
+row per size; ``data_size`` is **per NPU** (reference ``cost-model.md`` §2.3). nccl-tests
+prints ``#``-comment headers and rows ``size count type redop root time algbw busbw
+#wrong`` twice (out-of-place, in-place); the out-of-place time is taken. Rows whose check
+failed (``check_result`` not ``success``, ``#wrong`` not 0) are dropped with a note.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+#: Benchmark binary name (without ``_test`` / ``_perf``) -> collective.
+OPS = {"all_reduce": "allreduce", "allreduce": "allreduce", "all_gather": "allgather",
+       "allgather": "allgather", "reduce_scatter": "reduce_scatter",
+       "reducescatter": "reduce_scatter", "alltoall": "alltoall", "alltoallv": "alltoall",
+       "broadcast": "broadcast"}
+
+
+class BenchOutputError(ValueError):
+    """The text is not HCCL Test or nccl-tests output (message says what was expected)."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured size: ``nbytes`` per rank, ``seconds`` average time, ``line`` in the
+    file (1-based)."""
+
+    nbytes: float
+    seconds: float
+    line: int
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One file's samples, the tool (``hccl_test`` / ``nccl-tests``), the collective
+    (None when neither the file name nor the text says), and notes on dropped rows."""
+
+    path: str
+    tool: str
+    op: str | None
+    samples: tuple[Sample, ...]
+    notes: tuple[str, ...] = ()
+
+
+def op_from_name(name: str) -> str | None:
+    """The collective a benchmark's name says (``all_reduce_test``, ``alltoall_perf``,
+    ``results/all_gather-16p.txt``), or None."""
+    base = os.path.basename(name).lower()
+    for key in sorted(OPS, key=len, reverse=True):
+        if key in base:
+            return OPS[key]
+    return None
+
+
+_HCCL_HEAD = re.compile(r"data_size\(Bytes\):?\s*\|\s*a?v(?:e)?g_time\(us\)", re.I)
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_HCCL_ROW = re.compile(rf"^\s*(\d+)\s*\|\s*({_NUM})\s*\|\s*({_NUM})\s*\|\s*(\S+)\s*$")
+_NCCL_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+({_NUM})\s+({_NUM})\s+"
+                       rf"({_NUM})\s+(\S+)")
+
+
+def _hccl(path: str, lines: list[str]) -> BenchRun:
+    samples, notes = [], []
+    for n, line in enumerate(lines, 1):
+        m = _HCCL_ROW.match(line)
+        if not m:
+            continue
+        if m.group(4).lower() not in ("success", "null"):
+            notes.append(f"{path}:{n}: check_result {m.group(4)}: row dropped")
+            continue
+        samples.append(Sample(float(m.group(1)), float(m.group(2)) * 1e-6, n))
+    text = "\n".join(lines[:5])
+    return BenchRun(path, "hccl_test", op_from_name(path) or op_from_name(text),
+                    tuple(samples), tuple(notes))
+
+
+def _nccl(path: str, lines: list[str]) -> BenchRun:
+    samples, notes = [], []
+    for n, line in enumerate(lines, 1):
+        m = _NCCL_ROW.match(line)
+        if not m:
+            continue
+        if m.group(6) not in ("0", "N/A"):
+            notes.append(f"{path}:{n}: #wrong {m.group(6)}: row dropped")
+            continue
+        samples.append(Sample(float(m.group(1)), float(m.group(3)) * 1e-6, n))
+    cmd = next((l for l in lines if "_perf" in l), "")
+    return BenchRun(path, "nccl-tests", op_from_name(path) or op_from_name(cmd),
+                    tuple(samples), tuple(notes))
+
+
+def read_bench_output(path: str, text: str) -> BenchRun:
+    """Parse ``text`` (the content of ``path``). Raises :class:`BenchOutputError` when it
+    holds neither format's header, or no usable row."""
+    lines = text.splitlines()
+    if any(_HCCL_HEAD.search(l) for l in lines):
+        run = _hccl(path, lines)
+    elif any(l.lstrip().startswith("#") and "algbw" in l and "busbw" in l for l in lines):
+        run = _nccl(path, lines)
+    else:
+        raise BenchOutputError(f"{path}: neither HCCL Test output (a 'data_size(Bytes): | "
+                               "aveg_time(us): | ...' header) nor nccl-tests output (a "
+                               "'# size count type ... algbw busbw' header)")
+    if not run.samples:
+        raise BenchOutputError(f"{path}: {run.tool} output without a usable row"
+                               + (f" ({len(run.notes)} failed their check)" if run.notes else ""))
+    return run
