@@ -223,7 +223,7 @@ def test_tp16_over_two_a2_servers_warns_with_servers_and_ranks():
     assert "ranks 0..7 on atlas-01, ranks 8..15 on atlas-02" in d.message
     assert "tp 16" in d.message
     assert d.subject == "job deepseek, servers atlas-01, atlas-02"
-    assert "RoCE" in d.hint and "tp 8 with pp 2" in d.hint
+    assert "RoCE" in d.hint and "tp 8 with dp 2 and expert_parallel on" in d.hint
     line = next(i for i, t in enumerate(_tp16_text().splitlines(), 1) if t.strip() == "tp 16")
     assert (d.span.line, d.span.column) == (line, 6)
     assert result.ok  # a warning only
@@ -339,7 +339,9 @@ def test_placement_rules_are_declared_and_explained():
         "RTC304": "idle-npus", "RTC305": "dcp-size", "RTC306": "megatron-order",
         "RTC310": "cross-node-tp", "RTC311": "cross-node-pcp",
         "RTC320": "hccs-device-set", "RTC321": "die-pair-split",
-        "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model"}
+        "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model",
+        "RTC340": "cost-parameter", "RTC341": "cost-model", "RTC342": "model-layout",
+        "RTC343": "weights-exceed-hbm"}
     for r in _placement_rules():
         for part in ("What:", "Why:", "Example:", "Fix:"):
             assert part in r.explanation, (r.code, part)

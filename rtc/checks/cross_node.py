@@ -91,9 +91,18 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
             f"server ({human_time(got.current.per_token)} vs "
             f"{human_time(got.best.per_token)} per generated token with {alt}; decode, "
             f"{got.model}, preset {got.params})")
-    return msg, (f"every layer's AllReduce now crosses RoCE; rtc advise ranks {alt} best "
-                 f"among layouts with TP inside a server (`rtc advise --job {job.name}`); "
-                 "`policy cross_node_tp allow` if intended")
+    return msg, (f"every layer's AllReduce now crosses RoCE instead of HCCS; keep tp <= "
+                 f"{per_server} (NPUs per server): rtc advise ranks {_words(got.best.layout)}"
+                 f" best of those (`rtc advise --job {job.name}`); `policy cross_node_tp "
+                 "allow` if intended")
+
+
+def _words(layout) -> str:
+    """A layout in the job's attribute words: ``tp 8 with pp 2 and expert_parallel on``."""
+    extra = [f"{k} {v}" for k, v in (("dp", layout.dp), ("pp", layout.pp)) if v > 1]
+    if layout.expert_parallel:
+        extra.append("expert_parallel on")
+    return f"tp {layout.tp}" + (" with " + " and ".join(extra) if extra else "")
 
 
 def _tp_hint(job, per_server: int) -> str:

@@ -121,7 +121,7 @@ def advise_command(
     preset: Optional[str] = typer.Option(None, "--preset", help="Parameter set: nominal or hccl-plan."),
     param: Optional[List[str]] = typer.Option(None, "--param", metavar="KEY=VALUE", help="Override one link parameter (repeatable)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model preset or config.json (default: the job's cost_model)."),
-    max_pp: Optional[int] = typer.Option(None, "--max-pp", min=1, help="Largest PP searched (default: one stage per server)."),
+    max_pp: Optional[int] = typer.Option(None, "--max-pp", min=1, help="Largest PP searched (default: 1 in decode, 4 in prefill; at most one stage per server, at least the job's own)."),
     fmt: str = typer.Option("text", "--format", help="text, json, or rtc (the best layouts as job blocks)."),
 ) -> None:
     """Rank every layout of a job's NPUs by communication time per generated token.

@@ -23,6 +23,11 @@ from rtc.model.topology import Job, Topology
 #: Jobs larger than this are not searched by the advisor in a check (RTC310's numbers);
 #: ``rtc advise`` itself has no limit.
 CHECK_SEARCH_MAX_RANKS = 2048
+#: Default largest PP the advisor searches per phase (and at most one stage per server,
+#: and at least the job's own PP). A pipeline trades a (PP-1)/PP bubble per micro-batch,
+#: which is not communication, for smaller groups, so a communication-only score would
+#: put deep pipelines first in decode; ``--max-pp`` widens the search.
+DEFAULT_MAX_PP = {"decode": 1, "prefill": 4}
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class Advice:
     phase: str
     current: Layout
     ranking: Ranking
+    max_pp: int = 1
 
     @property
     def current_index(self) -> int | None:
@@ -98,12 +104,18 @@ def current_layout(job: Job) -> Layout:
                   expert_parallel=bool(job.expert_parallel))
 
 
+def default_max_pp(job: Job, phase: str, servers: int) -> int:
+    """The PP the advisor searches up to without ``--max-pp``: :data:`DEFAULT_MAX_PP`
+    of the phase, at most the servers, at least the job's own PP."""
+    return max(job.pp, min(DEFAULT_MAX_PP[phase], servers))
+
+
 def advise_job(topology: Topology, job: Job, *, phase: str = "decode",
                options: CostOptions = CostOptions(), max_pp: int | None = None,
                choice: ModelChoice | None = None) -> Advice:
     """Rank every layout of ``job``'s servers for its model at the job's total load
     (``decode_seqs`` x DP sequences, or ``prefill_tokens`` x DP tokens). PP is searched
-    up to ``max_pp`` (default: one stage per server). Raises CostInputError as
+    up to ``max_pp`` (default: :func:`default_max_pp`). Raises CostInputError as
     :func:`cost_jobs` does."""
     params = topology_params(topology, preset=options.preset, overrides=options.params)
     choice = choice or _model(job, options)
@@ -115,9 +127,11 @@ def advise_job(topology: Topology, job: Job, *, phase: str = "decode",
                            choice.spec, work, params, phase=phase,
                            total_load=per_rank * job.dp,
                            super_pod_servers=cluster.super_pod_servers,
-                           options=cluster.options, max_pp=max_pp or cluster.servers,
+                           options=cluster.options,
+                           max_pp=max_pp or default_max_pp(job, phase, cluster.servers),
                            bytes_per_param=choice.bytes_per_param)
-    return Advice(job, choice, params, cluster, phase, current_layout(job), ranking)
+    return Advice(job, choice, params, cluster, phase, current_layout(job), ranking,
+                  max_pp or default_max_pp(job, phase, cluster.servers))
 
 
 @dataclass(frozen=True)

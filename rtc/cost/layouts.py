@@ -91,13 +91,15 @@ def enumerate_layouts(world: int, model: ModelSpec, *, pcps: tuple[int, ...] = (
                       max_pp: int | None = None) -> list[Layout]:
     """Every (DP, PP, PCP, TP, EP) with DP·PP·PCP·TP = ``world``; PCP from ``pcps`` (the
     ones that divide), PP up to ``max_pp`` (default: the layer count); EP on only for a
-    MoE model whose EP group has more than one rank. No constraint is checked here."""
+    MoE model whose EP group has more than one rank; never more PP stages than layers.
+    No constraint is checked here."""
     if world < 1:
         raise LayoutError(f"world size must be >= 1, got {world}")
     out = []
+    most = min(max_pp or model.num_layers, model.num_layers)
     for tp in _divisors(world):
         for pp in _divisors(world // tp):
-            if pp > (max_pp or model.num_layers):
+            if pp > most:
                 continue
             for pcp in (c for c in pcps if (world // tp // pp) % c == 0):
                 dp = world // (tp * pp * pcp)

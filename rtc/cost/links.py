@@ -24,6 +24,8 @@ GPU presets of a later issue; nothing maps to them yet.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -92,17 +94,19 @@ class Hardware:
 
     def die_pair_of(self, device: int) -> int | None:
         """Index of the die pair (package) holding ``device`` (None without pairs)."""
-        for i, pair in enumerate(self.die_pairs):
-            if device in pair:
-                return i
-        return None
+        return self._pair_index.get(device)
 
     def hccs_group_of(self, device: int) -> int:
         """Index of the HCCS group holding ``device`` (0 when there is one group)."""
-        for i, group in enumerate(self.hccs_groups):
-            if device in group:
-                return i
-        return 0
+        return self._group_index.get(device, 0)
+
+    @functools.cached_property
+    def _pair_index(self) -> dict[int, int]:
+        return {d: i for i, pair in reversed(list(enumerate(self.die_pairs))) for d in pair}
+
+    @functools.cached_property
+    def _group_index(self) -> dict[int, int]:
+        return {d: i for i, g in reversed(list(enumerate(self.hccs_groups))) for d in g}
 
 
 def env_value(env: Iterable | Mapping | None, name: str) -> str | None:

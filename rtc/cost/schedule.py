@@ -45,7 +45,7 @@ from rtc.cost.models import ModelSpec
 from rtc.cost.moe import (MoeChoice, allgather_method_bytes, combine_bytes, dispatch_bytes,
                           mc2_capacity, select_moe_method, tokens_per_ep_rank)
 from rtc.cost.params import CostParams
-from rtc.cost.spans import GroupSpan, bottleneck, group_span
+from rtc.cost.spans import GroupSpan, bottleneck, group_span, span_shape
 from rtc.cost.units import human_bytes, human_time
 from rtc.cost.workload import Workload, check_phase
 from rtc.textfmt import compact
@@ -154,14 +154,21 @@ def _span_key(span: GroupSpan) -> tuple:
 
 def _worst(ctx: _Ctx, groups, cost_of) -> tuple[GroupSpan, CollectiveCost, int] | None:
     """The slowest of ``groups`` (rank tuples) under ``cost_of(span)``, its cost and the
-    number of groups; None when no group has two placed ranks. Groups with the same
-    span shape are costed once."""
+    number of groups; None when no group has two placed ranks. Groups of the same shape
+    (:func:`rtc.cost.spans.span_shape`) are spanned and costed once: the first of them
+    stands for all."""
+    shapes: set[tuple] = set()
     seen: dict[tuple, tuple[GroupSpan, CollectiveCost]] = {}
     best = None
+    sites = ctx.dep.sites
     for g in groups:
         if len(g) < 2:
             continue
-        span = group_span(g, ctx.dep.sites, ctx.dep.hardware)
+        shape = span_shape(g, sites)
+        if shape in shapes:
+            continue
+        shapes.add(shape)
+        span = group_span(g, sites, ctx.dep.hardware)
         if span.size < 2:
             continue
         key = _span_key(span)

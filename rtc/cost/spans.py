@@ -101,12 +101,28 @@ class GroupSpan:
         return next((lv for lv in self.levels if lv.name == name), None)
 
 
-def _server_classes(hw: Hardware, sites: list[Site], cache: dict) -> set[str]:
+def _server_classes(hw: Hardware, sites: list[Site], cache: dict) -> frozenset[str]:
+    """Link classes between the members on one server (pairs of its devices), cached by
+    the device tuple in ``cache`` (shared by every group of one hardware)."""
     key = tuple(s.device for s in sites)
     got = cache.get(key)
     if got is None:
-        got = {pair_class(hw, a, b) for i, a in enumerate(sites) for b in sites[i + 1:]}
+        got = frozenset(pair_class(hw, a, b) for i, a in enumerate(sites) for b in sites[i + 1:])
         cache[key] = got
+    return got
+
+
+#: Per-hardware caches of :func:`_server_classes` (the same server shapes recur in every
+#: group of a large job); keyed by the Hardware, which is frozen and hashable.
+_CLASS_CACHES: dict[Hardware, dict] = {}
+
+
+def _class_cache(hw: Hardware) -> dict:
+    got = _CLASS_CACHES.get(hw)
+    if got is None:
+        if len(_CLASS_CACHES) > 64:
+            _CLASS_CACHES.clear()
+        got = _CLASS_CACHES[hw] = {}
     return got
 
 
@@ -115,7 +131,7 @@ def _member_classes(hw: Hardware, by_server: dict[int, list[Site]],
     """Link classes between any two members: inside each server, between servers of
     one super pod, and between super pods (one representative pair each)."""
     found: set[str] = set()
-    cache: dict = {}
+    cache = _class_cache(hw)
     for sites in by_server.values():
         found |= _server_classes(hw, sites, cache)
     firsts = {pod: [by_server[s][0] for s in servers] for pod, servers in pods.items()}
@@ -195,6 +211,23 @@ def group_span(ranks: Sequence[int], sites: Sequence[Site | None],
                      span=_span_class(hw, by_server, pods, len(placed)),
                      classes=_member_classes(hw, by_server, pods),
                      levels=_levels(hw, by_server, pods), peers=_peers(hw, by_server))
+
+
+def span_shape(ranks: Sequence[int], sites: Sequence[Site | None]) -> tuple:
+    """A key equal for two groups exactly when :func:`group_span` gives them the same
+    span apart from the rank numbers: each placed member as (server, device, super
+    pod), servers and pods renumbered in order of first appearance."""
+    servers: dict[int, int] = {}
+    pods: dict[str | None, int] = {}
+    out = []
+    n = len(sites)
+    for r in ranks:
+        s = sites[r] if 0 <= r < n else None
+        if s is None:
+            continue
+        out.append((servers.setdefault(s.server, len(servers)), s.device,
+                    pods.setdefault(s.super_pod, len(pods))))
+    return tuple(out)
 
 
 def slowest(classes: Sequence[str], params: CostParams) -> str:

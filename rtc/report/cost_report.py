@@ -64,7 +64,10 @@ def advice_text(advice: Advice, top: int) -> str:
     head = (f"rtc advise: job {advice.job.name}, {c.servers} servers x {c.npus_per_server} "
             f"NPUs ({c.hardware.preset}), {advice.phase}, model {advice.model.label}, "
             f"params {advice.params.name}"
-            + "".join(f" {o}" for o in advice.params.overrides))
+            + "".join(f" {o}" for o in advice.params.overrides)
+            + f"; PP up to {advice.max_pp}"
+            + (" (--max-pp N searches pipelines: their bubble is not communication and "
+               "is not in the score)" if advice.max_pp == 1 else ""))
     table = ranking_table(advice.ranking, top, limits=False)
     i = advice.current_index
     if i is not None and i < top:
@@ -92,7 +95,7 @@ def advice_document(advice: Advice, top: int, source: str) -> dict:
             "model_source": advice.model.source, "params": advice.params.name,
             "overrides": list(advice.params.overrides),
             "servers": advice.cluster.servers,
-            "npus_per_server": advice.cluster.npus_per_server,
+            "npus_per_server": advice.cluster.npus_per_server, "max_pp": advice.max_pp,
             "current": {"layout": advice.current.label,
                         "rank": None if i is None else i + 1},
             "scored": len(advice.ranking.scores),
