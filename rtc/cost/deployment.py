@@ -83,6 +83,9 @@ class Deployment:
     moe: bool = True
     name: str = ""
     problems: tuple[str, ...] = field(default_factory=tuple)
+    #: group kind -> the spans of its groups, one per shape (filled by
+    #: :func:`rtc.cost.schedule.unique_spans`; not part of the value).
+    span_cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 def _dcp_groups(tp_groups: Groups, dcp: int) -> Groups:

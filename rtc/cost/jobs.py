@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rtc.cost.deployment import Layout
+from rtc.cost.deployment import Layout, deployment_of_job
 from rtc.cost.errors import CostInputError
 from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
 from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
 from rtc.cost.params import CostParams
-from rtc.cost.schedule import StepCost, job_schedule
+from rtc.cost.schedule import StepCost, job_schedule, schedule
 from rtc.model.topology import Job, Topology
 
 #: Jobs larger than this are not searched by the advisor in a check (RTC310's numbers);
@@ -92,8 +92,8 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
         choice = _model(job, options)
         work = job_workload(job, decode_seqs=options.decode_seqs,
                             prefill_tokens=options.prefill_tokens)
-        steps = tuple(job_schedule(topology, job, choice.spec, work, params, phase)
-                      for phase in phases)
+        dep = deployment_of_job(topology, job)      # once: its spans are cached on it
+        steps = tuple(schedule(dep, choice.spec, work, params, phase) for phase in phases)
         out.append(JobCost(job, choice, steps))
     return out
 

@@ -152,31 +152,46 @@ def _span_key(span: GroupSpan) -> tuple:
             span.super_pods, span.span)
 
 
-def _worst(ctx: _Ctx, groups, cost_of) -> tuple[GroupSpan, CollectiveCost, int] | None:
-    """The slowest of ``groups`` (rank tuples) under ``cost_of(span)``, its cost and the
-    number of groups; None when no group has two placed ranks. Groups of the same shape
-    (:func:`rtc.cost.spans.span_shape`) are spanned and costed once: the first of them
-    stands for all."""
-    shapes: set[tuple] = set()
+def unique_spans(dep: Deployment, kind: str,
+                 groups=None) -> tuple[tuple[GroupSpan, ...], int]:
+    """The spans of ``dep``'s groups of ``kind``, one per shape
+    (:func:`rtc.cost.spans.span_shape`: the first group of a shape stands for all), and
+    the number of groups; ``groups`` given: those rank tuples, cached under ``kind``.
+    Computed once per deployment and kind (cached on ``dep``)."""
+    got = dep.span_cache.get(kind)
+    if got is None:
+        groups = dep.groups.get(kind, ()) if groups is None else groups
+        shapes: set[tuple] = set()
+        spans = []
+        for g in groups:
+            if len(g) < 2:
+                continue
+            shape = span_shape(g, dep.sites)
+            if shape in shapes:
+                continue
+            shapes.add(shape)
+            span = group_span(g, dep.sites, dep.hardware)
+            if span.size >= 2:
+                spans.append(span)
+        got = dep.span_cache[kind] = (tuple(spans), len(groups))
+    return got
+
+
+def _worst(ctx: _Ctx, kind: str, cost_of,
+           groups=None) -> tuple[GroupSpan, CollectiveCost, int] | None:
+    """The slowest group of ``kind`` (or of ``groups``, cached under ``kind``) under
+    ``cost_of(span)``, its cost and the number of groups; None when no group has two
+    placed ranks. Spans of the same key are costed once."""
+    spans, count = unique_spans(ctx.dep, kind, groups)
     seen: dict[tuple, tuple[GroupSpan, CollectiveCost]] = {}
     best = None
-    sites = ctx.dep.sites
-    for g in groups:
-        if len(g) < 2:
-            continue
-        shape = span_shape(g, sites)
-        if shape in shapes:
-            continue
-        shapes.add(shape)
-        span = group_span(g, sites, ctx.dep.hardware)
-        if span.size < 2:
-            continue
+    for span in spans:
         key = _span_key(span)
         if key not in seen:
             seen[key] = (span, cost_of(span))
             if best is None or seen[key][1].seconds > best[1].seconds:
                 best = seen[key]
-    return None if best is None else (best[0], best[1], len(groups))
+    return None if best is None else (best[0], best[1], count)
 
 
 def _row(ctx: _Ctx, kind: str, op: str, nbytes: float, calls: float, why: str, *,
@@ -184,7 +199,7 @@ def _row(ctx: _Ctx, kind: str, op: str, nbytes: float, calls: float, why: str, *
     """A :class:`GroupCost` for ``calls`` calls per step of collective ``op``."""
     if calls <= 0 or nbytes <= 0:
         return None
-    got = _worst(ctx, ctx.dep.groups.get(group_kind or kind, ()),
+    got = _worst(ctx, group_kind or kind,
                  lambda s: collective(op, nbytes, s, ctx.params, ctx.dep.options))
     return _as_row(ctx, kind, op, nbytes, calls, why, got, per_layer=per_layer)
 
@@ -259,7 +274,7 @@ def _ep_rows(ctx: _Ctx) -> list[GroupCost | None]:
         else:
             def cost_of(s, n=nbytes, o=op):
                 return moe_exchange(o, n, s, ctx.params, imbalance=w.imbalance)
-        got = _worst(ctx, ctx.dep.groups.get("ep", ()), cost_of)
+        got = _worst(ctx, "ep", cost_of)
         why = (f"{ctx.choice.method} {op}: {t_r} tokens x top-{m.experts_per_token} per EP "
                f"rank ({ctx.choice.reason}; VLLMA ascend_forward_context.py)")
         rows.append(_as_row(ctx, "ep", op, nbytes, m.moe_layers, why, got, w.overlap))
@@ -307,7 +322,8 @@ def _pp_rows(ctx: _Ctx) -> list[GroupCost | None]:
     boundary = 2 * ctx.act
     pairs = tuple((g[i], g[i + 1]) for g in ctx.dep.groups.get("pp", ())
                   for i in range(len(g) - 1))
-    got = _worst(ctx, pairs, lambda s: send_recv(boundary / lay.tp, s, ctx.params))
+    got = _worst(ctx, "pp-boundary", lambda s: send_recv(boundary / lay.tp, s, ctx.params),
+                 pairs)
     why = "PP boundary: hidden states + residual, send-allgather (VLLM parallel_state.py)"
     rows = [_as_row(ctx, "pp", "send_recv", boundary / lay.tp, lay.pp - 1, why, got,
                     per_layer=False)]

@@ -133,7 +133,8 @@ def _member_classes(hw: Hardware, by_server: dict[int, list[Site]],
     found: set[str] = set()
     cache = _class_cache(hw)
     for sites in by_server.values():
-        found |= _server_classes(hw, sites, cache)
+        if len(sites) > 1:
+            found |= _server_classes(hw, sites, cache)
     firsts = {pod: [by_server[s][0] for s in servers] for pod, servers in pods.items()}
     for reps in firsts.values():
         if len(reps) > 1:
