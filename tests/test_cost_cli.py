@@ -197,3 +197,15 @@ def test_second_links_block_and_bad_param_line_are_located():
     got = compile_text(base + "links {\n  param roce.alpha 20us\n}\n", "x.rtc")
     assert [(d.code, d.span.line) for d in got.diagnostics][0][1] == 5
     assert "param LINK.FIELD = VALUE" in got.diagnostics[0].message
+
+
+def test_too_large_durations_and_unknown_expansion_modes_are_rejected():
+    from rtc.cost.errors import HcclAlgoError, ParamError
+    from rtc.cost.hccl_algo import hccl_options
+    from rtc.cost.units import parse_quantity
+
+    with pytest.raises(ParamError, match="too large"):
+        parse_quantity("1e400us", "duration")
+    with pytest.raises(HcclAlgoError, match="HCCL_OP_EXPANSION_MODE 'GPU'"):
+        hccl_options({"HCCL_OP_EXPANSION_MODE": "gpu"})
+    assert hccl_options({"HCCL_OP_EXPANSION_MODE": "AIV"}).aiv

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from rtc.cost.errors import HcclAlgoError
+from rtc.network.env import ENV_VALUES
 from rtc.cost.formulas import is_power_of_two
 from rtc.cost.links import env_value
 
@@ -70,6 +71,10 @@ class HcclOptions:
 
 
 DEFAULT_OPTIONS = HcclOptions()
+
+#: ``HCCL_OP_EXPANSION_MODE`` values, lower-cased: the list the env value check (RTC458)
+#: accepts, :data:`rtc.network.env.ENV_VALUES` (HCCL-ENV).
+EXPANSION_MODES = tuple(c.lower() for c in ENV_VALUES["HCCL_OP_EXPANSION_MODE"].choices)
 
 
 def _levels(spec: str, text: str) -> tuple[str | None, str | None]:
@@ -126,8 +131,12 @@ def hccl_options(env: Iterable | Mapping | None = None, *, algo: str | None = No
     precedence."""
     raw = algo if algo is not None else env_value(env, "HCCL_ALGO")
     mode = expansion if expansion is not None else env_value(env, "HCCL_OP_EXPANSION_MODE")
-    return HcclOptions(algo=parse_hccl_algo(raw) if raw else {},
-                       expansion=(mode or "ai_cpu").strip().lower(), raw_algo=raw)
+    mode = (mode or "ai_cpu").strip().lower()
+    if mode not in EXPANSION_MODES:
+        raise HcclAlgoError(f"HCCL_OP_EXPANSION_MODE {mode.upper()!r}; accepted: "
+                            + ", ".join(m.upper() for m in EXPANSION_MODES))
+    return HcclOptions(algo=parse_hccl_algo(raw) if raw else {}, expansion=mode,
+                       raw_algo=raw)
 
 
 # --------------------------------------------------------------------------- HCCL's rule

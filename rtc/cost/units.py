@@ -71,6 +71,8 @@ def parse_quantity(text: str, kind: str, *, what: str = "value",
         raise ParamError(f"{what}: {raw!r} does not parse; expected {wanted}")
     mult, div = units[m.group(2)]
     value = float(m.group(1)) * mult / div
+    if math.isinf(value):
+        raise ParamError(f"{what}: {raw!r} is too large; expected {wanted}")
     if value < 0 or math.isnan(value):
         raise ParamError(f"{what}: {raw!r} is negative; expected {wanted}, not below 0")
     return value
