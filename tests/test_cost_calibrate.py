@@ -85,3 +85,13 @@ def test_calibrate_prints_a_links_block_that_compiles(tmp_path, rtc):
         "roce-200ge.alpha", "roce-200ge.bandwidth"]
     bad = rtc("calibrate", str(out), "--link", "roce", "--ranks", "16")
     assert bad.returncode == 2 and "unknown link class 'roce'" in bad.stderr
+
+
+def test_noisy_hccl_capture_fits_within_a_few_percent(rtc):
+    # 1% noise on every time: relative weighting keeps alpha (set by the small sizes) close
+    path = DATA / "all_reduce_test-16p.txt"
+    run = read_bench_output(str(path), path.read_text(encoding="utf-8"))
+    fit = fit_link("roce-200ge", run.op, 16, [(s.nbytes, s.seconds) for s in run.samples])
+    assert fit.alpha == pytest.approx(18e-6, rel=0.03)
+    assert fit.bandwidth == pytest.approx(21e9, rel=0.02)
+    assert fit.r2 > 0.999

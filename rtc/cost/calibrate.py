@@ -7,7 +7,8 @@ per input byte of the algorithm HCCL runs there (reference §2.2): ring / NHR ac
 network — AllReduce ``2(p-1)`` steps and ``2(p-1)/p``, AllGather / ReduceScatter /
 AlltoAll ``p-1`` and ``(p-1)/p``, Broadcast ``ceil(log2 p)`` and 1; full mesh inside a
 910B / A3 server — AllReduce 2 steps, the others 1, same factors. The straight line
-``t = a + b·n`` is fitted by ordinary least squares; α = a / steps, B = factor / b.
+``t = a + b·n`` is fitted by least squares on relative errors; α = a / steps,
+B = factor / b.
 """
 
 from __future__ import annotations
@@ -53,18 +54,23 @@ def steps_and_factor(op: str, p: int, algorithm: str) -> tuple[float, float]:
 
 
 def fit_line(points: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """Least squares ``y = a + b·x`` over ``points`` (x, y): (a, b, R²). CostInputError
-    with fewer than 2 distinct sizes."""
-    n = len(points)
-    if n < 2 or len({x for x, _ in points}) < 2:
+    """Least squares ``y = a + b·x`` over ``points`` (x, y) with relative errors
+    (weights 1/y²: sizes span six decades, and a 1% wobble of a 1 GB time must not
+    swamp the 8 KB times that fix α): (a, b, weighted R²). CostInputError with fewer
+    than 2 distinct sizes or a time that is not positive."""
+    if len(points) < 2 or len({x for x, _ in points}) < 2:
         raise CostInputError("the fit needs at least two different message sizes")
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    if any(y <= 0 for _, y in points):
+        raise CostInputError("every measured time must be above 0")
+    w = [1.0 / (y * y) for _, y in points]
+    sw = sum(w)
+    mx = sum(wi * x for wi, (x, _) in zip(w, points)) / sw
+    my = sum(wi * y for wi, (_, y) in zip(w, points)) / sw
+    sxx = sum(wi * (x - mx) ** 2 for wi, (x, _) in zip(w, points))
+    b = sum(wi * (x - mx) * (y - my) for wi, (x, y) in zip(w, points)) / sxx
     a = my - b * mx
-    ss = sum((y - my) ** 2 for _, y in points)
-    res = sum((y - a - b * x) ** 2 for x, y in points)
+    ss = sum(wi * (y - my) ** 2 for wi, (_, y) in zip(w, points))
+    res = sum(wi * (y - a - b * x) ** 2 for wi, (x, y) in zip(w, points))
     return a, b, 1.0 - res / ss if ss else 1.0
 
 

@@ -129,7 +129,8 @@ def advice_rtc(advice: Advice, top: int) -> str:
 
 
 def links_block(fits, sources: list[str]) -> str:
-    """A ``links`` block with one ``alpha`` and ``bandwidth`` line per fitted link
+    """A ``links`` block with one ``alpha`` and ``bandwidth`` line per fitted link (three
+    significant digits)
     (:class:`rtc.cost.calibrate.LinkFit`), to paste into the .rtc file, with a comment
     per fit (samples, R², algorithm assumed) and the files it came from."""
     from rtc.cost.units import format_bandwidth, format_duration
@@ -140,6 +141,7 @@ def links_block(fits, sources: list[str]) -> str:
                      "algorithm assumed")
     lines.append("links {")
     for f in fits:
-        lines.append(f"  param {f.link}.alpha = {format_duration(f.alpha)}")
-        lines.append(f"  param {f.link}.bandwidth = {format_bandwidth(f.bandwidth)}")
+        lines.append(f"  param {f.link}.alpha = {format_duration(float(f'{f.alpha:.3g}'))}")
+        lines.append(f"  param {f.link}.bandwidth = "
+                     f"{format_bandwidth(float(f'{f.bandwidth:.3g}'))}")
     return "\n".join(lines + ["}"]) + "\n"
