@@ -117,7 +117,7 @@ def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -
 
 
 def _bundle(result, jobs, tables: list, out_dir: Path, out) -> list:
-    """(path, text, mode or None) of the env, launch, preflight and plan files
+    """(path, text, mode or None) of the env, launch, preflight, calibration and plan files
     (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
     from rtc.emit.bundle import build_bundle
 
@@ -157,7 +157,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
-        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight and plan files to {out_dir}",
+        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight, calibration and plan files to {out_dir}",
                    err=True)
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)

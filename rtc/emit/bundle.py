@@ -12,6 +12,7 @@ jobs use the server):
 ``S.sh``                    the node's launch script (:mod:`rtc.emit.launch_script`); not
                             written when the job cannot be launched as described (RTC509)
 ``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
+``calibrate.sh``            HCCL Test runs for ``rtc calibrate`` (:mod:`rtc.emit.calibrate_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
@@ -26,11 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Severity, error
-from rtc.emit import env_file, launch_script, pd_ranktable, plan_json, preflight_script
+from rtc.emit import (calibrate_script, env_file, launch_script, pd_ranktable, plan_json,
+                      preflight_script)
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.launch import JobLaunch
 from rtc.plan.node_env import NodeEnv, node_env
+from rtc.plan.calibration import plan_calibration
 from rtc.plan.preflight import ServerPreflight, plan_preflight
 from rtc.resources import load_schema
 from rtc.rules import SCHEMA_SELF
@@ -75,6 +78,9 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
     for sp in b.preflight:
         b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+    runs = plan_calibration(topo, real)
+    if runs:
+        b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
     if with_plan_json:
         _add_plan_json(b, topo, plan)
     return b
