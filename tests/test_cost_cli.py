@@ -14,7 +14,8 @@ from rtc.api import compile_file, compile_text
 from rtc.cost.inputs import guess_model, job_model
 from rtc.cost.jobs import CostOptions, advise_job, cost_jobs
 from rtc.cost.memory import parameter_counts, weights_per_rank
-from rtc.cost import Layout, model_preset
+from rtc.cost.deployment import Layout
+from rtc.cost.models import model_preset
 from rtc.report.cost_report import advice_document, advice_rtc, cost_document
 from rtc.resources import load_schema
 

@@ -60,12 +60,10 @@ def _links(topo: Topology):
 
 
 def _job(topo: Topology, job):
-    from rtc.cost.deployment import Layout
     from rtc.cost.errors import CostInputError
     from rtc.cost.inputs import LocatedError, job_model
+    from rtc.cost.layout import Layout, layout_problems
     from rtc.cost.memory import memory_problem
-    from rtc.cost.links import hardware_of
-    from rtc.cost.schedule import layout_problems
 
     try:
         choice = job_model(job)
@@ -89,8 +87,7 @@ def _job(topo: Topology, job):
                    hint="choose a TP that divides the head count (rtc advise lists the "
                    "layouts that fit)" + ("" if explicit else f"; model {choice.source}"))
         return
-    hw = hardware_of(topo.preset)
-    why = memory_problem(choice.spec, layout, choice.bytes_per_param, hw.hbm)
+    why = memory_problem(choice.spec, layout, choice.bytes_per_param, topo.preset.hbm_gb * 1e9)
     if why:
         yield warning(WEIGHTS_HBM, f"job {job.name}: {choice.spec.name} as {layout.label}: "
                       f"{why}", where or job.span,

@@ -33,7 +33,7 @@ def calibrate_command(
 
       rtc calibrate all_reduce_perf.log --link roce-400ge --ranks 16 --op allreduce
     """
-    from rtc.cost import load_params
+    from rtc.cost.params import load_params
     from rtc.cost.calibrate import fit_link
     from rtc.cost.errors import CostInputError
     from rtc.preflight.bench_output import OPS, BenchOutputError, read_bench_output

@@ -45,8 +45,8 @@ def _options(preset, params, model, decode_seqs, prefill_tokens):
 
 def _listing(models: bool, params: bool, preset: str | None) -> bool:
     """Print the model presets or the parameter table; True when something was listed."""
-    from rtc.cost import load_params, model_presets
-    from rtc.cost.params import link_table, param_keys
+    from rtc.cost.models import model_presets
+    from rtc.cost.params import link_table, load_params, param_keys
 
     if models:
         write_stdout("".join(f"{m.name.lower():20} {m.source}\n" for m in model_presets()))

@@ -22,42 +22,12 @@ Modules, bottom up:
   :mod:`~rtc.cost.schedule` costs one step per group; :mod:`~rtc.cost.layouts` enumerates
   and ranks layouts; :mod:`rtc.report.cost_tables` renders both as plain-text tables.
 
-Limits (:data:`LIMITS`): communication only — no compute model, no TPOT prediction;
+Import from the modules (``from rtc.cost.schedule import schedule``): the package itself
+imports nothing, so that a check that needs one function (RTC343 reads a model preset and
+the chip's HBM) does not load the whole model at start-up.
+
+Limits (:data:`rtc.cost.schedule.LIMITS`): communication only — no compute model, no TPOT prediction;
 absolute times are ±2× until calibrated (α on Ascend is the weakest input, reference
 §1.5); rankings are more robust. Congestion, PFC/ECN, adaptive routing and link faults
 are not modelled; AIV and fused MC2 fast paths change α more than modelled.
 """
-
-from rtc.cost.collectives import (COLLECTIVES, CollectiveCost, Stage, allgather, allreduce,
-                                  alltoall, broadcast, collective, moe_exchange,
-                                  reduce_scatter, send_recv)
-from rtc.cost.deployment import (Deployment, Layout, deployment_of_job,
-                                 deployment_on_grid)
-from rtc.cost.errors import (CostInputError, HcclAlgoError, LayoutError, ModelConfigError,
-                             ParamError)
-from rtc.cost.hccl_algo import HcclOptions, hccl_options, parse_hccl_algo
-from rtc.cost.layouts import (Cluster, LayoutScore, Ranking, Rejected, cluster_of,
-                              enumerate_layouts, rank_layouts)
-from rtc.cost.links import Hardware, Site, hardware_of, pair_class
-from rtc.cost.models import ModelSpec, model_from_hf_config, model_preset, model_presets
-from rtc.cost.params import (PARAM_SETS, CostParams, LinkParams, apply_overrides,
-                             load_params, params_with, parse_override)
-from rtc.cost.schedule import (LIMITS, GroupCost, StepCost, explain, job_schedule,
-                               layout_problems, schedule, to_dict)
-from rtc.cost.spans import SPAN_CLASSES, GroupSpan, bottleneck, group_span, job_sites
-from rtc.cost.workload import MOE_METHODS, PHASES, Workload
-
-__all__ = [
-    "COLLECTIVES", "LIMITS", "MOE_METHODS", "PARAM_SETS", "PHASES", "SPAN_CLASSES",
-    "Cluster", "CollectiveCost", "CostInputError", "CostParams", "Deployment", "GroupCost",
-    "GroupSpan", "Hardware", "HcclAlgoError", "HcclOptions", "Layout", "LayoutError",
-    "LayoutScore", "LinkParams", "ModelConfigError", "ModelSpec", "ParamError", "Ranking",
-    "Rejected", "Site", "Stage", "StepCost", "Workload",
-    "allgather", "allreduce", "alltoall", "apply_overrides", "bottleneck", "broadcast",
-    "cluster_of", "collective", "deployment_of_job", "deployment_on_grid",
-    "enumerate_layouts", "explain", "group_span", "hardware_of", "hccl_options",
-    "job_schedule", "job_sites", "layout_problems", "load_params", "model_from_hf_config",
-    "model_preset", "model_presets", "moe_exchange", "pair_class", "params_with",
-    "parse_hccl_algo", "parse_override", "rank_layouts", "reduce_scatter", "schedule",
-    "send_recv", "to_dict",
-]

@@ -15,58 +15,11 @@ from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
 from rtc.cost.links import Hardware, Site, hardware_of
 from rtc.cost.spans import job_sites
-from rtc.parallel.groups import ParallelSizes, ep_groups
+from rtc.cost.layout import Layout
+from rtc.parallel.groups import ep_groups
 from rtc.parallel.placement import JobPlacement, NodeInput, place
 
 Groups = tuple[tuple[int, ...], ...]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Parallel sizes of one vLLM job: world = DP · PP · PCP · TP; DCP (decode context
-    parallel) lives inside TP and must divide it; ``expert_parallel`` is
-    ``--enable-expert-parallel`` (EP size = DP · PCP · TP, vLLM's EP group)."""
-
-    dp: int = 1
-    pp: int = 1
-    tp: int = 1
-    pcp: int = 1
-    dcp: int = 1
-    expert_parallel: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("dp", "pp", "tp", "pcp", "dcp"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise LayoutError(f"layout {name} = {value!r}; expected a whole number >= 1")
-        if self.tp % self.dcp:
-            raise LayoutError(f"layout dcp {self.dcp} does not divide tp {self.tp} "
-                              f"(DCP lives inside the TP group, VLLMA context_parallel.md)")
-
-    @property
-    def world(self) -> int:
-        """World size DP · PP · PCP · TP (ranks)."""
-        return self.dp * self.pp * self.pcp * self.tp
-
-    @property
-    def ep_size(self) -> int:
-        """Ranks of one EP group (1 with expert parallel off)."""
-        return self.dp * self.pcp * self.tp if self.expert_parallel else 1
-
-    @property
-    def label(self) -> str:
-        """``DP2 x TP8 + EP``: sizes above 1 (TP always), then EP when on."""
-        parts = [f"{k.upper()}{v}" for k, v in (("dp", self.dp), ("pp", self.pp),
-                                                  ("pcp", self.pcp)) if v > 1]
-        parts.append(f"TP{self.tp}")
-        if self.dcp > 1:
-            parts.append(f"DCP{self.dcp}")
-        return " x ".join(parts) + (" + EP" if self.expert_parallel else "")
-
-    def sizes(self, moe: bool = True) -> ParallelSizes:
-        """The :class:`~rtc.parallel.groups.ParallelSizes` of the layout."""
-        return ParallelSizes(dp=self.dp, pp=self.pp, pcp=self.pcp, tp=self.tp,
-                             expert_parallel=self.expert_parallel, moe=moe)
 
 
 @dataclass(frozen=True)

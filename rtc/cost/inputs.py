@@ -6,6 +6,9 @@ workload (``decode_seqs``, ``prefill_tokens``, ``mtp_tokens``).
 Errors are :class:`~rtc.cost.errors.CostInputError` subclasses; :class:`LocatedError`
 carries the span of the line that wrote the bad value, so the check
 :mod:`rtc.checks.cost_inputs` and the commands report it at ``file:line:col``.
+
+:mod:`rtc.cost.params` is imported only by the functions that read parameters: a
+``rtc check`` of a file without a ``links`` block needs just the model presets.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rtc.cost.errors import CostInputError, ModelConfigError, ParamError
+
+if TYPE_CHECKING:
+    from rtc.cost.params import CostParams
 from rtc.cost.models import (ModelSpec, model_from_hf_config, model_preset, model_presets,
                              preset_names)
-from rtc.cost.params import (CostParams, apply_overrides, load_params, param_keys,
-                             parse_override)
 from rtc.cost.workload import Workload
 from rtc.diagnostics import Span
 
@@ -55,6 +60,8 @@ class ModelChoice:
 def link_param_errors(topology, preset: str | None = None) -> list[LocatedError]:
     """One :class:`LocatedError` per ``param`` line of the ``links`` block whose key is
     unknown or whose value does not parse (empty when all are good)."""
+    from rtc.cost.params import load_params, param_keys, parse_override  # see module doc
+
     links = topology.links
     params = load_params(preset or (links.preset if links else None) or "nominal")
     keys = set(param_keys(params))
@@ -76,6 +83,8 @@ def topology_params(topology, *, preset: str | None = None,
     ``nominal``), the block's ``param`` lines, then ``overrides`` (``KEY=VALUE`` from the
     command line; later wins). Raises :class:`LocatedError` at the first bad line, and
     ParamError for a bad override."""
+    from rtc.cost.params import apply_overrides, load_params
+
     bad = link_param_errors(topology, preset)
     if bad:
         raise bad[0]

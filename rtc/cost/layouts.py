@@ -36,7 +36,8 @@ from rtc.cost.links import Hardware
 from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
 from rtc.cost.params import CostParams
-from rtc.cost.schedule import StepCost, layout_problems, schedule
+from rtc.cost.layout import layout_problems
+from rtc.cost.schedule import StepCost, schedule
 from rtc.cost.workload import Workload, check_phase
 
 

@@ -76,7 +76,8 @@ class Hardware:
     classes (None where the hardware has no such link); ``hccs_groups`` / ``die_pairs``
     come from the preset; ``rdma_lite`` feeds HCCL's Pipeline threshold;
     ``hccs_inter_disabled`` is ``HCCL_INTER_HCCS_DISABLE=TRUE`` (RoCE between the servers
-    of a super pod); ``hbm`` the device memory of one rank in bytes (0: unknown)."""
+    of a super pod); ``hbm`` the device memory of one rank in bytes (the preset's
+    ``hbm_gb``; 0: unknown)."""
 
     preset: str
     family: str
@@ -143,7 +144,7 @@ def hardware_of(preset: Preset, *, env: Iterable | Mapping | None = None,
                     super_pod_link=chip.super_pod_link if preset.super_pod else None,
                     cross_group_link=chip.cross_group_link, hccs_groups=groups,
                     die_pairs=preset.die_pairs, rdma_lite=chip.rdma_lite,
-                    hccs_inter_disabled=disabled, hbm=chip.hbm)
+                    hccs_inter_disabled=disabled, hbm=preset.hbm_gb * 1e9)
 
 
 def _same_server_class(hw: Hardware, a: int, b: int) -> str:

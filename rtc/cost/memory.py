@@ -19,7 +19,7 @@ not counted: a layout is rejected only when the weights alone exceed ``usable`` 
 
 from __future__ import annotations
 
-from rtc.cost.deployment import Layout
+from rtc.cost.layout import Layout
 from rtc.cost.models import ModelSpec
 
 #: Share of HBM the weights may take (vLLM's default ``gpu_memory_utilization`` 0.9 also

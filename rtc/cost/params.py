@@ -85,8 +85,7 @@ class SelectorConstants:
 class ChipLinks:
     """Which link classes a chip's servers have (``links.toml`` ``[chips.*]``): the link
     between two NPUs of a server, the NIC, and where they exist the A3 die-pair (SIO)
-    and super-pod (UB) links and the 910A cross-group link; ``hbm`` the device memory
-    of one rank (bytes; 0 when unknown) with its source."""
+    and super-pod (UB) links and the 910A cross-group link."""
 
     chip: str
     family: str
@@ -97,8 +96,6 @@ class ChipLinks:
     cross_group_link: str | None
     rdma_lite: bool
     source: str
-    hbm: float = 0.0
-    hbm_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,10 +174,7 @@ def chip_links(chip: str) -> ChipLinks:
                      nic=row["nic"], die_pair_link=row.get("die_pair_link"),
                      super_pod_link=row.get("super_pod_link"),
                      cross_group_link=row.get("cross_group_link"),
-                     rdma_lite=bool(row.get("rdma_lite", False)), source=row["source"],
-                     hbm=parse_quantity(row.get("hbm", "0B"), "size",
-                                        what=f"links.toml [chips.{chip}] hbm"),
-                     hbm_source=row.get("hbm_source", ""))
+                     rdma_lite=bool(row.get("rdma_lite", False)), source=row["source"])
 
 
 @functools.lru_cache(maxsize=None)

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 from rtc.cost.collectives import (CollectiveCost, Stage, alltoall, collective,
                                   moe_exchange, send_recv)
-from rtc.cost.deployment import Deployment, Layout, deployment_of_job
+from rtc.cost.deployment import Deployment, deployment_of_job
+from rtc.cost.layout import Layout, layout_problems
 from rtc.cost.errors import LayoutError
 from rtc.cost.models import ModelSpec
 from rtc.cost.moe import (MoeChoice, allgather_method_bytes, combine_bytes, dispatch_bytes,
@@ -353,27 +354,6 @@ def _dcp_rows(ctx: _Ctx) -> list[GroupCost | None]:
 
 
 # --------------------------------------------------------------------------- entry points
-
-def layout_problems(layout: Layout, model: ModelSpec) -> list[str]:
-    """Why ``model`` cannot run with ``layout`` (empty when it can): attention heads not
-    divisible by TP; KV heads neither dividing nor divisible by TP (vLLM
-    ``QKVParallelLinear``); routed experts not divisible by the EP size; EP on a dense
-    model."""
-    out = []
-    tp = layout.tp
-    if model.num_attention_heads % tp:
-        out.append(f"{model.num_attention_heads} attention heads are not divisible by TP {tp}")
-    kv = model.num_kv_heads
-    if kv and kv % tp and tp % kv:
-        out.append(f"{kv} KV heads neither divide nor are divisible by TP {tp}")
-    if layout.expert_parallel:
-        if not model.is_moe:
-            out.append(f"{model.name} is dense: expert parallel does not apply")
-        elif model.routed_experts % layout.ep_size:
-            out.append(f"{model.routed_experts} routed experts are not divisible by EP "
-                       f"{layout.ep_size}")
-    return out
-
 
 def schedule(dep: Deployment, model: ModelSpec, workload: Workload, params: CostParams,
              phase: str = "decode") -> StepCost:

@@ -32,6 +32,10 @@ class Preset:
     #: Every server of a rank table must have the same number of devices (HCCL's
     #: CheckDeviceNumValid; skipped by HCCL on 910B and A3).
     equal_server_sizes: bool = False
+    #: Device memory of one rank (an NPU, or one die on A3) in GB (10^9 bytes); 0 when
+    #: unknown. RTC343 and the advisor compare the weights per rank with it.
+    hbm_gb: int = 0
+    hbm_source: str = ""
 
     def with_devices(self, count: int) -> "Preset":
         """A copy with ``devices_per_server`` set (for ``generic``)."""
@@ -64,5 +68,6 @@ def presets() -> dict[str, Preset]:
             die_pairs=tuple(tuple(p) for p in d.get("die_pairs", [])),
             allowed_server_sizes=tuple(d.get("allowed_server_sizes", [])),
             equal_server_sizes=d.get("equal_server_sizes", False),
+            hbm_gb=d.get("hbm_gb", 0), hbm_source=d.get("hbm_source", ""),
         )
     return out
