@@ -119,6 +119,8 @@ def test_workload_attributes_and_cost_model_reach_the_schedule():
     (("--phase", "train"), "--phase must be"),
     (("--preset", "fast"), "--preset must be"),
     (("--job", "nope"), "no job named 'nope'"),
+    (("--list-params", "--preset", "bogus"), "--preset must be"),
+    (("--model", "qwen2.5-72b"), "job deepseek: DP2 x TP8 + EP cannot run Qwen2.5-72B"),
 ])
 def test_cost_bad_command_line_is_a_usage_error(rtc, args, wanted):
     run = rtc("cost", str(D1), *args)

@@ -88,6 +88,8 @@ def cost_command(
     """
     from rtc.cost.errors import CostInputError
 
+    if preset is not None and preset not in ("nominal", "hccl-plan"):
+        fail_usage(f"--preset must be nominal or hccl-plan (not '{preset}')")
     if _listing(list_models, list_params, preset):
         return
     if file is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rtc.cost.deployment import Layout, deployment_of_job
-from rtc.cost.errors import CostInputError
+from rtc.cost.errors import CostInputError, LayoutError
 from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
 from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
 from rtc.cost.params import CostParams
@@ -93,7 +93,10 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
         work = job_workload(job, decode_seqs=options.decode_seqs,
                             prefill_tokens=options.prefill_tokens)
         dep = deployment_of_job(topology, job)      # once: its spans are cached on it
-        steps = tuple(schedule(dep, choice.spec, work, params, phase) for phase in phases)
+        try:
+            steps = tuple(schedule(dep, choice.spec, work, params, phase) for phase in phases)
+        except LayoutError as exc:
+            raise CostInputError(f"job {job.name}: {exc} (model {choice.label})") from None
         out.append(JobCost(job, choice, steps))
     return out
 
