@@ -78,3 +78,13 @@ def update() -> None:
 
 if __name__ == "__main__":
     update()
+
+
+def test_groups_view_with_costs_matches_golden(rtc):
+    # `rtc diagram --view groups --cost`: one row per group kind and op under the grid
+    run = rtc("diagram", "examples/a2-2node-dp2-tp8.rtc", "--view", "groups", "--cost",
+              "--format", "dot", cwd=EXAMPLES.parent)
+    assert run.returncode == 0, run.stderr
+    golden = DIAGRAMS / "a2-2node-dp2-tp8" / "groups-cost.dot"
+    assert run.stdout == golden.read_text(encoding="utf-8")
+    assert "TP AllReduce: 34.2 us per call (918 KB over hccs-910b, intra-server)" in run.stdout

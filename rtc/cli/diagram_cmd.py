@@ -33,6 +33,8 @@ def diagram_command(
         help="Above this many NPUs, families of identical servers are drawn as one box "
              "(only their first member and exceptions in full)."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+    cost: bool = typer.Option(False, "--cost", help="With --view groups: label each job's "
+                              "groups with their time per call (rtc cost, decode)."),
 ) -> None:
     """Draw FILE as a diagram: servers and NPUs with parallel groups (topology), the
     DP x PP x PCP x TP grid of each job (groups), or host networks, device subnets and
@@ -71,7 +73,8 @@ def diagram_command(
     if job is not None and topo.job(job) is None:
         fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
     options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
-                      unreachable=unreachable_examples(topo, diags))
+                      unreachable=unreachable_examples(topo, diags),
+                      costs=_group_costs(topo, job) if cost and view == "groups" else {})
     data = _draw(topo, diags, options, kind, result.sources)
     report(diags, result.sources, quiet=True)
     if output is None:
@@ -82,6 +85,26 @@ def diagram_command(
         write_or_fail(output, data)
         typer.echo(f"rtc: wrote {output}", err=True)
     exit_for(diags)
+
+
+def _group_costs(topo, job: str | None) -> dict[str, tuple[str, ...]]:
+    """Per job, one line per group kind and op with its decode time per call
+    (:func:`rtc.report.cost_report.group_cost_lines`); a job whose cost cannot be computed
+    (no model, bad cost inputs) gets one line saying why."""
+    from rtc.cost.errors import CostInputError
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import group_cost_lines
+
+    out = {}
+    for j in topo.jobs:
+        if (job is not None and j.name != job) or not j.placements:
+            continue
+        try:
+            (jc,) = cost_jobs(topo, [j], ("decode",))
+            out[j.name] = group_cost_lines(jc)
+        except CostInputError as exc:
+            out[j.name] = (f"no cost: {exc}",)
+    return out
 
 
 def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, file: Path) -> str:

@@ -65,6 +65,8 @@ def _table(ctx, job) -> tuple[Html, list]:
     out.append(_header_row(s, tps))
     out.extend(_replica_rows(ctx, pl, table, dps, tps, ncols, used_servers))
     out.extend(_tail_rows(pl, dps, ncols))
+    out.extend(f'<tr><td colspan="{ncols}" align="left">{text(line)}</td></tr>'
+               for line in ctx["costs"].get(job.name, ()))
     out.append("</table>")
     return Html("".join(out)), list(used_servers.items())
 
@@ -231,7 +233,7 @@ def _cell(topo, marks: Marks, pl, r, used: dict) -> str:
 def build(topo, diagnostics, opts: Options) -> str:
     marks = Marks.build(topo, diagnostics)
     jobs = selected_jobs(topo, opts.job)
-    ctx = {"topo": topo, "marks": marks, "threshold": opts.threshold}
+    ctx = {"topo": topo, "marks": marks, "threshold": opts.threshold, "costs": opts.costs}
     npus = sum(len(s.devices) for s in topo.servers)
     extra = []
     if not jobs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rtc.textfmt import format_ids
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
 
@@ -31,13 +32,15 @@ class Options:
     """What to draw. ``job`` None: every job. ``collapse_above``: NPU count above which
     families collapse (None: :data:`COLLAPSE_ABOVE`). ``unreachable``: device pairs the
     network checks found unreachable, drawn as red edges
-    (:func:`rtc.checks.peer_reachability.unreachable_examples`)."""
+    (:func:`rtc.checks.peer_reachability.unreachable_examples`). ``costs``: job name ->
+    lines of text the groups view prints under the job's grid (``rtc diagram --cost``)."""
 
     view: str = "topology"
     job: str | None = None
     dim: str = "tp"
     collapse_above: int | None = None
     unreachable: tuple = ()
+    costs: Mapping = field(default_factory=dict)
 
     @property
     def threshold(self) -> int:
