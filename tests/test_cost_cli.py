@@ -212,3 +212,20 @@ def test_too_large_durations_and_unknown_expansion_modes_are_rejected():
     with pytest.raises(HcclAlgoError, match="HCCL_OP_EXPANSION_MODE 'GPU'"):
         hccl_options({"HCCL_OP_EXPANSION_MODE": "gpu"})
     assert hccl_options({"HCCL_OP_EXPANSION_MODE": "AIV"}).aiv
+
+
+def test_rtc310_names_the_link_the_tp_group_crosses_on_a3():
+    # TP 32 over two A3 servers of one super pod: the AllReduce crosses UB, not RoCE
+    text = A3.read_text(encoding="utf-8").replace("  dp 2\n", "").replace("  tp 16", "  tp 32")
+    text = text.replace("job deepseek {", "job deepseek {\n  cost_model deepseek-v3", 1)
+    (d,) = [d for d in compile_text(text, str(A3)).diagnostics if d.code == "RTC310"]
+    assert "crosses ub-a3 between servers" in d.hint, d.hint
+
+
+def test_bottleneck_is_the_link_the_time_is_spent_on():
+    # hccl-plan: HCCS's planning bandwidth (18.3 GB/s) is below RoCE's (20 GB/s), but the
+    # cross-server MC2 exchange spends its time on RoCE (alpha 60 us)
+    topo = _topo(D1)
+    (jc,) = cost_jobs(topo, topo.jobs, ("decode",), CostOptions(preset="hccl-plan"))
+    ep = [r for r in jc.steps[0].rows if r.kind == "ep"]
+    assert {r.bottleneck for r in ep} == {"roce-200ge"}

@@ -223,7 +223,7 @@ def test_tp16_over_two_a2_servers_warns_with_servers_and_ranks():
     assert "ranks 0..7 on atlas-01, ranks 8..15 on atlas-02" in d.message
     assert "tp 16" in d.message
     assert d.subject == "job deepseek, servers atlas-01, atlas-02"
-    assert "RoCE" in d.hint and "tp 8 with dp 2 and expert_parallel on" in d.hint
+    assert "crosses roce-200ge" in d.hint and "tp 8 with dp 2 and expert_parallel on" in d.hint
     line = next(i for i, t in enumerate(_tp16_text().splitlines(), 1) if t.strip() == "tp 16")
     assert (d.span.line, d.span.column) == (line, 6)
     assert result.ok  # a warning only

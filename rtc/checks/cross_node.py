@@ -91,10 +91,23 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
             f"server ({human_time(got.current.per_token)} vs "
             f"{human_time(got.best.per_token)} per generated token with {alt}; decode, "
             f"{got.model}, preset {got.params})")
-    return msg, (f"every layer's AllReduce now crosses RoCE instead of HCCS; keep tp <= "
+    link = _crossing_link(got.current)
+    return msg, (f"every layer's AllReduce now crosses {link} between servers; keep tp <= "
                  f"{per_server} (NPUs per server): rtc advise ranks {_words(got.best.layout)}"
                  f" best of those (`rtc advise --job {job.name}`); `policy cross_node_tp "
                  "allow` if intended")
+
+
+def _crossing_link(step) -> str:
+    """The link class the TP AllReduce's cross-server stages run over (``roce-200ge``,
+    ``ub-a3`` inside an A3 super pod), from the costed step: the first stage that is not
+    a ``server`` stage (a flat algorithm's only stage); "the network" if none."""
+    for row in step.rows:
+        if row.kind == "tp":
+            for st in row.cost.stages:
+                if not st.label.startswith("server"):
+                    return st.link
+    return "the network"
 
 
 def _words(layout) -> str:

@@ -155,6 +155,23 @@ def ring_beta(peers: Peers, params: CostParams) -> float:
     return max((params.link(c).beta for c, _ in peers), default=0.0)
 
 
+def mesh_bottleneck(peers: Peers, params: CostParams, per_peer_bytes: float) -> str:
+    """The class that sets a full-mesh step's time: largest α plus its per-peer bytes
+    over its bandwidth (a port class: all its peers' bytes through the one port), so the
+    name agrees with the α and β :func:`peers_alpha` and :func:`mesh_beta` charge."""
+    ports: dict[str, int] = {}
+    for cls, count in peers:
+        p = params.link(cls)
+        if p.share != "link":
+            ports[p.port] = ports.get(p.port, 0) + count
+
+    def cost(item) -> float:
+        p = params.link(item[0])
+        times = ports.get(p.port, 1) if p.share != "link" else 1
+        return p.alpha + per_peer_bytes * times * p.beta
+    return max(peers, key=cost)[0] if peers else "local"
+
+
 def peers_alpha(peers: Peers, params: CostParams) -> float:
     """α of a step that involves ``peers``: the largest α among their classes."""
     return max((params.link(c).alpha for c, _ in peers), default=0.0)
@@ -437,7 +454,8 @@ def moe_exchange(op: str, nbytes: float, span: GroupSpan, params: CostParams, *,
         return CollectiveCost(op, nbytes, span.size, "none", (), ("nothing to send",))
     a = peers_alpha(span.peers, params)
     b = mesh_beta(span.peers, params)
-    stage = Stage(f"EP {op}", op, "mc2-fullmesh", bottleneck(span, params), span.size,
+    link = mesh_bottleneck(span.peers, params, nbytes / span.size)
+    stage = Stage(f"EP {op}", op, "mc2-fullmesh", link, span.size,
                   nbytes, 1, a, nbytes / span.size * b * imbalance)
     return CollectiveCost(op, nbytes, span.size, "mc2-fullmesh", (stage,),
                           (f"fused MC2 {op}, imbalance {imbalance:g}",))

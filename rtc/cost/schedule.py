@@ -211,10 +211,19 @@ def _as_row(ctx: _Ctx, kind: str, op: str, nbytes: float, calls: float, why: str
     if got is None:
         return None
     span, cost, count = got
-    return GroupCost(kind, _OP_LABEL.get(op, op), count, span.ranks, span.span,
-                     bottleneck(span, ctx.params), nbytes,
+    link = _time_bottleneck(cost) or bottleneck(span, ctx.params)
+    return GroupCost(kind, _OP_LABEL.get(op, op), count, span.ranks, span.span, link, nbytes,
                      calls / ctx.model.num_layers if per_layer else 0.0, calls, cost, why,
                      overlap)
+
+
+def _time_bottleneck(cost: CollectiveCost) -> str | None:
+    """The link class the call spends most time on (its stages' seconds summed per
+    link): what the α and β shown come from. None without stages."""
+    per_link: dict[str, float] = {}
+    for st in cost.stages:
+        per_link[st.link] = per_link.get(st.link, 0.0) + st.seconds
+    return max(per_link, key=per_link.get) if per_link else None
 
 
 _OP_LABEL = {"allreduce": "AllReduce", "allgather": "AllGather",
