@@ -42,20 +42,46 @@ def test_runs_planned_per_link_class():
     assert [r.link for r in plan_calibration(a2, a2.jobs)] == ["hccs-910b"]
 
 
-def test_script_runs_and_its_output_calibrates(tmp_path: Path):
+def _run_script(tmp_path: Path, stub_text: str, example: str = "a2-2node-dp2-tp8.rtc"):
     out = tmp_path / "out"
-    assert run_rtc("compile", str(ROOT / "examples" / "a2-2node-dp2-tp8.rtc"),
+    assert run_rtc("compile", str(ROOT / "examples" / example),
                    "--out-dir", str(out), "--no-diagrams").returncode == 0
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     stub = bin_dir / "mpirun"
-    stub.write_text(STUB)
+    stub.write_text(stub_text)
     stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
-    log = tmp_path / "mpirun.log"
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-               STUB_LOG=str(log), HCCL_TEST_BIN="/opt/hccl_test/bin")
-    res = subprocess.run(["bash", str(out / "calibrate.sh"), str(tmp_path / "res")],
-                         env=env, capture_output=True, text=True, timeout=60)
+               STUB_LOG=str(tmp_path / "mpirun.log"), HCCL_TEST_BIN="/opt/hccl_test/bin")
+    return subprocess.run(["bash", str(out / "calibrate.sh"), str(tmp_path / "res")],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_failed_runs_make_the_script_fail_and_are_not_offered(tmp_path: Path):
+    res = _run_script(tmp_path, "#!/bin/sh\necho 'HcclGetRootInfo failed'\nexit 3\n")
+    assert res.returncode == 1
+    assert res.stderr.count("failed (3)") == 2 and "rtc calibrate" not in res.stdout
+
+
+def test_visible_devices_are_named_as_the_container_sees_them():
+    text = (ROOT / "examples" / "a2-2node-dp2-tp8.rtc").read_text(encoding="utf-8")
+    text = text.replace("  devices 0..7\n", "  devices 4..7\n  visible_devices 4..7\n")
+    text = text.replace("  device_ip 6.0.2.1 step 2", "  device_ip 6.0.2.9 step 2")
+    text = text.replace("  gateway 6.0.2.0 step 2", "  gateway 6.0.2.8 step 2")
+    text = text.replace("  device_ip 6.0.2.17 step 2", "  device_ip 6.0.2.25 step 2")
+    text = text.replace("  gateway 6.0.2.16 step 2", "  gateway 6.0.2.24 step 2")
+    text = text.replace("  tp 8", "  tp 4")
+    from rtc.api import compile_text
+    result = compile_text(text, "vis.rtc")
+    assert not [d for d in result.diagnostics if d.severity.name == "ERROR"], \
+        [d.message for d in result.diagnostics]
+    runs = plan_calibration(result.topology, result.topology.jobs)
+    assert [r.devices for r in runs] == [(0, 1, 2, 3), (0,)]
+
+
+def test_script_runs_and_its_output_calibrates(tmp_path: Path):
+    res = _run_script(tmp_path, STUB)
+    log = tmp_path / "mpirun.log"
     assert res.returncode == 0, res.stderr
     calls = log.read_text().splitlines()
     assert calls[0].startswith("-f ") and "-n 8 /opt/hccl_test/bin/all_reduce_test" in calls[0]
@@ -66,7 +92,7 @@ def test_script_runs_and_its_output_calibrates(tmp_path: Path):
     cmd = next(line.strip() for line in res.stdout.splitlines() if "roce-200ge" in line
                and line.strip().startswith("rtc calibrate"))
     argv = cmd.split()[1:]
-    argv[1] = argv[1].replace("$OUT", str(tmp_path / "res"))
+    assert argv[1] == str(tmp_path / "res" / "all_reduce-roce-200ge-2p.txt")
     fit = run_rtc(*argv)
     assert fit.returncode == 0, fit.stderr
     assert "param roce-200ge.alpha = 20us" in fit.stdout

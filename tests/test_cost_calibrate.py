@@ -95,3 +95,24 @@ def test_noisy_hccl_capture_fits_within_a_few_percent(rtc):
     assert fit.alpha == pytest.approx(18e-6, rel=0.03)
     assert fit.bandwidth == pytest.approx(21e9, rel=0.02)
     assert fit.r2 > 0.999
+
+
+def test_rows_that_are_not_measurements_are_dropped_with_notes(tmp_path, rtc):
+    text = hccl_output(18e-6, 21e9, 16).splitlines()
+    text[3] = text[3].split("|")[0] + "| 1e200 | 0.0 | success"      # an absurd time
+    text[4] = "abc | 12 | 1 | success"                              # not a row
+    text.append("70000 | nan | 1 | success")
+    run = read_bench_output("all_reduce_x.txt", "\n".join(text) + "\n")
+    assert len(run.samples) == 7
+    assert any("is not a measurement" in n for n in run.notes)
+    assert any("not a result row" in n for n in run.notes)
+    path = tmp_path / "results.txt"          # a name that says no collective
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    got = rtc("calibrate", str(path), "--link", "roce-200ge", "--ranks", "16")
+    assert got.returncode == 2 and "do not say which collective" in got.stderr
+    got = rtc("calibrate", str(path), "--link", "roce-200ge", "--ranks", "16", "--op", "allreduce")
+    assert got.returncode == 0 and "is not a measurement" in got.stderr
+    named = tmp_path / "all_gather_test.txt"
+    named.write_text("\n".join(text) + "\n", encoding="utf-8")
+    got = rtc("calibrate", str(named), "--link", "roce-200ge", "--ranks", "16", "--op", "allreduce")
+    assert got.returncode == 2 and "the file names say allgather" in got.stderr

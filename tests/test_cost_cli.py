@@ -229,3 +229,24 @@ def test_bottleneck_is_the_link_the_time_is_spent_on():
     (jc,) = cost_jobs(topo, topo.jobs, ("decode",), CostOptions(preset="hccl-plan"))
     ep = [r for r in jc.steps[0].rows if r.kind == "ep"]
     assert {r.bottleneck for r in ep} == {"roce-200ge"}
+
+
+def test_config_json_encodings_and_names(tmp_path):
+    from rtc.cost.inputs import LocatedError, read_model
+
+    bad = tmp_path / "m" / "config.json"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\xff\xfe{")
+    with pytest.raises(LocatedError, match="not UTF-8"):
+        read_model(str(bad))
+    bom = tmp_path / "Qwen-Local" / "config.json"
+    bom.parent.mkdir()
+    cfg = json.loads((ROOT / "tests" / "data" / "cost" / "config-qwen-like.json").read_text())
+    cfg.pop("model_type")
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(cfg).encode())
+    assert read_model(str(bom)).name == "Qwen-Local"            # the folder of config.json
+    other = tmp_path / "qwen72.json"
+    other.write_text(json.dumps(cfg))
+    assert read_model(str(other)).name == "qwen72"              # the file's stem
+    with pytest.raises(LocatedError, match="empty"):
+        read_model(" ")

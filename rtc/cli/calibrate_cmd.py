@@ -55,17 +55,37 @@ def calibrate_command(
             fail_io(f"cannot read {path}: {exc.strerror or exc}")
         except BenchOutputError as exc:
             fail_usage(str(exc), "pass the text HCCL Test or nccl-tests printed")
-    ops = {op or r.op for r in runs}
-    if None in ops or len(ops) != 1:
-        fail_usage(f"cannot tell one collective from the files ({sorted(map(str, ops))})",
-                   "give --op allreduce (or the one measured)")
+    chosen = _collective(op, runs)
     algo = algorithm or ("mesh" if link.startswith("hccs") else "ring")
     points = [(s.nbytes, s.seconds) for r in runs for s in r.samples]
     try:
-        fit = fit_link(link, ops.pop(), ranks, points, algo)
+        fit = fit_link(link, chosen, ranks, points, algo)
     except CostInputError as exc:
-        fail_usage(str(exc))
+        fail_usage(str(exc), "check the files: " + ", ".join(str(p) for p in results))
     for r in runs:
         for note in r.notes:
             typer.echo(f"rtc: note: {note}", err=True)
+    if fit.r2 < 0.98:
+        typer.echo(f"rtc: warning: the fit is poor (R^2 {fit.r2:.3f}): the files may mix "
+                   "links, rank counts or collectives, or the run was disturbed; measure "
+                   "again before pasting", err=True)
     write_stdout(links_block([fit], [str(p) for p in results]))
+
+
+def _collective(op: str | None, runs) -> str:
+    """The collective measured: ``--op``, else what the file names say (one for all).
+    A file name that says another collective than ``--op`` is a usage error."""
+    named = {r.op for r in runs if r.op is not None}
+    if op is not None:
+        other = sorted(named - {op})
+        if other:
+            fail_usage(f"--op {op}, but the file names say {', '.join(other)}",
+                       "rename the files or give the --op they measured")
+        return op
+    if len(named) == 1 and all(r.op is not None for r in runs):
+        return named.pop()
+    if not named:
+        fail_usage("the file names do not say which collective was measured",
+                   "give --op allreduce (or the one measured)")
+    fail_usage(f"the files measured different collectives ({', '.join(sorted(named))})",
+               "calibrate one collective at a time")

@@ -60,8 +60,11 @@ def fit_line(points: list[tuple[float, float]]) -> tuple[float, float, float]:
     than 2 distinct sizes or a time that is not positive."""
     if len(points) < 2 or len({x for x, _ in points}) < 2:
         raise CostInputError("the fit needs at least two different message sizes")
-    if any(y <= 0 for _, y in points):
-        raise CostInputError("every measured time must be above 0")
+    bad = next(((x, y) for x, y in points if not (0 < y < 1e6 and 0 < x < 1e15)), None)
+    if bad is not None:
+        raise CostInputError(f"a sample of {bad[0]:g} bytes in {bad[1]:g} s is not a "
+                             "measurement (sizes 1 B .. 1 PB, times above 0 and below "
+                             "10^6 s)")
     w = [1.0 / (y * y) for _, y in points]
     sw = sum(w)
     mx = sum(wi * x for wi, (x, _) in zip(w, points)) / sw
@@ -82,6 +85,8 @@ def fit_link(link: str, op: str, ranks: int, points: list[tuple[float, float]],
     measure from 8 KB to 1 GB)."""
     steps, factor = steps_and_factor(op, ranks, algorithm)
     a, b, r2 = fit_line(points)
+    if a < steps * 1e-9:
+        a = 0.0    # an intercept below 1 ns per step is zero within the fit
     if b <= 0:
         raise CostInputError(f"{link}: time does not grow with size (slope {b:.3g} s/B); "
                              "measure a wider size range (e.g. -b 8K -e 1G)")

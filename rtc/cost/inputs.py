@@ -95,20 +95,32 @@ def topology_params(topology, *, preset: str | None = None,
 
 
 def read_model(text: str, span: Span | None = None) -> ModelSpec:
-    """A model from a preset name or a Hugging Face ``config.json`` path. Raises
-    :class:`LocatedError` (at ``span``) for an unknown preset, an unreadable file, bad
-    JSON or a config without the needed keys."""
+    """A model from a preset name or a Hugging Face ``config.json`` path (UTF-8, a BOM
+    allowed). The model is named by the config's ``_name_or_path`` / ``model_type``, else
+    the folder of a file called ``config.json``, else the file's stem. Raises
+    :class:`LocatedError` (at ``span``) for an unknown preset, an unreadable or non-UTF-8
+    file, bad JSON or a config without the needed keys."""
+    if not text.strip():
+        raise LocatedError("the model is empty", span, "a preset name or a config.json path")
     try:
         if not text.lower().endswith(".json"):
             return model_preset(text)
-        with open(text, encoding="utf-8") as f:
+        with open(text, encoding="utf-8-sig") as f:
             config = json.load(f)
-        return model_from_hf_config(config, name=os.path.basename(os.path.dirname(
-            os.path.abspath(text))) or None)
+        path = os.path.abspath(text)
+        label = (os.path.basename(os.path.dirname(path))
+                 if os.path.basename(path).lower() == "config.json"
+                 else os.path.splitext(os.path.basename(path))[0])
+        if isinstance(config, dict) and (config.get("_name_or_path") or config.get("model_type")):
+            label = None
+        return model_from_hf_config(config, name=label or None)
     except OSError as exc:
         raise LocatedError(f"cannot read config.json {text!r}: {exc.strerror or exc}",
                            span, "give a readable Hugging Face config.json or a preset "
                            "name") from None
+    except UnicodeDecodeError as exc:
+        raise LocatedError(f"{text}: not UTF-8 text (byte {exc.start})", span,
+                           "give the model's config.json") from None
     except json.JSONDecodeError as exc:
         raise LocatedError(f"{text}: not JSON ({exc.msg} at line {exc.lineno})", span,
                            "give the model's config.json") from None

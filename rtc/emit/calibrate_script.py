@@ -6,12 +6,11 @@ launcher) reaching the others over passwordless ssh: ``mpirun -f HOSTFILE -n RAN
 all_reduce_test -b 8K -e 1G -f 2 -p NPUS_PER_SERVER``. ``$HCCL_TEST_BIN`` (default
 ``$ASCEND_HOME_PATH/tools/hccl_test/bin``) and the results folder (first argument, default
 ``calibrate-results``) can be changed. Each run's output goes to its own file; a failing
-run does not stop the others. The last lines print the ``rtc calibrate`` commands.
+run does not stop the others, and makes the script exit 1. The last lines print the
+``rtc calibrate`` command of each run that succeeded.
 """
 
 from __future__ import annotations
-
-import shlex
 
 from rtc.plan.calibration import CalibrationRun
 
@@ -29,9 +28,15 @@ def _run_lines(run: CalibrationRun) -> list[str]:
             f'"$HCCL_TEST_BIN/all_reduce_test" {SIZES} -p {run.per_server} '
             f'> "$OUT/{run.output}" 2>&1; then',
             f'  echo "ok: $OUT/{run.output}"',
+            f'  done_runs+=("{_calibrate_cmd(run)}")',
             "else",
-            f'  echo "failed ($?): $OUT/{run.output}" >&2',
+            f'  echo "failed ($?): $OUT/{run.output} (see the file; not calibrated)" >&2',
+            "  failed=$((failed + 1))",
             "fi", ""]
+
+
+def _calibrate_cmd(run: CalibrationRun) -> str:
+    return (f"rtc calibrate $OUT/{run.output} --link {run.link} --ranks {run.ranks}")
 
 
 def render(runs: list[CalibrationRun], source: str) -> str:
@@ -45,12 +50,14 @@ def render(runs: list[CalibrationRun], source: str) -> str:
              "# Usage: calibrate.sh [RESULTS_DIR]   (default: calibrate-results)",
              "set -uo pipefail",
              'HCCL_TEST_BIN="${HCCL_TEST_BIN:-${ASCEND_HOME_PATH:-/usr/local/Ascend/ascend-toolkit/latest}/tools/hccl_test/bin}"',
-             'OUT="${1:-calibrate-results}"', 'mkdir -p "$OUT"', ""]
+             'OUT="${1:-calibrate-results}"', 'mkdir -p "$OUT"', "failed=0", "done_runs=()",
+             ""]
     for run in runs:
         lines += _run_lines(run)
-    lines.append('echo "then:"')
-    for run in runs:
-        cmd = shlex.join(["rtc", "calibrate", f"$OUT/{run.output}", "--link", run.link,
-                          "--ranks", str(run.ranks)])
-        lines.append(f'echo "  {cmd}"'.replace("'$OUT/", "$OUT/").replace(".txt'", ".txt"))
+    lines += ['if [ "${#done_runs[@]}" -gt 0 ]; then',
+              '  echo "then run (and paste the param lines of all of them into one links '
+              'block):"',
+              '  for cmd in "${done_runs[@]}"; do echo "  $cmd"; done',
+              "fi",
+              'exit $(( failed > 0 ))']
     return "\n".join(lines) + "\n"

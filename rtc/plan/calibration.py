@@ -16,7 +16,9 @@ fitted into the network's α and bandwidth); the parameters are per NPU port, as
 ``links.toml``.
 
 Each run names the ``rtc calibrate`` command that turns its output into a ``links``
-block. The servers are the first ones of the jobs, in declaration order.
+block. The servers are the first ones of the jobs, in declaration order; a cross-server
+run uses the same device on both (the first server's first NPU), named as the runtime
+sees it.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rtc.cost.links import hardware_of
-from rtc.model.topology import Job, Server, Topology
+from rtc.model.topology import Job, Server, Topology, container_ids
 
 
 @dataclass(frozen=True)
 class CalibrationRun:
     """One HCCL Test run: the link class it measures, the servers (hosts) it runs on,
     NPUs per server (``-p``), total ranks (``mpirun -n``), its output file name and the
-    physical device ids on each server (``ASCEND_RT_VISIBLE_DEVICES``)."""
+    device ids the runtime sees on each server (``ASCEND_RT_VISIBLE_DEVICES``: container
+    ids where the server has ``visible_devices``, else physical ids)."""
 
     link: str
     servers: tuple[Server, ...]
@@ -46,10 +49,13 @@ def _servers(topo: Topology, jobs: list[Job]) -> list[Server]:
     return sorted(seen.values(), key=lambda s: s.index)
 
 
-def _run(link: str, servers: list[Server], devices: tuple[int, ...]) -> CalibrationRun:
+def _run(topo: Topology, link: str, servers: list[Server],
+         devices: tuple[int, ...]) -> CalibrationRun:
     n = len(devices)
+    seen, _ = container_ids(servers[0], topo.preset)
+    visible = tuple(seen.get(d, d) for d in devices)
     return CalibrationRun(link, tuple(servers), n, n * len(servers),
-                          f"all_reduce-{link}-{n * len(servers)}p.txt", devices)
+                          f"all_reduce-{link}-{n * len(servers)}p.txt", visible)
 
 
 def plan_calibration(topo: Topology, jobs: list[Job]) -> list[CalibrationRun]:
@@ -62,15 +68,15 @@ def plan_calibration(topo: Topology, jobs: list[Job]) -> list[CalibrationRun]:
     hw = hardware_of(topo.preset)
     first = servers[0]
     ids = tuple(d.device_id for d in first.devices)
-    runs = [_run(hw.server_link, [first], ids)]
+    runs = [_run(topo, hw.server_link, [first], ids)]
     if hw.die_pair_link and hw.die_pairs and set(hw.die_pairs[0]) <= set(ids):
-        runs.append(_run(hw.die_pair_link, [first], tuple(hw.die_pairs[0])))
+        runs.append(_run(topo, hw.die_pair_link, [first], tuple(hw.die_pairs[0])))
     same_pod = [s for s in servers[1:] if s.super_pod_id is not None
                 and s.super_pod_id == first.super_pod_id]
     if hw.super_pod_link and same_pod:
-        runs.append(_run(hw.super_pod_link, [first, same_pod[0]], ids[:1]))
+        runs.append(_run(topo, hw.super_pod_link, [first, same_pod[0]], ids[:1]))
     other = [s for s in servers[1:]
              if not hw.super_pod_link or s.super_pod_id != first.super_pod_id]
     if other:
-        runs.append(_run(hw.nic, [first, other[0]], ids[:1]))
+        runs.append(_run(topo, hw.nic, [first, other[0]], ids[:1]))
     return runs

@@ -66,16 +66,36 @@ _NCCL_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+({_NUM})\s+({_
                        rf"({_NUM})\s+(\S+)")
 
 
+def _sample(path: str, n: int, size: str, time_us: str, notes: list) -> Sample | None:
+    """A row's sample, or None with a note when its numbers are not a measurement."""
+    nbytes, t = float(size), float(time_us) * 1e-6
+    if not (0 < nbytes < 1e15 and 0 < t < 1e6):
+        notes.append(f"{path}:{n}: {size} bytes in {time_us} us is not a measurement: "
+                     "row dropped")
+        return None
+    return Sample(nbytes, t, n)
+
+
+def _unread(path: str, n: int, line: str, notes: list) -> None:
+    """A note for a line that looks like a data row (starts with a digit) but is not one."""
+    if line.strip()[:1].isdigit() or line.strip()[:1] == "-":
+        notes.append(f"{path}:{n}: not a result row: {line.strip()[:60]!r}")
+
+
 def _hccl(path: str, lines: list[str]) -> BenchRun:
     samples, notes = [], []
     for n, line in enumerate(lines, 1):
         m = _HCCL_ROW.match(line)
         if not m:
+            if "|" in line:
+                _unread(path, n, line, notes)
             continue
         if m.group(4).lower() not in ("success", "null"):
             notes.append(f"{path}:{n}: check_result {m.group(4)}: row dropped")
             continue
-        samples.append(Sample(float(m.group(1)), float(m.group(2)) * 1e-6, n))
+        got = _sample(path, n, m.group(1), m.group(2), notes)
+        if got is not None:
+            samples.append(got)
     text = "\n".join(lines[:5])
     return BenchRun(path, "hccl_test", op_from_name(path) or op_from_name(text),
                     tuple(samples), tuple(notes))
@@ -86,11 +106,15 @@ def _nccl(path: str, lines: list[str]) -> BenchRun:
     for n, line in enumerate(lines, 1):
         m = _NCCL_ROW.match(line)
         if not m:
+            if not line.lstrip().startswith("#"):
+                _unread(path, n, line, notes)
             continue
         if m.group(6) not in ("0", "N/A"):
             notes.append(f"{path}:{n}: #wrong {m.group(6)}: row dropped")
             continue
-        samples.append(Sample(float(m.group(1)), float(m.group(3)) * 1e-6, n))
+        got = _sample(path, n, m.group(1), m.group(3), notes)
+        if got is not None:
+            samples.append(got)
     cmd = next((l for l in lines if "_perf" in l), "")
     return BenchRun(path, "nccl-tests", op_from_name(path) or op_from_name(cmd),
                     tuple(samples), tuple(notes))

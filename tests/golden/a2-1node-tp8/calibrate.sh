@@ -7,6 +7,8 @@ set -uo pipefail
 HCCL_TEST_BIN="${HCCL_TEST_BIN:-${ASCEND_HOME_PATH:-/usr/local/Ascend/ascend-toolkit/latest}/tools/hccl_test/bin}"
 OUT="${1:-calibrate-results}"
 mkdir -p "$OUT"
+failed=0
+done_runs=()
 
 # hccs-910b: 8 ranks on atlas-01
 cat > "$OUT/hosts-hccs-910b" <<'HOSTS'
@@ -14,9 +16,14 @@ cat > "$OUT/hosts-hccs-910b" <<'HOSTS'
 HOSTS
 if ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 mpirun -f "$OUT/hosts-hccs-910b" -n 8 "$HCCL_TEST_BIN/all_reduce_test" -b 8K -e 1G -f 2 -p 8 > "$OUT/all_reduce-hccs-910b-8p.txt" 2>&1; then
   echo "ok: $OUT/all_reduce-hccs-910b-8p.txt"
+  done_runs+=("rtc calibrate $OUT/all_reduce-hccs-910b-8p.txt --link hccs-910b --ranks 8")
 else
-  echo "failed ($?): $OUT/all_reduce-hccs-910b-8p.txt" >&2
+  echo "failed ($?): $OUT/all_reduce-hccs-910b-8p.txt (see the file; not calibrated)" >&2
+  failed=$((failed + 1))
 fi
 
-echo "then:"
-echo "  rtc calibrate $OUT/all_reduce-hccs-910b-8p.txt --link hccs-910b --ranks 8"
+if [ "${#done_runs[@]}" -gt 0 ]; then
+  echo "then run (and paste the param lines of all of them into one links block):"
+  for cmd in "${done_runs[@]}"; do echo "  $cmd"; done
+fi
+exit $(( failed > 0 ))

@@ -7,6 +7,8 @@ set -uo pipefail
 HCCL_TEST_BIN="${HCCL_TEST_BIN:-${ASCEND_HOME_PATH:-/usr/local/Ascend/ascend-toolkit/latest}/tools/hccl_test/bin}"
 OUT="${1:-calibrate-results}"
 mkdir -p "$OUT"
+failed=0
+done_runs=()
 
 # hccs-a3: 16 ranks on p1
 cat > "$OUT/hosts-hccs-a3" <<'HOSTS'
@@ -14,8 +16,10 @@ cat > "$OUT/hosts-hccs-a3" <<'HOSTS'
 HOSTS
 if ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 mpirun -f "$OUT/hosts-hccs-a3" -n 16 "$HCCL_TEST_BIN/all_reduce_test" -b 8K -e 1G -f 2 -p 16 > "$OUT/all_reduce-hccs-a3-16p.txt" 2>&1; then
   echo "ok: $OUT/all_reduce-hccs-a3-16p.txt"
+  done_runs+=("rtc calibrate $OUT/all_reduce-hccs-a3-16p.txt --link hccs-a3 --ranks 16")
 else
-  echo "failed ($?): $OUT/all_reduce-hccs-a3-16p.txt" >&2
+  echo "failed ($?): $OUT/all_reduce-hccs-a3-16p.txt (see the file; not calibrated)" >&2
+  failed=$((failed + 1))
 fi
 
 # sio-a3: 2 ranks on p1
@@ -24,8 +28,10 @@ cat > "$OUT/hosts-sio-a3" <<'HOSTS'
 HOSTS
 if ASCEND_RT_VISIBLE_DEVICES=0,1 mpirun -f "$OUT/hosts-sio-a3" -n 2 "$HCCL_TEST_BIN/all_reduce_test" -b 8K -e 1G -f 2 -p 2 > "$OUT/all_reduce-sio-a3-2p.txt" 2>&1; then
   echo "ok: $OUT/all_reduce-sio-a3-2p.txt"
+  done_runs+=("rtc calibrate $OUT/all_reduce-sio-a3-2p.txt --link sio-a3 --ranks 2")
 else
-  echo "failed ($?): $OUT/all_reduce-sio-a3-2p.txt" >&2
+  echo "failed ($?): $OUT/all_reduce-sio-a3-2p.txt (see the file; not calibrated)" >&2
+  failed=$((failed + 1))
 fi
 
 # ub-a3: 2 ranks on p1, p2
@@ -35,11 +41,14 @@ cat > "$OUT/hosts-ub-a3" <<'HOSTS'
 HOSTS
 if ASCEND_RT_VISIBLE_DEVICES=0 mpirun -f "$OUT/hosts-ub-a3" -n 2 "$HCCL_TEST_BIN/all_reduce_test" -b 8K -e 1G -f 2 -p 1 > "$OUT/all_reduce-ub-a3-2p.txt" 2>&1; then
   echo "ok: $OUT/all_reduce-ub-a3-2p.txt"
+  done_runs+=("rtc calibrate $OUT/all_reduce-ub-a3-2p.txt --link ub-a3 --ranks 2")
 else
-  echo "failed ($?): $OUT/all_reduce-ub-a3-2p.txt" >&2
+  echo "failed ($?): $OUT/all_reduce-ub-a3-2p.txt (see the file; not calibrated)" >&2
+  failed=$((failed + 1))
 fi
 
-echo "then:"
-echo "  rtc calibrate $OUT/all_reduce-hccs-a3-16p.txt --link hccs-a3 --ranks 16"
-echo "  rtc calibrate $OUT/all_reduce-sio-a3-2p.txt --link sio-a3 --ranks 2"
-echo "  rtc calibrate $OUT/all_reduce-ub-a3-2p.txt --link ub-a3 --ranks 2"
+if [ "${#done_runs[@]}" -gt 0 ]; then
+  echo "then run (and paste the param lines of all of them into one links block):"
+  for cmd in "${done_runs[@]}"; do echo "  $cmd"; done
+fi
+exit $(( failed > 0 ))
