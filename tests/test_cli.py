@@ -165,3 +165,15 @@ def test_an_output_that_cannot_be_written_is_rtc001(tmp_path):
     res = run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "-o", str(target))
     assert res.returncode == 2
     assert f"rtc: error[RTC001]: cannot write {target}" in res.stderr
+
+
+def test_closed_stderr_pipe_keeps_the_exit_code():
+    # `rtc check FILE 2>&1 | head -1`: the reader goes away after one line; rtc still
+    # exits with the command's own code (0: notes only), not 1 from a BrokenPipeError
+    import subprocess
+    from conftest import ROOT, rtc_command
+    for _ in range(3):
+        res = subprocess.run(["bash", "-c", " ".join(rtc_command() + [
+            "check", str(ROOT / "examples" / "pd-a3.rtc")]) + " 2>&1 | head -c 10 >/dev/null;"
+            " echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=60)
+        assert res.stdout.strip() == "0", res.stdout + res.stderr

@@ -23,6 +23,32 @@ def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signatu
     raise SystemExit(143)
 
 
+class _StderrUntilClosed:
+    """``sys.stderr`` that stops writing, quietly, once its reader has gone (``2>&1 |
+    head``): the findings are still judged and the exit code stays the command's own."""
+
+    def __init__(self, stream) -> None:
+        self._stream, self._closed = stream, False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                return self._stream.write(text)
+            except (BrokenPipeError, ValueError):
+                self._closed = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):
+                self._closed = True
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console-script entry point (``rtc``).
 
@@ -34,13 +60,23 @@ def main() -> None:
     collector alone; this is a property of the short-lived command, not of the code.)"""
     import gc
     import signal
+    import sys
 
     gc.disable()
-
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError, AttributeError):  # not the main thread / no SIGTERM
         pass
+    stderr = sys.stderr
+    sys.stderr = _StderrUntilClosed(stderr)
+    try:
+        raise SystemExit(_run())
+    finally:
+        sys.stderr = stderr
+
+
+def _run() -> int:
+    """Run the typer app; its exit code (2 for a command-line parser error)."""
     try:
         code = app(standalone_mode=False)
     except Exception as exc:  # noqa: BLE001 - only the command-line parser's errors
@@ -50,8 +86,8 @@ def main() -> None:
             exc.show()     # plain `rtc`: the help itself, as click prints it
         else:
             _report_usage_error(exc)
-        raise SystemExit(2)
-    raise SystemExit(code if isinstance(code, int) else 0)
+        return 2
+    return code if isinstance(code, int) else 0
 
 
 def _is_usage_error(exc: Exception) -> bool:
