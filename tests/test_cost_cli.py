@@ -250,3 +250,42 @@ def test_config_json_encodings_and_names(tmp_path):
     assert read_model(str(other)).name == "qwen72"              # the file's stem
     with pytest.raises(LocatedError, match="empty"):
         read_model(" ")
+
+
+def test_links_block_spaces_duplicates_and_names():
+    base = "cluster c {\n  hardware atlas-800t-a2\n}\n"
+    got = compile_text(base + "links {\n  param roce.alpha = 20 us\n  param roce.alpha = 30us\n"
+                       "  preset nominal\n  preset nominal\n}\n", "x.rtc")
+    assert got.topology.links.params[0].value == "20 us"
+    msgs = sorted((d.code, d.span.line, d.message) for d in got.diagnostics)
+    assert msgs == [("RTC115", 9, "'preset' is given twice in the links block"),
+                    ("RTC340", 6, "parameter 'roce.alpha' is given twice (first on line 5)")]
+
+
+def test_expert_parallel_on_a_dense_model_points_at_expert_parallel():
+    text = D1.read_text(encoding="utf-8").replace('  model "/models/DeepSeek-R1-W8A8"',
+                                                  "  cost_model qwen3-32b")
+    (d,) = [d for d in compile_text(text, str(D1)).diagnostics if d.code == "RTC342"]
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "expert_parallel" in t)
+    assert d.span.line == line and "turn expert_parallel off" in d.hint
+
+
+@pytest.mark.parametrize("cfg, wanted", [
+    ({"num_key_value_heads": 0}, "num_key_value_heads must be above 0"),
+    ({"head_dim": 0}, "head_dim must be above 0"),
+    ({"num_experts": 4, "num_experts_per_tok": 8}, "num_experts_per_tok 8 is more than"),
+])
+def test_config_json_values_that_cannot_be(cfg, wanted):
+    from rtc.cost.errors import ModelConfigError
+    from rtc.cost.models import model_from_hf_config
+    base = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8}
+    with pytest.raises(ModelConfigError, match=wanted):
+        model_from_hf_config({**base, **cfg})
+
+
+def test_a_prefill_job_is_costed_in_prefill_by_default(rtc):
+    run = rtc("cost", str(ROOT / "examples" / "pd-a3.rtc"), "--model", "deepseek-v3",
+              "--format", "json")
+    assert run.returncode == 0, run.stderr
+    phases = {j["job"]: j["phases"][0]["phase"] for j in json.loads(run.stdout)["jobs"]}
+    assert phases == {"prefill": "prefill", "decode": "decode"}

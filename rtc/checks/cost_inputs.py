@@ -82,10 +82,14 @@ def _job(topo: Topology, job):
     problems = layout_problems(layout, choice.spec)
     make = error if explicit else warning
     if problems:
+        experts = all("expert" in p for p in problems)
+        hint = ("turn expert_parallel off, or choose dp x tp that divides the routed "
+                "experts" if experts else "choose a TP that divides the head count")
         yield make(MODEL_LAYOUT, f"job {job.name}: {choice.spec.name} cannot run "
-                   f"{layout.label}: " + "; ".join(problems), job.span_of("tp"),
-                   hint="choose a TP that divides the head count (rtc advise lists the "
-                   "layouts that fit)" + ("" if explicit else f"; model {choice.source}"))
+                   f"{layout.label}: " + "; ".join(problems),
+                   job.span_of("expert_parallel" if experts else "tp"),
+                   hint=hint + " (rtc advise lists the layouts that fit)"
+                   + ("" if explicit else f"; model {choice.source}"))
         return
     why = memory_problem(choice.spec, layout, choice.bytes_per_param, topo.preset.hbm_gb * 1e9)
     if why:

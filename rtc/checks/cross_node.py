@@ -89,8 +89,9 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
     alt = got.best.layout.label
     msg += (f"; about {got.ratio:.1f}x the communication time of keeping TP inside one "
             f"server ({human_time(got.current.per_token)} vs "
-            f"{human_time(got.best.per_token)} per generated token with {alt}; decode, "
-            f"{got.model}, preset {got.params})")
+            f"{human_time(got.best.per_token)} per generated token with {alt}, both at "
+            f"{got.current.generated:g} tokens per step; decode, {got.model}, preset "
+            f"{got.params})")
     link = _crossing_link(got.current)
     return msg, (f"every layer's AllReduce now crosses {link} between servers; keep tp <= "
                  f"{per_server} (NPUs per server): rtc advise ranks {_words(got.best.layout)}"

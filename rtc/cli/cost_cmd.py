@@ -13,6 +13,7 @@ from rtc.cli.app import app
 from rtc.cli.common import fail_usage, report, write_stdout
 
 _PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
+_MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1,000,000)
 
 
 def _compiled(file: Path, job: str | None):
@@ -37,6 +38,8 @@ def _compiled(file: Path, job: str | None):
 def _options(preset, params, model, decode_seqs, prefill_tokens):
     from rtc.cost.jobs import CostOptions
 
+    if model is not None and not model.strip():
+        fail_usage("--model is empty", "a preset (rtc cost --list-models) or a config.json")
     if preset is not None and preset not in ("nominal", "hccl-plan"):
         fail_usage(f"--preset must be nominal or hccl-plan (not '{preset}')")
     return CostOptions(preset=preset, params=tuple(params or ()), model=model,
@@ -63,12 +66,12 @@ def _listing(models: bool, params: bool, preset: str | None) -> bool:
 def cost_command(
     file: Optional[Path] = typer.Argument(None, metavar="FILE", help="The .rtc cluster description."),
     job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),
-    phase: str = typer.Option("decode", "--phase", help="decode, prefill or both."),
+    phase: Optional[str] = typer.Option(None, "--phase", help="decode, prefill or both (default: prefill for role prefill jobs, else decode)."),
     preset: Optional[str] = typer.Option(None, "--preset", help="Parameter set: nominal or hccl-plan (default: the links block's, else nominal)."),
     param: Optional[List[str]] = typer.Option(None, "--param", metavar="KEY=VALUE", help="Override one link parameter, e.g. roce.alpha=20us (repeatable; after the links block)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model preset or config.json (default: the job's cost_model)."),
-    decode_seqs: Optional[int] = typer.Option(None, "--decode-seqs", min=1, help="Decode sequences per DP rank."),
-    prefill_tokens: Optional[int] = typer.Option(None, "--prefill-tokens", min=1, help="Prefill chunk tokens per DP rank."),
+    decode_seqs: Optional[int] = typer.Option(None, "--decode-seqs", min=1, max=1_000_000, help="Decode sequences per DP rank."),
+    prefill_tokens: Optional[int] = typer.Option(None, "--prefill-tokens", min=1, max=_MAX_TOKENS, help="Prefill chunk tokens per DP rank."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
     list_models: bool = typer.Option(False, "--list-models", help="List the model presets and exit."),
     list_params: bool = typer.Option(False, "--list-params", help="List the link parameters of the set and exit."),
@@ -94,17 +97,18 @@ def cost_command(
         return
     if file is None:
         fail_usage("missing FILE", "rtc cost FILE.rtc (or --list-models / --list-params)")
-    if phase not in _PHASES:
+    if phase is not None and phase not in _PHASES:
         fail_usage(f"--phase must be decode, prefill or both (not '{phase}')")
     if fmt not in ("text", "json"):
         fail_usage(f"--format must be text or json (not '{fmt}')")
     options = _options(preset, param, model, decode_seqs, prefill_tokens)
     topo, jobs = _compiled(file, job)
-    from rtc.cost.jobs import cost_jobs
+    from rtc.cost.jobs import cost_jobs, default_phase
     from rtc.report.cost_report import cost_document, cost_text
 
     try:
-        costs = cost_jobs(topo, jobs, _PHASES[phase], options)
+        costs = [c for j in jobs for c in cost_jobs(
+            topo, [j], _PHASES[phase] if phase else (default_phase(j),), options)]
     except CostInputError as exc:
         fail_usage(str(exc), getattr(exc, "hint", None) or None)
     if fmt == "json":
@@ -119,11 +123,11 @@ def advise_command(
     file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description."),
     job: Optional[str] = typer.Option(None, "--job", help="The job (needed when the file has several)."),
     top: int = typer.Option(10, "--top", min=1, help="How many layouts to show."),
-    phase: str = typer.Option("decode", "--phase", help="decode or prefill."),
+    phase: Optional[str] = typer.Option(None, "--phase", help="decode or prefill (default: prefill for a role prefill job, else decode)."),
     preset: Optional[str] = typer.Option(None, "--preset", help="Parameter set: nominal or hccl-plan."),
     param: Optional[List[str]] = typer.Option(None, "--param", metavar="KEY=VALUE", help="Override one link parameter (repeatable)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model preset or config.json (default: the job's cost_model)."),
-    max_pp: Optional[int] = typer.Option(None, "--max-pp", min=1, help="Largest PP searched (default: 1 in decode, 4 in prefill; at most one stage per server, at least the job's own)."),
+    max_pp: Optional[int] = typer.Option(None, "--max-pp", min=1, help="Largest PP searched (default: 1 in decode, 4 in prefill, at most one stage per server and at least the job's own PP; a value given here is searched as given)."),
     fmt: str = typer.Option("text", "--format", help="text, json, or rtc (the best layouts as job blocks)."),
 ) -> None:
     """Rank every layout of a job's NPUs by communication time per generated token.
@@ -137,11 +141,11 @@ def advise_command(
 
       rtc advise examples/a2-2node-dp2-tp8.rtc
 
-      rtc advise examples/pd-a3.rtc --job decode --top 5 --format json
+      rtc advise examples/pd-a3.rtc --job decode --model deepseek-v3 --format json
     """
     from rtc.cost.errors import CostInputError
 
-    if phase not in ("decode", "prefill"):
+    if phase is not None and phase not in ("decode", "prefill"):
         fail_usage(f"--phase must be decode or prefill (not '{phase}')")
     if fmt not in ("text", "json", "rtc"):
         fail_usage(f"--format must be text, json or rtc (not '{fmt}')")
@@ -150,11 +154,12 @@ def advise_command(
     if len(jobs) > 1:
         fail_usage(f"{file} has {len(jobs)} jobs; choose one with --job "
                    f"({', '.join(j.name for j in jobs)})")
-    from rtc.cost.jobs import advise_job
+    from rtc.cost.jobs import advise_job, default_phase
     from rtc.report.cost_report import advice_document, advice_rtc, advice_text
 
     try:
-        advice = advise_job(topo, jobs[0], phase=phase, options=options, max_pp=max_pp)
+        advice = advise_job(topo, jobs[0], phase=phase or default_phase(jobs[0]),
+                            options=options, max_pp=max_pp)
     except CostInputError as exc:
         fail_usage(str(exc), getattr(exc, "hint", None) or None)
     if fmt == "json":

@@ -66,7 +66,15 @@ def link_param_errors(topology, preset: str | None = None) -> list[LocatedError]
     params = load_params(preset or (links.preset if links else None) or "nominal")
     keys = set(param_keys(params))
     out = []
+    seen: dict[str, Span] = {}
     for line in links.params if links else ():
+        key = line.key.strip().lower()
+        if key in seen:
+            out.append(LocatedError(f"parameter {key!r} is given twice (first on line "
+                                    f"{seen[key].line})", line.key_span,
+                                    "keep one of the two lines"))
+            continue
+        seen[key] = line.key_span
         try:
             parse_override(f"{line.key}={line.value}", params)
         except ParamError as exc:
@@ -158,7 +166,7 @@ def job_model(job, override: str | None = None) -> ModelChoice:
                            _bytes_per_param(spec, job.cost.model, served))
     spec = guess_model(served)
     if spec is None:
-        return ModelChoice(None, "none (set `cost_model` in the job or pass --model)")
+        return ModelChoice(None, "no model: set `cost_model` in the job or pass --model")
     return ModelChoice(spec, f"guessed from model {served!r}; set `cost_model` to "
                        f"choose", _bytes_per_param(spec, served))
 

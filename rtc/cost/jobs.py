@@ -76,8 +76,9 @@ class Advice:
 def _model(job: Job, options: CostOptions) -> ModelChoice:
     choice = job_model(job, options.model)
     if choice.spec is None:
-        raise CostInputError(f"job {job.name}: no model to cost: {choice.source}; presets: "
-                             "rtc cost --list-models")
+        raise CostInputError(f"job {job.name}: no model to cost: set `cost_model` in the job "
+                             "or pass --model (a preset from rtc cost --list-models, or a "
+                             "config.json)")
     return choice
 
 
@@ -99,6 +100,12 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
             raise CostInputError(f"job {job.name}: {exc} (model {choice.label})") from None
         out.append(JobCost(job, choice, steps))
     return out
+
+
+def default_phase(job: Job) -> str:
+    """The phase a job is costed in without ``--phase``: prefill for ``role prefill``,
+    decode otherwise."""
+    return "prefill" if job.role == "prefill" else "decode"
 
 
 def current_layout(job: Job) -> Layout:

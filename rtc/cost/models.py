@@ -174,6 +174,12 @@ def _spec(cfg: Mapping, label: str, where: str, experts: int) -> ModelSpec:
     if experts and not top_k:
         raise ModelConfigError(f"{where}: num_experts_per_tok must be above 0 for a model "
                                f"with {experts} routed experts")
+    if experts and top_k > experts:
+        raise ModelConfigError(f"{where}: num_experts_per_tok {top_k} is more than the "
+                               f"{experts} routed experts")
+    for key in ("num_key_value_heads", "head_dim"):
+        if cfg.get(key) is not None and _int(cfg, key, where) == 0:
+            raise ModelConfigError(f"{where}: {key} must be above 0 (or left out)")
     return ModelSpec(
         name=label, hidden_size=cfg["hidden_size"], num_layers=layers,
         num_attention_heads=heads,

@@ -220,7 +220,7 @@ class Override:
 def param_keys(params: CostParams) -> list[str]:
     """Every key :func:`parse_override` accepts for ``params``: per class, per family,
     and the global keys."""
-    targets = list(params.links) + sorted(_families(params))
+    targets = dict.fromkeys(list(params.links) + sorted(_families(params)))
     return [f"{t}.{f}" for t in targets for f in _LINK_FIELDS] + list(GLOBAL_KEYS)
 
 

@@ -53,7 +53,7 @@ def _verdict(advice: Advice) -> str:
     i = advice.current_index
     label = advice.current.label
     if not scores:
-        return "no layout could be scored (every one was rejected: see below)"
+        return "no layout could be scored: every one was rejected (the reasons are above)"
     best = scores[0]
     if i is None:
         reason = next((r.reason for r in advice.ranking.rejected
@@ -73,7 +73,8 @@ def _verdict(advice: Advice) -> str:
 def advice_text(advice: Advice, top: int) -> str:
     """The ranking table (best ``top``), the job's own layout marked, and a verdict."""
     c = advice.cluster
-    head = (f"rtc advise: job {advice.job.name}, {c.servers} servers x {c.npus_per_server} "
+    servers = f"{c.servers} server{'s' if c.servers != 1 else ''}"
+    head = (f"rtc advise: job {advice.job.name}, {servers} x {c.npus_per_server} "
             f"NPUs ({c.hardware.preset}), {advice.phase}, model {advice.model.label}, "
             f"params {advice.params.name}"
             + "".join(f" {o}" for o in advice.params.overrides)

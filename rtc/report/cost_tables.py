@@ -52,7 +52,7 @@ def ranking_table(ranking: Ranking, limit: int = 10, *, rejected: int = 5,
         rows.append((str(i), s.layout.label, human_time(s.per_token),
                      human_time(s.step.total), s.moe_method or "-",
                      f"{s.bubble:.0%}" if s.bubble else "-", s.dominant))
-    lines = _columns(rows)
+    lines = _columns(rows) if len(rows) > 1 else ["(no layout could be scored)"]
     if len(ranking.scores) > limit:
         lines.append(f"... {len(ranking.scores) - limit} more")
     if ranking.rejected:

@@ -201,11 +201,19 @@ def p_env(attr: Attribute) -> EnvLine:
 def p_param(attr: Attribute) -> ParamLine:
     """``param KEY = VALUE`` (``param roce.alpha = 20us``); the key and the unit are
     checked against the cost model's parameter table later (RTC340)."""
-    if len(attr.args) != 1 or not isinstance(attr.args[0], Assign):
+    if (not attr.args or not isinstance(attr.args[0], Assign)
+            or not all(isinstance(w, Word) for w in attr.args[1:])):
         raise ValueProblem(BAD_VALUE, "write `param LINK.FIELD = VALUE`, e.g. "
                            "`param roce.alpha = 20us`", attr.span)
     a = attr.args[0]
-    return ParamLine(a.name.text, a.value.text, a.value.span, a.name.span)
+    if len(attr.args) == 1:
+        return ParamLine(a.name.text, a.value.text, a.value.span, a.name.span)
+    # `param roce.alpha = 20 us`: the number and its unit as separate words
+    last = attr.args[-1].span
+    text = " ".join([a.value.text] + [w.text for w in attr.args[1:]])
+    span = Span(a.value.span.file, a.value.span.line, a.value.span.column, last.end_line,
+                last.end_column)
+    return ParamLine(a.name.text, text, span, a.name.span)
 
 
 def p_policy(attr: Attribute) -> PolicyLine:

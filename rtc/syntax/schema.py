@@ -478,7 +478,7 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
         span = value_span(item)
         if not aspec.repeat and item.key in spans:
             diags.append(error(DUPLICATE_ATTRIBUTE, f"'{item.key}' is given twice in "
-                               f"{block.kind} '{name}'", item.key_span, hint="keep one of them",
+                               f"{where}", item.key_span, hint="keep one of them",
                                related=[Related(spans[item.key], "first given here")]))
         elif not aspec.repeat:
             values[item.key], spans[item.key] = value, span
