@@ -258,7 +258,7 @@ def test_links_block_spaces_duplicates_and_names():
                        "  preset nominal\n  preset nominal\n}\n", "x.rtc")
     assert got.topology.links.params[0].value == "20 us"
     msgs = sorted((d.code, d.span.line, d.message) for d in got.diagnostics)
-    assert msgs == [("RTC115", 9, "'preset' is given twice in the links block"),
+    assert msgs == [("RTC115", 8, "'preset' is given twice in the links block"),
                     ("RTC340", 6, "parameter 'roce.alpha' is given twice (first on line 5)")]
 
 
