@@ -15,6 +15,7 @@ from rtc.checks import RULES as CHECK_RULES
 from rtc.checks import policies
 from rtc.inventory import rules as inventory
 from rtc.model import lower_decls, lower_jobs, lower_servers
+from rtc.plan import kubernetes as k8s_plan
 from rtc.preflight import findings as preflight
 from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
@@ -28,7 +29,7 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
-    + preflight.RULES)
+    + preflight.RULES + k8s_plan.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))
