@@ -22,6 +22,9 @@ MAX_FINDINGS_HELP = "Report at most N findings (after folding); the summary stil
 NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findings of one rule "
                 "and pattern (every rank_id a number) are one finding with a count and examples.")
 
+REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
+                          "error (a note otherwise).")
+
 
 @app.command("validate")
 def validate_command(
@@ -40,6 +43,8 @@ def validate_command(
     max_findings: Optional[int] = typer.Option(None, "--max-findings", min=1, metavar="N",
                                                help=MAX_FINDINGS_HELP),
     no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
+    require_completed: bool = typer.Option(False, "--require-completed",
+                                           help=REQUIRE_COMPLETED_HELP),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
@@ -59,6 +64,8 @@ def validate_command(
       rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
 
       rtc validate --max-findings 20 merged_hccl.json
+
+      kubectl get cm rings-config-deepseek -o yaml | rtc validate -
     """
     from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
     from rtc.report.folding import cap, fold
@@ -66,7 +73,8 @@ def validate_command(
 
     reporter = get_reporter(fmt)
     inv = _check_options(reporter, fmt, hardware, schema, inventory)
-    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv, not no_fold)
+    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv,
+                                                        not no_fold, require_completed)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
@@ -110,14 +118,16 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
     return Inventory(str(inventory))
 
 
-def _validate_files(files: List[str], hardware, schema, inv, fold: bool):
-    """Validate each file once (``-``: standard input): (diagnostics, sources by name,
-    FileInfo per file, how many could not be read)."""
+def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
+                    require_completed: bool = False):
+    """Validate each file once (``-``: standard input; YAML is read as ConfigMaps):
+    (diagnostics, sources by name, FileInfo per file, how many could not be read)."""
     import dataclasses
 
     from rtc.api.validate import load_for_report, validate_source
     from rtc.diagnostics import Span
     from rtc.report.registry import FileInfo
+    from rtc.tables.configmap import looks_like_yaml
 
     diags = []
     sources: dict[str, str] = {}
@@ -138,8 +148,15 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool):
             diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
             infos.append(FileInfo(label))
             continue
-        rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv,
-                              fold=fold)
+        if looks_like_yaml(data, label):
+            from rtc.api.validate_k8s import validate_configmap
+
+            rep = validate_configmap(data, label, hardware=hardware, schema=schema,
+                                     inventory=inv, fold=fold,
+                                     require_completed=require_completed)
+        else:
+            rep = validate_source(data, label, hardware=hardware, schema=schema,
+                                  inventory=inv, fold=fold)
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
