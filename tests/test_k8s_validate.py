@@ -84,3 +84,90 @@ def test_cli_reads_kubectl_output_from_stdin(monkeypatch, capsys):
     assert run_main(monkeypatch, "validate", path) == 0
     assert run_main(monkeypatch, "validate", "--require-completed", path) == 1
     assert "error[RTC774]" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- --pods
+
+from rtc.tables.pods import check_pods, load_pods  # noqa: E402
+
+
+def pod_findings(pods_doc, table_name: str):
+    data = json.dumps(pods_doc, indent=2).encode() if not isinstance(pods_doc, bytes) \
+        else pods_doc
+    pods, smap, diags = load_pods(data, "pods.json")
+    path = DATA / table_name
+    if table_name.endswith(".yaml"):
+        table = validate_configmap(path.read_bytes(), "t.yaml").doc
+    else:
+        table = json.loads(path.read_text())
+    return diags + (check_pods(pods, smap, "pods.json", table, table_name) if pods else [])
+
+
+def ok_pods():
+    return json.loads((DATA / "pods-ok.json").read_text())
+
+
+def test_pods_that_match_their_table():
+    assert pod_findings(ok_pods(), "kubectl-get-cm-completed.yaml") == []
+
+
+def test_two_pods_on_one_node_as_two_servers_and_physical_visible_devices():
+    data = (DATA / "pods-two-on-one-node.json").read_bytes()
+    found = pod_findings(data, "hccl-two-pods-one-node.json")
+    assert sorted(d.code for d in found) == ["RTC782", "RTC785"]
+    shared = next(d for d in found if d.code == "RTC782")
+    assert "node atlas-01" in shared.message and "103900" in shared.message
+    assert shared.related and shared.span.file == "pods.json"
+    visible = next(d for d in found if d.code == "RTC785")
+    assert "use 0,1,2,3" in visible.hint
+
+
+def test_table_devices_that_are_not_the_pods():
+    found = pod_findings(ok_pods(), "kubectl-get-cm-dup-ip.yaml")
+    (d,) = found
+    assert d.code == "RTC783"
+    assert "device 3 has device_ip 192.0.2.1 in the table and 192.0.2.12 on the pod" in d.message
+
+
+def test_recreated_pods_with_new_ips():
+    doc = ok_pods()
+    for i, item in enumerate(doc["items"]):
+        item["spec"]["hostNetwork"] = False
+        item["status"]["podIP"] = f"10.244.{i}.9"
+    found = pod_findings(doc, "kubectl-get-cm-completed.yaml")
+    assert [d.code for d in found] == ["RTC784", "RTC784"]
+    assert "container_ip 198.51.100.11, but its pod deepseek-0 has IP 10.244.0.9" in \
+        found[0].message
+
+
+def test_pods_without_annotations_and_a_missing_pod():
+    doc = ok_pods()
+    for item in doc["items"]:
+        del item["metadata"]["annotations"]
+    assert [d.code for d in pod_findings(doc, "kubectl-get-cm-completed.yaml")] == [
+        "RTC781", "RTC781"]
+    doc = ok_pods()
+    doc["items"] = doc["items"][:1]
+    (d,) = pod_findings(doc, "kubectl-get-cm-completed.yaml")
+    assert d.code == "RTC786" and "198.51.100.12" in d.message
+
+
+@pytest.mark.parametrize("data", [b"NAME READY STATUS\n", b'{"kind": "Service"}'])
+def test_not_a_pods_file(data):
+    (d,) = pod_findings(data, "kubectl-get-cm-completed.yaml")
+    assert d.code == "RTC780"
+
+
+def test_cli_pods_option(monkeypatch, capsys, tmp_path: Path):
+    table = str(DATA / "hccl-two-pods-one-node.json")
+    pods = str(DATA / "pods-two-on-one-node.json")
+    assert run_main(monkeypatch, "validate", "--pods", pods, table) == 1
+    out = capsys.readouterr().out
+    assert "error[RTC782]" in out and "error[RTC785]" in out
+    doc = ok_pods()
+    for item in doc["items"]:
+        del item["metadata"]["annotations"]
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    cm = str(DATA / "kubectl-get-cm-completed.yaml")
+    assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "p.json"), cm) == 0
+    assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "none.json"), cm) == 2

@@ -22,6 +22,8 @@ MAX_FINDINGS_HELP = "Report at most N findings (after folding); the summary stil
 NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findings of one rule "
                 "and pattern (every rank_id a number) are one finding with a count and examples.")
 
+PODS_HELP = ("`kubectl get pods -o json` of the job: each table server is checked against its "
+             "pod's node, IP and the NPUs the device plugin gave it.")
 REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
                           "error (a note otherwise).")
 
@@ -45,6 +47,7 @@ def validate_command(
     no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
     require_completed: bool = typer.Option(False, "--require-completed",
                                            help=REQUIRE_COMPLETED_HELP),
+    pods: Optional[Path] = typer.Option(None, "--pods", metavar="PODS_JSON", help=PODS_HELP),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
@@ -74,11 +77,10 @@ def validate_command(
     reporter = get_reporter(fmt)
     inv = _check_options(reporter, fmt, hardware, schema, inventory)
     diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv,
-                                                        not no_fold, require_completed)
-    if strict:
-        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
-                 for d in diags]
-    diags = sorted_diagnostics(diags)
+                                                        not no_fold, require_completed, pods)
+    diags = sorted_diagnostics([d.with_severity(Severity.ERROR)
+                                if strict and d.severity is Severity.WARNING else d
+                                for d in diags])
     shown, omitted = cap(diags if no_fold else fold(diags), max_findings)
     _print_report(reporter, fmt, shown, omitted, sources, infos, unreadable)
     if exit_zero:
@@ -119,7 +121,7 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
 
 
 def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
-                    require_completed: bool = False):
+                    require_completed: bool = False, pods: Path | None = None):
     """Validate each file once (``-``: standard input; YAML is read as ConfigMaps):
     (diagnostics, sources by name, FileInfo per file, how many could not be read)."""
     import dataclasses
@@ -160,7 +162,28 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
+        if pods is not None:
+            unreadable += _check_pods(pods, rep, label, diags, sources)
     return diags, sources, infos, unreadable
+
+
+def _check_pods(pods: Path, rep, label: str, diags: list, sources: dict) -> int:
+    """Add the findings of ``--pods`` against the table of ``rep``; 1 when the pods file
+    cannot be read (its RTC001 is added once), else 0."""
+    from rtc.api.validate import load_for_report
+    from rtc.tables.pods import check_pods, load_pods
+
+    data, problem = load_for_report(str(pods))
+    if problem is not None:
+        if problem not in diags:
+            diags.append(problem)
+            return 1
+        return 0
+    found, smap, more = load_pods(data, str(pods))
+    sources[str(pods)] = data.decode("utf-8", errors="replace")
+    new = more + (check_pods(found, smap, str(pods), rep.doc, label) if found else [])
+    diags.extend(d for d in new if d not in diags)
+    return 0
 
 
 def _print_report(reporter, fmt: str, diags, omitted, sources: dict, infos: list,
