@@ -171,3 +171,52 @@ def test_cli_pods_option(monkeypatch, capsys, tmp_path: Path):
     cm = str(DATA / "kubectl-get-cm-completed.yaml")
     assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "p.json"), cm) == 0
     assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "none.json"), cm) == 2
+
+
+# --------------------------------------------------------------------------- --wait
+
+from rtc.api.validate_k8s import wait_until_completed  # noqa: E402
+
+
+class FakeTime:
+    """A clock that advances only when slept, and a hook run at each sleep."""
+
+    def __init__(self, on_sleep=None):
+        self.now, self.slept, self.on_sleep = 0.0, [], on_sleep
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.now += s
+        if self.on_sleep:
+            self.on_sleep(self.now)
+
+
+def test_wait_polls_every_second_until_completed(tmp_path: Path):
+    path = tmp_path / "hccl.json"
+    path.write_text('{"status":"initializing"}')
+    done = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text()
+    t = FakeTime(lambda now: path.write_text(done) if now >= 3 else None)
+    assert wait_until_completed(str(path), 30, sleep=t.sleep, clock=t.clock) is True
+    assert t.slept == [1.0, 1.0, 1.0]
+    path.write_text('{"status":"initializing"}')
+    t = FakeTime()
+    assert wait_until_completed(str(path), 2.5, sleep=t.sleep, clock=t.clock) is False
+    assert t.slept == [1.0, 1.0, 0.5]
+    t = FakeTime()     # a volume not mounted yet is waited for too
+    assert wait_until_completed(str(tmp_path / "absent.json"), 1, sleep=t.sleep,
+                                clock=t.clock) is False
+
+
+def test_cli_wait_exit_codes(tmp_path: Path, monkeypatch, capsys):
+    path = tmp_path / "hccl.json"
+    path.write_text('{"status":"initializing"}\n')
+    assert run_main(monkeypatch, "validate", "--wait", "0", str(path)) == 1
+    captured = capsys.readouterr()
+    assert "hccl.json:1:2: error[RTC774]" in captured.out
+    assert "still says initializing after 0 s" in captured.err
+    path.write_text((GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text())
+    assert run_main(monkeypatch, "validate", "--wait", "5", str(path)) == 0
+    assert run_main(monkeypatch, "validate", "--wait", "5", "-") == 2

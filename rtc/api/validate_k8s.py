@@ -85,3 +85,57 @@ def _moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
     related = tuple(Related(move(r.span), r.message) for r in d.related)
     subject = f"ConfigMap {emb.name}, {d.subject}" if d.subject else f"ConfigMap {emb.name}"
     return dataclasses.replace(d, span=move(d.span), related=related, subject=subject)
+
+
+def table_statuses(data: bytes, filename: str) -> list[str | None]:
+    """The ``status`` of each rank table in a file: one for JSON, one per ConfigMap for
+    YAML (:func:`rtc.tables.configmap.looks_like_yaml`); [] when none can be read."""
+    from rtc.tables.configmap import looks_like_yaml
+
+    if looks_like_yaml(data, filename):
+        tables, _diags = embedded_tables(data.decode("utf-8", errors="replace"), filename)
+        return [_status(t.text) for t in tables]
+    status = _status(data.decode("utf-8-sig", errors="replace"))
+    return [status]
+
+
+def wait_until_completed(path: str, seconds: float, *, interval: float = 1.0,
+                         sleep=None, clock=None) -> bool:
+    """Re-read ``path`` every ``interval`` seconds (as HCCL does) until none of its tables
+    says ``initializing`` or ``seconds`` have passed; True when it no longer does. A file
+    that cannot be read yet (a ConfigMap volume not yet mounted) is waited for too.
+    ``sleep`` / ``clock`` default to :func:`time.sleep` / :func:`time.monotonic`."""
+    import time
+
+    sleep = sleep or time.sleep
+    clock = clock or time.monotonic
+    deadline = clock() + seconds
+    while True:
+        try:
+            with open(path, "rb") as f:
+                statuses = table_statuses(f.read(), path)
+        except OSError:
+            statuses = ["initializing"]
+        if statuses and "initializing" not in statuses:
+            return True
+        if clock() >= deadline:
+            return False
+        sleep(min(interval, max(0.0, deadline - clock())))
+
+
+def initializing_json(data: bytes, filename: str, require_completed: bool
+                      ) -> TableReport | None:
+    """For a JSON table whose status is ``initializing``: a report with RTC774 only (the
+    table is not checked further); None for any other input."""
+    text = data.decode("utf-8-sig", errors="replace")
+    if _status(text) != "initializing":
+        return None
+    from rtc.tables.configmap import LineMap
+
+    report = TableReport(filename, text, form="initializing")
+    emb = Embedded(filename, text, LineMap(1, 1, 0))
+    d = _initializing(emb, filename, require_completed)
+    report.diagnostics = [dataclasses.replace(
+        d, message=d.message.replace(f"ConfigMap {filename}: ", f"{filename}: "),
+        subject=None)]
+    return report

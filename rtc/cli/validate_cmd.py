@@ -22,6 +22,11 @@ MAX_FINDINGS_HELP = "Report at most N findings (after folding); the summary stil
 NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findings of one rule "
                 "and pattern (every rank_id a number) are one finding with a count and examples.")
 
+INVENTORY_HELP = ("Folder of captures: INVENTORY/<server_id>/ per server (or the folder itself "
+                  "for a one-server table); values are checked against them.")
+WAIT_HELP = ("Re-read each file every second until its status is no longer initializing "
+             "(at most SECONDS), then validate it as with --require-completed; for an "
+             "init container.")
 PODS_HELP = ("`kubectl get pods -o json` of the job: each table server is checked against its "
              "pod's node, IP and the NPUs the device plugin gave it.")
 REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
@@ -33,10 +38,8 @@ def validate_command(
     files: List[str] = typer.Argument(..., metavar="FILES", help="Rank tables to check (hccl*.json, rank_table*.json); "
                                                 "`-` reads standard input."),
     hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
-    inventory: Optional[Path] = typer.Option(
-        None, "--inventory", metavar="DIR", help="Folder of captures: INVENTORY/<server_id>/ per server (or the "
-                                  "folder itself for a one-server table); values are checked "
-                                  "against them."),
+    inventory: Optional[Path] = typer.Option(None, "--inventory", metavar="DIR",
+                                             help=INVENTORY_HELP),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     exit_zero: bool = typer.Option(False, "--exit-zero",
@@ -48,6 +51,8 @@ def validate_command(
     require_completed: bool = typer.Option(False, "--require-completed",
                                            help=REQUIRE_COMPLETED_HELP),
     pods: Optional[Path] = typer.Option(None, "--pods", metavar="PODS_JSON", help=PODS_HELP),
+    wait: Optional[float] = typer.Option(None, "--wait", metavar="SECONDS", min=0,
+                                         help=WAIT_HELP),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
@@ -76,6 +81,7 @@ def validate_command(
 
     reporter = get_reporter(fmt)
     inv = _check_options(reporter, fmt, hardware, schema, inventory)
+    require_completed = _wait(files, wait) or require_completed
     diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv,
                                                         not no_fold, require_completed, pods)
     diags = sorted_diagnostics([d.with_severity(Severity.ERROR)
@@ -83,12 +89,7 @@ def validate_command(
                                 for d in diags])
     shown, omitted = cap(diags if no_fold else fold(diags), max_findings)
     _print_report(reporter, fmt, shown, omitted, sources, infos, unreadable)
-    if exit_zero:
-        raise typer.Exit(0)
-    if unreadable:
-        raise typer.Exit(2)
-    if has_errors(diags):
-        raise typer.Exit(1)
+    raise typer.Exit(0 if exit_zero else 2 if unreadable else 1 if has_errors(diags) else 0)
 
 
 def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
@@ -118,6 +119,22 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
         fail_usage(f"--inventory {inventory} is not a folder",
                    "give the folder that holds INVENTORY/<server_id>/ captures")
     return Inventory(str(inventory))
+
+
+def _wait(files: List[str], seconds: float | None) -> bool:
+    """--wait: poll each file until it is no longer initializing (exit 2 for `-`); True
+    when waiting was asked for (the tables are then validated as --require-completed)."""
+    from rtc.api.validate_k8s import wait_until_completed
+
+    if seconds is None:
+        return False
+    if "-" in files:
+        fail_usage("--wait re-reads files; standard input cannot be re-read",
+                   "give the mounted table's path, e.g. /user/serverid/devindex/config/hccl.json")
+    for name in dict.fromkeys(files):
+        if not wait_until_completed(name, seconds):
+            typer.echo(f"rtc: {name} still says initializing after {seconds:g} s", err=True)
+    return True
 
 
 def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
@@ -157,8 +174,11 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
                                      inventory=inv, fold=fold,
                                      require_completed=require_completed)
         else:
-            rep = validate_source(data, label, hardware=hardware, schema=schema,
-                                  inventory=inv, fold=fold)
+            from rtc.api.validate_k8s import initializing_json
+
+            rep = (initializing_json(data, label, True) if require_completed else None) \
+                or validate_source(data, label, hardware=hardware, schema=schema,
+                                   inventory=inv, fold=fold)
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)

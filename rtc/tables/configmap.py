@@ -52,10 +52,12 @@ INITIALIZING = rule("RTC774", "ranktable-initializing", "note",
     Why: HCCL re-reads the file every second until the status is `completed` and gives
     up after 30 minutes; a table that never completes is a job that hangs at start-up.
     The table's other fields are not checked until then.
+    Reported for ConfigMaps, and for JSON tables with --require-completed or --wait (a
+    plain JSON file that says initializing is RTC649: a static file never completes).
     Example: `hccl.json: '{"status":"initializing"}'`.
     Fix: wait for the operator (check that every pod got the
-    ascend.kubectl.kubernetes.io/ascend-910-configuration annotation), or validate with
-    --require-completed in a gate that must not pass before.""")
+    ascend.kubectl.kubernetes.io/ascend-910-configuration annotation); in an init
+    container, `rtc validate --wait SECONDS` does the waiting.""")
 SKIPPED = rule("RTC775", "manifest-skipped", "note",
                "A YAML document that is not a ConfigMap was not checked.", """
     What: a document of the YAML file (a LeaderWorkerSet, a Service, ...) is not a
