@@ -220,3 +220,13 @@ def test_cli_wait_exit_codes(tmp_path: Path, monkeypatch, capsys):
     path.write_text((GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text())
     assert run_main(monkeypatch, "validate", "--wait", "5", str(path)) == 0
     assert run_main(monkeypatch, "validate", "--wait", "5", "-") == 2
+
+
+def test_readme_pods_output_is_a_real_run(monkeypatch, capsys):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- k8s-pods-output -->\n```console\n", 1)[1].split("```", 1)[0]
+    command, expected = block.split("\n", 1)
+    args = command.split("&& rtc ", 1)[1].split()
+    monkeypatch.chdir(DATA)
+    assert run_main(monkeypatch, *args) == 1
+    assert capsys.readouterr().out == expected
