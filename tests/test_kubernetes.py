@@ -25,17 +25,41 @@ UPDATE = os.environ.get("RTC_UPDATE_GOLDEN") == "1"
 IMAGE = "quay.io/ascend/vllm-ascend:latest"
 
 
-def build(path: Path):
-    res = compile_file(str(path))
+#: A replica over three servers without Ray (--nnodes): two worker pods from one template.
+NNODES = """
+cluster c {
+  hardware atlas-800t-a2
+  vllm_version 0.11.2
+}
+family n[1..3] {
+  host 10.0.0.{i}
+  nic eno0
+  devices 0..7
+  device_ip 6.0.{i}.1 step 1
+}
+job j {
+  servers n[1..3]
+  pp 3
+  tp 8
+  executor mp
+  model "/m"
+}
+"""
+
+
+def build(path: Path | str):
+    res = compile_file(str(path)) if isinstance(path, Path) else compile_text(path, "n.rtc")
     assert res.ok, res.diagnostics
     tables = {j.name: rank_table(res.topology, j)[0] for j in res.topology.jobs}
     return res, build_k8s(res.topology, res.plan, res.topology.jobs, tables, IMAGE,
-                          path.name)
+                          getattr(path, "name", "n.rtc"))
 
 
 @pytest.fixture(scope="module")
 def bundles():
-    return {ex: build(EXAMPLES / f"{ex}.rtc") for ex in EXAMPLES_K8S}
+    out = {ex: build(EXAMPLES / f"{ex}.rtc") for ex in EXAMPLES_K8S}
+    out["nnodes-3"] = build(NNODES)
+    return out
 
 
 @pytest.mark.parametrize("example", EXAMPLES_K8S)
@@ -103,7 +127,7 @@ def _calls(calls):
     return [c for c in calls if c.name in ("vllm", "ray")]
 
 
-@pytest.mark.parametrize("example", EXAMPLES_K8S)
+@pytest.mark.parametrize("example", EXAMPLES_K8S + ["nnodes-3"])
 def test_every_pod_runs_what_the_shell_launch_runs(example, bundles, tmp_path: Path):
     res, bundle = bundles[example]
     shell_dir = write_shell_launch(res, tmp_path / "shell")
@@ -111,10 +135,10 @@ def test_every_pod_runs_what_the_shell_launch_runs(example, bundles, tmp_path: P
     for job in res.topology.jobs:
         lp = bundle.plans[job.name]
         lws = yaml.safe_load(texts[f"lws-{lp.name}.yaml"])
-        assert lws["spec"]["leaderWorkerTemplate"]["size"] == len(lp.leader.servers
-                                                                 + (lp.worker.servers
-                                                                    if lp.worker else []))
         jl = res.plan.launches[job.name]
+        assert lws["spec"]["leaderWorkerTemplate"]["size"] == len(jl.nodes)
+        assert lp.leader.servers + (lp.worker.servers if lp.worker else []) == [
+            nl.server.name for nl in jl.nodes]
         head = str(jl.nodes[0].server.host_ip)
         for k, nl in enumerate(jl.nodes):
             key = "leaderTemplate" if k == 0 else "workerTemplate"
