@@ -236,3 +236,15 @@ def test_cli_refuses_k8s_without_out_dir_and_blocked_jobs(tmp_path: Path, monkey
                     str(tmp_path / "o")) == 1
     assert "RTC770" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_rtc770_two_jobs_with_one_kubernetes_name():
+    text = BLOCKED.replace("devices 0..3", "devices 0..7").replace(
+        "job j {\n  servers a, b\n  dp 3\n  tp 4\n}",
+        "job a_b {\n  servers a\n  tp 8\n}\njob a-b {\n  servers b\n  tp 8\n}")
+    res = compile_text(text, "two.rtc")
+    assert res.ok, res.diagnostics
+    tables = {j.name: rank_table(res.topology, j)[0] for j in res.topology.jobs}
+    bundle = build_k8s(res.topology, res.plan, res.topology.jobs, tables, IMAGE, "t.rtc")
+    (d,) = bundle.diagnostics
+    assert d.code == "RTC770" and "name a-b is also job a_b's" in d.message

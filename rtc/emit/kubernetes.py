@@ -232,6 +232,11 @@ def build_k8s(topo, plan, jobs, tables: dict, image: str, source: str) -> K8sBun
             continue
         lp = plan_lws(topo, plan.ports, jl)
         out.plans[job.name] = lp
+        same = next((other for other, o in out.plans.items()
+                     if other != job.name and o.name == lp.name), None)
+        if same is not None and not lp.blocked:
+            lp.blocked = (f"its Kubernetes name {lp.name} is also job {same}'s; rename one "
+                          "of them")
         if lp.blocked:
             out.diagnostics.append(blocked_diagnostic(lp, job.span))
             continue
