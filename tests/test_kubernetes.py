@@ -248,3 +248,25 @@ def test_rtc770_two_jobs_with_one_kubernetes_name():
     bundle = build_k8s(res.topology, res.plan, res.topology.jobs, tables, IMAGE, "t.rtc")
     (d,) = bundle.diagnostics
     assert d.code == "RTC770" and "name a-b is also job a_b's" in d.message
+
+
+def test_rtc776_a_table_over_the_configmap_limit(monkeypatch):
+    import rtc.plan.kubernetes as plan_k8s
+    from rtc.emit.kubernetes import compact, fitting_table
+
+    pretty = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text()
+    small = compact(pretty)
+    assert json.loads(small) == json.loads(pretty) and len(small) < len(pretty)
+    limit = plan_k8s.FACTS["configmap_limit"]
+    assert fitting_table(pretty) == pretty          # 1 MiB: the table as rtc writes it
+    monkeypatch.setitem(plan_k8s.FACTS, "configmap_limit",
+                        plan_k8s.Fact(str(len(small.encode())), limit.source))
+    assert fitting_table(pretty) == small           # compact when only that fits
+    monkeypatch.setitem(plan_k8s.FACTS, "configmap_limit",
+                        plan_k8s.Fact(str(len(small.encode()) - 1), limit.source))
+    assert fitting_table(pretty) is None
+    _res, bundle = build(EXAMPLES / "a2-2node-dp2-tp8.rtc")
+    (d,) = bundle.diagnostics
+    assert d.code == "RTC776" and bundle.outputs == []
+    assert f"is {len(small.encode()):,} bytes even without spaces, over the " \
+        f"{len(small.encode()) - 1:,} bytes" in d.message

@@ -23,7 +23,7 @@ from __future__ import annotations
 import shlex
 
 from rtc.diagnostics import error
-from rtc.plan.kubernetes import (FACTS, HOST_MOUNTS, K8S_BLOCKED, FieldRef, LwsPlan, PodProc,
+from rtc.plan.kubernetes import (CONFIGMAP_TOO_LARGE, FACTS, HOST_MOUNTS, K8S_BLOCKED, FieldRef, LwsPlan, PodProc,
                                  PodRole, Times, Var, fact, plan_lws)
 from rtc.resources import load_schema
 from rtc.rules import SCHEMA_SELF
@@ -154,7 +154,10 @@ def pod_script(role: PodRole) -> str:
 
 def header(lp: LwsPlan, source: str, what: str) -> str:
     """The comment lines above a manifest: what it is, which servers its pods stand for."""
-    workers = ", ".join(lp.worker.servers) if lp.worker else "none"
+    names = lp.worker.servers if lp.worker else []
+    workers = ", ".join(names) if len(names) <= 6 else \
+        f"{', '.join(names[:3])}, ..., {names[-1]} ({len(names)} servers)"
+    workers = workers or "none"
     return (f"# rtc: {what} of job {lp.job}, from {source}.\n"
             f"# Pods: leader = server {lp.leader.servers[0]}, workers = {workers}; the rank "
             "table names these servers, so each pod must run on its server\n"
@@ -211,6 +214,23 @@ def render(docs: list[dict], head: str) -> str:
     return head + body
 
 
+def compact(table_text: str) -> str:
+    """The rank table without spaces (keys in the same order), as the operator writes it."""
+    import json
+
+    return json.dumps(json.loads(table_text), separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def fitting_table(table_text: str) -> str | None:
+    """The table text for the ConfigMap: as rtc renders it when that fits in a ConfigMap
+    (:data:`FACTS` ``configmap_limit``), else compact, else None."""
+    limit = int(fact("configmap_limit"))
+    if len(table_text.encode()) <= limit:
+        return table_text
+    small = compact(table_text)
+    return small if len(small.encode()) <= limit else None
+
+
 class K8sBundle:
     """What ``--target k8s`` writes: ``outputs`` ``(name, text)``, the LWS plans by job and
     ``diagnostics`` (RTC770 for blocked jobs, RTC003 for a manifest that fails its schema;
@@ -241,8 +261,17 @@ def build_k8s(topo, plan, jobs, tables: dict, image: str, source: str) -> K8sBun
             out.diagnostics.append(blocked_diagnostic(lp, job.span))
             continue
         lws_name, cm_name = file_names(lp)
+        table = fitting_table(tables[job.name])
+        if table is None:
+            out.diagnostics.append(error(
+                CONFIGMAP_TOO_LARGE, f"job {job.name}: its rank table is "
+                f"{len(compact(tables[job.name]).encode()):,} bytes even without spaces, over "
+                f"the {int(fact('configmap_limit')):,} bytes a ConfigMap may hold", job.span,
+                subject=f"job {job.name}", hint="serve the table from shared storage and "
+                "mount that, or split the job"))
+            continue
         docs = [(lws_name, lws_doc(lp, image), "LeaderWorkerSet"),
-                (cm_name, configmap_doc(lp, tables[job.name]), "rank table ConfigMap")]
+                (cm_name, configmap_doc(lp, table), "rank table ConfigMap")]
         for name, doc, what in docs:
             problems = manifest_problems(doc)
             if problems:

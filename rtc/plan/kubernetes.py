@@ -63,7 +63,18 @@ K8S_BLOCKED = rule("RTC770", "k8s-not-renderable", "error",
     Fix: give every worker server the same devices and dp_local, or use the shell
     launch (`--target shell`) for this job.""")
 
-RULES = (K8S_BLOCKED,)
+CONFIGMAP_TOO_LARGE = rule("RTC776", "configmap-too-large", "error",
+                          "A job's rank table does not fit in a ConfigMap.", """
+    What: the job's hccl.json, even written without spaces, is larger than the 1 MiB of
+    data a Kubernetes ConfigMap may hold.
+    Why: the API server rejects the ConfigMap, so the pods' rank table volume never
+    appears and the pods never start.
+    Example: a job over 1,024 A3 servers (16,384 ranks, about 1.5 MB of compact JSON).
+    Fix: serve the table from shared storage (MindCluster's ascend-operator has a
+    shared-storage variant, /user/mindx-dl/ranktable/<namespace>.<job>) and mount that
+    instead, or split the deployment into smaller jobs.""")
+
+RULES = (K8S_BLOCKED, CONFIGMAP_TOO_LARGE)
 
 _LWS_DOC = ("kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go "
             "(LwsLeaderAddress, LwsWorkerIndex, LwsGroupSize, SetNameLabelKey)")
@@ -103,6 +114,8 @@ FACTS: dict[str, Fact] = {
                                   "+ index)"),
     "shm_size": Fact("15Gi", "vllm-ascend tests/e2e/nightly/multi_node/scripts/lws-a2.yaml"
                      ".jinja2 (dshm emptyDir, medium Memory)"),
+    "configmap_limit": Fact("1048576", "Kubernetes docs, concepts/configuration/configmap: "
+                            "the data stored in a ConfigMap cannot exceed 1 MiB"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -395,5 +408,5 @@ def _pod_env(topo: Topology, ports: PortPlan, jl: JobLaunch, nl: NodeLaunch) -> 
     return out
 
 
-__all__ = ["RULES", "K8S_BLOCKED", "FACTS", "HARDWARE", "HOST_MOUNTS", "LwsPlan", "PodRole", "PodProc", "Var",
+__all__ = ["RULES", "K8S_BLOCKED", "CONFIGMAP_TOO_LARGE", "FACTS", "HARDWARE", "HOST_MOUNTS", "LwsPlan", "PodRole", "PodProc", "Var",
            "Times", "FieldRef", "plan_lws", "k8s_name", "fact"]
