@@ -64,3 +64,29 @@ def read_calls(log: Path) -> list[Call]:
         pairs = [e.split("=", 1) for e in env.split("\x1f") if "=" in e]
         out.append(Call(parts[0], parts[1:], {k: v for k, v in pairs}))
     return out
+
+
+def run_pod(script: str, *, tmp: Path, env: dict, ray_nodes: int = 0
+            ) -> tuple[subprocess.CompletedProcess, list[Call]]:
+    """Run a pod's ``/bin/sh -c script`` with the stubs first on PATH and ``env`` as the
+    container's environment; ``ray status`` prints ``ray_nodes`` node lines (so a Ray
+    leader's wait for its group ends) and is not recorded."""
+    bin_dir = make_bin(tmp)
+    ray = bin_dir / "ray"
+    real = bin_dir / "rec" / "ray"   # the recorder, under its own name
+    real.parent.mkdir(exist_ok=True)
+    shutil.copy(STUBS / "stub", real)
+    real.chmod(0o755)
+    ray.write_text('#!/usr/bin/env bash\nif [ "${1:-}" = status ]; then\n'
+                   '  for i in $(seq 1 "${RTC_STUB_RAY_NODES:-0}"); do echo " 1 node_$i"; done\n'
+                   '  exit 0\nfi\nexec "$(dirname "$0")/rec/ray" "$@"\n')
+    ray.chmod(0o755)
+    log = tmp / "calls-pod.log"
+    if log.exists():
+        log.unlink()
+    full = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "RTC_STUB_LOG": str(log), "RTC_STUB_RAY_NODES": str(ray_nodes)}
+    full.update(env)
+    proc = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True,
+                          env=full, cwd=tmp, timeout=60)
+    return proc, read_calls(log)

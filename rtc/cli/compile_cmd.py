@@ -13,6 +13,12 @@ from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_
                             write_stdout)
 
 
+#: The container image of ``--target k8s`` pods unless ``--image`` names another:
+#: vllm-ascend's published image (quay.io/ascend/vllm-ascend, its docs' `docker run` lines).
+DEFAULT_IMAGE = "quay.io/ascend/vllm-ascend:latest"
+TARGETS = ("shell", "k8s")
+
+
 def _select_jobs(topo, job_name: str | None, need_one: bool):
     if job_name is not None:
         job = topo.job(job_name)
@@ -47,6 +53,12 @@ def compile_command(
                                      help="With --out-dir: skip topology.svg and groups.svg."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+    target: str = typer.Option("shell", "--target", metavar="shell|k8s",
+                               help="With --out-dir: shell (rank tables, env files, launch "
+                                    "scripts) or k8s (per job a LeaderWorkerSet and its "
+                                    "rings-config ConfigMap, nothing else)."),
+    image: str = typer.Option(DEFAULT_IMAGE, "--image",
+                              help="With --target k8s: the container image of the pods."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
@@ -59,13 +71,11 @@ def compile_command(
 
       rtc compile examples/pd-a3.rtc --out-dir build/
 
+      rtc compile examples/pd-a3.rtc --target k8s --out-dir k8s/
+
       rtc compile - --stdout < cluster.rtc
     """
-    modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
-    if modes > 1:
-        fail_usage("use only one of -o, --stdout, --out-dir")
-    if modes != 1:
-        fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
+    _check_outputs(output, out_dir, stdout, target)
     out = reporter_for(fmt, "compile", input_label(file))
     if stdout and fmt != "text":
         fail_usage(f"--stdout prints the rank table on stdout, where --format {fmt} would "
@@ -75,6 +85,9 @@ def compile_command(
     result = _compile(file, strict, out)
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
     tables = _rank_tables(result, jobs, out_dir, output, out)
+    if out_dir is not None and target == "k8s":
+        _write_k8s(result, jobs, tables, out_dir, file, job, image, out)
+        return
     if out_dir is not None:
         _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out)
         return
@@ -85,6 +98,56 @@ def compile_command(
     for path, text in tables:
         write_or_fail(path, text)
         typer.echo(f"rtc: wrote {path}", err=True)
+
+
+def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
+                   target: str) -> None:
+    """Exit 2 unless exactly one of -o, --stdout, --out-dir is given, for an unknown
+    --target, or k8s without --out-dir."""
+    modes = sum(x is not None and x is not False for x in (output, out_dir)) + int(stdout)
+    if modes > 1:
+        fail_usage("use only one of -o, --stdout, --out-dir")
+    if modes != 1:
+        fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
+    if target not in TARGETS:
+        fail_usage(f"unknown --target '{target}'", "targets: " + ", ".join(TARGETS))
+    if target == "k8s" and out_dir is None:
+        fail_usage("--target k8s writes a folder of manifests", "add --out-dir DIR")
+
+
+def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
+               image: str, out) -> None:
+    """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
+    (:mod:`rtc.emit.kubernetes`), all or nothing; exit 1 when a job has no LWS form
+    (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
+    from rtc.emit.env_file import source_name
+    from rtc.emit.files import read_manifest
+    from rtc.emit.kubernetes import build_k8s
+    from rtc.rules import SCHEMA_SELF
+
+    real = [j for j in jobs if j is not None]
+    if not real:
+        fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
+                   "add a job block, or use --target shell")
+    texts = {j.name: t for j, (_p, t) in zip(jobs, tables)}
+    bundle = build_k8s(result.topology, result.plan, real, texts, image,
+                       source_name(result.topology))
+    if bundle.diagnostics:
+        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
+        internal = any(d.code == SCHEMA_SELF.code for d in bundle.diagnostics)
+        raise typer.Exit(2 if internal else 1)
+    refuse_input_as_output([out_dir / n for n, _t in bundle.outputs], [file])
+    out(list(result.diagnostics), result.sources, quiet=True)
+    _prepare_out_dir(out_dir)
+    files = [(n, t, None) for n, t in bundle.outputs]
+    listed = {n for n, _t, _m in files} if job is None else None
+    old = read_manifest(out_dir) if listed is not None else set()
+    _transaction(out_dir, files, listed)
+    typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
+               + ", ".join(n for n, _t, _m in files) + ")", err=True)
+    typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
+    if listed is not None:
+        _prune(out_dir, old, listed)
 
 
 def _compile(file: Path, strict: bool, out):

@@ -22,16 +22,24 @@ MAX_FINDINGS_HELP = "Report at most N findings (after folding); the summary stil
 NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findings of one rule "
                 "and pattern (every rank_id a number) are one finding with a count and examples.")
 
+INVENTORY_HELP = ("Folder of captures: INVENTORY/<server_id>/ per server (or the folder itself "
+                  "for a one-server table); values are checked against them.")
+WAIT_HELP = ("Re-read each file every second until its status is no longer initializing "
+             "(at most SECONDS), then validate it as with --require-completed; for an "
+             "init container.")
+PODS_HELP = ("`kubectl get pods -o json` of the job: each table server is checked against its "
+             "pod's node, IP and the NPUs the device plugin gave it.")
+REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
+                          "error (a note otherwise).")
+
 
 @app.command("validate")
 def validate_command(
     files: List[str] = typer.Argument(..., metavar="FILES", help="Rank tables to check (hccl*.json, rank_table*.json); "
                                                 "`-` reads standard input."),
     hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
-    inventory: Optional[Path] = typer.Option(
-        None, "--inventory", metavar="DIR", help="Folder of captures: INVENTORY/<server_id>/ per server (or the "
-                                  "folder itself for a one-server table); values are checked "
-                                  "against them."),
+    inventory: Optional[Path] = typer.Option(None, "--inventory", metavar="DIR",
+                                             help=INVENTORY_HELP),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     exit_zero: bool = typer.Option(False, "--exit-zero",
@@ -40,6 +48,11 @@ def validate_command(
     max_findings: Optional[int] = typer.Option(None, "--max-findings", min=1, metavar="N",
                                                help=MAX_FINDINGS_HELP),
     no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
+    require_completed: bool = typer.Option(False, "--require-completed",
+                                           help=REQUIRE_COMPLETED_HELP),
+    pods: Optional[Path] = typer.Option(None, "--pods", metavar="PODS_JSON", help=PODS_HELP),
+    wait: Optional[float] = typer.Option(None, "--wait", metavar="SECONDS", min=0,
+                                         help=WAIT_HELP),
 ) -> None:
     """Check existing rank tables: JSON syntax, the schema of their form, and the same
     semantic checks as `rtc compile` (ranks, counts, unique ids and IPs, super pods,
@@ -59,6 +72,8 @@ def validate_command(
       rtc validate --hardware atlas-800-910a --inventory captures/ hccl.json
 
       rtc validate --max-findings 20 merged_hccl.json
+
+      kubectl get cm rings-config-deepseek -o yaml | rtc validate -
     """
     from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
     from rtc.report.folding import cap, fold
@@ -66,19 +81,15 @@ def validate_command(
 
     reporter = get_reporter(fmt)
     inv = _check_options(reporter, fmt, hardware, schema, inventory)
-    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv, not no_fold)
-    if strict:
-        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
-                 for d in diags]
-    diags = sorted_diagnostics(diags)
+    require_completed = _wait(files, wait) or require_completed
+    diags, sources, infos, unreadable = _validate_files(files, hardware, schema, inv,
+                                                        not no_fold, require_completed, pods)
+    diags = sorted_diagnostics([d.with_severity(Severity.ERROR)
+                                if strict and d.severity is Severity.WARNING else d
+                                for d in diags])
     shown, omitted = cap(diags if no_fold else fold(diags), max_findings)
     _print_report(reporter, fmt, shown, omitted, sources, infos, unreadable)
-    if exit_zero:
-        raise typer.Exit(0)
-    if unreadable:
-        raise typer.Exit(2)
-    if has_errors(diags):
-        raise typer.Exit(1)
+    raise typer.Exit(0 if exit_zero else 2 if unreadable else 1 if has_errors(diags) else 0)
 
 
 def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
@@ -110,14 +121,32 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
     return Inventory(str(inventory))
 
 
-def _validate_files(files: List[str], hardware, schema, inv, fold: bool):
-    """Validate each file once (``-``: standard input): (diagnostics, sources by name,
-    FileInfo per file, how many could not be read)."""
+def _wait(files: List[str], seconds: float | None) -> bool:
+    """--wait: poll each file until it is no longer initializing (exit 2 for `-`); True
+    when waiting was asked for (the tables are then validated as --require-completed)."""
+    from rtc.api.validate_k8s import wait_until_completed
+
+    if seconds is None:
+        return False
+    if "-" in files:
+        fail_usage("--wait re-reads files; standard input cannot be re-read",
+                   "give the mounted table's path, e.g. /user/serverid/devindex/config/hccl.json")
+    for name in dict.fromkeys(files):
+        if not wait_until_completed(name, seconds):
+            typer.echo(f"rtc: {name} still says initializing after {seconds:g} s", err=True)
+    return True
+
+
+def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
+                    require_completed: bool = False, pods: Path | None = None):
+    """Validate each file once (``-``: standard input; YAML is read as ConfigMaps):
+    (diagnostics, sources by name, FileInfo per file, how many could not be read)."""
     import dataclasses
 
     from rtc.api.validate import load_for_report, validate_source
     from rtc.diagnostics import Span
     from rtc.report.registry import FileInfo
+    from rtc.tables.configmap import looks_like_yaml
 
     diags = []
     sources: dict[str, str] = {}
@@ -138,12 +167,43 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool):
             diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
             infos.append(FileInfo(label))
             continue
-        rep = validate_source(data, label, hardware=hardware, schema=schema, inventory=inv,
-                              fold=fold)
+        if looks_like_yaml(data, label):
+            from rtc.api.validate_k8s import validate_configmap
+
+            rep = validate_configmap(data, label, hardware=hardware, schema=schema,
+                                     inventory=inv, fold=fold,
+                                     require_completed=require_completed)
+        else:
+            from rtc.api.validate_k8s import initializing_json
+
+            rep = (initializing_json(data, label, True) if require_completed else None) \
+                or validate_source(data, label, hardware=hardware, schema=schema,
+                                   inventory=inv, fold=fold)
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
+        if pods is not None:
+            unreadable += _check_pods(pods, rep, label, diags, sources)
     return diags, sources, infos, unreadable
+
+
+def _check_pods(pods: Path, rep, label: str, diags: list, sources: dict) -> int:
+    """Add the findings of ``--pods`` against the table of ``rep``; 1 when the pods file
+    cannot be read (its RTC001 is added once), else 0."""
+    from rtc.api.validate import load_for_report
+    from rtc.tables.pods import check_pods, load_pods
+
+    data, problem = load_for_report(str(pods))
+    if problem is not None:
+        if problem not in diags:
+            diags.append(problem)
+            return 1
+        return 0
+    found, smap, more = load_pods(data, str(pods))
+    sources[str(pods)] = data.decode("utf-8", errors="replace")
+    new = more + (check_pods(found, smap, str(pods), rep.doc, label) if found else [])
+    diags.extend(d for d in new if d not in diags)
+    return 0
 
 
 def _print_report(reporter, fmt: str, diags, omitted, sources: dict, infos: list,

@@ -15,11 +15,12 @@ from rtc.checks import RULES as CHECK_RULES
 from rtc.checks import policies
 from rtc.inventory import rules as inventory
 from rtc.model import lower_decls, lower_jobs, lower_servers
+from rtc.plan import kubernetes as k8s_plan
 from rtc.preflight import findings as preflight
 from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
-from rtc.tables import importer, jsonload, recognise, semantic
+from rtc.tables import configmap, importer, jsonload, pods, recognise, semantic
 
 #: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
 #: the JSON front end and schema, table rules, import, preflight.
@@ -28,7 +29,7 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
-    + preflight.RULES)
+    + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

@@ -1,0 +1,279 @@
+"""Pods as inventory: ``kubectl get pods -o json`` checked against a rank table
+(``rtc validate --pods pods.json TABLE``).
+
+What a pod tells (Kubernetes core/v1 Pod; MindCluster's device plugin and ascend-operator,
+:data:`rtc.plan.kubernetes.FACTS`): ``spec.nodeName`` (the machine), ``status.podIP`` /
+``status.hostIP``, the NPUs the device plugin gave it in the annotation
+``ascend.kubectl.kubernetes.io/ascend-910-configuration`` (JSON: ``pod_name``,
+``server_id``, ``host_ip``, ``devices[{device_id, device_ip, super_device_id}]``, from
+ascend-operator ``pkg/ranktable/common/server.go`` ``Instance``), its ``hccl/rankIndex``,
+and each container's ``ASCEND_RT_VISIBLE_DEVICES``.
+
+A table server is matched to the pod whose IP is its ``container_ip``, ``server_id`` or
+``host_ip`` (with ``hostNetwork`` the pod IP is the host IP), else to the pod whose
+annotation names its ``server_id``. Findings point into the pods file (RTC780-786).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, Related, Span, error, warning
+from rtc.rules import rule
+from rtc.tables.jsonload import load_json
+
+DEVICE_ANNOTATION = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
+RANK_INDEX = "hccl/rankIndex"
+NPU_RESOURCES = ("huawei.com/Ascend910",)
+
+PODS_INPUT = rule("RTC780", "pods-input", "error", "The --pods file is not a list of pods.", """
+    What: the file given with --pods is not JSON, or is neither a Pod nor a List of Pods
+    (`kubectl get pods -o json`).
+    Why: rtc reads the pods' nodes, IPs and NPU annotations from it.
+    Example: `kubectl get pods -o wide > pods.json` (a text table).
+    Fix: `kubectl get pods -l leaderworkerset.sigs.k8s.io/name=JOB -o json > pods.json`.""")
+NO_ANNOTATION = rule("RTC781", "pod-without-npu-annotation", "warning",
+                     "A pod has no device-plugin annotation; its NPUs are not checked.", """
+    What: a pod has no ascend.kubectl.kubernetes.io/ascend-910-configuration annotation.
+    Why: that annotation is the device plugin's record of which NPUs the pod got, and
+    the operator builds the rank table from it; without it rtc cannot compare the
+    table's devices with the pod's, and the operator's table stays initializing.
+    Example: pods scheduled by the default scheduler with a device plugin that does not
+    write the annotation.
+    Fix: run MindCluster's device plugin (and Volcano) for NPU pods, or check the
+    devices by hand.""")
+SHARED_NODE = rule("RTC782", "pods-share-a-node", "error",
+                   "Two pods on one node are listed as two servers.", """
+    What: the rank table has one server entry per pod, and two of those pods run on the
+    same node (`spec.nodeName`).
+    Why: HCCL treats two server entries as two machines and connects their NPUs over
+    RoCE; NPUs of one machine have no RoCE path to each other, so initialisation fails
+    (HCCL error 103900, vllm-ascend issue 14506).
+    Example: two 4-NPU pods of one LeaderWorkerSet scheduled on one 8-NPU server.
+    Fix: one pod per node (podAntiAffinity on kubernetes.io/hostname, as rtc's
+    LeaderWorkerSets have, or whole-node NPU requests), or list the node once with the
+    devices of both pods.""")
+DEVICES_DIFFER = rule("RTC783", "pod-devices-differ", "error",
+                      "A table server's devices are not the NPUs its pod was given.", """
+    What: the device_id / device_ip list of a table server differs from the devices in
+    its pod's device-plugin annotation.
+    Why: each rank must run on the device its entry names ("ranktable config devId[x],
+    but local devId[y]"), and peers connect to the device_ip listed.
+    Example: a fixed table naming devices 0-3 while the device plugin gave the pod 4-7.
+    Fix: let the operator fill the table from the annotations, or pin the pod to the NPUs
+    the table names.""")
+IP_DIFFERS = rule("RTC784", "pod-ip-differs", "error",
+                  "A table server's container_ip is not its pod's IP.", """
+    What: the server entry's container_ip (the pod IP the operator records) is not the
+    IP of the pod that entry belongs to.
+    Why: a stale table from an earlier run of the pods: the processes that read it look
+    for peers at addresses that no longer exist.
+    Example: the pods were recreated and the ConfigMap was not regenerated.
+    Fix: regenerate the table (delete the pods so the operator rebuilds it).""")
+VISIBLE = rule("RTC785", "pod-visible-devices", "error",
+               "A pod's ASCEND_RT_VISIBLE_DEVICES names NPUs the container does not have.", """
+    What: a container sets ASCEND_RT_VISIBLE_DEVICES to ids at or above the number of
+    NPUs its pod was given (typically the physical ids, when the pod got non-first NPUs).
+    Why: inside the container the device plugin's NPUs are numbered from 0; a higher id
+    does not exist there and the runtime fails to open the device (vllm-ascend issue 9428,
+    HAMi issue 1894).
+    Example: the pod got NPUs 4-7 and the manifest sets ASCEND_RT_VISIBLE_DEVICES=4,5,6,7.
+    Fix: use 0..n-1 inside the container (rtc's manifests do), or drop the variable.""")
+NO_POD = rule("RTC786", "server-without-pod", "warning",
+              "A table server matches no pod.", """
+    What: no pod of the --pods file has the server's container_ip, server_id or host_ip
+    as its IP, nor names its server_id in its annotation.
+    Why: its devices and addresses could not be compared; a pod may be missing, or the
+    table may be from other pods.
+    Example: pods.json taken with a label selector that misses the workers.
+    Fix: take all of the job's pods, or check the table's addresses.""")
+
+RULES = (PODS_INPUT, NO_ANNOTATION, SHARED_NODE, DEVICES_DIFFER, IP_DIFFERS, VISIBLE, NO_POD)
+
+
+@dataclass
+class Pod:
+    """What rtc reads from one pod; ``path`` is its JSON path in the pods file."""
+
+    name: str
+    path: tuple
+    node: str | None
+    ip: str | None
+    host_ip: str | None
+    npus: int
+    devices: list | None = None            # [(device_id, device_ip)] from the annotation
+    server_id: str | None = None            # the annotation's
+    visible: list = field(default_factory=list)   # [(JSON path in the pod, value)]
+
+
+def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagnostic]]:
+    """The pods of a ``kubectl get pods -o json`` file, its source map, and findings."""
+    doc, smap, diags = load_json(data, filename=filename)
+    if doc is None:
+        first = diags[0] if diags else None
+        return [], smap, [error(PODS_INPUT, f"{filename} is not JSON"
+                                + (f": {first.message}" if first else ""),
+                                first.span if first and first.span else Span.whole_file(filename),
+                                hint="kubectl get pods -o json > pods.json")]
+    items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+    if not isinstance(items, list) or not all(isinstance(p, dict) and p.get("kind", "Pod")
+                                              == "Pod" for p in items):
+        return [], smap, [error(PODS_INPUT, f"{filename} is not a Pod or a List of Pods",
+                                Span.whole_file(filename),
+                                hint="kubectl get pods -o json > pods.json")]
+    base = ("items",) if items is not doc else ()
+    return [_pod(p, base + ((i,) if base else ())) for i, p in enumerate(items)], smap, diags
+
+
+def _pod(p: dict, path: tuple) -> Pod:
+    meta, spec, status = (p.get(k) or {} for k in ("metadata", "spec", "status"))
+    containers = spec.get("containers") or []
+    pod = Pod(str(meta.get("name", "?")), path, spec.get("nodeName"), status.get("podIP"),
+              status.get("hostIP"), _npus(containers))
+    for i, c in enumerate(containers):
+        for j, e in enumerate(c.get("env") or []):
+            if e.get("name") == "ASCEND_RT_VISIBLE_DEVICES" and "value" in e:
+                pod.visible.append((("spec", "containers", i, "env", j, "value"),
+                                    str(e["value"])))
+    raw = (meta.get("annotations") or {}).get(DEVICE_ANNOTATION)
+    if raw is not None:
+        try:
+            inst = json.loads(raw)
+            pod.devices = [(str(d.get("device_id")), d.get("device_ip"))
+                           for d in inst.get("devices") or []]
+            pod.server_id = inst.get("server_id")
+        except (ValueError, AttributeError):
+            pod.devices = None
+    return pod
+
+
+def _npus(containers: list) -> int:
+    """The NPUs the pod's containers request (limits of :data:`NPU_RESOURCES`)."""
+    total = 0
+    for c in containers:
+        limits = (c.get("resources") or {}).get("limits") or {}
+        for name in NPU_RESOURCES:
+            value = str(limits.get(name, "0"))
+            total += int(value) if value.isdigit() else 0
+    return total
+
+
+def check_pods(pods: list[Pod], smap, pods_file: str, table: dict, table_file: str
+               ) -> list[Diagnostic]:
+    """The findings of ``pods`` against the rank table document ``table`` (see the
+    module docstring)."""
+    out: list[Diagnostic] = []
+    at = lambda pod, *more: smap.locate_nearest(pod.path + more) if smap.parsed \
+        else Span.whole_file(pods_file)  # noqa: E731
+    for pod in pods:
+        out += _pod_findings(pod, at)
+    servers = [s for s in table.get("server_list") or [] if isinstance(s, dict)] \
+        if isinstance(table, dict) else []
+    matched: dict[int, Pod] = {}
+    for k, s in enumerate(servers):
+        pod = _match(s, pods)
+        if pod is None:
+            out.append(warning(NO_POD, f"server {s.get('server_id')} of {table_file} matches "
+                               f"no pod of {pods_file}", Span.whole_file(pods_file),
+                               subject=f"server {s.get('server_id')}",
+                               hint="take all of the job's pods with kubectl get pods -o json"))
+            continue
+        matched[k] = pod
+        out += _server_findings(s, pod, at, table_file)
+    out += _shared_nodes(servers, matched, at)
+    return out
+
+
+def _pod_findings(pod: Pod, at) -> list[Diagnostic]:
+    out = []
+    if pod.devices is None and pod.npus:
+        out.append(warning(NO_ANNOTATION, f"pod {pod.name} requests {pod.npus} NPUs but has no "
+                           f"{DEVICE_ANNOTATION} annotation; its NPUs are not checked",
+                           at(pod, "metadata"), subject=f"pod {pod.name}",
+                           hint="MindCluster's device plugin writes it when it allocates NPUs"))
+    given = len(pod.devices) if pod.devices is not None else pod.npus
+    for where, value in pod.visible:
+        ids = [int(x) for x in value.split(",") if x.strip().isdigit()]
+        high = [x for x in ids if given and x >= given]
+        if high:
+            phys = f" (it was given devices {', '.join(d for d, _ip in pod.devices)})" \
+                if pod.devices else ""
+            out.append(error(VISIBLE, f"pod {pod.name} sets ASCEND_RT_VISIBLE_DEVICES={value}, "
+                             f"but its container sees only NPUs 0..{given - 1}{phys}",
+                             at(pod, *where), subject=f"pod {pod.name}",
+                             hint="inside the container the NPUs are numbered from 0: use "
+                                  + ",".join(str(x) for x in range(given))))
+    return out
+
+
+def _match(s: dict, pods: list[Pod]) -> Pod | None:
+    for key in ("container_ip", "server_id", "host_ip"):
+        value = s.get(key)
+        pod = next((p for p in pods if value and p.ip == value), None)
+        if pod is not None:
+            return pod
+    return next((p for p in pods if p.server_id and p.server_id == s.get("server_id")
+                 and sum(q.server_id == p.server_id for q in pods) == 1), None)
+
+
+def _server_findings(s: dict, pod: Pod, at, table_file: str) -> list[Diagnostic]:
+    out = []
+    sid = s.get("server_id")
+    if s.get("container_ip") and pod.ip and s["container_ip"] != pod.ip:
+        out.append(error(IP_DIFFERS, f"server {sid} of {table_file} has container_ip "
+                         f"{s['container_ip']}, but its pod {pod.name} has IP {pod.ip}",
+                         at(pod, "status", "podIP"), subject=f"server {sid}, pod {pod.name}",
+                         hint="the table is from earlier pods: let the operator rebuild it"))
+    if pod.devices is None:
+        return out
+    table_devs = [(str(d.get("device_id")), d.get("device_ip"))
+                  for d in s.get("device") or [] if isinstance(d, dict)]
+    if sorted(table_devs) != sorted(pod.devices):
+        out.append(error(DEVICES_DIFFER, f"server {sid} of {table_file} does not list the "
+                         f"NPUs the device plugin gave its pod {pod.name}: "
+                         + _difference(table_devs, pod.devices),
+                         at(pod, "metadata", "annotations", DEVICE_ANNOTATION),
+                         subject=f"server {sid}, pod {pod.name}",
+                         hint="let the operator fill the table from the pods' annotations, "
+                              "or pin the pod to the NPUs the table names"))
+    return out
+
+
+def _difference(table: list, pod: list) -> str:
+    """What differs between the table's (device_id, device_ip) pairs and the pod's."""
+    t, p = dict(table), dict(pod)
+    if set(t) != set(p):
+        return (f"the table lists devices {', '.join(sorted(t, key=_num))}, the pod was given "
+                f"{', '.join(sorted(p, key=_num)) or 'none'}")
+    diff = [d for d in sorted(t, key=_num) if t[d] != p[d]]
+    first = diff[0]
+    more = f" ({len(diff) - 1} more devices differ likewise)" if len(diff) > 1 else ""
+    return (f"device {first} has device_ip {t[first]} in the table and {p[first]} on the "
+            f"pod{more}")
+
+
+def _num(text: str):
+    return (0, int(text)) if text.isdigit() else (1, text)
+
+
+def _shared_nodes(servers: list, matched: dict, at) -> list[Diagnostic]:
+    by_node: dict[str, list] = {}
+    for k, pod in matched.items():
+        if pod.node:
+            by_node.setdefault(pod.node, []).append((servers[k].get("server_id"), pod))
+    out = []
+    for node, entries in by_node.items():
+        if len({sid for sid, _p in entries}) < 2:
+            continue
+        (sid0, p0), (sid1, p1) = entries[0], entries[1]
+        out.append(error(SHARED_NODE, f"pods {p0.name} ({p0.ip}) and {p1.name} ({p1.ip}) both "
+                         f"run on node {node}, but the table lists them as two servers "
+                         f"({sid0} and {sid1}); HCCL then needs RoCE between NPUs of one "
+                         "machine and fails to initialise (103900)",
+                         at(p1, "spec", "nodeName"), subject=f"node {node}",
+                         related=[Related(at(p0, "spec", "nodeName"), f"pod {p0.name}")],
+                         hint="run one pod per node (podAntiAffinity on "
+                              "kubernetes.io/hostname), or list the node once with the "
+                              "devices of both pods"))
+    return out
