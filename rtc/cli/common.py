@@ -213,6 +213,21 @@ def input_label(file) -> str:
     return "<stdin>" if str(file) == "-" else str(file)
 
 
+def checked_topology(result):
+    """The Topology of a :class:`rtc.api.CompileResult` for a command that needs a
+    description without errors: exit 2 when the file could not be read, 1 (after the
+    report) when it has errors; otherwise the notes and warnings are printed and the
+    Topology returned."""
+    if result.topology is None and not result.sources:
+        report(result.diagnostics, result.sources)
+        raise typer.Exit(2)
+    if not result.ok:
+        report(result.diagnostics, result.sources)
+        raise typer.Exit(1)
+    report(result.diagnostics, result.sources, quiet=True)
+    return result.topology
+
+
 def compile_input(file, strict: bool):
     """Compile ``file`` (``-``: standard input, named ``<stdin>``) with a progress bar on a
     terminal; the :class:`rtc.api.CompileResult`."""

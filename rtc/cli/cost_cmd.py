@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage, report, write_stdout
+from rtc.cli.common import checked_topology, fail_usage, write_stdout
 
 _PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
 _MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1,000,000)
@@ -21,16 +21,9 @@ def _compiled(file: Path, job: str | None):
     bad --job (2)."""
     from rtc.api.cost import JobChoiceError, chosen_jobs, compile_for_cost
 
-    result = compile_for_cost(str(file))
-    if result.topology is None and not result.sources:
-        report(result.diagnostics, result.sources)
-        raise typer.Exit(2)
-    if not result.ok:
-        report(result.diagnostics, result.sources)
-        raise typer.Exit(1)
-    report(result.diagnostics, result.sources, quiet=True)
+    topology = checked_topology(compile_for_cost(str(file)))
     try:
-        return result.topology, chosen_jobs(result.topology, job)
+        return topology, chosen_jobs(topology, job)
     except JobChoiceError as exc:
         fail_usage(str(exc))
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage, report
+from rtc.cli.common import checked_topology, fail_usage
 
 _DIMS = ("tp", "pcp", "pp", "dp", "ep")
 
@@ -39,14 +39,7 @@ def groups_command(
         fail_usage(f"--dim must be one of {', '.join(_DIMS)}, all (not '{dim}')")
     if fmt not in ("text", "json"):
         fail_usage(f"--format must be text or json (not '{fmt}')")
-    result = compile_file(str(file))
-    if result.topology is None and not result.sources:
-        report(result.diagnostics, result.sources)
-        raise typer.Exit(2)
-    if not result.ok:
-        report(result.diagnostics, result.sources)
-        raise typer.Exit(1)
-    topo = result.topology
+    topo = checked_topology(compile_file(str(file)))
     if job is not None:
         chosen = topo.job(job)
         if chosen is None:
@@ -57,7 +50,6 @@ def groups_command(
     if not jobs:
         fail_usage(f"{file} has no job: groups belong to jobs",
                    "add a `job NAME` block with a `servers ...` line and a `tp N` line")
-    report(result.diagnostics, result.sources, quiet=True)
     dims = _DIMS if dim == "all" else (dim,)
     if fmt == "json":
         doc = groups_document(topo, jobs, dims, str(file))
