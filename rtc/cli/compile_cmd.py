@@ -75,12 +75,19 @@ def compile_command(
     result = _compile(file, strict, out)
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
     tables = _rank_tables(result, jobs, out_dir, output, out)
+    topo_files = _topology_files(result, jobs, out) if output is not None else []
     if out_dir is not None:
         _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out)
         return
     out(list(result.diagnostics), result.sources, quiet=True)
     if stdout:
         write_stdout(tables[0][1])
+        return
+    if topo_files:  # Ascend 950: the table and its topology files, all or nothing
+        _transaction(output.parent, [(output.name, tables[0][1], None)]
+                     + [(n, t, None) for n, t in topo_files], None)
+        typer.echo(f"rtc: wrote {output} and {len(topo_files)} topology files "
+                   f"(topo-<server>.json) beside it", err=True)
         return
     for path, text in tables:
         write_or_fail(path, text)
@@ -114,6 +121,21 @@ def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -
         else:
             tables.append((output, text))
     return tables
+
+
+def _topology_files(result, jobs, out) -> list:
+    """(name, text) of the Ascend 950 topology file of every server of the selected jobs'
+    tables (none for other hardware); exit 2 on an RTC003 self-check failure."""
+    from rtc.api import topology_files
+
+    files: dict = {}
+    for j in jobs:
+        got, problems = topology_files(result.topology, j)
+        if problems:
+            out(list(result.diagnostics) + problems, result.sources)
+            raise typer.Exit(2)
+        files.update(got)
+    return list(files.items())
 
 
 def _bundle(result, jobs, tables: list, out_dir: Path, out) -> list:
@@ -157,8 +179,8 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
-        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight and plan files to {out_dir}",
-                   err=True)
+        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight, plan (and topology) "
+                   f"files to {out_dir}", err=True)
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:

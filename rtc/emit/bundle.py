@@ -13,6 +13,7 @@ jobs use the server):
                             written when the job cannot be launched as described (RTC509)
 ``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
+``topo-S.json``             Ascend 950: the server's topology file (:mod:`rtc.emit.hccl_v2`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Severity, error
-from rtc.emit import env_file, launch_script, pd_ranktable, plan_json, preflight_script
+from rtc.emit import env_file, hccl_v2, launch_script, pd_ranktable, plan_json, preflight_script
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.launch import JobLaunch
@@ -72,12 +73,25 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     pd_of_job = _add_pd_tables(b, topo, plan.pairs, real)
     for job in real:
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
+    _add_topo_files(b, topo, jobs)
     b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
     for sp in b.preflight:
         b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
     if with_plan_json:
         _add_plan_json(b, topo, plan)
     return b
+
+
+def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:
+    """Ascend 950: the topology file of every server in the jobs' rank tables (once each)."""
+    seen: set = set()
+    for job in jobs:
+        files, problems = hccl_v2.topology_files(topo, job)
+        b.diagnostics += problems
+        for name, text in files:
+            if name not in seen:
+                seen.add(name)
+                b.add(name, text)
 
 
 def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:

@@ -66,6 +66,15 @@ class PolicyLine(NamedTuple):
     span: Span
 
 
+class NetInstanceLine(NamedTuple):
+    """``net_instance LAYER NAME``: the rank table 2.0 ``net_instance_id`` of the server at
+    network layer ``layer`` (a template in i), and where the line was written."""
+
+    layer: int
+    name: Template
+    span: Span
+
+
 class Decl:
     """What every block has: its kind, label (None when omitted) and spans, the spans of
     the attributes that were read (attribute -> Span of its value), and the attributes that
@@ -130,6 +139,8 @@ class ServerDecl(Decl):
     super_device_id: AddressPlan | None = None
     inventory: str | None = None
     visible_devices: tuple[int, ...] | None = None
+    eid: AddressPlan | None = None
+    net_instance: tuple[NetInstanceLine, ...] = ()
 
 
 class JobDecl(Decl):
