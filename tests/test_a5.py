@@ -168,3 +168,29 @@ def test_a2_a3_tables_stay_1x(hardware):
     _t, doc, _p = rank_table(result.topology)
     assert doc["version"] in ("1.0", "1.2")
     assert topology_files(result.topology) == ([], [])
+
+
+def test_validate_1x_table_on_a5_hardware_names_the_version_and_the_mount():
+    data = (GOLDEN / "a3-2node-dp2-tp16" / "hccl.json").read_bytes()
+    report = validate_source(data, "hccl.json", hardware="atlas-950-superpod")
+    (d,) = report.diagnostics  # the hardware checks are not run on an unreadable table
+    assert (d.code, d.span.line, d.span.column) == ("RTC636", 3, 14)
+    assert 'reads only rank table version "2.0"' in d.message and "EI0014" in d.message
+    assert "/user/serverid/devindex/config" in d.hint and "RANK_TABLE_FILE" in d.hint
+
+
+def test_validate_2_0_table_on_a3_hardware_is_the_same_rule():
+    data = (GOLDEN / "a5-2node-dp2-tp8" / "hccl.json").read_bytes()
+    report = validate_source(data, "hccl.json", hardware="atlas-800-a3")
+    assert [(d.code, d.span.line) for d in report.diagnostics] == [("RTC636", 3)]
+    assert "reads version 1.0 or 1.2" in report.diagnostics[0].message
+    ok = validate_source(data, "hccl.json", hardware="atlas-950-superpod")
+    assert ok.diagnostics == []
+
+
+def test_chip_family_of_npu_smi_names():
+    from rtc.checks.chip_version import chip_family
+
+    assert [chip_family(n) for n in ("910B2", "950PR", "Ascend950DT", "910A", "Ascend910",
+                                     "310P3")] == ["a2", "a5", "a5", "910a", None, None]
+    assert chip_family("Ascend910", a3_columns=True) == "a3"
