@@ -194,3 +194,27 @@ def test_chip_family_of_npu_smi_names():
     assert [chip_family(n) for n in ("910B2", "950PR", "Ascend950DT", "910A", "Ascend910",
                                      "310P3")] == ["a2", "a5", "a5", "910a", None, None]
     assert chip_family("Ascend910", a3_columns=True) == "a3"
+
+
+@pytest.mark.parametrize("golden", ["a5-2node-dp2-tp8", "family-a5-64"])
+def test_rtc_import_round_trips_the_2_0_tables(golden):
+    from rtc.api.importing import import_table
+
+    if golden == "family-a5-64":  # the golden is a digest: rebuild the table in-process
+        result = _compiled(FAMILY)
+        text, doc, _p = rank_table(result.topology, result.topology.jobs[0])
+    else:
+        text = (GOLDEN / golden / "hccl.json").read_text()
+        doc = json.loads(text)
+    imported = import_table(text, "hccl.json")
+    assert imported.ok, [d.message for d in imported.diagnostics]
+    assert "hardware atlas-950-superpod" in imported.text
+    back = compile_text(imported.text, "cluster.rtc")
+    assert back.ok
+    _t, again, _p = rank_table(back.topology)
+    assert again == doc
+    if golden == "family-a5-64":  # the given level-0 names are kept, the defaults left out
+        assert "net_instance 0 sp1_31" in imported.text
+    else:
+        assert "net_instance" not in imported.text and "eid base 000000000000000000100000dfdf0100" \
+            in imported.text
