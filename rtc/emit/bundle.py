@@ -14,6 +14,8 @@ jobs use the server):
 ``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``topo-S.json``             Ascend 950: the server's topology file (:mod:`rtc.emit.hccl_v2`)
+``global-ranktable.json``   with ``global_table``: the MindCluster / MindIE global table of
+                            each prefill/decode pair (:mod:`rtc.emit.global_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
 
@@ -27,7 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Severity, error
-from rtc.emit import env_file, hccl_v2, launch_script, pd_ranktable, plan_json, preflight_script
+from rtc.emit import (env_file, global_ranktable, hccl_v2, launch_script, pd_ranktable, plan_json,
+                      preflight_script)
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.launch import JobLaunch
@@ -63,10 +66,11 @@ class Bundle:
 
 
 def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dict, *,
-                 with_plan_json: bool = True) -> Bundle:
+                 with_plan_json: bool = True, global_table: bool = False) -> Bundle:
     """Build every per-node output of ``jobs`` (``[None]``: a table without jobs).
     ``tables`` maps job names (None for the whole cluster) to their rank table's file name.
-    Schema failures of what was built are RTC003 diagnostics (nothing must be written)."""
+    Schema failures of what was built are RTC003 diagnostics (nothing must be written).
+    ``global_table`` adds the MindIE global rank table of each prefill/decode pair."""
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})
     real = [j for j in jobs if j is not None]
@@ -74,6 +78,8 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     for job in real:
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
     _add_topo_files(b, topo, jobs)
+    if global_table:
+        _add_global_tables(b, topo, plan.pairs, real)
     b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
     for sp in b.preflight:
         b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
@@ -92,6 +98,24 @@ def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:
             if name not in seen:
                 seen.add(name)
                 b.add(name, text)
+
+
+def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> None:
+    """The global rank table of each prefill/decode pair among ``real``."""
+    names = global_ranktable.table_names(pairs)
+    for pair in pairs:
+        name = names.get(id(pair))
+        if name is None or not any(j in real for j in pair.jobs):
+            continue
+        doc = global_ranktable.build(topo, pair)
+        bad = [p for p in global_ranktable.validate(doc, name) if p.severity is Severity.ERROR]
+        if bad:
+            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the global rank table "
+                                       f"rtc built fails schema mindie-global: {bad[0].message}",
+                                       None, hint="please report this with your .rtc file; "
+                                       "nothing was written"))
+            continue
+        b.add(name, pd_ranktable.render(doc))
 
 
 def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:
