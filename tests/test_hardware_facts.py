@@ -1,0 +1,36 @@
+"""Hardware facts from the captures that the checks use: a DOWN link or a failed net health
+matters only where the plan needs that NPU's RoCE link (RTC421 / RTC422)."""
+
+from __future__ import annotations
+
+from conftest import CASES
+from rtc.api import compile_file, compile_text
+from rtc.diagnostics import Severity
+
+CASE = CASES / "checks" / "RTC421-inventory-link-down.rtc"
+
+
+def _severities(result, code: str):
+    return [d.severity for d in result.diagnostics if d.code == code]
+
+
+def test_link_down_in_a_job_across_servers_is_an_error():
+    result = compile_file(str(CASE))
+    assert _severities(result, "RTC421") == [Severity.ERROR]
+
+
+def test_link_down_in_a_one_server_job_is_a_note():
+    text = CASE.read_text(encoding="utf-8")
+    text = text.replace("servers atlas-01, atlas-02\n  dp 2", "servers atlas-01\n  dp 1")
+    result = compile_text(text, str(CASE))
+    (d,) = [d for d in result.diagnostics if d.code == "RTC421"]
+    assert d.severity is Severity.NOTE and "stay inside one server" in d.message
+    assert result.ok
+
+
+def test_net_health_counts_only_where_roce_is_used():
+    case = CASES / "checks" / "RTC422-inventory-net-health.rtc"
+    assert _severities(compile_file(str(case)), "RTC422") == [Severity.ERROR]
+    text = case.read_text(encoding="utf-8").split("server atlas-02")[0]
+    result = compile_text(text, str(case))  # no job: the table of the one server
+    assert _severities(result, "RTC422") == [Severity.NOTE]
