@@ -34,3 +34,20 @@ def test_net_health_counts_only_where_roce_is_used():
     text = case.read_text(encoding="utf-8").split("server atlas-02")[0]
     result = compile_text(text, str(case))  # no job: the table of the one server
     assert _severities(result, "RTC422") == [Severity.NOTE]
+
+
+def test_two_captures_of_one_machine_are_one_machine_error():
+    inv = CASES.parent / "data" / "inventory"
+    text = ("cluster c {\n  hardware atlas-800t-a2\n}\n"
+            f'server a {{\n  host 10.0.0.6\n  inventory "{inv / "a2-atlas-01"}"\n}}\n'
+            f'server b {{\n  host 10.0.0.7\n  inventory "{inv / "variants" / "stale-conf"}"\n}}\n')
+    result = compile_text(text, "x.rtc")
+    (d,) = [d for d in result.diagnostics if d.code == "RTC223"]
+    assert "both show NPU address 6.0.2.1" in d.message and d.span.line == 10
+
+
+def test_same_host_same_devices_stays_a_duplicate_host_ip():
+    text = ("cluster c {\n  hardware atlas-800t-a2\n}\n"
+            "server a {\n  host 10.0.0.6\n}\nserver b {\n  host 10.0.0.6\n}\n")
+    codes = [d.code for d in compile_text(text, "x.rtc").diagnostics]
+    assert "RTC202" in codes and "RTC223" not in codes
