@@ -51,3 +51,44 @@ def test_same_host_same_devices_stays_a_duplicate_host_ip():
             "server a {\n  host 10.0.0.6\n}\nserver b {\n  host 10.0.0.6\n}\n")
     codes = [d.code for d in compile_text(text, "x.rtc").diagnostics]
     assert "RTC202" in codes and "RTC223" not in codes
+
+
+VNIC = CASES.parent / "data" / "inventory" / "variants" / "a3-vnic"
+
+
+def test_vnic_capture_is_parsed_apart_from_the_roce_ip():
+    from rtc.inventory.hccn_tool import parse_hccn_tool
+
+    out, diags = parse_hccn_tool((VNIC / "vnic.txt").read_text(), "vnic.txt")
+    assert diags == []
+    assert out.facts[3]["vnic_ip"].value == "192.1.1.11" and "ip" not in out.facts[3]
+    assert out.facts[3]["vnic_ip"].span.line == 11
+
+
+def test_headless_vnic_file_is_read_by_its_name(tmp_path):
+    from rtc.inventory import load_inventory_dir
+
+    (tmp_path / "vnic_2.txt").write_text("ipaddr:192.1.1.10\n")
+    (tmp_path / "ip_2.txt").write_text("ipaddr:6.0.2.5\nnetmask:255.255.255.254\n")
+    inv, diags = load_inventory_dir(str(tmp_path))
+    dev = inv.devices[2]
+    assert (dev.vnic_ip.value, dev.ip.value) == ("192.1.1.10", "6.0.2.5") and diags == []
+
+
+def _a3(device_ip: str) -> str:
+    return ("cluster c {\n  hardware atlas-800-a3\n}\n"
+            f'server a {{\n  host 10.0.0.6\n  inventory "{VNIC}"\n  device_ip {device_ip}\n'
+            "  super_pod 0\n  super_device_id base 0\n}\n")
+
+
+def test_device_ip_inventory_vnic_takes_the_vnic_address():
+    from rtc.api import rank_table
+
+    result = compile_text(_a3("inventory vnic"), "x.rtc")
+    assert result.ok, [d.message for d in result.diagnostics]
+    _t, doc, _p = rank_table(result.topology)
+    ips = [d["device_ip"] for d in doc["server_list"][0]["device"]]
+    assert ips[:3] == ["192.1.0.10", "192.1.0.11", "192.1.1.10"] and len(ips) == 16
+    bad = compile_text(_a3("inventory vnc"), "x.rtc")
+    assert [(d.code, d.span.line, d.span.column) for d in bad.diagnostics][:1] == [
+        ("RTC114", 7, 23)]

@@ -124,6 +124,12 @@ def p_address_plan(attr: Attribute) -> AddressPlan:
     words = attribute_words(attr)
     if len(words) == 1 and words[0].text == "inventory":
         return AddressPlan("inventory")
+    if len(words) == 2 and words[0].text == "inventory" and attr.key == "device_ip":
+        if words[1].text != "vnic":
+            raise ValueProblem(BAD_VALUE, f"write `device_ip inventory` or `device_ip inventory "
+                               f"vnic`, not '{words[1].text}'", words[1].span,
+                               "vnic takes the A3 vNIC address (`hccn_tool -i N -vnic -g`)")
+        return AddressPlan("inventory", source="vnic")
     if len(words) == 3 and words[1].text == "step" and not isinstance(attr.args[0], ListArg):
         start = _address_template(words[0])
         step = parse_int(words[2].text, words[2].span, lo=1, hi=2**32, what="step")

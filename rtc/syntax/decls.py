@@ -37,6 +37,9 @@ class AddressPlan:
     kind: str
     items: tuple[Template, ...] = ()
     step: int = 1
+    #: ``inventory`` plans: which captured address (``ip``: ``-ip -g`` / hccn.conf;
+    #: ``vnic``: the A3 vNIC address of ``-vnic -g``, written ``device_ip inventory vnic``).
+    source: str = "ip"
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,8 @@ _SERVER_ATTRS = {
     "device_ip": AttrSpec(
         p_address_plan, doc="RoCE IP per device",
         value="address plan: list (one per device), START step N, template in i/d/k, "
-        "inventory", default=_INVENTORY_OR_NONE + " (RTC211 on a multi-server table that "
+        "inventory (inventory vnic: the A3 vNIC address of `hccn_tool -vnic -g`)",
+        default=_INVENTORY_OR_NONE + " (RTC211 on a multi-server table that "
         "needs it)",
         becomes="the rank table's device_ip", example="device_ip 6.0.2.1 step 2"),
     "gateway": AttrSpec(
