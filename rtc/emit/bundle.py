@@ -100,40 +100,37 @@ def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:
                 b.add(name, text)
 
 
-def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> None:
-    """The global rank table of each prefill/decode pair among ``real``."""
-    names = global_ranktable.table_names(pairs)
+def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module, what: str):
+    """(pair, file name, document) of each prefill/decode pair among ``real`` that
+    ``module`` (:mod:`rtc.emit.pd_ranktable` or :mod:`rtc.emit.global_ranktable`) writes a
+    table for and whose table passes its schema; an RTC003 diagnostic for one that fails."""
+    names = module.table_names(pairs)
     for pair in pairs:
         name = names.get(id(pair))
         if name is None or not any(j in real for j in pair.jobs):
             continue
-        doc = global_ranktable.build(topo, pair)
-        bad = [p for p in global_ranktable.validate(doc, name) if p.severity is Severity.ERROR]
-        if bad:
-            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the global rank table "
-                                       f"rtc built fails schema mindie-global: {bad[0].message}",
-                                       None, hint="please report this with your .rtc file; "
-                                       "nothing was written"))
+        doc = module.build(topo, pair)
+        problems = [p for p in module.validate(doc, name) if p.severity is Severity.ERROR]
+        if problems:
+            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the {what} rtc built "
+                                       f"fails its schema: {problems[0].message}", None,
+                                       hint="please report this with your .rtc file; nothing "
+                                       "was written"))
             continue
+        yield pair, name, doc
+
+
+def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> None:
+    """The MindIE global rank table of each prefill/decode pair among ``real``."""
+    for _pair, name, doc in _pair_tables(b, topo, pairs, real, global_ranktable,
+                                         "global rank table"):
         b.add(name, pd_ranktable.render(doc))
 
 
 def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:
     """The PD rank table of each prefill/decode pair among ``real``; job name -> its file."""
-    pd_names = pd_ranktable.table_names(pairs)
     pd_of_job: dict = {}
-    for pair in pairs:
-        name = pd_names.get(id(pair))
-        if name is None or not any(j in real for j in pair.jobs):
-            continue
-        doc = pd_ranktable.build(topo, pair)
-        problems = [p for p in pd_ranktable.validate(doc, name) if p.severity is Severity.ERROR]
-        if problems:
-            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the PD rank table rtc "
-                                       f"built fails schema pd-ranktable: {problems[0].message}",
-                                       None, hint="please report this with your .rtc file; "
-                                       "nothing was written"))
-            continue
+    for pair, name, doc in _pair_tables(b, topo, pairs, real, pd_ranktable, "PD rank table"):
         b.pd_tables[id(pair)] = name
         b.add(name, pd_ranktable.render(doc))
         for j in pair.jobs:

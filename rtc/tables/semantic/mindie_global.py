@@ -88,8 +88,8 @@ def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
             if r is not None:
                 ranks.append(r)
             for key in ((dev.get("device_ip"),), (server.get("server_id"), dev.get("device_id"))):
-                if None in key or "" in key:
-                    continue
+                if not all(isinstance(part, str) and part for part in key):
+                    continue  # absent, empty or of the wrong type (the schema reports it)
                 first = seen.setdefault(key, (g, dp))
                 if first[0] != g:
                     ctx.add(error(GROUP_SHARED, f"{format_path(dp)}: "
