@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Scale benchmark: rtc on A3 and A2 clusters from 256 to 65,536 NPUs.
+"""Scale benchmark: rtc on A3, A2 and Ascend 950 (rank table 2.0) clusters from 256 to
+65,536 NPUs.
 
 For each size it generates the cluster as a server family in the rtc language (a few lines)
 and measures, each in a fresh process, the median wall time and CPU time (user + system,
@@ -22,7 +23,7 @@ of NPUs (from wall and from CPU time), and writes the figures as JSON (``--json`
 ``benchmarks/results/scale.json``) for comparison across commits. Start-up (small runs)
 is measured by ``benchmarks/bench_startup.py``.
 
-Usage:  python benchmarks/bench_scale.py [--max-npus 65536] [--runs 3] [--kinds a3,a2]
+Usage:  python benchmarks/bench_scale.py [--max-npus 65536] [--runs 3] [--kinds a3,a2,a5]
             [--steps floor,compile,...]
 Commands that this rtc does not have are reported as n/a.
 """
@@ -68,6 +69,27 @@ family node[0000..{servers - 1:04d}] {{
 job serve {{
   servers node[0000..{servers - 1:04d}]
   tp 16
+  dp {servers}
+  expert_parallel on
+}}
+"""
+    if kind == "a5":
+        servers = npus // 8
+        return f"""cluster bench-a5 {{
+  hardware atlas-950-superpod
+  cann 9.0.0
+}}
+family node[0000..{servers - 1:04d}] {{
+  host 10.{{i/256}}.{{i%256}}.1
+  nic eth0
+  devices 0..7
+  device_ip 172.{{16 + i/256}}.{{i%256}}.{{d+1}}
+  eid base 000000000000000000100000{{i:04}}0000
+  super_pod {{i/1024}}
+}}
+job serve {{
+  servers node[0000..{servers - 1:04d}]
+  tp 8
   dp {servers}
   expert_parallel on
 }}
@@ -118,6 +140,11 @@ def broken_table(table: Path, out: Path) -> None:
     """``table`` as merge_hccl.py first wrote it: every rank_id a JSON number, server_id
     the host IP, host_nic_ip "reserve", 4-space indent (MS-MODELS merge_hccl.py 3a2f16b)."""
     doc = json.loads(table.read_text(encoding="utf-8"))
+    if doc.get("version") == "2.0":  # the 1.x habit in a 2.0 table: every rank_id a string
+        for rank in doc["rank_list"]:
+            rank["rank_id"] = str(rank["rank_id"])
+        out.write_text(json.dumps(doc, indent=4), encoding="utf-8")
+        return
     for server in doc["server_list"]:
         server["host_nic_ip"] = "reserve"
         for device in server["device"]:
@@ -196,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted = tuple(s for s in STEPS if s in args.steps.split(",") or s == "floor")
     unknown = sorted(set(args.steps.split(",")) - set(STEPS))
     kinds = args.kinds.split(",")
-    if args.runs < 1 or unknown or set(kinds) - {"a3", "a2"} or args.max_npus < args.min_npus:
-        ap.error(f"need --runs >= 1, --kinds from a3,a2, --steps from {','.join(STEPS)} and "
+    if args.runs < 1 or unknown or set(kinds) - {"a3", "a2", "a5"} or args.max_npus < args.min_npus:
+        ap.error(f"need --runs >= 1, --kinds from a3,a2,a5, --steps from {','.join(STEPS)} and "
                  f"--max-npus >= --min-npus (unknown steps: {', '.join(unknown) or 'none'})")
 
     commands = {name: has_command(name) for name in ("validate", "groups", "diagram")}

@@ -108,7 +108,7 @@ def test_valid_corpus_tables_round_trip(name):
 @pytest.mark.parametrize("name,code", [
     ("bad__v1_0_masked_ips__mindspore_docs_rank_table_8pcs.json", "RTC660"),
     ("bad__v1_2_with_comments__hccl_doc_a3_superpod_2pod_4srv_4dev.jsonc", "RTC660"),
-    ("v2_0__hcomm_example__2rank_ipv4.json", "RTC661"),
+    ("v2_0__hcomm_example__2rank_ipv4.json", "RTC662"),  # IPv4 at level 0: not the preset's UB
     ("v2_0_topofile__hcomm_st_1d_2p_mesh__topo.json", "RTC661"),
 ])
 def test_refusals(name, code):

@@ -1,7 +1,7 @@
 """The library entry points, one module per command:
 
 * :mod:`rtc.api.compile` - compile a description: :func:`compile_text`,
-  :func:`compile_file`, :func:`rank_table` (exported here);
+  :func:`compile_file`, :func:`rank_table`, :func:`topology_files` (exported here);
 * :mod:`rtc.api.validate` - validate an existing rank table: ``validate_source``;
 * :mod:`rtc.api.importing` - turn a table into a description: ``import_table``.
 
@@ -9,6 +9,8 @@ Only the compile driver is imported with the package, so that ``rtc compile`` do
 the JSON front end.
 """
 
-from rtc.api.compile import STAGES, CompileResult, compile_file, compile_text, rank_table
+from rtc.api.compile import (STAGES, CompileResult, compile_file, compile_text, rank_table,
+                             topology_files)
 
-__all__ = ["STAGES", "CompileResult", "compile_file", "compile_text", "rank_table"]
+__all__ = ["STAGES", "CompileResult", "compile_file", "compile_text", "rank_table",
+           "topology_files"]

@@ -153,3 +153,12 @@ def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, l
                                f"schema {schema_name(doc)}: {bad[0].message}", None,
                                hint="please report this with your .rtc file; nothing was written")]
     return render(doc), doc, []
+
+
+
+def topology_files(topology: Topology, job: Job | None = None):
+    """The Ascend 950 topology files of ``job``'s servers, schema-checked
+    (:func:`rtc.emit.hccl_v2.topology_files`): ([(file name, text)], RTC003 diagnostics)."""
+    from rtc.emit.hccl_v2 import topology_files as build
+
+    return build(topology, job)

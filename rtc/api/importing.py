@@ -12,7 +12,7 @@ from rtc.api.compile import compile_text, rank_table
 from rtc.api.validate import validate_source
 from rtc.diagnostics import Diagnostic, Severity, error
 from rtc.tables.importer import (IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
-                                 describe_table, round_trip_difference)
+                                 IMPORT_SHAPE, describe_table, round_trip_difference)
 
 
 @dataclass
@@ -38,8 +38,9 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
     rep = validate_source(data, filename, hardware=hardware)
     diags = list(rep.diagnostics)
     result = ImportResult(None, diags, rep.text, rep.form)
-    if rep.doc is not None and rep.form is not None and rep.form not in ("hccl-v1.0", "hccl-v1.2"):
-        diags.append(error(IMPORT_FORM, f"rtc import reads version 1.0 and 1.2 rank tables; this "
+    if rep.doc is not None and rep.form is not None and \
+            rep.form not in ("hccl-v1.0", "hccl-v1.2", "hccl-v2.0"):
+        diags.append(error(IMPORT_FORM, "rtc import reads version 1.0, 1.2 and 2.0 rank tables; this "
                            f"file is {rep.form}", None,
                            hint="rtc validate still checks it; edit it by hand"))
         return result
@@ -49,6 +50,9 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
                            f"{'s' if n != 1 else ''}); nothing was imported", None,
                            hint="fix the findings listed with this one (rtc validate shows "
                                 "them too), then import again"))
+        return result
+    if rep.form == "hccl-v2.0":
+        result.text = _import_v2(rep.doc, filename, diags, hardware, output_name, cluster_name)
         return result
     text = describe_table(rep.doc, rep.lowered.source_map, rep.lowered.topology.preset, filename,
                           diags, hardware=hardware, cluster_name=cluster_name)
@@ -62,6 +66,36 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
         return result
     result.text = text
     return result
+
+
+def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, output_name: str,
+               cluster_name: str | None) -> str | None:
+    """A 2.0 table's description (:mod:`rtc.tables.import_v2`), compiled back and compared
+    (without ``status``); RTC662 when the preset does not give the same table."""
+    from rtc.tables.import_v2 import describe_v2, first_difference
+
+    text = describe_v2(doc, filename, diags, hardware=hardware, cluster_name=cluster_name)
+    if text is None:
+        return None
+    res = compile_text(text, output_name)
+    bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
+    if bad or res.topology is None:  # e.g. IPv4 at level 0 where the preset has UB EIDs
+        diags.append(error(IMPORT_SHAPE, "the 2.0 table does not fit an rtc description: "
+                           + (f"{bad[0].code} {bad[0].message}" if bad else "no topology"),
+                           None, hint="rtc writes the preset's levels (UB EIDs at levels 0-1, "
+                           "RoCE device_ip at level 3); keep editing this table by hand"))
+        return None
+    _, built, _problems = rank_table(res.topology, None)
+    want = {k: v for k, v in doc.items() if k != "status"}
+    got = {k: v for k, v in built.items() if k != "status"}
+    diff = first_difference(want, got)
+    if diff is not None:
+        diags.append(error(IMPORT_SHAPE, "the 2.0 table is laid out otherwise than hardware "
+                           f"{res.topology.preset.name} compiles it: {diff}", None,
+                           hint="rtc writes the preset's ports, planes and net types; keep "
+                                "editing this table by hand (rtc validate still checks it)"))
+        return None
+    return text
 
 
 def round_trip_problem(text: str, name: str, doc: dict, version: str) -> str | None:

@@ -26,6 +26,8 @@ a folder are reported (RTC647, a warning) and not compared.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 from dataclasses import dataclass, field
 
@@ -137,12 +139,18 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     report.lowered = lowered
     if lowered is not None:
         report.hardware = lowered.preset_reason
-        table_diags += check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
+        unfit = check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
+        unreadable = any(d.severity is Severity.ERROR for d in unfit)
+        if unreadable:  # judging a table the chip cannot read as that hardware is only noise
+            unfit = [dataclasses.replace(d, hint=d.hint + " (rtc ran no hardware checks on "
+                                         "this table)") for d in unfit]
+        table_diags += unfit
         if inventory is not None:
             table_diags += _attach_inventory(lowered, inventory)
-        topo_diags = [lowered.resolve(d) for d in _run_checks(lowered)
-                      if not _reported_already(d, lowered)]
-        table_diags += _drop_superseded(topo_diags, diags + table_diags)
+        if not unreadable:
+            topo_diags = [lowered.resolve(d) for d in _run_checks(lowered)
+                          if not _reported_already(d, lowered)]
+            table_diags += _drop_superseded(topo_diags, diags + table_diags)
     elif hardware is not None:
         table_diags += check_version_fit(doc, form, smap, presets()[hardware], True)
     report.diagnostics = sorted_diagnostics(diags + table_diags)

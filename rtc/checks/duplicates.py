@@ -86,14 +86,15 @@ def _host_ip(s, hosts: dict, clashes: Folded) -> None:
     if s.host_ip is None:
         return
     other = hosts.get(s.host_ip)
-    if other is not None:
+    if other is not None and not {d.device_id for d in s.devices}.isdisjoint(
+            d.device_id for d in other.devices):  # disjoint devices: one machine, RTC223
         clashes.add((other.span_of("host"), s.span_of("host")), error(
             DUP_HOST_IP, f"host IP {s.host_ip} of {s.name} is already the host IP of "
             f"{other.name}", s.span_of("host"), subject=s.label,
             related=[Related(other.span_of("host"), f"{other.name}'s host")],
             hint="every node needs its own host IP (HCCL_IF_IP, "
                  "--data-parallel-address)"), s.name)
-    else:
+    elif other is None:
         hosts[s.host_ip] = s
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 
 from rtc.checks._net import Folded, devices_in_use, ids_text
-from rtc.diagnostics import Related, error
+from rtc.diagnostics import Related, error, note
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.rules import rule
@@ -34,7 +34,8 @@ LINK_DOWN = rule("RTC421", "inventory-link-down", "error",
     the whole job fails at communicator init.
     Example: a loose optic on NPU 5 of atlas-01.
     Fix: fix the link (cable, optic, switch port), re-capture, or leave the device out of
-    the job.""")
+    the job. A device whose jobs stay inside one server (or one super pod on A3 / Ascend
+    950, where HCCS / UB carry the traffic) does not use RoCE: then it is a note.""")
 NET_HEALTH = rule("RTC422", "inventory-net-health", "error",
                   "A device the jobs use does not report net health Success.", """
     What: `hccn_tool -i N -net_health -g` printed something other than `Success`
@@ -67,6 +68,7 @@ _FIELDS = (("device_ip", "ip", "device IP"), ("gateway", "gateway", "gateway"),
 
 def check(topo: Topology, plan: Plan):
     used = devices_in_use(topo)
+    roce = _roce_needed(topo)
     shared = Folded("servers")
     folders: dict = {}
     for s in topo.servers:
@@ -89,8 +91,27 @@ def check(topo: Topology, plan: Plan):
         if inv is None:
             continue
         yield from _mismatches(s, inv)
-        yield from _status(s, inv, used.get(s.name, set()))
+        yield from _status(s, inv, used.get(s.name, set()), roce.get(s.name, set()))
     yield from shared.emit()
+
+
+def _roce_needed(topo: Topology) -> dict[str, set[int]]:
+    """server name -> device ids in a table (a job's, or the cluster's without jobs) that
+    spans several link units: servers, or super pods on presets with super pods (unless the
+    job sets HCCL_INTER_HCCS_DISABLE=TRUE). Only those devices talk over RoCE."""
+    tables = [(j, topo.rank_table_members(j)) for j in topo.jobs] or \
+        [(None, topo.rank_table_members(None))]
+    out: dict[str, set[int]] = {}
+    for job, members in tables:
+        env = {name: value for name, value, _ in job.env} if job is not None else {}
+        pods = topo.preset.super_pod and \
+            str(env.get("HCCL_INTER_HCCS_DISABLE", "")).upper() != "TRUE"
+        units = {("pod", s.super_pod_id) if pods and s.super_pod_id is not None else s.name
+                 for s, _d in members}
+        if len(units) > 1:
+            for s, devs in members:
+                out.setdefault(s.name, set()).update(d.device_id for d in devs)
+    return out
 
 
 def _missing(s):
@@ -177,7 +198,7 @@ def _fix(key: str) -> str:
     return "use the captured netmask's prefix (drop `prefix` to take it from the inventory)"
 
 
-def _status(s, inv, used: set):
+def _status(s, inv, used: set, roce: set):
     down = []
     sick = []
     for d in s.devices:
@@ -191,20 +212,25 @@ def _status(s, inv, used: set):
         if facts.net_health is not None and facts.net_health.value != "Success":
             sick.append((d.device_id, facts.net_health))
     span = s.span_of("inventory")
+    local = " (its jobs stay inside one server or super pod, so HCCL does not use RoCE " \
+        "there)"
     for dev, fact in down:
-        yield error(LINK_DOWN, f"{s.name} device {dev} is in use but its RoCE link is "
-                    f"{fact.value} ({fact.source})", span,
-                    subject=f"{s.label}, device {dev}",
-                    related=[Related(fact.span, fact.source)],
-                    hint="fix the link (cable, optic, switch port) and re-capture, or leave "
-                         "the device out of the job")
+        report = error if dev in roce else note
+        yield report(LINK_DOWN, f"{s.name} device {dev} is in use but its RoCE link is "
+                     f"{fact.value} ({fact.source})" + ("" if dev in roce else local), span,
+                     subject=f"{s.label}, device {dev}",
+                     related=[Related(fact.span, fact.source)],
+                     hint="fix the link (cable, optic, switch port) and re-capture, or leave "
+                          "the device out of the job")
     for dev, fact in sick:
-        yield error(NET_HEALTH, f"{s.name} device {dev} is in use but its net health is "
-                    f"'{fact.value}', not Success ({fact.source})", span,
-                    subject=f"{s.label}, device {dev}",
-                    related=[Related(fact.span, fact.source)],
-                    hint=f"check `hccn_tool -i {dev} -netdetect -g` / `-gateway -g` and the "
-                         "switch; re-capture when it reports Success")
+        report = error if dev in roce else note
+        yield report(NET_HEALTH, f"{s.name} device {dev} is in use but its net health is "
+                     f"'{fact.value}', not Success ({fact.source})"
+                     + ("" if dev in roce else local), span,
+                     subject=f"{s.label}, device {dev}",
+                     related=[Related(fact.span, fact.source)],
+                     hint=f"check `hccn_tool -i {dev} -netdetect -g` / `-gateway -g` and the "
+                          "switch; re-capture when it reports Success")
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (MISMATCH, LINK_DOWN, NET_HEALTH, MISSING, SHARED)

@@ -64,9 +64,10 @@ def check(topo: Topology, plan: Plan):
         span = job.span if job else topo.span
         if len(members) > 1 and topo.preset.ranktable_version == "1.0":
             yield from _device_ips(what, span, members)
-        if len(members) > 1 and topo.preset.super_pod:
+        sdids = topo.preset.super_pod and topo.preset.ranktable_version == "1.2"
+        if len(members) > 1 and sdids:
             yield from _super_pods(what, members)
-        if len(members) == 1 and topo.preset.super_pod:
+        if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
         if not reported_order:
             found = list(_server_order(what, members))

@@ -51,6 +51,10 @@ def compile_command(
                                                 "plan.json, plus topology.svg and groups.svg."),
     no_diagrams: bool = typer.Option(False, "--no-diagrams",
                                      help="With --out-dir: skip topology.svg and groups.svg."),
+    global_table: bool = typer.Option(False, "--global-ranktable",
+                                      help="With --out-dir: also write the MindCluster / MindIE "
+                                           "global rank table (server_group_list) of each "
+                                           "prefill/decode pair (global-ranktable.json)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     target: str = typer.Option("shell", "--target", metavar="shell|k8s",
@@ -82,22 +86,45 @@ def compile_command(
                    "print the report", "write the table with -o FILE or --out-dir DIR, or "
                    "drop --format")
     refuse_input_as_output([output], [file])
+    _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
+         no_diagrams=no_diagrams, global_table=global_table, target=target, image=image)
+
+
+def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
+         out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool,
+         target: str, image: str) -> None:
+    """Compile ``file`` and write what the options ask for (the options were checked)."""
     result = _compile(file, strict, out)
+    if global_table:
+        _check_global_table(result, out_dir)
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
     tables = _rank_tables(result, jobs, out_dir, output, out)
     if out_dir is not None and target == "k8s":
         _write_k8s(result, jobs, tables, out_dir, file, job, image, out)
         return
+    topo_files = _topology_files(result, jobs, out) if output is not None else []
     if out_dir is not None:
-        _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out)
+        _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out, global_table)
         return
     out(list(result.diagnostics), result.sources, quiet=True)
     if stdout:
         write_stdout(tables[0][1])
         return
-    for path, text in tables:
-        write_or_fail(path, text)
-        typer.echo(f"rtc: wrote {path}", err=True)
+    _write_table(tables[0], topo_files)
+
+
+def _write_table(table: tuple, topo_files: list) -> None:
+    """``-o FILE``: the rank table, and on Ascend 950 its topology files beside it (all or
+    nothing)."""
+    path, text = table
+    if topo_files:
+        _transaction(path.parent, [(path.name, text, None)]
+                     + [(n, t, None) for n, t in topo_files], None)
+        typer.echo(f"rtc: wrote {path} and {len(topo_files)} topology files "
+                   f"(topo-<server>.json) beside it", err=True)
+        return
+    write_or_fail(path, text)
+    typer.echo(f"rtc: wrote {path}", err=True)
 
 
 def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
@@ -179,13 +206,29 @@ def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -
     return tables
 
 
-def _bundle(result, jobs, tables: list, out_dir: Path, out) -> list:
+def _topology_files(result, jobs, out) -> list:
+    """(name, text) of the Ascend 950 topology file of every server of the selected jobs'
+    tables (none for other hardware); exit 2 on an RTC003 self-check failure."""
+    from rtc.api import topology_files
+
+    files: dict = {}
+    for j in jobs:
+        got, problems = topology_files(result.topology, j)
+        if problems:
+            out(list(result.diagnostics) + problems, result.sources)
+            raise typer.Exit(2)
+        files.update(got)
+    return list(files.items())
+
+
+def _bundle(result, jobs, tables: list, out_dir: Path, out, global_table: bool = False) -> list:
     """(path, text, mode or None) of the env, launch, preflight, calibration and plan files
     (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
     from rtc.emit.bundle import build_bundle
 
     bundle = build_bundle(result.topology, result.plan, jobs,
-                          {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)})
+                          {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
+                          global_table=global_table)
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         raise typer.Exit(2)
@@ -193,8 +236,21 @@ def _bundle(result, jobs, tables: list, out_dir: Path, out) -> list:
             for name, text, mode in bundle.outputs]
 
 
+def _check_global_table(result, out_dir) -> None:
+    """--global-ranktable needs --out-dir, a prefill/decode pair and a 1.x table (usage
+    error else)."""
+    if out_dir is None:
+        fail_usage("--global-ranktable writes into --out-dir DIR")
+    if result.topology.preset.is_a5:
+        fail_usage("--global-ranktable: the global rank table has no documented Ascend 950 "
+                   "(rank table 2.0) form", "leave out --global-ranktable on this hardware")
+    if not any(p.prefill and p.decode for p in result.plan.pairs):
+        fail_usage("--global-ranktable: the plan has no prefill/decode pair", "give jobs "
+                   "`role prefill` and `role decode` (or a disaggregation block)")
+
+
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-                   no_diagrams: bool, out) -> None:
+                   no_diagrams: bool, out, global_table: bool = False) -> None:
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
     in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""
@@ -202,7 +258,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     from rtc.emit.files import read_manifest
 
     diags = list(result.diagnostics)
-    extra = _bundle(result, jobs, tables, out_dir, out)
+    extra = _bundle(result, jobs, tables, out_dir, out, global_table)
     names = [p for p, _t in tables] + [p for p, _t, _m in extra]
     if not no_diagrams:
         names += [out_dir / n for n, _v in COMPILE_DIAGRAMS]
@@ -220,8 +276,8 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
-        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight, calibration and plan files to {out_dir}",
-                   err=True)
+        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight, calibration, plan "
+                   f"(and topology) files to {out_dir}", err=True)
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:

@@ -14,6 +14,9 @@ jobs use the server):
 ``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
 ``calibrate.sh``            HCCL Test runs for ``rtc calibrate`` (:mod:`rtc.emit.calibrate_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
+``topo-S.json``             Ascend 950: the server's topology file (:mod:`rtc.emit.hccl_v2`)
+``global-ranktable.json``   with ``global_table``: the MindCluster / MindIE global table of
+                            each prefill/decode pair (:mod:`rtc.emit.global_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
 
@@ -27,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Severity, error
-from rtc.emit import (calibrate_script, env_file, launch_script, pd_ranktable, plan_json,
-                      preflight_script)
+from rtc.emit import (calibrate_script, env_file, global_ranktable, hccl_v2, launch_script,
+                      pd_ranktable, plan_json, preflight_script)
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.launch import JobLaunch
@@ -65,16 +68,20 @@ class Bundle:
 
 
 def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dict, *,
-                 with_plan_json: bool = True) -> Bundle:
+                 with_plan_json: bool = True, global_table: bool = False) -> Bundle:
     """Build every per-node output of ``jobs`` (``[None]``: a table without jobs).
     ``tables`` maps job names (None for the whole cluster) to their rank table's file name.
-    Schema failures of what was built are RTC003 diagnostics (nothing must be written)."""
+    Schema failures of what was built are RTC003 diagnostics (nothing must be written).
+    ``global_table`` adds the MindIE global rank table of each prefill/decode pair."""
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})
     real = [j for j in jobs if j is not None]
     pd_of_job = _add_pd_tables(b, topo, plan.pairs, real)
     for job in real:
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
+    _add_topo_files(b, topo, jobs)
+    if global_table:
+        _add_global_tables(b, topo, plan.pairs, real)
     b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
     for sp in b.preflight:
         b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
@@ -86,22 +93,49 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     return b
 
 
-def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:
-    """The PD rank table of each prefill/decode pair among ``real``; job name -> its file."""
-    pd_names = pd_ranktable.table_names(pairs)
-    pd_of_job: dict = {}
+def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:
+    """Ascend 950: the topology file of every server in the jobs' rank tables (once each)."""
+    seen: set = set()
+    for job in jobs:
+        files, problems = hccl_v2.topology_files(topo, job)
+        b.diagnostics += problems
+        for name, text in files:
+            if name not in seen:
+                seen.add(name)
+                b.add(name, text)
+
+
+def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module, what: str):
+    """(pair, file name, document) of each prefill/decode pair among ``real`` that
+    ``module`` (:mod:`rtc.emit.pd_ranktable` or :mod:`rtc.emit.global_ranktable`) writes a
+    table for and whose table passes its schema; an RTC003 diagnostic for one that fails."""
+    names = module.table_names(pairs)
     for pair in pairs:
-        name = pd_names.get(id(pair))
+        name = names.get(id(pair))
         if name is None or not any(j in real for j in pair.jobs):
             continue
-        doc = pd_ranktable.build(topo, pair)
-        problems = [p for p in pd_ranktable.validate(doc, name) if p.severity is Severity.ERROR]
+        doc = module.build(topo, pair)
+        problems = [p for p in module.validate(doc, name) if p.severity is Severity.ERROR]
         if problems:
-            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the PD rank table rtc "
-                                       f"built fails schema pd-ranktable: {problems[0].message}",
-                                       None, hint="please report this with your .rtc file; "
-                                       "nothing was written"))
+            b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the {what} rtc built "
+                                       f"fails its schema: {problems[0].message}", None,
+                                       hint="please report this with your .rtc file; nothing "
+                                       "was written"))
             continue
+        yield pair, name, doc
+
+
+def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> None:
+    """The MindIE global rank table of each prefill/decode pair among ``real``."""
+    for _pair, name, doc in _pair_tables(b, topo, pairs, real, global_ranktable,
+                                         "global rank table"):
+        b.add(name, pd_ranktable.render(doc))
+
+
+def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:
+    """The PD rank table of each prefill/decode pair among ``real``; job name -> its file."""
+    pd_of_job: dict = {}
+    for pair, name, doc in _pair_tables(b, topo, pairs, real, pd_ranktable, "PD rank table"):
         b.pd_tables[id(pair)] = name
         b.add(name, pd_ranktable.render(doc))
         for j in pair.jobs:

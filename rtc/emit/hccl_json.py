@@ -29,7 +29,12 @@ from rtc.model.topology import Job, Topology
 
 def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     """The rank table of ``job`` (or of every device when ``job`` is None) as a dict in
-    canonical key order. Version "1.2" when the preset uses super pods, else "1.0"."""
+    canonical key order. Version "1.2" when the preset uses super pods, "2.0" on Ascend 950
+    presets (:func:`rtc.emit.hccl_v2.build_rank_table_v2`), else "1.0"."""
+    if topo.preset.is_a5:
+        from rtc.emit.hccl_v2 import build_rank_table_v2
+
+        return build_rank_table_v2(topo, job)
     members = topo.rank_table_members(job)
     version = topo.preset.ranktable_version
     ntoa = socket.inet_ntoa
@@ -67,7 +72,7 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
 
 
 def schema_name(doc: dict) -> str:
-    """The rtc schema a table built here must satisfy (``hccl-v1.0`` or ``hccl-v1.2``)."""
+    """The rtc schema a table built here must satisfy (``hccl-v1.0``, ``-v1.2``, ``-v2.0``)."""
     return f"hccl-v{doc['version']}"
 
 

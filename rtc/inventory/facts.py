@@ -56,7 +56,7 @@ __all__ = ["Fact", "DeviceFacts", "ServerInventory", "load_inventory_dir", "load
 #: The DeviceFacts fields filled from captures, in report order.
 MERGED_FIELDS = ("ip", "netmask", "prefix_len", "ipv6", "ipv6_prefix_len", "gateway",
                  "gateway_iface", "netdetect", "link", "net_health", "lldp_ifname",
-                 "lldp_system_name", "lldp_chassis_id")
+                 "lldp_system_name", "lldp_chassis_id", "vnic_ip", "vnic_netmask")
 # derived or descriptive fields whose disagreements are already reported through another field
 _NOT_COMPARED = {"prefix_len", "gateway_iface"}
 # hccn.conf key -> DeviceFacts field (address is ip or ipv6 by its value)
@@ -93,6 +93,10 @@ class DeviceFacts:
     lldp_ifname: Fact | None = None
     lldp_system_name: Fact | None = None
     lldp_chassis_id: Fact | None = None
+    #: A3: the vNIC address and mask (``hccn_tool -i N -vnic -g``), the address vllm-ascend's
+    #: PD table generator uses on A3; taken as device_ip by ``device_ip inventory vnic``.
+    vnic_ip: Fact | None = None
+    vnic_netmask: Fact | None = None
     ping: list[PingResult] = field(default_factory=list)
     extra: dict[str, Fact] = field(default_factory=dict)
 
@@ -135,7 +139,7 @@ _DOC_SUFFIXES = {".md", ".rst", ".html", ".htm", ".pdf", ".png", ".jpg", ".jpeg"
                  ".tar", ".zip", ".json", ".yaml", ".yml", ".rtc", ".py", ".sh"}
 _CONF_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
 _TOOL_NAME_WORDS = ("ip", "ipv6", "link", "net_health", "health", "gateway", "netdetect", "lldp",
-                    "ping", "hccn", "hccn_tool")
+                    "ping", "hccn", "hccn_tool", "vnic")
 _TOOL_RECORD = re.compile(
     r"^\s*(ipaddr|netmask|ipv6_address|prefix_length|link\s+status|net\s+health\s+status|"
     r"default\s+gateway|netdetect\s+address|ifname|device\s+\d+\s+ping|chassis\s+id\s+tlv)\b", re.I)
@@ -254,7 +258,8 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
                     consumed.update(res.lines)
         if "hccn_tool" in kinds:
             device = _tool.device_from_filename(file)
-            out, d = _tool.parse_hccn_tool(text, file, device=device, ignore_lines=consumed)
+            out, d = _tool.parse_hccn_tool(text, file, device=device, ignore_lines=consumed,
+                                           vnic=_is_vnic_file(file, text))
             diags.extend(d)
             tools.append(out)
 
@@ -265,6 +270,14 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.conf = confs[0] if confs else None
     _check_positional_counts(tools, diags)
     return inv, diags
+
+
+def _is_vnic_file(file: str, text: str) -> bool:
+    """A capture named ``vnic*`` with no command lines is ``hccn_tool -i N -vnic -g`` output
+    (with command lines, each section says what it is)."""
+    stem = os.path.splitext(os.path.basename(file))[0].lower()
+    return "vnic" in stem and not any(_tool.command_line_info(l) is not None
+                                      for l in split_lines(text))
 
 
 def _merge_devices(inv: ServerInventory, tools: list[HccnToolOutput], confs: list[_conf.HccnConf],

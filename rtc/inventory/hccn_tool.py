@@ -3,6 +3,8 @@
 Recognised output lines (case-insensitive, any amount of blank space, LF/CRLF/CR)::
 
     ipaddr:6.0.2.1                          hccn_tool -i N -ip -g        -> ip
+    ipaddr:192.1.2.3                        hccn_tool -i N -vnic -g      -> vnic_ip (A3 vNIC;
+                                            also a file named vnic*.txt without command lines)
     netmask:255.255.255.254                                              -> netmask, prefix_len
     ipv6_address:fd00::1                    hccn_tool -i N -ip -inet6 -g -> ipv6
     prefix_length:64                                                     -> ipv6_prefix_len
@@ -76,12 +78,13 @@ NET_HEALTH_VALUES = ("Success", "Init", "Fault", "Socket failed", "Receive timeo
 LINK_VALUES = ("UP", "DOWN")
 
 #: hccn_tool command flag -> what it reports; these sections are parsed.
-PARSED_COMMANDS = ("-ip", "-link", "-net_health", "-gateway", "-netdetect", "-lldp", "-ping")
+PARSED_COMMANDS = ("-ip", "-link", "-net_health", "-gateway", "-netdetect", "-lldp", "-ping",
+                   "-vnic")
 
 # field -> the group its lines are counted in for positional device numbering, and the
 # command label used in Fact.source.
 _GROUP = {
-    "ip": "ip", "netmask": "ip",
+    "ip": "ip", "netmask": "ip", "vnic_ip": "vnic", "vnic_netmask": "vnic",
     "ipv6": "ipv6", "ipv6_prefix_len": "ipv6",
     "link": "link", "net_health": "net_health",
     "gateway": "gateway", "netdetect": "netdetect",
@@ -90,6 +93,7 @@ _GROUP = {
 _COMMAND_LABEL = {
     "ip": "-ip -g", "ipv6": "-ip -inet6 -g", "link": "-link -g", "net_health": "-net_health -g",
     "gateway": "-gateway -g", "netdetect": "-netdetect -g", "lldp": "-lldp -g",
+    "vnic": "-vnic -g",
 }
 _FIX = {
     "ip": "hccn_tool -i {d} -ip -s address <ip> netmask <mask>",
@@ -240,7 +244,8 @@ def _loop_start(cmd: str) -> int | None:
 
 
 # section flag -> the field whose absence an empty section means
-_SECTION_FIELD = {"-ip": "ip", "-ip -inet6": "ipv6", "-link": "link", "-net_health": "net_health",
+_SECTION_FIELD = {"-ip": "ip", "-ip -inet6": "ipv6", "-vnic": "vnic_ip", "-link": "link",
+                  "-net_health": "net_health",
                   "-gateway": "gateway", "-netdetect": "netdetect", "-lldp": "lldp_ifname"}
 _WHY_MISSING = {
     "ip": "the rank table needs a device_ip for every device that takes part",
@@ -358,7 +363,26 @@ _GATEWAY_LINE = _ValueLine("gateway", "default gateway", "default gateway", _add
 _IFNAME_LINE = _ValueLine("lldp_ifname", "Ifname", "LLDP neighbour port (Ifname)", _read_ifname)
 
 
+def _read_vnic(raw: str) -> _Reading:
+    facts, why = _read_ipaddr(raw)
+    return {"vnic_ip": facts["ip"]} if facts else facts, why
+
+
+def _read_vnic_netmask(raw: str) -> _Reading:
+    facts, why = _read_netmask(raw)
+    return ({"vnic_netmask": facts["netmask"]} if facts and "netmask" in facts else {}), why
+
+
+#: ``-ip -g`` line kinds -> their ``-vnic -g`` counterparts.
+_VNIC_LINES = {
+    "ip": _ValueLine("vnic_ip", "ipaddr", "vNIC IPv4 address ('ipaddr:' is empty)", _read_vnic),
+    "netmask": _ValueLine("vnic_netmask", "netmask", "vNIC netmask", _read_vnic_netmask),
+}
+
+
 class _Parser:
+    vnic: bool = False  # the whole file is `-vnic -g` output (named so, without commands)
+
     def __init__(self, file: str, device: int | None, first_device: int):
         self.file = file
         self.name = display_name(file)
@@ -622,7 +646,11 @@ class _Parser:
         return False
 
     def value_line(self, kind: _ValueLine, m: re.Match, no: int) -> bool:
-        """A ``name: value`` line whose device comes from the header, file or position."""
+        """A ``name: value`` line whose device comes from the header, file or position.
+        In ``-vnic -g`` output (or a vnic file) ``ipaddr:`` / ``netmask:`` are the vNIC's."""
+        if kind.fld in _VNIC_LINES and (self.vnic or (self.section is not None
+                                                      and self.section.flag == "-vnic")):
+            kind = _VNIC_LINES[kind.fld]
         raw = m.group("v")
         span = value_span(self.file, no, m.start("v"), len(raw))
         device = self.resolve(kind.fld, None, span, f"{kind.label} line {no}")
@@ -813,16 +841,19 @@ _RECORDS: tuple[tuple[re.Pattern, Callable[[_Parser, re.Match, int], bool]], ...
 
 
 def parse_hccn_tool(text: str, file: str = "<hccn_tool>", *, device: int | None = None,
-                    first_device: int = 0, ignore_lines: Iterable[int] = ()) -> tuple[HccnToolOutput, list[Diagnostic]]:
+                    first_device: int = 0, ignore_lines: Iterable[int] = (),
+                    vnic: bool = False) -> tuple[HccnToolOutput, list[Diagnostic]]:
     """Parse saved hccn_tool output (one device's, a loop's, or a mixed capture's).
 
     ``device``: the device the text belongs to when neither a header nor the line says
     (e.g. from the file name). ``first_device``: the device the first entry of a loop's
     headerless output belongs to. ``ignore_lines``: 1-based line numbers another parser
-    already consumed (an npu-smi table in the same file).
+    already consumed (an npu-smi table in the same file). ``vnic``: the text is
+    ``hccn_tool -i N -vnic -g`` output (its ``ipaddr:`` is the vNIC address, ``vnic_ip``).
     """
     lines = split_lines(text)
     p = _Parser(file, device, first_device)
+    p.vnic = vnic
     if not any(l.strip() for l in lines):
         p.diags.append(warning(
             MISSING_VALUE,

@@ -114,7 +114,8 @@ def _fill(s: Server, inv, decl: ServerDecl) -> None:
     none (an ``inventory`` plan, or no line at all)."""
     take_ip = decl.device_ip is None or decl.device_ip.kind == "inventory"
     take_gw = decl.gateway is None or decl.gateway.kind == "inventory"
-    take_prefix = s.address_sources.get("prefix") != "dsl"
+    vnic = decl.device_ip is not None and decl.device_ip.source == "vnic"
+    take_prefix = s.address_sources.get("prefix") != "dsl" and not vnic  # -ip's mask is not the vNIC's
     for dev in s.devices:
         facts = inv.devices.get(dev.device_id)
         if facts is None:
@@ -122,6 +123,8 @@ def _fill(s: Server, inv, decl: ServerDecl) -> None:
         use_v6 = facts.ip is None and facts.ipv6 is not None
         if take_ip:
             fact = facts.ipv6 if use_v6 else facts.ip
+            if vnic:
+                fact = facts.vnic_ip
             if fact is not None:
                 dev.device_ip = _ip(fact.value)
                 s.address_sources["device_ip"] = "inventory"

@@ -43,6 +43,8 @@ RENDERED_ADDRESS = rule("RTC207", "bad-computed-address", "error",
     Fix: change the template so every server and device gets a valid address.""")
 
 SDID_MAX = 2**32 - 1  # super_device_id is an unsigned 32-bit value (HCCL rank table 1.2)
+EID_MAX = 2**128 - 1  # an EID is 128 bits (HCCL rank_table_config_a5.md; MindCluster parse_eid.py)
+NET_INSTANCE_MAX = 1024  # net_instance_id length limit (HCCL rank_table_config_a5.md)
 
 
 def lower_servers(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) -> None:
@@ -86,7 +88,8 @@ def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, top
                 d, message=d.message[:-1] + f"; {len(names)} of its {total} servers)")
 
 
-_TEMPLATE_KEYS = ("server_id", "host", "super_pod", "device_ip", "gateway", "super_device_id")
+_TEMPLATE_KEYS = ("server_id", "host", "super_pod", "device_ip", "gateway", "super_device_id",
+                  "eid")
 
 
 def _uses_i(decl: ServerDecl, diags: list[Diagnostic]) -> frozenset:
@@ -154,12 +157,63 @@ class _ServerLowering:
                                     device_ids)
             for dev, v in zip(devices, values or ()):
                 dev.super_device_id = v
+        if decl.eid is not None:
+            per_die = self.eids(decl.eid, decl.span_of("eid"), len(device_ids))
+            dies = self.preset.dies_per_device
+            for k, dev in enumerate(devices if per_die else ()):
+                dev.eids = tuple(per_die[k * dies:(k + 1) * dies])
         return Server(name=self.name, server_id=self.render_once("server_id", self.name),
                       index=0, span=decl.name_span, devices=devices, host_ip=self.host(),
                       nic=decl.nic, super_pod_id=self.render_once("super_pod", None),
                       family=self.family, family_index=i if self.family else None,
                       inventory=self.inventory_path(), spans=self.spans,
-                      incomplete=frozenset(self.incomplete))
+                      incomplete=frozenset(self.incomplete),
+                      net_instances=self.net_instances())
+
+    def net_instances(self) -> dict:
+        """``net_instance`` lines rendered with ``i``: layer -> name (a bad one reported)."""
+        out = {}
+        for line in self.decl.net_instance:
+            try:
+                name = line.name.render(i=self.i)
+            except ValueProblem as p:
+                self.report("net_instance", p)
+                continue
+            if not 0 < len(name) <= NET_INSTANCE_MAX:
+                self.report("net_instance", ValueProblem(
+                    RENDERED_ADDRESS, f"net_instance {line.layer} of {self.name} has "
+                    f"{len(name)} characters; HCCL takes 1..{NET_INSTANCE_MAX}", line.span))
+                continue
+            out[line.layer] = name
+        return out
+
+    def eids(self, plan: AddressPlan, span: Span, n: int) -> list[str] | None:
+        """One EID per die of the server's ``n`` devices (32 lowercase hex digits, device
+        order, die 0 first), or None after reporting why not (bad hex, wrong count, past
+        128 bits)."""
+        dies = self.preset.dies_per_device
+        try:
+            if plan.kind == "base":
+                base = int(plan.items[0].render(i=self.i), 16)
+                values = [base + j for j in range(n * dies)]
+            elif len(plan.items) != n * dies:
+                raise ValueProblem(ADDRESS_COUNT, f"{self.name} has {n} devices x {dies} dies "
+                                   f"but eid lists {len(plan.items)}", span,
+                                   "give one EID per die in device order, or `eid base HEX`")
+            else:
+                values = [int(t.render(i=self.i), 16) for t in plan.items]
+        except ValueProblem as p:
+            self.report("eid", p)
+            return None
+        except ValueError:
+            self.report("eid", ValueProblem(RENDERED_ADDRESS, f"eid of {self.name} is not "
+                                            "hexadecimal", span))
+            return None
+        if any(v > EID_MAX for v in values):
+            self.report("eid", ValueProblem(RENDERED_ADDRESS, f"eid of {self.name} runs past "
+                                            "128 bits", span, "an EID has 32 hex digits"))
+            return None
+        return [f"{v:032x}" for v in values]
 
     def report(self, key: str, p: ValueProblem) -> None:
         """Mark ``key`` incomplete on this server and report its first failure: once per

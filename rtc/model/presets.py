@@ -1,8 +1,10 @@
 """Hardware presets, loaded from ``presets.toml`` (data, not branches in code).
 
 A :class:`Preset` gives the NPUs per server, valid physical device ids, the intra-server
-fabric (HCCS groups, A3 die pairs), the rank table version (1.0 or 1.2) and whether
-multi-server tables need device IPs. Sources are cited in the TOML file.
+fabric (HCCS groups, A3 die pairs), the rank table version (1.0, 1.2 or 2.0) and whether
+multi-server tables need device IPs. Ascend 950 presets (rank table 2.0) add the dies per
+NPU, the UB ports of the in-server mesh and their network levels (:class:`NetLevel`).
+Sources are cited in the TOML file.
 """
 
 from __future__ import annotations
@@ -11,6 +13,29 @@ import functools
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
+
+
+@dataclass(frozen=True)
+class NetLevel:
+    """One network level of a rank table 2.0 preset (one ``level_list`` entry per rank).
+
+    ``scope``: ``server`` (the topology-file domain of one server), ``super_pod`` (only
+    servers with a ``super_pod``; its id names the instance) or ``cluster`` (one instance,
+    ``CLUSTER``). ``address``: ``eid`` (one EID per die, the die's ``ports``) or
+    ``device_ip`` (the device's RoCE address, IPV4 or IPV6). ``ports`` are ``die/port``
+    strings (level 0 takes the mesh ports instead); ``plane`` is ``die`` (plane_id = die
+    number) or a fixed plane_id; ``topo_type`` is the topology-file edge type (1DMESH for
+    the in-server mesh, CLOS towards a switch). Source: HCCL rank_table_config_a5.md,
+    MindCluster mindcluster-tools rootinfo.py (see presets.toml)."""
+
+    net_layer: int
+    net_type: str
+    scope: str
+    address: str
+    protocols: tuple[str, ...]
+    ports: tuple[str, ...]
+    plane: str
+    topo_type: str
 
 
 @dataclass(frozen=True)
@@ -36,6 +61,19 @@ class Preset:
     #: unknown. RTC343 and the advisor compare the weights per rank with it.
     hbm_gb: int = 0
     hbm_source: str = ""
+    #: Rank table 2.0 (Ascend 950) only: dies per NPU, physical UB ports per die, the
+    #: factory topology file's name, the port of each mesh peer (peer j of a device ->
+    #: ``mesh_ports[j]``) and the network levels, lowest first.
+    dies_per_device: int = 1
+    ports_per_die: int = 0
+    topo_file: str = ""
+    mesh_ports: tuple[str, ...] = ()
+    levels: tuple[NetLevel, ...] = ()
+
+    @property
+    def is_a5(self) -> bool:
+        """True for Ascend 950 hardware (rank table 2.0 and a topology file)."""
+        return self.ranktable_version == "2.0"
 
     def with_devices(self, count: int) -> "Preset":
         """A copy with ``devices_per_server`` set (for ``generic``)."""
@@ -69,5 +107,12 @@ def presets() -> dict[str, Preset]:
             allowed_server_sizes=tuple(d.get("allowed_server_sizes", [])),
             equal_server_sizes=d.get("equal_server_sizes", False),
             hbm_gb=d.get("hbm_gb", 0), hbm_source=d.get("hbm_source", ""),
+            dies_per_device=d.get("dies_per_device", 1),
+            ports_per_die=d.get("ports_per_die", 0),
+            topo_file=d.get("topo_file", ""),
+            mesh_ports=tuple(d.get("mesh_ports", [])),
+            levels=tuple(NetLevel(lv["net_layer"], lv["net_type"], lv["scope"], lv["address"],
+                                  tuple(lv["protocols"]), tuple(lv["ports"]), lv["plane"],
+                                  lv["topo_type"]) for lv in d.get("levels", [])),
         )
     return out

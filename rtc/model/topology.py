@@ -42,6 +42,8 @@ class Device:
     gateway: IPAddress | None = None
     prefix: int | None = None
     super_device_id: int | None = None
+    #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
+    eids: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -70,6 +72,8 @@ class Server:
     visible_devices: list[int] | None = None
     inventory_facts: ServerInventory | None = None
     address_sources: dict = field(default_factory=dict)
+    #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.
+    net_instances: dict = field(default_factory=dict)
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

@@ -12,6 +12,7 @@
 ``pd-ranktable``              vllm-ascend LLMDataDist table (``prefill_device_list`` /
                               ``decode_device_list``; its ``version`` is always "1.2")
 ``topo-v2.0``                 the A5 topology file (``peer_list`` / ``edge_list``)
+``mindie-global``             MindCluster / MindIE global rank table (``server_group_list``)
 ============================  ==============================================================
 
 Detecting which form a document is belongs to the JSON front end
@@ -30,6 +31,7 @@ FORM_DESCRIPTIONS: dict[str, str] = {
     "hccl-legacy-lab": "legacy HCCL group_list table, lab variant (deploy_mode)",
     "pd-ranktable": "vllm-ascend LLMDataDist prefill/decode rank table",
     "topo-v2.0": "A5 topology file version 2.0",
+    "mindie-global": "MindCluster / MindIE global rank table (server_group_list)",
 }
 FORMS: tuple[str, ...] = tuple(FORM_DESCRIPTIONS)
 

@@ -26,7 +26,8 @@ from typing import Callable
 
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.decls import AddressPlan, EnvLine, ParamLine, PlacementRef, PolicyLine
+from rtc.syntax.decls import (AddressPlan, EnvLine, NetInstanceLine, ParamLine, PlacementRef,
+                              PolicyLine)
 from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
                                attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
@@ -124,6 +125,12 @@ def p_address_plan(attr: Attribute) -> AddressPlan:
     words = attribute_words(attr)
     if len(words) == 1 and words[0].text == "inventory":
         return AddressPlan("inventory")
+    if len(words) == 2 and words[0].text == "inventory" and attr.key == "device_ip":
+        if words[1].text != "vnic":
+            raise ValueProblem(BAD_VALUE, f"write `device_ip inventory` or `device_ip inventory "
+                               f"vnic`, not '{words[1].text}'", words[1].span,
+                               "vnic takes the A3 vNIC address (`hccn_tool -i N -vnic -g`)")
+        return AddressPlan("inventory", source="vnic")
     if len(words) == 3 and words[1].text == "step" and not isinstance(attr.args[0], ListArg):
         start = _address_template(words[0])
         step = parse_int(words[2].text, words[2].span, lo=1, hi=2**32, what="step")
@@ -148,6 +155,45 @@ def p_super_device_plan(attr: Attribute) -> AddressPlan:
     if len(items) == 1 and items[0].variables & {"d", "k"}:
         return AddressPlan("template", items)
     return AddressPlan("list", items)
+
+
+#: Hex digits of an EID (128 bits; HCCL rank_table_config_a5.md, MindCluster parse_eid.py).
+EID_DIGITS = 32
+_HEX_RE = re.compile(r"[0-9A-Fa-f]{1,32}")
+
+
+def _eid_template(w: Word):
+    t = parse_template(w.text, w.span)
+    if t.is_constant and not _HEX_RE.fullmatch(t.text):
+        raise ValueProblem(BAD_VALUE, f"'{t.text}' is not an EID: an EID is up to "
+                           f"{EID_DIGITS} hex digits", w.span,
+                           "copy it from `hccn_tool` (e.g. 000000000000000000100000dfdf0020)")
+    return t
+
+
+def p_eid_plan(attr: Attribute) -> AddressPlan:
+    """``eid base HEX`` (die e of the device at position k gets HEX + k*dies + e; HEX may
+    be a template in i) or a list of EIDs, one per die in device order (rank table 2.0)."""
+    words = attribute_words(attr)
+    if len(words) == 2 and words[0].text == "base":
+        return AddressPlan("base", (_eid_template(words[1]),))
+    if any(w.text == "base" for w in words):
+        raise ValueProblem(BAD_VALUE, "write `eid base HEX` or a list of EIDs", attr.span)
+    if len(attr.args) > 1:
+        raise ValueProblem(BAD_VALUE, "separate the EIDs with commas", attr.args[1].span)
+    return AddressPlan("list", tuple(_eid_template(w) for w in words))
+
+
+def p_net_instance(attr: Attribute) -> NetInstanceLine:
+    """``net_instance LAYER NAME``: layer 0..7 and a name template in i (rank table 2.0
+    ``net_instance_id``, at most 1024 characters)."""
+    words = attribute_words(attr)
+    if len(words) != 2:
+        raise ValueProblem(BAD_VALUE, "write `net_instance LAYER NAME`, e.g. "
+                           "`net_instance 0 pod{i/8}_{i%8}`", attr.span)
+    layer = parse_int(words[0].text, words[0].span, lo=0, hi=7, what="net layer")
+    return NetInstanceLine(layer, parse_template(words[1].text, words[1].span),
+                           value_span(attr))
 
 
 def p_path(attr: Attribute) -> str:

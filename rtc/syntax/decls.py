@@ -37,6 +37,9 @@ class AddressPlan:
     kind: str
     items: tuple[Template, ...] = ()
     step: int = 1
+    #: ``inventory`` plans: which captured address (``ip``: ``-ip -g`` / hccn.conf;
+    #: ``vnic``: the A3 vNIC address of ``-vnic -g``, written ``device_ip inventory vnic``).
+    source: str = "ip"
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,15 @@ class PolicyLine(NamedTuple):
 
     rule: str
     level: str
+    span: Span
+
+
+class NetInstanceLine(NamedTuple):
+    """``net_instance LAYER NAME``: the rank table 2.0 ``net_instance_id`` of the server at
+    network layer ``layer`` (a template in i), and where the line was written."""
+
+    layer: int
+    name: Template
     span: Span
 
 
@@ -141,6 +153,8 @@ class ServerDecl(Decl):
     super_device_id: AddressPlan | None = None
     inventory: str | None = None
     visible_devices: tuple[int, ...] | None = None
+    eid: AddressPlan | None = None
+    net_instance: tuple[NetInstanceLine, ...] = ()
 
 
 class JobDecl(Decl):

@@ -18,10 +18,11 @@ from rtc.rules import rule
 from rtc.syntax.ast import Attribute, Block, SourceFile
 from rtc.syntax.attribute_values import (MAX_PARALLEL, check_quotes, p_address,
                                          p_address_plan, p_args, p_bool, p_choice, p_cidr,
-                                         p_cidr_list, p_devset, p_env, p_int, p_job_refs,
-                                         p_nic, p_nic_list, p_param, p_path, p_placement, p_policy,
-                                         p_port, p_server_refs, p_super_device_plan,
-                                         p_template, p_word, value_span)
+                                         p_cidr_list, p_devset, p_eid_plan, p_env, p_int,
+                                         p_job_refs, p_net_instance, p_nic, p_nic_list, p_param,
+                                         p_path, p_placement, p_policy, p_port,
+                                         p_server_refs, p_super_device_plan, p_template,
+                                         p_word, value_span)
 from rtc.syntax.decls import (ClusterDecl, Decl, DisaggregationDecl, FabricDecl, JobDecl,
                               LinksDecl, NetworkDecl, ServerDecl)
 from rtc.syntax.values import BAD_VALUE, ValueProblem, parse_family_name, show_text
@@ -120,7 +121,8 @@ _SERVER_ATTRS = {
     "device_ip": AttrSpec(
         p_address_plan, doc="RoCE IP per device",
         value="address plan: list (one per device), START step N, template in i/d/k, "
-        "inventory", default=_INVENTORY_OR_NONE + " (RTC211 on a multi-server table that "
+        "inventory (inventory vnic: the A3 vNIC address of `hccn_tool -vnic -g`)",
+        default=_INVENTORY_OR_NONE + " (RTC211 on a multi-server table that "
         "needs it)",
         becomes="the rank table's device_ip", example="device_ip 6.0.2.1 step 2"),
     "gateway": AttrSpec(
@@ -157,6 +159,21 @@ _SERVER_ATTRS = {
         value="device set such as 4..7", default="none (container ids are the physical ids)",
         becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (position in this list)",
         example="visible_devices 4..7"),
+    "eid": AttrSpec(
+        p_eid_plan, doc="UB EID per die (Ascend 950, rank table 2.0)",
+        value="base HEX (die e of the device at position k: HEX + k*dies + e; HEX up to 32 "
+        "hex digits, a template in i allowed), or one EID per die in device order",
+        default="none (the UB levels' rank_addr_list stays empty: RTC221 when the table has "
+        "more than one device)",
+        becomes="the 2.0 rank table's EID addresses at the UB levels (0, and 1 in a super "
+        "pod), each with its die's ports", example="eid base 000000000000000000100000dfdf0000"),
+    "net_instance": AttrSpec(
+        p_net_instance, repeat=True, doc="net_instance_id at one network layer (rank table 2.0)",
+        value="LAYER NAME: layer 0..7, a name (template in i), at most 1024 characters",
+        default="layer 0: SUPERPOD_N (N = the server's place in its super pod) or the "
+        "server_id; super pod layer: the super_pod; cluster layers: CLUSTER",
+        becomes="net_instance_id of every rank of the server at that layer",
+        example="net_instance 0 pod{i/8}_{i%8}"),
 }
 
 _SERVER_EXAMPLE = """server atlas-01 {
@@ -180,10 +197,12 @@ _FAMILY_EXAMPLE = """family node[0000..1023] {
 _CLUSTER_ATTRS = {
     "hardware": AttrSpec(
         p_word, doc="hardware preset",
-        value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, generic",
+        value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, atlas-950-superpod, "
+        "atlas-850, generic",
         default="required (RTC116)",
-        becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, else "
-        "1.0) and the hardware rules", example="hardware atlas-800t-a2"),
+        becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, 2.0 and "
+        "a topology file per server for atlas-950-superpod / atlas-850, else 1.0) and the "
+        "hardware rules", example="hardware atlas-800t-a2"),
     "cann": AttrSpec(
         p_word, doc="CANN version", value="version word, e.g. 8.2.RC1",
         default="unknown (HCCL's 32-port host window is assumed)",

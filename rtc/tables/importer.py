@@ -56,10 +56,10 @@ IMPORT_INVALID = rule("RTC660", "import-invalid-table", "error",
     Example: `rtc import hccl.json` where two devices share a device_ip.
     Fix: fix the findings (or regenerate the table), then import again.""")
 IMPORT_FORM = rule("RTC661", "import-unsupported-form", "error",
-                   "rtc import reads version 1.0 and 1.2 rank tables only.", """
-    What: the file is a 2.0 table, a PD table, a legacy group_list table or a topology file.
-    Why: rtc compiles to version 1.0 / 1.2 tables; other forms cannot round-trip.
-    Example: `rtc import ranktable_v2.json`.
+                   "rtc import reads version 1.0, 1.2 and 2.0 rank tables only.", """
+    What: the file is a PD table, a legacy group_list table or a topology file.
+    Why: rtc compiles to version 1.0 / 1.2 / 2.0 tables; other forms cannot round-trip.
+    Example: `rtc import pd-ranktable.json`.
     Fix: none in rtc; keep editing that file by hand (rtc validate still checks it).""")
 IMPORT_SHAPE = rule("RTC662", "import-not-expressible", "error",
                     "The table has a layout the rtc language cannot express.", """

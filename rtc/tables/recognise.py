@@ -79,6 +79,8 @@ def _guess(doc: dict) -> str | None:
     """Form suggested by the keys alone (ignoring ``version``)."""
     if "prefill_device_list" in doc or "decode_device_list" in doc:
         return "pd-ranktable"
+    if "server_group_list" in doc:
+        return "mindie-global"
     if "peer_list" in doc or "edge_list" in doc:
         return "topo-v2.0"
     if "rank_list" in doc or ("rank_count" in doc and "server_list" not in doc):
@@ -136,9 +138,10 @@ def detect_form(doc, *, override: str | None = None, source_map: SourceMap | Non
 
 def _detect_dict(doc: dict, diags: list[Diagnostic], source_map, filename, *, quiet: bool) -> str | None:
     guessed = _guess(doc)
-    # The PD table and the topology file are recognised by their keys: the PD table's
-    # version is "1.2" and the topology file's is "2.0", like real rank tables.
-    if guessed in ("pd-ranktable", "topo-v2.0"):
+    # The PD table, the topology file and the global table are recognised by their keys:
+    # the PD table's version is "1.2", the topology file's "2.0" and the global table's
+    # that of its groups, like real rank tables.
+    if guessed in ("pd-ranktable", "topo-v2.0", "mindie-global"):
         return guessed
     if "version" not in doc:
         if guessed is None and not quiet:

@@ -304,7 +304,8 @@ def inter_link(topo, servers: list[str]) -> str:
     if preset.super_pod:
         pods = list(dict.fromkeys(topo.server(s).super_pod_id for s in servers))
         if len(pods) == 1 and pods[0] is not None:
-            return f"HCCS within super pod {pods[0]}"
+            fabric = "UB" if preset.is_a5 else "HCCS"  # Ascend 950 pods: UB switches
+            return f"{fabric} within super pod {pods[0]}"
         return "RoCE between super pods"
     return preset.inter_server_link
 

@@ -16,7 +16,8 @@ The rules live by family, each module declaring its rules and listing them in ``
 :func:`check_version_fit`), :mod:`.super_pods` (RTC637-RTC640), :mod:`.backups`
 (RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
 (RTC647, RTC648, reported by :mod:`rtc.api.validate`), :mod:`.status` (RTC649) and
-:mod:`.v2` (RTC650-RTC652).
+:mod:`.v2` (RTC650-RTC652), :mod:`.mindie_global` (RTC653-RTC655, the MindCluster / MindIE
+global rank table).
 :mod:`.v1` walks a version 1.0 / 1.2 table through the families' checks, and
 :mod:`._context` holds the check context they share.
 """
@@ -27,6 +28,7 @@ from rtc.diagnostics import Diagnostic
 
 from ..jsonload import SourceMap
 from . import backups, counts, inventory, legacy, pd, ranks, status, super_pods, v2, versions
+from . import mindie_global
 from ._context import _Ctx
 from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
 from .legacy import _check_legacy
@@ -53,6 +55,8 @@ def check_table(doc, form: str | None, source_map: SourceMap,
         _check_legacy(ctx, form == "hccl-legacy-lab")
     elif form == "hccl-v2.0":
         _check_v2(ctx)
+    elif form == "mindie-global":
+        mindie_global._check_global(ctx)
     return ctx.out
 
 
@@ -62,4 +66,5 @@ __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "c
 #: The rules this package reports, family by family in code order (collected by
 #: rtc.report.rule_catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
-         + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES)
+         + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES
+         + mindie_global.RULES)

@@ -1,21 +1,19 @@
-"""The table version against the hardware (RTC636): :func:`check_version_fit`."""
+"""The table version against the hardware (RTC636): :func:`check_version_fit`.
+
+The rule and its judgement live with the compiler's checks
+(:mod:`rtc.checks.chip_version`), so a 1.x table on Ascend 950 (or 2.0 on A2/A3) is the
+same finding for ``rtc validate --hardware`` and for a description whose captures show the
+chip."""
 
 from __future__ import annotations
 
-from rtc.diagnostics import Diagnostic, Span, error, warning
-from rtc.rules import rule
+from rtc.checks.chip_version import VERSION_HW, table_version_findings
+from rtc.diagnostics import Diagnostic, Span, warning
 
 from ..jsonload import SourceMap
 
-VERSION_HW = rule("RTC636", "version-hardware-mismatch", "error",
-                  "The table version does not fit the hardware.", """
-    What: version "2.0" (Ascend 950) checked as A2/A3/910A hardware (an error), or version
-    "1.2" (A3 super pod) for hardware without super pods (a warning).
-    Why: HCCL picks its parser by version; a 2.0 table is only read on Ascend 950, and the
-    super pod fields of a 1.2 table are ignored outside an A3 super pod.
-    Example: `rtc validate --hardware atlas-800t-a2 a3-table.json` with "version": "1.2".
-    Fix: use "1.0" for Atlas 800T A2, 910A and A3 typical networking, "1.2" for A3 super
-    pods, "2.0" for Ascend 950; or pass the right --hardware.""")
+_VERSION_OF_FORM = {"hccl-v1.0": "1.0", "hccl-v1.2": "1.2", "hccl-v2.0": "2.0",
+                    "topo-v2.0": "2.0", "pd-ranktable": None}
 
 
 def check_version_fit(doc, form: str, smap: SourceMap, preset, explicit: bool) -> list[Diagnostic]:
@@ -23,10 +21,10 @@ def check_version_fit(doc, form: str, smap: SourceMap, preset, explicit: bool) -
     if not explicit or not isinstance(doc, dict):
         return []
     span = smap.locate_nearest(("version",)) if smap.parsed else Span.whole_file(smap.filename)
-    if form in ("hccl-v2.0", "topo-v2.0") and preset.chip != "Ascend":
-        return [error(VERSION_HW, f'version "2.0" is the Ascend 950 table, but the hardware is '
-                      f'{preset.name}, whose tables are version "{preset.ranktable_version}"', span,
-                      hint="check the file or the --hardware option")]
+    version = _VERSION_OF_FORM.get(form)
+    found = table_version_findings(version, preset, span) if version else []
+    if found:
+        return found
     if form == "hccl-v1.2" and not preset.super_pod:
         return [warning(VERSION_HW, f'version "1.2" is the A3 super pod table, but the hardware is '
                         f"{preset.name}: HCCL ignores the super pod fields there", span,
@@ -34,5 +32,5 @@ def check_version_fit(doc, form: str, smap: SourceMap, preset, explicit: bool) -
     return []
 
 
-#: The rules this module reports (collected by rtc.tables.semantic.RULES).
-RULES = (VERSION_HW,)
+#: The rules this module reports: RTC636 is rtc.checks.chip_version's (listed there).
+RULES = ()

@@ -1,0 +1,79 @@
+"""The MindCluster / MindIE global rank table of a prefill/decode pair
+(``global-ranktable.json``; ``global-ranktable-<name>.json`` when several pairs have one),
+written by ``rtc compile --out-dir DIR --global-ranktable``.
+
+Format (MindCluster best practice ``dl_bestpractice_010``, "global-ranktable Description";
+``../shared/reference/ranktable-formats.md`` §2.4; ``schemas/mindie-global.schema.json``)::
+
+    {"version": "1.0", "status": "completed",
+     "server_group_list": [
+       {"group_id": "1", "deploy_server": "0", "server_count": "1",
+        "server_list": [{"device": [{"device_id": "0", "device_ip": "...",
+                                     ["super_device_id": "...",]
+                                     "device_logical_id": "0", "rank_id": "0"}, ...],
+                         "server_id": "node0", "server_ip": "10.0.0.6"}],
+        ["super_pod_list": [{"super_pod_id": "0", "server_list": [{"server_id": ...}]}]]},
+       ...]}
+
+One group per job (ClusterD builds one from each instance's hccl.json), prefill jobs first:
+group ids count from "1" (omniinfer's tools number 0 scheduler/router, 1 prefill, 2 decode;
+rtc has no scheduler server, so there is no group "0"). Inside a group servers and devices
+are in the job's rank order and ``rank_id`` counts from 0, as in the job's own table.
+``server_ip`` is the server's ``host`` (its pod IP when pods share the host network; rtc has
+no separate pod IP), ``device_logical_id`` the id the container sees (``visible_devices``),
+``deploy_server`` "0" (ClusterD's examples show "0" and "1"; the meaning is not documented).
+Version and super pod fields follow the hardware's 1.x table; Ascend 950 (2.0) has no
+documented global table form and is refused by the caller. Every value is a string.
+"""
+
+from __future__ import annotations
+
+from rtc.model.topology import Job, Topology, container_ids
+from rtc.schema import validate_document
+
+
+def table_names(pairs) -> dict:
+    """id(pair) -> file name, for the pairs that have both prefill and decode jobs."""
+    using = [p for p in pairs if p.prefill and p.decode]
+    return {id(p): "global-ranktable.json" if len(using) == 1 else
+            f"global-ranktable-{p.name or i + 1}.json" for i, p in enumerate(using)}
+
+
+def _group(topo: Topology, job: Job, group_id: int) -> dict:
+    a3 = topo.preset.ranktable_version == "1.2"
+    servers, pods = [], {}
+    rank = 0
+    for server, devs in topo.rank_table_members(job):
+        logical, _n = container_ids(server, topo.preset)
+        items = []
+        for d in devs:
+            item = {"device_id": str(d.device_id),
+                    "device_ip": str(d.device_ip) if d.device_ip is not None else ""}
+            if a3 and d.super_device_id is not None:
+                item["super_device_id"] = str(d.super_device_id)
+            item["device_logical_id"] = str(logical.get(d.device_id, d.device_id))
+            item["rank_id"] = str(rank)
+            rank += 1
+            items.append(item)
+        servers.append({"device": items, "server_id": server.server_id,
+                        "server_ip": str(server.host_ip) if server.host_ip is not None else ""})
+        if a3 and server.super_pod_id is not None:
+            pods.setdefault(server.super_pod_id, []).append({"server_id": server.server_id})
+    group = {"group_id": str(group_id), "deploy_server": "0",
+             "server_count": str(len(servers)), "server_list": servers}
+    if pods:
+        group["super_pod_list"] = [{"super_pod_id": pid, "server_list": members}
+                                   for pid, members in pods.items()]
+    return group
+
+
+def build(topo: Topology, pair) -> dict:
+    """The global table of ``pair`` (prefill jobs, then decode jobs) in canonical key order."""
+    groups = [_group(topo, job, n + 1) for n, job in enumerate(pair.jobs)]
+    return {"version": topo.preset.ranktable_version, "status": "completed",
+            "server_group_list": groups}
+
+
+def validate(doc: dict, name: str) -> list:
+    """Schema findings (rtc's own validator, mindie-global form)."""
+    return validate_document(doc, "mindie-global", filename=name)

@@ -1,0 +1,193 @@
+"""Emit the HCCL rank table version 2.0 (Ascend 950) and the per-server topology file it
+is paired with, from a checked Topology whose preset is an A5 one (:attr:`Preset.is_a5`).
+
+Formats (HCCL ``rank_table_config_a5.md``; ``../shared/reference/ranktable-formats.md``
+§2.4; ``schemas/hccl-v2.0.schema.json`` and ``schemas/topo-v2.0.schema.json``)::
+
+    {"status": "completed", "version": "2.0", "rank_count": 16,
+     "rank_list": [{"rank_id": 0, "local_id": 0, "device_id": 0,
+                    "level_list": [{"net_layer": 0, "net_instance_id": "0_0",
+                                    "net_type": "TOPO_FILE_DESC", "net_attr": "",
+                                    "rank_addr_list": [{"addr_type": "EID", "addr": "<32 hex>",
+                                                        "ports": ["1/0", ...],
+                                                        "plane_id": "0"}, ...]}, ...]}]}
+
+    {"version": "2.0", "peer_count": 8, "peer_list": [{"local_id": 0}, ...],
+     "edge_count": N, "edge_list": [{"net_layer": 0, "link_type": "PEER2PEER", ...}, ...]}
+
+Numbers are JSON integers. Ranks are numbered like 1.x tables (servers in declared order,
+devices ascending); ``local_id`` is the physical device id (MindCluster uses the physical
+id in super pods). Levels come from the preset (:class:`rtc.model.presets.NetLevel`), lowest
+first:
+
+* ``net_instance_id``: the server's ``net_instance LAYER NAME`` when written; else at a
+  ``server`` level ``<super pod>_<n>`` (n = the server's place among its super pod's
+  servers, MindCluster's ``<super pod>_<chassis>``) or the server_id outside a super pod;
+  at a ``super_pod`` level the super pod (the level is left out for a server without
+  one); at a ``cluster`` level ``CLUSTER`` (MindCluster mindcluster-tools const.py).
+* addresses: at an ``eid`` level one EID per die with the die's ports there (the in-server
+  mesh ports towards the server's other devices at the mesh level); at a ``device_ip``
+  level the device's RoCE address (``IPV4`` / ``IPV6``). A die without ports there, or a
+  device without the address, contributes no entry (checks report missing addresses).
+* mesh ports: peer b of device a uses ``mesh_ports[j]`` where j is b's place among the
+  preset's other devices (a physical, not a per-job, numbering).
+
+The topology file of a server lists every device of the server as a peer, one PEER2PEER
+``1DMESH`` edge per device pair at the mesh level and one PEER2NET edge per device and
+higher level (``position`` DEVICE). Output bytes are deterministic (2-space indent,
+trailing newline).
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv6Address
+
+from rtc.diagnostics import Diagnostic, Severity, error
+from rtc.model.presets import NetLevel, Preset
+from rtc.model.topology import Device, Job, Server, Topology
+from rtc.rules import SCHEMA_SELF
+
+CLUSTER_INSTANCE = "CLUSTER"  # MindCluster mindcluster-tools utils/const.py
+
+
+def mesh_port(preset: Preset, a: int, b: int) -> str | None:
+    """The ``die/port`` of device ``a``'s mesh link to device ``b`` (None when the preset's
+    mesh has no port for it)."""
+    j = b if b < a else b - 1
+    return preset.mesh_ports[j] if 0 <= j < len(preset.mesh_ports) else None
+
+
+def default_instances(topo: Topology) -> dict[int, str]:
+    """id(server) -> its default level-0 instance ``<super pod>_<n>`` (servers with a
+    super pod only; n counts the pod's servers in declared order)."""
+    seen: dict[str, int] = {}
+    out = {}
+    for s in topo.servers:
+        if s.super_pod_id is not None:
+            n = seen.get(s.super_pod_id, 0)
+            seen[s.super_pod_id] = n + 1
+            out[id(s)] = f"{s.super_pod_id}_{n}"
+    return out
+
+
+def net_instance(server: Server, level: NetLevel, defaults: dict) -> str | None:
+    """The server's ``net_instance_id`` at ``level`` (None: the level does not apply)."""
+    given = server.net_instances.get(level.net_layer)
+    if level.scope == "super_pod" and server.super_pod_id is None:
+        return None
+    if given is not None:
+        return given
+    if level.scope == "server":
+        return defaults.get(id(server), server.server_id)
+    if level.scope == "super_pod":
+        return server.super_pod_id
+    return CLUSTER_INSTANCE
+
+
+def _plane(level: NetLevel, die: int) -> str:
+    return str(die) if level.plane == "die" else level.plane
+
+
+def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: list[int]) -> list:
+    if level.address == "device_ip":
+        ip = dev.device_ip
+        if ip is None or not level.ports:
+            return []
+        return [{"addr_type": "IPV6" if isinstance(ip, IPv6Address) else "IPV4",
+                 "addr": str(ip), "ports": list(level.ports), "plane_id": _plane(level, 0)}]
+    if dev.eids is None:
+        return []
+    if level.topo_type == "1DMESH":
+        ports = [p for b in peers if b != dev.device_id
+                 for p in (mesh_port(preset, dev.device_id, b),) if p is not None]
+    else:
+        ports = list(level.ports)
+    out = []
+    for die, eid in enumerate(dev.eids):
+        mine = [p for p in ports if p.split("/", 1)[0] == str(die)]
+        if mine:
+            out.append({"addr_type": "EID", "addr": eid, "ports": mine,
+                        "plane_id": _plane(level, die)})
+    return out
+
+
+def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
+    """The 2.0 rank table of ``job`` (every device when None) in canonical key order."""
+    preset = topo.preset
+    defaults = default_instances(topo)
+    ranks = []
+    for server, devices in topo.rank_table_members(job):
+        peers = [d.device_id for d in server.devices]
+        levels = [(lv, net_instance(server, lv, defaults)) for lv in preset.levels]
+        for d in devices:
+            level_list = [{"net_layer": lv.net_layer, "net_instance_id": inst,
+                           "net_type": lv.net_type, "net_attr": "",
+                           "rank_addr_list": _addresses(preset, lv, d, peers)}
+                          for lv, inst in levels if inst is not None]
+            ranks.append({"rank_id": len(ranks), "local_id": d.device_id,
+                          "device_id": d.device_id, "level_list": level_list})
+    return {"status": "completed", "version": "2.0", "rank_count": len(ranks),
+            "rank_list": ranks}
+
+
+def build_topo_file(topo: Topology, server: Server) -> dict:
+    """The topology file of ``server`` (``schemas/topo-v2.0.schema.json``)."""
+    preset = topo.preset
+    ids = sorted(d.device_id for d in server.devices)
+    edges = []
+    for lv in preset.levels:
+        if lv.scope == "super_pod" and server.super_pod_id is None:
+            continue
+        if lv.topo_type == "1DMESH":
+            for x, a in enumerate(ids):
+                for b in ids[x + 1:]:
+                    pa, pb = mesh_port(preset, a, b), mesh_port(preset, b, a)
+                    if pa is None or pb is None:
+                        continue
+                    edges.append({"net_layer": lv.net_layer, "link_type": "PEER2PEER",
+                                  "protocols": list(lv.protocols), "local_a": a,
+                                  "local_a_ports": [pa], "local_b": b, "local_b_ports": [pb],
+                                  "topo_instance_id": 0, "topo_type": "1DMESH",
+                                  "position": "DEVICE"})
+            continue
+        for a in ids:
+            edges.append({"net_layer": lv.net_layer, "link_type": "PEER2NET",
+                          "protocols": list(lv.protocols), "local_a": a,
+                          "local_a_ports": list(lv.ports), "topo_instance_id": 0,
+                          "topo_type": lv.topo_type, "position": "DEVICE"})
+    return {"version": "2.0", "peer_count": len(ids),
+            "peer_list": [{"local_id": a} for a in ids],
+            "edge_count": len(edges), "edge_list": edges}
+
+
+def topo_file_name(server: Server) -> str:
+    """``topo-<server>.json``: the file ``rtc compile`` writes beside the rank table; mount
+    it as the server's ``/usr/local/Ascend/driver/topo/`` file only after comparing it
+    with the factory one (the preset's ``topo_file``)."""
+    return f"topo-{server.name}.json"
+
+
+def topology_files(topo: Topology, job: Job | None = None
+                   ) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """The topology file of each server in ``job``'s rank table (every server when None):
+    ([(file name, text)], diagnostics), each validated against
+    ``schemas/topo-v2.0.schema.json``. Empty for hardware without topology files; a
+    diagnostic (RTC003) means the build is wrong and nothing must be written."""
+    if not topo.preset.is_a5:
+        return [], []
+    from rtc.emit.hccl_json import render
+    from rtc.schema import validate_document
+
+    out = []
+    for server, _devs in topo.rank_table_members(job):
+        doc = build_topo_file(topo, server)
+        name = topo_file_name(server)
+        bad = [p for p in validate_document(doc, "topo-v2.0", filename=name)
+               if p.severity is Severity.ERROR]
+        if bad:
+            return [], [error(SCHEMA_SELF, f"internal error: the topology file {name} rtc "
+                              f"built fails schema topo-v2.0: {bad[0].message}", None,
+                              hint="please report this with your .rtc file; nothing was "
+                              "written")]
+        out.append((name, render(doc)))
+    return out, []

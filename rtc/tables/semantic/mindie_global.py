@@ -1,0 +1,109 @@
+"""The MindCluster / MindIE global rank table (``server_group_list``): unique group ids
+(RTC653), each group's rank ids exactly 0..n-1 (RTC654), a device IP or server_id used in
+two groups (RTC655), each group's server_count (RTC633) and its addresses (RTC634).
+
+Source: MindCluster best practice ``dl_bestpractice_010`` (ClusterD builds one group per
+MindIE instance from that instance's hccl.json, so rank ids count per group) and
+``../shared/reference/ranktable-formats.md`` §2.4.
+"""
+
+from __future__ import annotations
+
+from rtc.diagnostics import Related, error
+from rtc.rules import rule
+
+from ..jsonload import format_path
+from ..lower_table import decimal
+from ._context import _Ctx, _ids
+from .counts import COUNT, _addresses
+
+GROUP_ID = rule("RTC653", "global-duplicate-group-id", "error",
+                "Two groups of a global rank table have the same group_id.", """
+    What: server_group_list holds two groups with one group_id.
+    Why: the MindIE MS Controller tells the scheduler, prefill and decode instances apart
+    by group_id; a repeat merges two instances or hides one.
+    Example: a prefill and a decode group both "group_id": "1".
+    Fix: number the groups uniquely (omniinfer: 0 scheduler, 1 prefill, 2 decode).""")
+GROUP_RANKS = rule("RTC654", "global-group-rank-ids", "error",
+                   "A group's rank_id values are not exactly 0..n-1.", """
+    What: the devices of one group have rank ids with a gap, a repeat, or not from 0.
+    Why: each group is one instance's HCCL communicator (its own hccl.json); its ranks
+    must be 0..n-1 or that instance fails to initialise.
+    Example: a decode group whose ranks continue the prefill group's (16..31).
+    Fix: number each group's devices from 0 in rank order.""")
+GROUP_SHARED = rule("RTC655", "global-shared-device", "error",
+                    "Two groups of a global rank table use the same device.", """
+    What: one device_ip (or one server_id with the same device_id) appears in two groups.
+    Why: an NPU serves one instance; two instances on it fight for its memory and HCCL
+    links, and the KV transfer between prefill and decode targets the wrong one.
+    Example: the decode group lists the prefill server's device 0 again.
+    Fix: give each group its own devices.""")
+
+
+def _check_global(ctx: _Ctx) -> None:
+    """The rules of a ``mindie-global`` table."""
+    groups = ctx.doc.get("server_group_list")
+    if not isinstance(groups, list):
+        return
+    seen_ids: dict[str, tuple] = {}
+    seen_devices: dict[tuple, tuple] = {}
+    for g, group in enumerate(groups):
+        if not isinstance(group, dict):
+            continue
+        gp = ("server_group_list", g)
+        gid = group.get("group_id")
+        if isinstance(gid, str) and gp + ("group_id",) not in ctx.bad:
+            first = seen_ids.setdefault(gid, gp + ("group_id",))
+            if first != gp + ("group_id",):
+                ctx.add(error(GROUP_ID, f'{format_path(gp)}: group_id "{gid}" is used twice',
+                              ctx.span(gp + ("group_id",)),
+                              related=[Related(ctx.span(first), "first here")],
+                              hint="number the groups uniquely (0 scheduler, 1 prefill, "
+                                   "2 decode)"))
+        _group(ctx, group, gp, g, seen_devices)
+
+
+def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
+    servers = group.get("server_list")
+    if not isinstance(servers, list):
+        return
+    n = decimal(group.get("server_count")) if gp + ("server_count",) not in ctx.bad else None
+    if n is not None and n != len(servers):
+        ctx.add(error(COUNT, f'{format_path(gp)}: server_count is "{group["server_count"]}" but '
+                      f"server_list has {len(servers)} server{'s' if len(servers) != 1 else ''}",
+                      ctx.span(gp + ("server_count",)),
+                      hint="server_count is the number of servers of the group"))
+    ranks: list[int] = []
+    for s, server in enumerate(servers):
+        sp = gp + ("server_list", s)
+        if not isinstance(server, dict) or not isinstance(server.get("device"), list):
+            continue
+        _addresses(ctx, server.get("server_ip"), sp + ("server_ip",), "server_ip")
+        for k, dev in enumerate(server["device"]):
+            dp = sp + ("device", k)
+            if not isinstance(dev, dict):
+                continue
+            _addresses(ctx, dev.get("device_ip"), dp + ("device_ip",), "device_ip")
+            r = decimal(dev.get("rank_id")) if dp + ("rank_id",) not in ctx.bad else None
+            if r is not None:
+                ranks.append(r)
+            for key in ((dev.get("device_ip"),), (server.get("server_id"), dev.get("device_id"))):
+                if not all(isinstance(part, str) and part for part in key):
+                    continue  # absent, empty or of the wrong type (the schema reports it)
+                first = seen.setdefault(key, (g, dp))
+                if first[0] != g:
+                    ctx.add(error(GROUP_SHARED, f"{format_path(dp)}: "
+                                  + (f"device_ip {key[0]}" if len(key) == 1 else
+                                     f"device {key[1]} of server {key[0]}")
+                                  + f" is also in server_group_list[{first[0]}]",
+                                  ctx.span(dp), related=[Related(ctx.span(first[1]), "there")],
+                                  hint="each NPU belongs to one instance"))
+                    break
+    if ranks and sorted(ranks) != list(range(len(ranks))):
+        ctx.add(error(GROUP_RANKS, f"{format_path(gp)}: rank_id values are {_ids(sorted(ranks))}, "
+                      f"not 0..{len(ranks) - 1}", ctx.span(gp + ("server_list",)),
+                      hint="number each group's devices from 0 (one hccl.json per instance)"))
+
+
+#: The rules this module reports (collected by rtc.tables.semantic.RULES).
+RULES = (GROUP_ID, GROUP_RANKS, GROUP_SHARED)
