@@ -17,6 +17,7 @@ from rtc.checks import (addresses, block_names, cross_node, device_ids, device_n
                         overlapping_ranks, parallel_sizes, pd_pairing, peer_reachability,
                         port_conflicts, ranktable_rules, ray_order, server_sizes, socket_env,
                         unused_attributes, world_size)
+from rtc.checks import dp_launch
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -33,6 +34,7 @@ CHECKS = (
     host_addressing, socket_env, env_values,
     # launch, environment, disaggregation (RTC5xx)
     launch_settings, ray_order, pd_pairing, unused_attributes,
+    dp_launch,
 )
 
 #: The rules of every check module.

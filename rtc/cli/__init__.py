@@ -11,6 +11,7 @@ from rtc.cli import lean_params
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
+from rtc.cli import lint_cmd  # noqa: F401  (rtc lint)
 
 
 lean_params.install()  # rtc's parameter values without importing pydantic (see the module)
