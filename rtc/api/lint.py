@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.checks import (device_numbering, host_addressing, launch_settings, port_conflicts,
-                        ranktable_rules, run_checks)
+                        ranktable_rules, run_checks, unused_attributes)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
 from rtc.model.presets import presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
-from rtc.scripts.lift import group_launches, lift
+from rtc.scripts.lift import group_launches, lift, table_server
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.shell import decode_script
 
@@ -109,10 +109,11 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
 
 #: Compiler rules about the description language itself, which a script cannot break.
 #: (RTC444 moved defaults, RTC509 / RTC456 no host, RTC507 env rtc computes, RTC433 the
-#: numbering note: a script's values are what runs.)
+#: numbering note: a script's values are what runs; RTC512 a KV connector without a pair:
+#: the other side of a prefill/decode pair is often not among the scripts.)
 _NOT_FOR_SCRIPTS = frozenset(r.code for r in (
     port_conflicts.ASSIGNED, launch_settings.BLOCKED, host_addressing.NO_HOST,
-    launch_settings.ENV_COMPUTED, device_numbering.NUMBERING))
+    launch_settings.ENV_COMPUTED, device_numbering.NUMBERING, unused_attributes.NOT_USED))
 #: Rules about the rank table's device IPs: scripts do not give them (only ``--table``).
 _NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code})
 
@@ -145,26 +146,22 @@ def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
 
 def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
     out = []
-    by_ip = {s.host_ip: s for s in table.servers if s.host_ip is not None}
+    ranks = sum(len(s.devices) for s in table.servers)
+    listed = ", ".join(str(s.host_ip or s.server_id) for s in table.servers[:4]) or "none"
     for s in topo.servers:
-        ts = by_ip.get(s.host_ip) if s.host_ip is not None else None
-        if ts is None:
+        if table_server(table, s.name, s.host_ip) is None:
             what = f"host IP {s.host_ip}" if s.host_ip is not None else "no host IP"
-            listed = ", ".join(str(ip) for ip in list(by_ip)[:4]) or "none"
             out.append(error(R.HOST_NOT_IN_TABLE, f"node {s.name} has {what}, which is no "
-                             f"server of the rank table (host IPs {listed})",
+                             f"server of the rank table (servers {listed})",
                              s.span_of("host"), subject=s.label,
                              hint="export the host IP the table lists for this server "
                                   "(HCCL_IF_IP), or regenerate the table"))
-            continue
     for job in topo.jobs:
         for p in job.placements:
-            ts = by_ip.get(p.server.host_ip)
-            if ts is None:
-                continue
-            have = {d.device_id for d in ts.devices}
+            ts = table_server(table, p.server.name, p.server.host_ip)
+            have = {d.device_id for d in ts.devices} if ts is not None else set()
             extra = [d for d in p.device_ids if d not in have]
-            if extra:
+            if ts is not None and extra:
                 out.append(error(R.DEVICE_NOT_IN_TABLE, f"job {job.name} uses NPU "
                                  f"{extra[0]} on {p.server.name}, which the rank table's "
                                  f"server {ts.server_id} does not list (it has "
@@ -172,8 +169,7 @@ def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
                                  subject=p.server.label,
                                  hint="use the table's devices (ASCEND_RT_VISIBLE_DEVICES), "
                                       "or regenerate the table"))
-        ranks = sum(len(s.devices) for s in table.servers)
-        if job.framework == "vllm" and job.world_size != ranks and len(job.placements) > 0:
+        if job.framework == "vllm" and job.world_size != ranks:
             out.append(error(R.WORLD_NOT_TABLE, f"job {job.name}: world size "
                              f"{job.world_size} (dp {job.dp} x pp {job.pp} x tp {job.tp}) but "
                              f"the rank table has {ranks} ranks", job.span,

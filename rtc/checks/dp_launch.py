@@ -9,6 +9,7 @@ span it was written at, :attr:`rtc.plan.launch.Proc.spans`). The version facts a
 
 from __future__ import annotations
 
+from rtc.checks.launch_settings import _ALIASES
 from rtc.diagnostics import Span, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -62,11 +63,12 @@ def _flags(proc) -> dict[str, str | None]:
     k = 0
     while k < len(words):
         w = words[k]
-        if w.startswith("--"):
+        if w.startswith("-") and not w[1:2].isdigit():
             name, eq, value = w.partition("=")
+            name = _ALIASES.get(name, name)
             if eq:
                 out[name] = value
-            elif k + 1 < len(words) and not words[k + 1].startswith("--") and \
+            elif k + 1 < len(words) and not words[k + 1].startswith("-") and \
                     name not in ("--headless", "--data-parallel-hybrid-lb",
                                  "--enable-expert-parallel", "--data-parallel-external-lb"):
                 out[name] = words[k + 1]

@@ -257,20 +257,33 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
 
 def _node_order(nodes: list[Node], groups: list[Group], table: Topology | None) -> list[Node]:
     place: dict[str, tuple] = {}
-    table_pos = {str(s.host_ip): s.index for s in table.servers} if table else {}
     for gi, g in enumerate(groups):
         for m in g.members:
-            key = (table_pos.get(str(m.node.host_ip), 1 << 30), gi, m.rank)
+            ts = table_server(table, m.node.name, m.node.host_ip)
+            key = (ts.index if ts is not None else 1 << 30, gi, m.rank)
             place[m.node.name] = min(place.get(m.node.name, key), key)
     return sorted(nodes, key=lambda n: place.get(n.name, (1 << 30, 1 << 30, 0)))
+
+
+def table_server(table: Topology | None, name: str, host_ip) -> Server | None:
+    """The server of a rank table a node is: the one whose ``host_ip`` is the node's, else
+    whose ``server_id`` is the node's host IP as text (HCCL's 1.0 tables name servers by
+    it), else whose ``server_id`` is the node's name; None when there is none."""
+    if table is None:
+        return None
+    for s in table.servers:
+        if host_ip is not None and s.host_ip == host_ip:
+            return s
+    for s in table.servers:
+        if host_ip is not None and s.server_id == str(host_ip):
+            return s
+    return next((s for s in table.servers if s.server_id == name), None)
 
 
 def _server(node: Node, index: int, used: set, table: Topology | None) -> Server:
     unit = node.units[0]
     span = Span(unit.label, unit.first_line, 1)
-    ts = None
-    if table is not None and node.host_ip is not None:
-        ts = next((s for s in table.servers if s.host_ip == node.host_ip), None)
+    ts = table_server(table, node.name, node.host_ip)
     if ts is not None:
         devices = [Device(d.device_id, d.device_ip, d.gateway, d.prefix, d.super_device_id)
                    for d in ts.devices]
@@ -391,4 +404,4 @@ def _node_launch(job: Job, mode: str, m: Member, server: Server, head: bool) -> 
     return nl
 
 
-__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "NOT_JOB_ENV"]
+__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "table_server", "NOT_JOB_ENV"]

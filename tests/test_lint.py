@@ -1,0 +1,149 @@
+"""`rtc lint`: one failing and one passing script per rule that applies to scripts (rule id
+and script:line:col), the reference deployments D1/D2 as operators wrote them, the golden
+report of a two-node set, the CLI formats and exit codes, and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, GOLDEN, expectations
+from rtc.api.lint import lint_files, lint_scripts
+
+SCRIPT_CASES = sorted((CASES / "scripts").glob("*.sh"))
+DATA = Path(__file__).resolve().parent / "data" / "scripts"
+_VERSION = re.compile(r"#\s*vllm-version:\s*(\S+)")
+
+
+def _version(path: Path) -> str | None:
+    m = _VERSION.search(path.read_text(encoding="utf-8"))
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize("case", SCRIPT_CASES, ids=lambda p: p.stem)
+def test_script_case(case: Path):
+    expected = expectations(case)
+    assert expected is not None, f"{case.name} has no '# expect:' line"
+    rep = lint_files([str(case)], vllm_version=_version(case))
+    got = sorted((d.code, d.span.line, d.span.column) for d in rep.diagnostics if d.span)
+    if expected == []:
+        assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    else:
+        for item in expected:
+            assert item in got, f"expected {item}, got {got}"
+        assert all(d.span.file == str(case) for d in rep.diagnostics if d.span)
+
+
+def test_every_script_rule_has_a_failing_and_a_passing_case():
+    failing = {expectations(p)[0][0] for p in SCRIPT_CASES if expectations(p)}
+    passing = [p for p in SCRIPT_CASES if expectations(p) == []]
+    wanted = {"RTC202", "RTC431", "RTC440", "RTC442", "RTC451", "RTC452", "RTC455", "RTC458",
+              "RTC530", "RTC531", "RTC532", "RTC700", "RTC701", "RTC702", "RTC703"}
+    assert wanted <= failing, sorted(wanted - failing)
+    assert len(passing) >= 4
+
+
+def test_d1_as_the_operators_wrote_it():
+    """D1's two scripts: the head's explicit --data-parallel-start-rank 0 is the only real
+    problem (rejected from vLLM 0.28; a warning without a version), plus the HCCL_P2P_DISABLE
+    note."""
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    rep = lint_files(files)
+    got = [(d.code, d.severity.label, Path(d.span.file).name, d.span.line, d.span.column)
+           for d in rep.diagnostics]
+    assert got == [("RTC531", "warning", "atlas-01.sh", 12, 3),
+                   ("RTC455", "note", "env.sh", 10, 8)]
+    topo = rep.topology
+    assert [(s.name, str(s.host_ip)) for s in topo.servers] == [("atlas-01", "10.0.0.6"),
+                                                               ("atlas-02", "10.0.0.5")]
+    (job,) = topo.jobs
+    assert (job.dp, job.tp, job.expert_parallel, job.port, job.dp_rpc_port) == \
+        (2, 8, True, 8077, 12980)
+    rep = lint_files(files, vllm_version="0.29.0")
+    assert [(d.code, d.severity.label) for d in rep.diagnostics][0] == ("RTC531", "error")
+    assert lint_files(files, vllm_version="0.27.0").ok
+
+
+def test_d2_ray_head_and_worker_lint_clean():
+    rep = lint_files([str(DATA / "d2" / "head.sh"), str(DATA / "d2" / "worker.sh")])
+    assert rep.diagnostics == [], [d.message for d in rep.diagnostics]
+    (job,) = rep.topology.jobs
+    assert (job.pp, job.tp, job.ray_port) == (2, 8, 6379)
+    assert [p.server.name for p in job.placements] == ["head", "worker"]
+
+
+def test_golden_two_node_report():
+    """The text report of D1 as written, on vLLM 0.29 (the README shows it)."""
+    from rtc.report.text import render_text
+
+    import os
+    here = os.getcwd()
+    os.chdir(DATA / "d1")
+    try:
+        rep = lint_files(["atlas-01.sh", "atlas-02.sh"], vllm_version="0.29.0")
+    finally:
+        os.chdir(here)
+    text = render_text(rep.diagnostics, rep.sources, limit=100)
+    golden = GOLDEN / "lint" / "d1-as-written.txt"
+    if os.environ.get("RTC_UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text + "\n", encoding="utf-8")
+    assert text + "\n" == golden.read_text(encoding="utf-8")
+
+
+def test_node_names_and_sections():
+    text = ("export GLOO_SOCKET_IFNAME=eno0\n## node-a\nray start --head --port=6379\n"
+            "vllm serve m --distributed-executor-backend ray -pp 2 -tp 8\n"
+            "## node-b\nray start --address=10.1.1.1:6379\n")
+    rep = lint_scripts([("tut.md", text)])
+    assert [s.name for s in rep.topology.servers] == ["node-a", "node-b"]
+    rep = lint_scripts([("a.sh", "vllm serve m -tp 8\n")], names={"a.sh": "atlas-01"})
+    assert [s.name for s in rep.topology.servers] == ["atlas-01"]
+
+
+def test_bad_input_never_raises():
+    rep = lint_scripts([("bin.sh", b"\x7fELF\x00\x00\x01"), ("q.sh", "vllm serve 'm\n"),
+                        ("s.sh", "source ./missing.env\nvllm serve m\n")])
+    codes = sorted(d.code for d in rep.diagnostics)
+    assert codes == ["RTC700", "RTC700", "RTC701"], codes
+
+
+def test_host_not_in_table(tmp_path: Path):
+    from rtc.api.lint import read_table
+
+    table, diags = read_table(str(GOLDEN / "a2-2node-dp2-tp8" / "hccl.json"))
+    assert table is not None and not [d for d in diags if d.severity.label == "error"]
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    assert [d.code for d in lint_files(files, table=table).diagnostics
+            if d.severity.label == "error"] == []
+    bad = tmp_path / "n3.sh"
+    bad.write_text("export HCCL_IF_IP=10.0.0.7\nexport ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+                   "vllm serve m -tp 2\n")
+    codes = [(d.code, d.span.line) for d in lint_files([str(bad)], table=table).diagnostics]
+    assert ("RTC704", 1) in codes and ("RTC706", 3) in codes, codes
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_formats_and_exit_codes():
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    for args, code in ((files, 0), (["--vllm-version", "0.29.0"] + files, 1),
+                       (["--strict"] + files, 1), (["--exit-zero", "--strict"] + files, 0),
+                       (["--format", "nope"] + files, 2), (["--node", "x"] + files, 2)):
+        assert _cli("lint", *args).exit_code == code, args
+    res = _cli("lint", "--format", "sarif", "--vllm-version", "0.29.0", *files)
+    sarif = json.loads(res.stdout)
+    (hit,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "RTC531"]
+    loc = hit["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith("atlas-01.sh")
+    assert loc["region"]["startLine"] == 12
+    res = _cli("lint", "--format", "github", "--vllm-version", "0.29.0", *files)
+    assert "::error file=" in res.stdout and "atlas-01.sh,line=12" in res.stdout
