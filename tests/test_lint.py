@@ -147,3 +147,93 @@ def test_cli_formats_and_exit_codes():
     assert loc["region"]["startLine"] == 12
     res = _cli("lint", "--format", "github", "--vllm-version", "0.29.0", *files)
     assert "::error file=" in res.stdout and "atlas-01.sh,line=12" in res.stdout
+
+
+SMALL = ["a2-1node-tp8", "a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "a3-2node-dp2-tp16", "pd-a3"]
+
+
+def _compiled(example: str):
+    """(compile result, {file name: text} of the --out-dir files) in memory."""
+    from conftest import EXAMPLES
+    from rtc.api import compile_file, rank_table
+    from rtc.emit.bundle import build_bundle
+
+    result = compile_file(str(EXAMPLES / f"{example}.rtc"))
+    jobs = list(result.topology.jobs)
+    names = {j.name: ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json") for j in jobs}
+    files = {names[j.name]: rank_table(result.topology, j)[0] for j in jobs}
+    bundle = build_bundle(result.topology, result.plan, jobs, names, with_plan_json=False)
+    files.update({name: text for name, text, _ in bundle.outputs})
+    return result, files
+
+
+@pytest.mark.parametrize("example", SMALL)
+def test_lint_of_compiled_scripts_reports_nothing_the_compile_did_not(example, tmp_path):
+    """`rtc compile --out-dir` then `rtc lint` of the generated launch scripts: every rule
+    lint reports, the compile reported too (here: nothing at all), with and without the
+    generated rank table."""
+    result, files = _compiled(example)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    scripts = [str(tmp_path / n) for n in sorted(files)
+               if n.endswith(".sh") and not n.startswith("preflight-")]
+    compiled = {d.code for d in result.diagnostics}
+    hw = result.topology.preset.name
+    rep = lint_files(scripts, hardware=hw)
+    assert {d.code for d in rep.diagnostics} <= compiled, \
+        [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    assert rep.topology is not None and len(rep.topology.jobs) == len(result.topology.jobs)
+    assert sorted((j.dp, j.tp, j.pp) for j in rep.topology.jobs) == \
+        sorted((j.dp, j.tp, j.pp) for j in result.topology.jobs)
+    if "hccl.json" in files:
+        from rtc.api.lint import read_table
+
+        table, _ = read_table(str(tmp_path / "hccl.json"))
+        rep = lint_files(scripts, table=table)
+        assert {d.code for d in rep.diagnostics} <= compiled, \
+            [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+
+
+def test_rtc_own_d1_head_has_no_start_rank_and_passes_0_29():
+    """Issue 13: rtc's internal-LB head passes no --data-parallel-start-rank, so the
+    launch is accepted by vLLM 0.28+ (RTC531 on the compiled plan finds nothing)."""
+    from conftest import EXAMPLES
+    from rtc.api import compile_text
+
+    text = (EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text(encoding="utf-8")
+    text = text.replace("hardware atlas-800t-a2", "hardware atlas-800t-a2\n  vllm_version 0.29.0", 1)
+    result = compile_text(text, "d1.rtc")
+    assert "vllm_version 0.29.0" in text
+    assert not [d for d in result.diagnostics if d.code == "RTC531"]
+    head = result.plan.launches["deepseek"].nodes[0].procs[0]
+    assert "--data-parallel-start-rank" not in head.words()
+    worker = result.plan.launches["deepseek"].nodes[1].procs[0].words()
+    assert worker[worker.index("--data-parallel-start-rank") + 1] == "1"
+
+
+def test_fuzzed_scripts_give_findings_never_a_traceback():
+    """1,000 mutated scripts (bytes cut, doubled, swapped; quotes, NULs and here-docs put
+    in) are read without an exception; `rtc lint` would exit 0 or 1 on each."""
+    import random
+
+    base = (DATA / "d1" / "atlas-01.sh").read_bytes() + (DATA / "d1" / "env.sh").read_bytes()
+    pieces = [b"'", b'"', b"\\\n", b"<<EOF\n", b"$(", b"${", b"\x00", b"case x in\n",
+              b"export ", b"=", b" -dpr 7", b"&&", b"\n## n2\n", b"\xff\xfe", b"`"]
+    rng = random.Random(13)
+    for k in range(1000):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(data))
+            op = rng.randrange(4)
+            if op == 0:
+                del data[at:at + rng.randint(1, 40)]
+            elif op == 1:
+                data[at:at] = rng.choice(pieces)
+            elif op == 2:
+                data[at:at] = data[at:at + rng.randint(1, 60)]
+            else:
+                j = rng.randrange(len(data))
+                data[at], data[j] = data[j], data[at]
+        rep = lint_scripts([(f"m{k}.sh", bytes(data))], loader=lambda p: (None, "absent"))
+        assert all(d.code.startswith("RTC") and d.span is not None or d.code == "RTC001"
+                   for d in rep.diagnostics)

@@ -115,7 +115,7 @@ _NOT_FOR_SCRIPTS = frozenset(r.code for r in (
     port_conflicts.ASSIGNED, launch_settings.BLOCKED, host_addressing.NO_HOST,
     launch_settings.ENV_COMPUTED, device_numbering.NUMBERING, unused_attributes.NOT_USED))
 #: Rules about the rank table's device IPs: scripts do not give them (only ``--table``).
-_NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code})
+_NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code, ranktable_rules.MISSING_SUPER_POD.code})
 
 
 def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:

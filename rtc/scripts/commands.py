@@ -62,7 +62,7 @@ KNOWN_TOOLS = frozenset({
     "type", "hash", "alias", "wc", "sort", "uniq", "cut", "tr", "curl", "wget", "ping",
     "nvidia-smi", "git", "find", "xargs", "env_check", "sync", "lscpu", "free", "df",
     "uname", "whoami", "id", "basename", "dirname", "realpath", "readlink", "mktemp",
-    "logger", "ray", "docker",
+    "logger", "ray", "docker", ":", "local", "source", "set_env.sh",
 })
 
 _WRAPPERS = {"nohup": 0, "exec": 0, "sudo": 0, "time": 0, "setsid": 0, "stdbuf": 0,

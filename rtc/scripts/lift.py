@@ -291,6 +291,7 @@ def _server(node: Node, index: int, used: set, table: Topology | None) -> Server
         devices = [Device(i) for i in sorted(used)]
     spans = {"host": node.host_span} if node.host_span else {}
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
+                  super_pod_id=ts.super_pod_id if ts else None,
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,
                   visible_devices=_visible(node))
 

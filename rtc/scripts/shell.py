@@ -40,6 +40,18 @@ MAX_SOURCE_DEPTH = 8
 
 _PARAM = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`` and the like: the script's own folder.
+_OWN_DIR = re.compile(r'"?\$\((?:cd\s+)?"?\$\(dirname\s+"?(?:\$\{BASH_SOURCE(?:\[0\])?\}|\$0|'
+                      r'\$\(readlink -f "?\$0"?\))"?\)"?(?:\s*&&\s*pwd(?:\s+-P)?)?\)"?')
+#: The variable the script's own folder is read into (see :data:`_OWN_DIR`).
+OWN_DIR_VAR = "_RTC_SCRIPT_DIR"
+
+#: Constructs bashlex does not implement: ``case ... esac`` blocks and ``$(( ))``.
+_CASE = re.compile(r"^[ \t]*case\b.*?^[ \t]*esac\b[^\n]*", re.S | re.M)
+_ARITH = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)")
+#: Shell keywords that may stand alone on a line read by the line-by-line fallback.
+_KEYWORDS = frozenset({"then", "else", "fi", "do", "done", "esac", ";;", "{", "}", "elif",
+                       "if", "while", "until", "for", "case", "in"})
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,7 @@ class _Reader:
         self.vars: dict[str, Setting] = {}
         self.allexport = False
         self.stack: list[str] = []
+        self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
 
     # -- expansion ---------------------------------------------------------------------
     def expand(self, text: str, expandable: bool) -> tuple[str, tuple[str, ...]]:
@@ -159,11 +172,17 @@ class _Reader:
     def read(self, label: str, text: str) -> None:
         self.run.files.setdefault(label, text)
         self.stack.append(label)
+        own = self.vars.get(OWN_DIR_VAR)
+        self.vars[OWN_DIR_VAR] = Setting(OWN_DIR_VAR, os.path.dirname(label) or ".",
+                                         Span(label, 1, 1), False)
         try:
+            text = _OWN_DIR.sub(lambda m: f"${OWN_DIR_VAR}".ljust(len(m.group(0))), text)
             for node, lines, base in _parse(text, label, self.run.problems):
                 self._node(node, label, lines, base)
         finally:
             self.stack.pop()
+            if own is not None:
+                self.vars[OWN_DIR_VAR] = own
 
     def _span(self, label: str, lines: _Lines, base: int, pos: tuple[int, int]) -> Span:
         line, col = lines.at(base + pos[0])
@@ -189,11 +208,32 @@ class _Reader:
         elif kind == "compound":
             for part in node.list:
                 self._node(part, label, lines, base, background)
-        elif kind in ("if", "for", "while", "until", "function"):
+        elif kind == "function":
+            self._function(node)
+        elif kind in ("if", "for", "while", "until"):
             for part in node.parts:
                 if part.kind in ("list", "command", "compound", "pipeline", "if", "for",
                                  "while", "until"):
                     self._node(part, label, lines, base, background)
+
+    def _function(self, node) -> None:
+        """Record a function; one whose body runs its arguments (``run() { echo "$@";
+        "$@"; }``) is a wrapper: ``run vllm serve ...`` is read as ``vllm serve ...``."""
+        name = node.parts[0].word if node.parts and node.parts[0].kind == "word" else None
+        if not name:
+            return
+        found: list = []
+
+        def walk(n):
+            if n.kind == "command":
+                words = [p for p in n.parts if p.kind == "word"]
+                if words and words[0].word in ('$@', '"$@"'):
+                    found.append(n)
+            for child in list(getattr(n, "parts", None) or []) + list(getattr(n, "list", None) or []):
+                if hasattr(child, "kind"):
+                    walk(child)
+        walk(node)
+        self.functions[name] = bool(found)
 
     def _command(self, node, label: str, lines: _Lines, base: int, background: bool):
         prefix: list[Setting] = []
@@ -223,7 +263,11 @@ class _Reader:
                    background: bool, label: str) -> None:
         """Evaluate one simple command whose words are read (builtins change the state;
         everything else becomes a :class:`Command`)."""
+        while len(words) > 1 and self.functions.get(words[0].text):
+            words = words[1:]                    # a wrapper function: run vllm serve ...
         name = words[0].text
+        if self.functions.get(name) is False:
+            return                               # a call of the script's own function
         if name in ("export", "declare", "typeset", "readonly", "local"):
             exported = name == "export" or any(w.text.startswith("-") and "x" in w.text
                                                for w in words[1:])
@@ -292,24 +336,138 @@ def _has_params(part) -> bool:
 
 
 def _parse(text: str, label: str, problems: list):
-    """(bashlex node, line index, offset base) for each top-level command of ``text``;
-    parts bashlex cannot read are read line by line (see the module docstring)."""
+    """(node, line index, offset base) for each top-level command of ``text``.
+
+    Logical lines made of plain words (quotes, ``$VAR``, redirections, a final ``&``) are
+    split by :func:`_fast_line` (a regular expression: bashlex's yacc parser costs ~0.5 ms a
+    line); the others by bashlex, one line at a time. When one of those cannot be read on
+    its own (an ``if`` or ``for`` over several lines), bashlex reads the whole text; if it
+    cannot, those lines are read with shlex (see the module docstring)."""
     import bashlex
 
     lines = _Lines(text)
-    try:
-        return [(node, lines, 0) for node in bashlex.parse(text)]
-    except Exception:   # bashlex raises several types (ParsingError, NotImplementedError...)
-        pass
-    out = []
+    text = _blank(text)
+    out, failed = [], []
     for start, chunk in _logical_lines(text):
-        if not chunk.strip() or chunk.lstrip().startswith("#"):
+        fast = _fast_line(chunk, start)
+        if fast is not None:
+            out += [(node, lines, 0) for node in fast]
             continue
         try:
             out += [(node, lines, start) for node in bashlex.parse(chunk)]
-        except Exception:   # noqa: BLE001 - any bashlex failure: try shlex on this line
-            out += _shlex_line(chunk, start, lines, label, problems)
+        except Exception:   # noqa: BLE001 - bashlex raises several types
+            failed.append((len(out), start, chunk))
+    if not failed:
+        return out
+    try:
+        return [(node, lines, 0) for node in bashlex.parse(text)]
+    except Exception:   # noqa: BLE001 - not readable as a whole: line by line
+        pass
+    for k, start, chunk in reversed(failed):
+        out[k:k] = _shlex_line(chunk, start, lines, label, problems)
     return out
+
+
+#: One word of a plain line: unquoted characters, '...' and "..." parts, \-escapes.
+_WORD = re.compile(r"""(?:[^\s'"\\|&;<>()`#]|\\.|'[^']*'|"(?:[^"\\`]|\\.)*"|(?<=\S)#)+""", re.S)
+_REDIRECT = re.compile(r"(?:[0-9]*|&)(?:>>?|<)(?:&[0-9]+|&-)?")
+_SPACE = re.compile(r"[ \t]+|\\\n")
+
+
+def _fast_line(chunk: str, start: int):
+    """The command of a plain logical line as :class:`_Fake` nodes (offsets from the
+    text's start), ``[]`` for a blank or comment line, or None when the line needs a real
+    parser (``|``, ``;``, ``&&``, ``(``, ``{``, backquotes, ``$(``, a here-document)."""
+    if "$(" in chunk or "`" in chunk or "<<" in chunk:
+        return None
+    pos, end = 0, len(chunk.rstrip())
+    parts: list = []
+    background = False
+    while pos < end:
+        m = _SPACE.match(chunk, pos)
+        if m:
+            pos = m.end()
+            continue
+        if chunk[pos] == "#":
+            break
+        r = _REDIRECT.match(chunk, pos)
+        if r and r.end() > pos and chunk[r.end() - 1] in "<>-0123456789":
+            pos = r.end()
+            if chunk[pos - 1] in "<>":          # the target is the next word
+                m = _SPACE.match(chunk, pos)
+                pos = m.end() if m else pos
+                w = _WORD.match(chunk, pos)
+                if not w:
+                    return None
+                pos = w.end()
+            continue
+        if chunk[pos] == "&" and not chunk[pos + 1:end].strip():
+            background = True
+            break
+        w = _WORD.match(chunk, pos)
+        if not w or w.start() != pos:
+            return None
+        raw = w.group(0)
+        text, expandable = _unquote(raw)
+        kind = "assignment" if not any(p.kind == "word" for p in parts) and \
+            re.match(r"[A-Za-z_][A-Za-z0-9_]*=", raw) else "word"
+        a, b = start + pos, start + w.end()
+        parts.append(_Fake(kind, (a, b), text, [_Fake("parameter", (a, a))] if expandable else []))
+        pos = w.end()
+    if not parts:
+        return []
+    node = _Fake("command", (start + len(chunk) - len(chunk.lstrip()), start + end), parts=parts)
+    if background:
+        return [_Fake("list", node.pos, parts=[node, _Fake("operator", (0, 0), op="&")])]
+    return [node]
+
+
+def _unquote(raw: str) -> tuple[str, bool]:
+    """A word's text without its quotes, and whether it has a ``$`` outside '...'."""
+    out, k, expandable = [], 0, False
+    while k < len(raw):
+        c = raw[k]
+        if c == "'":
+            j = raw.index("'", k + 1)
+            out.append(raw[k + 1:j])
+            k = j + 1
+        elif c == '"':
+            k += 1
+            while raw[k] != '"':
+                if raw[k] == "\\" and raw[k + 1] in '"\\$`\n':
+                    out.append(raw[k + 1])
+                    k += 2
+                    continue
+                expandable |= raw[k] == "$"
+                out.append(raw[k])
+                k += 1
+            k += 1
+        elif c == "\\":
+            out.append(raw[k + 1:k + 2])
+            k += 2
+        else:
+            expandable |= c == "$"
+            out.append(c)
+            k += 1
+    return "".join(out), expandable
+
+
+def _blank(text: str) -> str:
+    """``text`` with each ``case`` block turned into its branches' commands (the ``case``
+    and ``esac`` lines and the ``PATTERN)`` / ``;;`` marks blanked, newlines and columns
+    kept: every branch is read, like both branches of an ``if``) and ``$(( ))`` replaced by
+    ``0`` and spaces, so that bashlex can read the rest."""
+    def line(text_line: str) -> str:
+        m = re.match(r"^([ \t]*(?:case\b.*|esac\b.*|[^\s()]+\)))", text_line)
+        if m:
+            text_line = " " * len(m.group(1)) + text_line[m.end():]
+        return re.sub(r";;\s*$", lambda x: " " * len(x.group(0)), text_line)
+
+    def case(m: re.Match) -> str:
+        return "\n".join(line(x) for x in m.group(0).split("\n"))
+
+    out = _CASE.sub(case, text)
+    return _ARITH.sub(lambda m: "0" + " " * (len(m.group(0)) - 1), out)
 
 
 def _logical_lines(text: str):
@@ -335,8 +493,8 @@ def _logical_lines(text: str):
 class _Fake:
     """A minimal stand-in for a bashlex node, built from shlex words."""
 
-    def __init__(self, kind: str, pos: tuple[int, int], word: str = "", parts=()):
-        self.kind, self.pos, self.word, self.parts = kind, pos, word, list(parts)
+    def __init__(self, kind: str, pos: tuple[int, int], word: str = "", parts=(), op=""):
+        self.kind, self.pos, self.word, self.parts, self.op = kind, pos, word, list(parts), op
 
 
 def _shlex_line(chunk: str, start: int, lines: _Lines, label: str, problems: list):
@@ -362,6 +520,8 @@ def _shlex_line(chunk: str, start: int, lines: _Lines, label: str, problems: lis
         kind = "assignment" if not parts and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w) else "word"
         parts.append(_Fake(kind, (k, k + len(w)), w,
                            [_Fake("parameter", (k, k))] if param else []))
+    while parts and parts[0].word in _KEYWORDS:
+        parts = parts[1:]
     if not parts:
         return []
     return [(_Fake("command", (0, len(chunk.rstrip())), parts=parts), lines, start)]
@@ -380,6 +540,7 @@ def read_shell(label: str, text: str, loader=None, *, first_line: int = 1,
     if first_line > 1:
         text = "\n" * (first_line - 1) + text
     reader.read(label, text)
+    reader.vars.pop(OWN_DIR_VAR, None)
     run.settings = dict(reader.vars)
     return run
 
