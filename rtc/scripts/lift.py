@@ -76,13 +76,13 @@ class Group:
     kind: str
     members: list[Member] = field(default_factory=list)
     bad_address: object = None        # a worker's own address (Flag)
+    _by_node: dict = field(default_factory=dict)
 
     def member(self, node: Node) -> Member:
-        for m in self.members:
-            if m.node is node:
-                return m
-        m = Member(node, [])
-        self.members.append(m)
+        m = self._by_node.get(id(node))
+        if m is None:
+            m = self._by_node[id(node)] = Member(node, [])
+            self.members.append(m)
         return m
 
 
@@ -306,6 +306,13 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     job = Job(name=name, span=la.span, placements=[], framework=framework)
     if la.kind == "vllm":
         _vllm_job(job, g, la)
+    elif la.kind in ("torchrun", "msrun"):
+        # the world is nodes x processes per node; how the script splits it (tp/pp) is in
+        # the training script's own arguments, which rtc does not read
+        nodes = _int((la.value("--nnodes") or "1").split(":")[-1], 1) or 1
+        per = _int(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+        job.dp = nodes * per if la.kind == "torchrun" else \
+            (_int(la.value("--worker_num"), per) or per)
     for m in g.members:
         s = servers[m.node.name]
         tp = _int(la.value("--tensor-parallel-size"), 1) or 1
@@ -360,13 +367,16 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
 
 
 def _job_env(g: Group) -> list[EnvLine]:
+    """The job's env lines: each (name, value) once, at the first node that sets it (so
+    4,096 nodes exporting the same line give one line, and nodes that differ give one
+    line per value)."""
     out, seen = [], set()
     for m in g.members:
         for la in m.launches:
             for name, s in la.env.items():
-                if name in NOT_JOB_ENV or (name, s.value, s.span) in seen:
+                if name in NOT_JOB_ENV or (name, s.value) in seen:
                     continue
-                seen.add((name, s.value, s.span))
+                seen.add((name, s.value))
                 out.append(EnvLine(name, s.value, s.span))
     return out
 

@@ -148,6 +148,7 @@ def _same_devices(x: Launch, y: Launch) -> bool:
 def group_nodes(units: list[Unit]) -> list[Node]:
     """The nodes of ``units`` (read already), in the order they first appear."""
     nodes: dict[object, Node] = {}
+    taken: set[str] = set()
     for u in units:
         ip, span, var = unit_host(u)
         key = ip if ip is not None else (u.given_name or u.stem)
@@ -157,7 +158,8 @@ def group_nodes(units: list[Unit]) -> list[Node]:
             node = nodes.get(key)
         if node is None:
             name = u.given_name or (u.stem if ip is None or key != ip else _name_for(u, ip))
-            node = nodes[key] = Node(_unique(name, nodes), ip, span, var)
+            node = nodes[key] = Node(_unique(name, taken), ip, span, var)
+            taken.add(node.name)
         node.units.append(u)
     return list(nodes.values())
 
@@ -166,8 +168,7 @@ def _name_for(u: Unit, ip) -> str:
     return u.given_name or u.stem
 
 
-def _unique(name: str, nodes: dict) -> str:
-    taken = {n.name for n in nodes.values()}
+def _unique(name: str, taken: set) -> str:
     if name not in taken:
         return name
     k = 2

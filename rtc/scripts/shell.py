@@ -28,6 +28,7 @@ What is evaluated
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 import shlex
@@ -219,6 +220,9 @@ class _Reader:
     def _function(self, node) -> None:
         """Record a function; one whose body runs its arguments (``run() { echo "$@";
         "$@"; }``) is a wrapper: ``run vllm serve ...`` is read as ``vllm serve ...``."""
+        if hasattr(node, "passthrough"):            # read by _fast_line
+            self.functions[node.word] = node.passthrough
+            return
         name = node.parts[0].word if node.parts and node.parts[0].kind == "word" else None
         if not name:
             return
@@ -354,7 +358,7 @@ def _parse(text: str, label: str, problems: list):
             out += [(node, lines, 0) for node in fast]
             continue
         try:
-            out += [(node, lines, start) for node in bashlex.parse(chunk)]
+            out += [(node, lines, start) for node in _parse_chunk(chunk)]
         except Exception:   # noqa: BLE001 - bashlex raises several types
             failed.append((len(out), start, chunk))
     if not failed:
@@ -368,6 +372,20 @@ def _parse(text: str, label: str, problems: list):
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse_chunk(chunk: str) -> tuple:
+    """bashlex's nodes of one logical line (cached: generated scripts repeat their helper
+    functions; the nodes are only read, and their offsets are relative to the line)."""
+    import bashlex
+
+    return tuple(bashlex.parse(chunk))
+
+
+#: ``name() { cmd; cmd; }`` on one line, and a body command that runs the arguments.
+_ONE_LINE_FUNCTION = re.compile(r"[ \t]*(?:function[ \t]+)?([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\(\)"
+                                r"[ \t]*\{(.*)\}[ \t]*\n?\Z")
+_PASSTHROUGH = re.compile(r'(?:^|[;{])[ \t]*"?\$@"?[ \t]*(?:;|$)')
+
 #: One word of a plain line: unquoted characters, '...' and "..." parts, \-escapes.
 _WORD = re.compile(r"""(?:[^\s'"\\|&;<>()`#]|\\.|'[^']*'|"(?:[^"\\`]|\\.)*"|(?<=\S)#)+""", re.S)
 _REDIRECT = re.compile(r"(?:[0-9]*|&)(?:>>?|<)(?:&[0-9]+|&-)?")
@@ -378,6 +396,13 @@ def _fast_line(chunk: str, start: int):
     """The command of a plain logical line as :class:`_Fake` nodes (offsets from the
     text's start), ``[]`` for a blank or comment line, or None when the line needs a real
     parser (``|``, ``;``, ``&&``, ``(``, ``{``, backquotes, ``$(``, a here-document)."""
+    if chunk.lstrip().startswith("#") or not chunk.strip():
+        return []
+    f = _ONE_LINE_FUNCTION.match(chunk)
+    if f and "$(" not in chunk and "`" not in chunk:
+        node = _Fake("function", (start + f.start(1), start + f.end()), f.group(1))
+        node.passthrough = bool(_PASSTHROUGH.search(f.group(2)))
+        return [node]
     if "$(" in chunk or "`" in chunk or "<<" in chunk:
         return None
     pos, end = 0, len(chunk.rstrip())
@@ -424,6 +449,8 @@ def _fast_line(chunk: str, start: int):
 
 def _unquote(raw: str) -> tuple[str, bool]:
     """A word's text without its quotes, and whether it has a ``$`` outside '...'."""
+    if "'" not in raw and '"' not in raw and "\\" not in raw:
+        return raw, "$" in raw
     out, k, expandable = [], 0, False
     while k < len(raw):
         c = raw[k]
