@@ -237,3 +237,20 @@ def test_fuzzed_scripts_give_findings_never_a_traceback():
         rep = lint_scripts([(f"m{k}.sh", bytes(data))], loader=lambda p: (None, "absent"))
         assert all(d.code.startswith("RTC") and d.span is not None or d.code == "RTC001"
                    for d in rep.diagnostics)
+
+
+def test_exported_rank_table_file_is_read(tmp_path: Path):
+    """RANK_TABLE_FILE (relative to the script here) is read like --table: a node whose
+    HCCL_IF_IP the table does not list is RTC704."""
+    table = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text(encoding="utf-8")
+    (tmp_path / "hccl.json").write_text(table, encoding="utf-8")
+    for name, out in (("atlas-01.sh", "atlas-01.sh"), ("atlas-02.sh", "n3.sh"),
+                      ("env.sh", "env.sh")):
+        text = (DATA / "d1" / name).read_text(encoding="utf-8")
+        if name == "env.sh":
+            text += "export RANK_TABLE_FILE=hccl.json\n"
+        (tmp_path / out).write_text(text.replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
+    rep = lint_files([str(tmp_path / "atlas-01.sh"), str(tmp_path / "n3.sh")])
+    assert [(d.code, Path(d.span.file).name, d.span.line) for d in rep.diagnostics
+            if d.code.startswith("RTC70")] == [("RTC704", "n3.sh", 4)]
+    assert rep.topology.servers[0].devices[0].device_ip is not None   # the table's devices

@@ -17,6 +17,7 @@ the compiler's rules (:func:`rtc.checks.run_checks`), with the same rule ids.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from rtc.checks import (device_numbering, host_addressing, launch_settings, port_conflicts,
@@ -86,6 +87,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     _front_end_findings(rep, units)
     if not units:
         return rep
+    if table is None:
+        table = _exported_table(rep, units, hardware, loader or _load)
     preset = table.preset if table is not None and hardware is None else \
         presets()[hardware or DEFAULT_HARDWARE]
     nodes = group_nodes(units)
@@ -178,17 +181,44 @@ def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
     return out
 
 
-def read_table(path: str, hardware: str | None = None) -> tuple[Topology | None, list]:
+def read_table(path: str, hardware: str | None = None, inventory=None, loader=None,
+               sources: dict | None = None) -> tuple[Topology | None, list]:
     """A rank table for ``--table`` lowered into a Topology (:mod:`rtc.tables`), and the
-    findings of validating it (which ``rtc validate`` would report)."""
+    findings of validating it (which ``rtc validate`` would report; ``inventory`` an
+    :class:`rtc.api.validate.Inventory`). The table's text goes into ``sources``."""
     from rtc.api.validate import validate_source
 
-    data, why = _load(path)
+    data, why = (loader or _load)(path)
     if data is None:
         return None, [error(IO_ERROR, f"cannot read {path}: {why}", None, hint="check the path")]
-    rep = validate_source(data, path, hardware=hardware)
+    rep = validate_source(data, path, hardware=hardware, inventory=inventory)
+    if sources is not None and rep.text is not None:
+        sources[path] = rep.text
     topo = rep.lowered.topology if rep.lowered is not None else None
     return topo, rep.diagnostics
+
+
+def _exported_table(rep: LintReport, units: list[Unit], hardware, loader) -> Topology | None:
+    """The rank table the scripts export as RANK_TABLE_FILE, when they all name the same
+    file and it can be read here (its findings join the report); else None."""
+    paths = {}
+    for u in units:
+        for la in (u.found.launches if u.found else []):
+            s = la.env.get("RANK_TABLE_FILE")
+            if s is not None and not s.unresolved:
+                paths.setdefault(s.value, s.span.file)
+    if len(paths) != 1:
+        return None
+    ((path, where),) = paths.items()
+    data, _why = loader(path)
+    if data is None and not os.path.isabs(path):   # relative: bash's cwd, or the script's
+        path = os.path.join(os.path.dirname(where), path)
+        data, _why = loader(path)
+    if data is None:
+        return None
+    topo, diags = read_table(path, hardware, loader=lambda p: (data, None), sources=rep.sources)
+    rep.diagnostics += diags
+    return topo
 
 
 def lint_files(paths: list[str], **kw) -> LintReport:

@@ -57,9 +57,9 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
 
     reporter = get_reporter(fmt)
     names = _check_options(reporter, fmt, hardware, node, inventory)
-    topo, diags = None, []
+    topo, diags, table_text = None, [], {}
     if table is not None:
-        topo, diags = _read_table(str(table), hardware, inventory)
+        topo, diags, table_text = _read_table(str(table), hardware, inventory)
     rep = lint_files(list(dict.fromkeys(scripts)), names=names, hardware=hardware,
                      vllm_version=vllm_version, table=topo)
     diags = diags + rep.diagnostics
@@ -67,7 +67,7 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
     diags = sorted_diagnostics(diags)
-    _print(reporter, fmt, diags, rep.sources, len(scripts) - rep.unreadable)
+    _print(reporter, fmt, diags, {**table_text, **rep.sources}, len(scripts) - rep.unreadable)
     if exit_zero:
         raise typer.Exit(0)
     if rep.unreadable and not rep.sources:
@@ -102,18 +102,20 @@ def _check_options(reporter, fmt: str, hardware, node: list[str], inventory) -> 
 
 
 def _read_table(path: str, hardware, inventory):
-    """The --table lowered into a Topology (with --inventory checked against it), and the
-    table's own findings."""
-    from rtc.api.validate import Inventory, load_for_report, validate_source
+    """The --table lowered into a Topology (with --inventory checked against it), the
+    table's own findings and its text."""
+    from rtc.api.lint import read_table
+    from rtc.api.validate import Inventory, load_for_report
     from rtc.cli.common import fail_io
 
     data, problem = load_for_report(path)
     if problem is not None:
         fail_io(problem.message, "check the --table path")
     inv = Inventory(str(inventory)) if inventory is not None else None
-    rep = validate_source(data, path, hardware=hardware, inventory=inv)
-    topo = rep.lowered.topology if rep.lowered is not None else None
-    return topo, rep.diagnostics
+    sources: dict = {}
+    topo, diags = read_table(path, hardware, inv, loader=lambda p: (data, None),
+                             sources=sources)
+    return topo, diags, sources
 
 
 def _print(reporter, fmt: str, diags, sources: dict, files: int) -> None:
