@@ -254,3 +254,15 @@ def test_exported_rank_table_file_is_read(tmp_path: Path):
     assert [(d.code, Path(d.span.file).name, d.span.line) for d in rep.diagnostics
             if d.code.startswith("RTC70")] == [("RTC704", "n3.sh", 4)]
     assert rep.topology.servers[0].devices[0].device_ip is not None   # the table's devices
+
+
+def test_readme_shows_the_real_run_and_the_version_table():
+    from conftest import ROOT
+    from rtc.plan.versions import HEADLESS_FORMS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Checking the scripts you already run"):]
+    assert (GOLDEN / "lint" / "d1-as-written.txt").read_text(encoding="utf-8").rstrip() \
+        in section
+    for form, accepted, rejected, source in HEADLESS_FORMS:
+        assert f"| {form} | {accepted} | {rejected} | {source} |" in section, form

@@ -91,11 +91,14 @@ HEADLESS_FORMS: tuple[tuple[str, str, str, str], ...] = (
      "it ('must use --headless unless in external or hybrid dp lb mode')",
      SOURCES["hybrid_lb"]),
     ("--headless with --data-parallel-hybrid-lb", "-",
-     "every release: 'data_parallel_hybrid_lb is not applicable in headless mode' (serve.py "
-     "run_headless)", "vllm-project/vllm vllm/entrypoints/cli/serve.py run_headless"),
+     "0.10.2+ (the flag's first release): 'data_parallel_hybrid_lb is not applicable in "
+     "headless mode'", "vllm-project/vllm vllm/entrypoints/cli/serve.py run_headless "
+     "(ValueError) and vllm/engine/arg_utils.py create_engine_config (assertion)"),
     ("--headless with --data-parallel-rank", "-",
-     "every release: 'data_parallel_rank is not applicable in headless mode'",
-     "vllm-project/vllm PR 20398 (serve.py run_headless)"),
+     "0.10.0+: --data-parallel-rank selects external LB, which rejects headless remote "
+     "engines; run_headless also refused the flag from PR 20398 (2025-07)",
+     "vllm-project/vllm vllm/engine/arg_utils.py (data_parallel_external_lb = ... or "
+     "data_parallel_rank is not None), PR 20398"),
 )
 
 #: vllm-ascend removed the LLMDataDist connector (LLMDataDistCMgrConnector) in 0.13.
