@@ -9,11 +9,10 @@ span it was written at, :attr:`rtc.plan.launch.Proc.spans`). The version facts a
 
 from __future__ import annotations
 
-from rtc.checks.launch_settings import _ALIASES
 from rtc.diagnostics import Span, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
-from rtc.plan.versions import FEATURES, has, parse_version, version_text
+from rtc.plan.versions import FEATURES, VLLM_ALIASES, has, parse_version, version_text
 from rtc.rules import rule
 
 START_RANKS = rule("RTC530", "dp-start-ranks", "error",
@@ -65,7 +64,7 @@ def _flags(proc) -> dict[str, str | None]:
         w = words[k]
         if w.startswith("-") and not w[1:2].isdigit():
             name, eq, value = w.partition("=")
-            name = _ALIASES.get(name, name)
+            name = VLLM_ALIASES.get(name, name)
             if eq:
                 out[name] = value
             elif k + 1 < len(words) and not words[k + 1].startswith("-") and \
@@ -96,7 +95,18 @@ def _vllm_nodes(jl):
 
 
 def _span(proc, flag: str, job) -> Span:
-    return proc.spans.get(flag) or proc.spans.get("") or job.span
+    """Where ``flag`` of ``proc`` was written: the script's word (lifted plans), the
+    job's ``args`` / ``head_args`` / ``worker_args`` that passed it, else the job."""
+    if proc.spans:
+        return proc.spans.get(flag) or proc.spans.get("") or job.span
+    spec = job.launch
+    for key in ("head_args", "worker_args", "args"):
+        words = getattr(spec, key)
+        if any(w.split("=", 1)[0] in (flag,) + tuple(a for a, b in VLLM_ALIASES.items()
+                                                    if b == flag) for w in words) \
+                and any(w in proc.user_args for w in words):
+            return spec.span_of(key, job.span)
+    return job.span
 
 
 def check(topo: Topology, plan: Plan):
@@ -130,9 +140,11 @@ def _start_ranks(job, procs):
         for r in range(start, start + local):
             if r in owner:
                 other = owner[r][0]
-                yield error(START_RANKS, f"job {job.name}: DP rank {r} is started on both "
-                            f"{other.server.name} and {nl.server.name} (start rank {start}, "
-                            f"local size {local})", _span(proc, "--data-parallel-start-rank", job),
+                where = f"twice on {nl.server.name}" if other is nl else \
+                    f"on both {other.server.name} and {nl.server.name}"
+                yield error(START_RANKS, f"job {job.name}: DP rank {r} is started {where} "
+                            f"(start rank {start}, local size {local})",
+                            _span(proc, "--data-parallel-start-rank", job),
                             subject=f"job {job.name}, server {nl.server.name}",
                             hint="give each node the start rank = the sum of the local sizes "
                                  "of the nodes before it")

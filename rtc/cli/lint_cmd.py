@@ -56,7 +56,7 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
     from rtc.report.formats import get_reporter
 
     reporter = get_reporter(fmt)
-    names = _check_options(reporter, fmt, hardware, node, inventory)
+    names = _check_options(reporter, fmt, hardware, node, inventory, table)
     topo, diags, table_text = None, [], {}
     if table is not None:
         topo, diags, table_text = _read_table(str(table), hardware, inventory)
@@ -76,7 +76,7 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
         raise typer.Exit(1)
 
 
-def _check_options(reporter, fmt: str, hardware, node: list[str], inventory) -> dict:
+def _check_options(reporter, fmt: str, hardware, node: list[str], inventory, table) -> dict:
     import difflib
 
     from rtc.model.presets import presets
@@ -89,6 +89,9 @@ def _check_options(reporter, fmt: str, hardware, node: list[str], inventory) -> 
         fail_usage(f"unknown --hardware '{hardware}'",
                    (f"did you mean '{close[0]}'? " if close else "")
                    + "presets: " + ", ".join(presets()))
+    if inventory is not None and table is None:
+        fail_usage("--inventory needs --table", "the captures are compared with the rank "
+                   "table's servers: give --table hccl.json too")
     if inventory is not None and not inventory.is_dir():
         fail_usage(f"--inventory {inventory} is not a folder",
                    "give the folder that holds INVENTORY/<server_id>/ captures")

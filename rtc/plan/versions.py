@@ -101,6 +101,16 @@ HEADLESS_FORMS: tuple[tuple[str, str, str, str], ...] = (
      "data_parallel_rank is not None), PR 20398"),
 )
 
+#: vLLM's short flag aliases -> the long flags (vllm/engine/arg_utils.py ``add_cli_args``).
+VLLM_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
+                "-dp": "--data-parallel-size", "-dpl": "--data-parallel-size-local",
+                "-dpr": "--data-parallel-start-rank", "-dpa": "--data-parallel-address",
+                "-dpp": "--data-parallel-rpc-port", "-dpn": "--data-parallel-rank",
+                "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
+                "-ep": "--enable-expert-parallel", "-asc": "--api-server-count",
+                "-pcp": "--prefill-context-parallel-size", "-dcp": "--decode-context-parallel-size",
+                "-n": "--nnodes", "-r": "--node-rank"}
+
 #: vllm-ascend removed the LLMDataDist connector (LLMDataDistCMgrConnector) in 0.13.
 LLMDATADIST_REMOVED: Version = (0, 13, 0)
 

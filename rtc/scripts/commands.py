@@ -30,17 +30,8 @@ import os
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.plan.versions import VLLM_ALIASES
 from rtc.scripts.shell import Command, Setting, Word
-
-#: vLLM's short aliases (vllm/engine/arg_utils.py, ``add_cli_args``).
-VLLM_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
-                "-dp": "--data-parallel-size", "-dpl": "--data-parallel-size-local",
-                "-dpr": "--data-parallel-start-rank", "-dpa": "--data-parallel-address",
-                "-dpp": "--data-parallel-rpc-port", "-dpn": "--data-parallel-rank",
-                "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
-                "-ep": "--enable-expert-parallel", "-asc": "--api-server-count",
-                "-pcp": "--prefill-context-parallel-size",
-                "-dcp": "--decode-context-parallel-size", "-n": "--nnodes", "-r": "--node-rank"}
 
 #: Flags that take no value (vLLM store_true flags rtc reads, ``ray start`` switches).
 BOOLEAN_FLAGS = frozenset({
@@ -259,4 +250,4 @@ def _launch(kind: str, cmd: Command, words: list[Word], args: list[Word], env: d
     return out
 
 
-__all__ = ["Flag", "Launch", "Recognised", "recognise", "VLLM_ALIASES", "BOOLEAN_FLAGS"]
+__all__ = ["Flag", "Launch", "Recognised", "recognise", "BOOLEAN_FLAGS"]

@@ -157,15 +157,11 @@ def group_nodes(units: list[Unit]) -> list[Node]:
             key = u.given_name or u.stem
             node = nodes.get(key)
         if node is None:
-            name = u.given_name or (u.stem if ip is None or key != ip else _name_for(u, ip))
+            name = u.given_name or u.stem
             node = nodes[key] = Node(_unique(name, taken), ip, span, var)
             taken.add(node.name)
         node.units.append(u)
     return list(nodes.values())
-
-
-def _name_for(u: Unit, ip) -> str:
-    return u.given_name or u.stem
 
 
 def _unique(name: str, taken: set) -> str:
