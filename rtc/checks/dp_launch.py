@@ -113,6 +113,8 @@ def check(topo: Topology, plan: Plan):
     version = parse_version(topo.vllm_version)
     for name, jl in plan.launches.items():
         job = jl.job
+        if job.incomplete & {"dp", "tp", "pp", "pcp", "servers", "on"}:
+            continue   # an error about the unreadable attribute was reported already
         if job.framework != "vllm" or jl.mode not in ("dp-internal", "dp-hybrid"):
             if jl.origin == "script":
                 yield from _gloo(jl)
