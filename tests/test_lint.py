@@ -267,3 +267,29 @@ def test_readme_shows_the_real_run_and_the_version_table():
         in section
     for form, accepted, rejected, source in HEADLESS_FORMS:
         assert f"| {form} | {accepted} | {rejected} | {source} |" in section, form
+
+
+def test_against_reports_drift_from_the_plan():
+    from conftest import EXAMPLES
+    from rtc.api import compile_file
+
+    plan = compile_file(str(EXAMPLES / "a2-2node-dp2-tp8.rtc"))
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    got = [(d.code, Path(d.span.file).name, d.span.line, d.message.split(" here")[0])
+           for d in lint_files(files, against=plan).diagnostics if d.code == "RTC707"]
+    assert got == [("RTC707", "atlas-01.sh", 7, "atlas-01: VLLM_HOST_IP is not exported"),
+                   ("RTC707", "atlas-01.sh", 12, "atlas-01: --data-parallel-start-rank is 0"),
+                   ("RTC707", "atlas-02.sh", 7, "atlas-02: VLLM_HOST_IP is not exported")]
+    assert _cli("lint", "--against", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), *files).exit_code == 0
+    assert _cli("lint", "--against", "nope.rtc", *files).exit_code == 2
+
+
+@pytest.mark.parametrize("example", ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3"])
+def test_generated_scripts_do_not_drift_from_their_plan(example, tmp_path):
+    result, files = _compiled(example)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    scripts = [str(tmp_path / n) for n in sorted(files)
+               if n.endswith(".sh") and not n.startswith("preflight-")]
+    rep = lint_files(scripts, hardware=result.topology.preset.name, against=result)
+    assert [d.message for d in rep.diagnostics if d.code == "RTC707"] == []

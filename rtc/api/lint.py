@@ -63,12 +63,14 @@ def _load(path: str):
 def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,
                  hardware: str | None = None, vllm_version: str | None = None,
                  cann: str | None = None, table: Topology | None = None,
-                 loader=None) -> LintReport:
+                 loader=None, against=None) -> LintReport:
     """Lint ``scripts`` (``(label, content)`` pairs: one node's script each, or a file with
     ``## node`` sections). ``names`` maps labels to node names (``--node NAME=FILE``);
     ``hardware`` is a preset name (default atlas-800t-a2, or the table's); ``table`` a rank
     table lowered by :mod:`rtc.tables`. ``loader(path) -> (bytes | None, why)`` reads
-    sourced files (default: the file system). Never raises for bad input."""
+    sourced files (default: the file system). ``against`` is a compile result
+    (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
+    Never raises for bad input."""
     rep = LintReport()
     names = names or {}
     units: list[Unit] = []
@@ -106,6 +108,11 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     rep.diagnostics += [d for d in run_checks(topo, plan) if d.code not in skip]
     if table is not None:
         rep.diagnostics += list(_against_table(topo, table, nodes))
+    if against is not None and against.topology is not None and against.plan is not None:
+        from rtc.scripts.drift import drift
+
+        source = next(iter(against.sources), "the description")
+        rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
     rep.diagnostics = sorted_diagnostics(rep.diagnostics)
     return rep
 

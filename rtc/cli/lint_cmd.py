@@ -34,6 +34,9 @@ def lint_command(
                                                help="The vLLM release the nodes run (decides "
                                                     "which --headless forms are rejected)."),
     node: List[str] = typer.Option([], "--node", metavar="NAME=FILE", help=NODE_HELP),
+    against: Optional[Path] = typer.Option(None, "--against", metavar="CLUSTER_RTC",
+                                           help="Report where the scripts drift from this "
+                                                "description's plan (flags, env, nodes)."),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     exit_zero: bool = typer.Option(False, "--exit-zero",
@@ -46,10 +49,12 @@ def lint_command(
 
     Example: rtc lint --vllm-version 0.29.0 --table hccl.json atlas-01.sh atlas-02.sh
     """
-    _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero)
+    _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero,
+         against)
 
 
-def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero):
+def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero,
+         against=None):
     """Lint ``scripts`` as :func:`lint_command` says and exit with its code."""
     from rtc.api.lint import lint_files
     from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
@@ -60,8 +65,9 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
     topo, diags, table_text = None, [], {}
     if table is not None:
         topo, diags, table_text = _read_table(str(table), hardware, inventory)
+    plan = _compile_against(str(against)) if against is not None else None
     rep = lint_files(list(dict.fromkeys(scripts)), names=names, hardware=hardware,
-                     vllm_version=vllm_version, table=topo)
+                     vllm_version=vllm_version, table=topo, against=plan)
     diags = diags + rep.diagnostics
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
@@ -119,6 +125,18 @@ def _read_table(path: str, hardware, inventory):
     topo, diags = read_table(path, hardware, inv, loader=lambda p: (data, None),
                              sources=sources)
     return topo, diags, sources
+
+
+def _compile_against(path: str):
+    """The compile result of --against (exit 2 when it cannot be read or parsed)."""
+    from rtc.api import compile_file
+    from rtc.cli.common import fail_io
+
+    result = compile_file(path)
+    if result.topology is None or result.plan is None:
+        first = next((d.message for d in result.diagnostics), "it cannot be compiled")
+        fail_io(f"--against {path}: {first}", "give a .rtc description that `rtc check` reads")
+    return result
 
 
 def _print(reporter, fmt: str, diags, sources: dict, files: int) -> None:

@@ -20,6 +20,7 @@ from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
 from rtc.tables import importer, jsonload, recognise, semantic
+from rtc.scripts import drift as script_drift
 from rtc.scripts import rules as script_rules
 
 #: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
@@ -29,7 +30,7 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
-    + preflight.RULES + script_rules.RULES)
+    + preflight.RULES + script_rules.RULES + script_drift.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

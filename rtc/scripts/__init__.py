@@ -8,5 +8,6 @@ so that ``rtc lint`` runs the compiler's rules on them (:mod:`rtc.api.lint`).
   ray start, torchrun, msrun, docker run) and their flags;
 * :mod:`.nodes` - which script is which node (host IP, ``--node``, ``## node`` sections);
 * :mod:`.lift` - launches grouped into jobs and lifted into the model and the plan;
+* :mod:`.drift` - the scripts compared with a compiled plan (``--against``, RTC707);
 * :mod:`.rules` - the front end's own rules (RTC700-RTC706).
 """
