@@ -293,3 +293,20 @@ def test_generated_scripts_do_not_drift_from_their_plan(example, tmp_path):
                if n.endswith(".sh") and not n.startswith("preflight-")]
     rep = lint_files(scripts, hardware=result.topology.preset.name, against=result)
     assert [d.message for d in rep.diagnostics if d.code == "RTC707"] == []
+
+
+def test_check_of_several_descriptions_plans_ports_across_them():
+    """`rtc check a.rtc b.rtc`: jobs of two files on one host conflict like two jobs of one
+    file (each file alone is clean)."""
+    from rtc.api import compile_file
+    from rtc.api.ports_across import cross_file_ports
+
+    here = Path(__file__).resolve().parent / "data" / "ports_across"
+    pre, dec, own = (compile_file(str(here / n)) for n in
+                     ("prefill.rtc", "decode.rtc", "decode-own-ports.rtc"))
+    assert pre.ok and dec.ok and own.ok
+    got = sorted((d.code, Path(d.span.file).name, d.span.line) for d in cross_file_ports([pre, dec]))
+    assert got == [("RTC440", "prefill.rtc", 10), ("RTC440", "prefill.rtc", 10)], got
+    assert cross_file_ports([pre, own]) == []
+    assert _cli("check", str(here / "prefill.rtc"), str(here / "decode.rtc")).exit_code == 1
+    assert _cli("check", str(here / "prefill.rtc"), str(here / "decode-own-ports.rtc")).exit_code == 0
