@@ -38,9 +38,12 @@ def test_d1_head_and_worker_argv(tmp_path: Path):
     assert head.argv == [
         "serve", "/models/DeepSeek-R1-W8A8", "--port", "8077",
         "--data-parallel-size", "2", "--data-parallel-size-local", "1",
-        "--data-parallel-start-rank", "0", "--data-parallel-address", "10.0.0.6",
+        "--data-parallel-address", "10.0.0.6",
         "--data-parallel-rpc-port", "12980", "--tensor-parallel-size", "8",
         "--enable-expert-parallel", "--api-server-count", "1"]
+    # issue 13: the internal-LB head passes no start rank (an explicit 0 selects
+    # hybrid/external LB from vLLM 0.28, which rejects the headless worker)
+    assert "--data-parallel-start-rank" not in head.argv
     assert "--headless" not in head.argv
     assert head.env["HCCL_IF_IP"] == "10.0.0.6"
     assert head.env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
@@ -59,9 +62,9 @@ def test_d1_head_and_worker_argv(tmp_path: Path):
         "--data-parallel-rpc-port", "12980", "--tensor-parallel-size", "8",
         "--enable-expert-parallel", "--api-server-count", "0", "--port", "8078"]
     assert worker.env["HCCL_IF_IP"] == "10.0.0.5"
-    # the issue's expected flag run, in this order
+    # the issue's expected flag run, in this order (without the head's start rank 0)
     want = ["--data-parallel-size", "2", "--data-parallel-size-local", "1",
-            "--data-parallel-start-rank", "0", "--data-parallel-address", "10.0.0.6",
+            "--data-parallel-address", "10.0.0.6",
             "--data-parallel-rpc-port", "12980", "--tensor-parallel-size", "8",
             "--enable-expert-parallel"]
     i = head.argv.index("--data-parallel-size")

@@ -18,6 +18,7 @@ from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_
                         port_conflicts, ranktable_rules, ray_order, server_sizes, socket_env,
                         unused_attributes, world_size)
 from rtc.checks import a5_addresses, chip_version, one_machine
+from rtc.checks import dp_launch
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -38,6 +39,7 @@ CHECKS = (
     a5_addresses, chip_version,
     # one machine, one server entry
     one_machine,
+    dp_launch,
 )
 
 #: The rules of every check module.

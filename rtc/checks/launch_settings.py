@@ -11,7 +11,7 @@ from rtc.plan import Plan
 from rtc.plan.launch import extra_ports, needs_feature
 from rtc.plan.modes import effective_executor
 from rtc.plan.node_env import COMPUTED, node_env
-from rtc.plan.versions import FEATURES, parse_version, version_text
+from rtc.plan.versions import FEATURES, VLLM_ALIASES, parse_version, version_text
 from rtc.network.env import env_map
 from rtc.rules import rule
 
@@ -111,14 +111,7 @@ BLOCKED = rule("RTC509", "launch-needs-host", "warning",
     Example: `server atlas-02 { devices 0..7 }` in a DP2 job.
     Fix: add `host ADDRESS` to every server of the job.""")
 
-_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
-            "-dp": "--data-parallel-size", "-dpl": "--data-parallel-size-local",
-            "-dpr": "--data-parallel-start-rank", "-dpa": "--data-parallel-address",
-            "-dpp": "--data-parallel-rpc-port", "-dpn": "--data-parallel-rank",
-            "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
-            "-ep": "--enable-expert-parallel", "-asc": "--api-server-count",
-            "-pcp": "--prefill-context-parallel-size", "-dcp": "--decode-context-parallel-size",
-            "-n": "--nnodes", "-r": "--node-rank"}
+_ALIASES = VLLM_ALIASES
 
 
 # vLLM flags that decide what the rank table describes: never taken from `args`, even when

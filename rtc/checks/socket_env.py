@@ -90,17 +90,17 @@ def check(topo: Topology, plan: Plan):
                                  f"e.g. `env {_suggest(name)} = ...`")
         env = env_map(job)
         servers = [p.server for p in job.placements]
-        for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"):
-            if var in env:
-                text, span = env[var]
-                problem = single_ifname_problem(text, allow_list=var == "GLOO_SOCKET_IFNAME")
-                if problem:
-                    yield error(SINGLE_IFNAME, f"job {job.name}: {var}: {problem}", span,
-                                subject=f"job {job.name}", hint=_nic_hint(var, servers))
-                else:
-                    names = text.split(",")
-                    yield from _mismatch(job, var, text, span, servers,
-                                         lambda nic, names=names: nic in names)
+        # every line, not the last per name: lifted scripts (rtc lint) give one per node
+        for var, text, span in [line for line in job.env
+                                if line.name in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")]:
+            problem = single_ifname_problem(text, allow_list=var == "GLOO_SOCKET_IFNAME")
+            if problem:
+                yield error(SINGLE_IFNAME, f"job {job.name}: {var}: {problem}", span,
+                            subject=f"job {job.name}", hint=_nic_hint(var, servers))
+            else:
+                names = text.split(",")
+                yield from _mismatch(job, var, text, span, servers,
+                                     lambda nic, names=names: nic in names)
         if "HCCL_SOCKET_IFNAME" in env:
             text, span = env["HCCL_SOCKET_IFNAME"]
             spec = parse_socket_ifname(text)

@@ -12,6 +12,7 @@ from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
 from rtc.cli import calibrate_cmd, cost_cmd  # noqa: F401  (rtc calibrate, cost, advise)
+from rtc.cli import lint_cmd  # noqa: F401  (rtc lint)
 
 
 lean_params.install()  # rtc's parameter values without importing pydantic (see the module)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -332,8 +332,9 @@ def _prune(out_dir: Path, old: set, listed: set) -> None:
 
 @app.command("check")
 def check_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
-                                          "input)."),
+    files: List[Path] = typer.Argument(..., metavar="FILE...", help="The .rtc cluster description(s) (`-` "
+                                          "reads standard input); with several, the ports of "
+                                          "their jobs on shared hosts are checked together."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
 ) -> None:
@@ -344,10 +345,20 @@ def check_command(
       rtc check examples/a2-2node-dp2-tp8.rtc
 
       rtc check --format sarif cluster.rtc > rtc.sarif
+
+      rtc check prefill.rtc decode.rtc    # and the ports of both on shared hosts
     """
-    out = reporter_for(fmt, "check", input_label(file))
-    result = compile_input(file, strict)
-    out(result.diagnostics, result.sources)
-    if result.topology is None and not result.sources:
+    out = reporter_for(fmt, "check", input_label(files[0]))
+    results = [compile_input(f, strict) for f in files]
+    diags, sources = [], {}
+    for result in results:
+        diags += result.diagnostics
+        sources.update(result.sources)
+    if len(results) > 1:
+        from rtc.api.ports_across import cross_file_ports
+
+        diags += cross_file_ports(results)
+    out(diags, sources)
+    if all(r.topology is None and not r.sources for r in results):
         raise typer.Exit(2)
-    exit_for(result.diagnostics)
+    exit_for(diags)

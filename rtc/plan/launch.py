@@ -92,7 +92,9 @@ class Ref:
 @dataclass
 class Proc:
     """One process: argv (str or :class:`Ref`), per-process environment, whether it runs
-    in the background, and the step it belongs to (Ray head: ``ray`` / ``serve``)."""
+    in the background, and the step it belongs to (Ray head: ``ray`` / ``serve``).
+    ``spans`` says where each flag was written when the process was lifted from a script
+    (flag name -> Span; ``""``: the command line), and is empty for rtc's own plan."""
 
     argv: list
     env: list = field(default_factory=list)      # [(name, value)]
@@ -100,6 +102,7 @@ class Proc:
     step: str | None = None
     label: str = ""
     user_args: tuple = ()                        # the args/head_args/worker_args part
+    spans: dict = field(default_factory=dict)    # flag -> Span (lifted scripts; "" = line)
 
     def words(self, values: dict | None = None) -> list[str]:
         """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
@@ -125,6 +128,7 @@ class NodeLaunch:
     comments: list[str] = field(default_factory=list)
     variables: list = field(default_factory=list)
     steps: tuple = ()
+    env_spans: dict = field(default_factory=dict)  # env name -> Span (lifted scripts)
 
 
 @dataclass
@@ -136,6 +140,7 @@ class JobLaunch:
     mode: str
     nodes: list[NodeLaunch] = field(default_factory=list)
     blocked: str | None = None
+    origin: str = "plan"          # or "script": lifted from launch scripts (rtc.scripts)
 
     @property
     def nodes_by_server(self) -> dict[str, NodeLaunch]:
@@ -357,7 +362,10 @@ def _dp_shared(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
         nl.comments.insert(0, f"vLLM data parallel, hybrid load balancing: this server "
                            f"runs DP ranks {ranks} behind its own API server.")
     elif nl.head:
-        argv = sv.base + ["--port", str(sv.port)] + dp + sv.tpf + ctx.kv_flags(sv.engine)
+        # no --data-parallel-start-rank on the head: 0 is its default in every version, and
+        # from vLLM 0.28 an explicit 0 selects hybrid/external LB (RTC531)
+        head_dp = dp[:4] + dp[6:]
+        argv = sv.base + ["--port", str(sv.port)] + head_dp + sv.tpf + ctx.kv_flags(sv.engine)
         nl.comments.insert(0, f"vLLM data parallel, internal load balancing: the head "
                            f"(API server, DP coordinator), DP ranks {ranks} (data parallel "
                            f"size {job.dp}).")

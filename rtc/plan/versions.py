@@ -13,6 +13,10 @@ feature            first       flags / behaviour
                                external load balancing
 ``nnodes``         0.11.1      ``--nnodes`` / ``--node-rank`` / ``--master-addr`` /
                                ``--master-port`` (a replica over several servers without Ray)
+``start_rank_      0.28.0      an explicit ``--data-parallel-start-rank 0`` counts as set: a
+zero_set``                     head (no ``--headless``) with it infers hybrid load balancing,
+                               with ``--data-parallel-size-local 1`` external, and then
+                               rejects ``--headless`` workers (:data:`HEADLESS_FORMS`)
 =================  ==========  =============================================================
 
 The first releases are rtc's reading of the vLLM changelog (rounded up to the release where
@@ -47,7 +51,65 @@ FEATURES: dict[str, Feature] = {
     "hybrid_lb": Feature((0, 10, 2), "hybrid load balancing (--data-parallel-hybrid-lb)"),
     "nnodes": Feature((0, 11, 1), "a replica over several servers without Ray (--nnodes, "
                       "--node-rank, --master-addr, --master-port)"),
+    "start_rank_zero_set": Feature((0, 28, 0), "an explicit --data-parallel-start-rank 0 "
+                                   "counts as set (hybrid/external load balancing is inferred "
+                                   "on a head that passes it)"),
 }
+
+#: Where each row of :data:`FEATURES` comes from.
+SOURCES: dict[str, str] = {
+    "multi_node_dp": "vLLM changelog (rtc's reading, rounded up to the multi-node release)",
+    "external_lb": "vLLM changelog (rtc's reading)",
+    "hybrid_lb": "vllm-project/vllm PR 21238 (--data-parallel-hybrid-lb, arg_utils.py "
+                 "'Infer hybrid LB mode' when a start rank is set on a non-headless node)",
+    "nnodes": "vLLM changelog (rtc's reading)",
+    "start_rank_zero_set": "vllm-project/vllm PR 47692 (merged 2026-07-06; issue 47691): "
+                           "arg_utils.py create_engine_config tests `data_parallel_start_rank "
+                           "is not None` instead of its truthiness; first release 0.28 per "
+                           "gpustack PR 6236 (<= 0.27 truthiness, >= 0.28 is not None) and "
+                           "vllm-ascend PR 16204 (seen on 0.28); the stored vLLM sources rtc "
+                           "read (arg_utils.py at 99d7eb5) still have the truthiness test, so "
+                           "the release tag itself was not read",
+}
+
+#: What vLLM does with each multi-node form of a DP deployment (head = the node without
+#: ``--headless``): (form, accepted by, rejected by / what happens, source). Read by the
+#: headless rule (:mod:`rtc.checks.dp_launch`) and printed in the README.
+HEADLESS_FORMS: tuple[tuple[str, str, str, str], ...] = (
+    ("head: no start rank; workers: --headless --data-parallel-start-rank N",
+     "every release with multi-node DP (0.9.0+)", "-",
+     "vllm docs serving/data_parallel_deployment.md (internal LB)"),
+    ("head: --data-parallel-start-rank 0 --data-parallel-size-local 1; workers --headless",
+     "up to 0.27 (0 is falsy: read as no start rank)",
+     "0.28+: head infers hybrid -> external LB; 'Remote engine 1 must not use --headless in "
+     "external or hybrid dp lb mode'", SOURCES["start_rank_zero_set"]),
+    ("head: --data-parallel-start-rank 0 --data-parallel-size-local > 1; workers --headless",
+     "up to 0.27", "0.28+: head infers hybrid LB and rejects the headless workers",
+     SOURCES["start_rank_zero_set"]),
+    ("a node without --headless with --data-parallel-start-rank N > 0 while others run "
+     "--headless", "-", "0.10.2+: that node infers hybrid LB; the head (internal LB) rejects "
+     "it ('must use --headless unless in external or hybrid dp lb mode')",
+     SOURCES["hybrid_lb"]),
+    ("--headless with --data-parallel-hybrid-lb", "-",
+     "0.10.2+ (the flag's first release): 'data_parallel_hybrid_lb is not applicable in "
+     "headless mode'", "vllm-project/vllm vllm/entrypoints/cli/serve.py run_headless "
+     "(ValueError) and vllm/engine/arg_utils.py create_engine_config (assertion)"),
+    ("--headless with --data-parallel-rank", "-",
+     "0.10.0+: --data-parallel-rank selects external LB, which rejects headless remote "
+     "engines; run_headless also refused the flag from PR 20398 (2025-07)",
+     "vllm-project/vllm vllm/engine/arg_utils.py (data_parallel_external_lb = ... or "
+     "data_parallel_rank is not None), PR 20398"),
+)
+
+#: vLLM's short flag aliases -> the long flags (vllm/engine/arg_utils.py ``add_cli_args``).
+VLLM_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
+                "-dp": "--data-parallel-size", "-dpl": "--data-parallel-size-local",
+                "-dpr": "--data-parallel-start-rank", "-dpa": "--data-parallel-address",
+                "-dpp": "--data-parallel-rpc-port", "-dpn": "--data-parallel-rank",
+                "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
+                "-ep": "--enable-expert-parallel", "-asc": "--api-server-count",
+                "-pcp": "--prefill-context-parallel-size", "-dcp": "--decode-context-parallel-size",
+                "-n": "--nnodes", "-r": "--node-rank"}
 
 #: vllm-ascend removed the LLMDataDist connector (LLMDataDistCMgrConnector) in 0.13.
 LLMDATADIST_REMOVED: Version = (0, 13, 0)

@@ -21,6 +21,8 @@ from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
 from rtc.tables import configmap, importer, jsonload, pods, recognise, semantic
+from rtc.scripts import drift as script_drift
+from rtc.scripts import rules as script_rules
 
 #: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
 #: the JSON front end and schema, table rules, import, preflight.
@@ -29,7 +31,8 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
-    + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES)
+    + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
+    + script_rules.RULES + script_drift.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

@@ -1,0 +1,247 @@
+"""``rtc lint``'s pipeline: the launch scripts people already run, read by the script front
+end (:mod:`rtc.scripts`), lifted into the compiler's Topology and launch plan, and checked by
+the compiler's rules (:func:`rtc.checks.run_checks`), with the same rule ids.
+
+1. read every script (bytes; a binary file is RTC700) and split it into ``## node``
+   sections;
+2. read each as shell (:func:`rtc.scripts.shell.read_shell`: nothing is executed) and
+   recognise its launches (:mod:`rtc.scripts.commands`); what could not be read is RTC700 /
+   RTC701, unknown commands one RTC702 note;
+3. group the scripts into nodes (:mod:`rtc.scripts.nodes`) and the launches into jobs, and
+   lift both (:func:`rtc.scripts.lift.lift`);
+4. :func:`rtc.plan.build_plan` for the port plan, with each job's launch replaced by the
+   lifted one, then :func:`rtc.checks.run_checks`;
+5. with a rank table (``--table``, or the ``RANK_TABLE_FILE`` a script exports when it can
+   be read), the table's devices are the servers' devices and RTC704-706 compare the two.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rtc.checks import (device_numbering, host_addressing, launch_settings, port_conflicts,
+                        ranktable_rules, run_checks, unused_attributes)
+from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
+from rtc.model.presets import presets
+from rtc.model.topology import Topology
+from rtc.plan import build_plan
+from rtc.rules import IO_ERROR
+from rtc.scripts import rules as R
+from rtc.scripts.lift import group_launches, lift, table_server
+from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
+from rtc.scripts.shell import decode_script
+
+DEFAULT_HARDWARE = "atlas-800t-a2"
+
+
+@dataclass
+class LintReport:
+    """What linting a set of scripts found: diagnostics, the texts of every file read (for
+    showing source lines), the lifted Topology (None when no script could be read), and the
+    number of scripts that could not be read at all."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
+    topology: Topology | None = None
+    unreadable: int = 0
+
+    @property
+    def ok(self) -> bool:
+        from rtc.diagnostics import has_errors
+        return not has_errors(self.diagnostics)
+
+
+def _load(path: str):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+
+
+def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,
+                 hardware: str | None = None, vllm_version: str | None = None,
+                 cann: str | None = None, table: Topology | None = None,
+                 loader=None, against=None) -> LintReport:
+    """Lint ``scripts`` (``(label, content)`` pairs: one node's script each, or a file with
+    ``## node`` sections). ``names`` maps labels to node names (``--node NAME=FILE``);
+    ``hardware`` is a preset name (default atlas-800t-a2, or the table's); ``table`` a rank
+    table lowered by :mod:`rtc.tables`. ``loader(path) -> (bytes | None, why)`` reads
+    sourced files (default: the file system). ``against`` is a compile result
+    (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
+    Never raises for bad input."""
+    rep = LintReport()
+    names = names or {}
+    units: list[Unit] = []
+    for label, content in scripts:
+        text, why = (content, None) if isinstance(content, str) else decode_script(content)
+        if text is None:
+            rep.unreadable += 1
+            rep.diagnostics.append(error(R.UNREADABLE, f"{label} {why}", Span.whole_file(label),
+                                         hint="give rtc lint the shell script each node runs"))
+            continue
+        rep.sources[label] = text
+        for u in split_sections(label, text):
+            u.given_name = names.get(label) or u.given_name
+            read_unit(u, loader or _load)
+            units.append(u)
+    _front_end_findings(rep, units)
+    if not units:
+        return rep
+    if table is None:
+        table = _exported_table(rep, units, hardware, loader or _load)
+    preset = table.preset if table is not None and hardware is None else \
+        presets()[hardware or DEFAULT_HARDWARE]
+    nodes = group_nodes(units)
+    groups = group_launches(nodes)
+    for u in units:
+        rep.sources.update({k: v for k, v in (u.run.files if u.run else {}).items()
+                            if k not in rep.sources})
+    lifted = lift(nodes, groups, preset, vllm_version=vllm_version, cann=cann, table=table,
+                  files=rep.sources)
+    topo = lifted.topology
+    rep.topology = topo
+    plan = build_plan(topo)
+    plan.launches.update(lifted.launches)
+    skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
+    rep.diagnostics += [d for d in run_checks(topo, plan) if d.code not in skip]
+    if table is not None:
+        rep.diagnostics += list(_against_table(topo, table, nodes))
+    if against is not None and against.topology is not None and against.plan is not None:
+        from rtc.scripts.drift import drift
+
+        source = next(iter(against.sources), "the description")
+        rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
+    rep.diagnostics = sorted_diagnostics(rep.diagnostics)
+    return rep
+
+
+#: Compiler rules about the description language itself, which a script cannot break.
+#: (RTC444 moved defaults, RTC509 / RTC456 no host, RTC507 env rtc computes, RTC433 the
+#: numbering note: a script's values are what runs; RTC512 a KV connector without a pair:
+#: the other side of a prefill/decode pair is often not among the scripts.)
+_NOT_FOR_SCRIPTS = frozenset(r.code for r in (
+    port_conflicts.ASSIGNED, launch_settings.BLOCKED, host_addressing.NO_HOST,
+    launch_settings.ENV_COMPUTED, device_numbering.NUMBERING, unused_attributes.NOT_USED))
+#: Rules about the rank table's device IPs: scripts do not give them (only ``--table``).
+_NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code, ranktable_rules.MISSING_SUPER_POD.code})
+
+
+def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
+    for p in problems_of(units):
+        rule = R.UNREADABLE if p.kind == "syntax" else R.NOT_READ
+        make = error if p.kind == "syntax" else note
+        rep.diagnostics.append(make(rule, p.message, p.span))
+    unknown: dict[str, Span] = {}
+    for u in units:
+        if u.found is None:
+            continue
+        for name, span in u.found.unknown.items():
+            unknown.setdefault(name, span)
+        if not u.found.launches and not (u.run and any(p.kind == "syntax" for p in u.run.problems)):
+            where = f"section {u.given_name} of {u.label}" if u.first_line > 1 else u.label
+            rep.diagnostics.append(warning(R.NO_LAUNCH, f"{where} starts no process rtc "
+                                           "recognises (vllm serve, ray start, torchrun, "
+                                           "msrun, docker run)", Span(u.label, u.first_line, 1),
+                                           hint="lint the script that sources it"))
+    if unknown:
+        first = next(iter(unknown.values()))
+        names = ", ".join(f"`{n}` ({s})" for n, s in list(unknown.items())[:8])
+        more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        rep.diagnostics.append(note(R.UNKNOWN_COMMAND, f"commands rtc does not check: {names}"
+                                    f"{more}", first,
+                                    hint="what they start is not linted"))
+
+
+def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
+    out = []
+    ranks = sum(len(s.devices) for s in table.servers)
+    listed = ", ".join(str(s.host_ip or s.server_id) for s in table.servers[:4]) or "none"
+    for s in topo.servers:
+        if table_server(table, s.name, s.host_ip) is None:
+            what = f"host IP {s.host_ip}" if s.host_ip is not None else "no host IP"
+            out.append(error(R.HOST_NOT_IN_TABLE, f"node {s.name} has {what}, which is no "
+                             f"server of the rank table (servers {listed})",
+                             s.span_of("host"), subject=s.label,
+                             hint="export the host IP the table lists for this server "
+                                  "(HCCL_IF_IP), or regenerate the table"))
+    for job in topo.jobs:
+        for p in job.placements:
+            ts = table_server(table, p.server.name, p.server.host_ip)
+            have = {d.device_id for d in ts.devices} if ts is not None else set()
+            extra = [d for d in p.device_ids if d not in have]
+            if ts is not None and extra:
+                out.append(error(R.DEVICE_NOT_IN_TABLE, f"job {job.name} uses NPU "
+                                 f"{extra[0]} on {p.server.name}, which the rank table's "
+                                 f"server {ts.server_id} does not list (it has "
+                                 f"{', '.join(map(str, sorted(have)))})", p.span,
+                                 subject=p.server.label,
+                                 hint="use the table's devices (ASCEND_RT_VISIBLE_DEVICES), "
+                                      "or regenerate the table"))
+        if job.framework == "vllm" and job.world_size != ranks:
+            out.append(error(R.WORLD_NOT_TABLE, f"job {job.name}: world size "
+                             f"{job.world_size} (dp {job.dp} x pp {job.pp} x tp {job.tp}) but "
+                             f"the rank table has {ranks} ranks", job.span,
+                             subject=f"job {job.name}",
+                             hint="make the parallel sizes and the table agree"))
+    return out
+
+
+def read_table(path: str, hardware: str | None = None, inventory=None, loader=None,
+               sources: dict | None = None) -> tuple[Topology | None, list]:
+    """A rank table for ``--table`` lowered into a Topology (:mod:`rtc.tables`), and the
+    findings of validating it (which ``rtc validate`` would report; ``inventory`` an
+    :class:`rtc.api.validate.Inventory`). The table's text goes into ``sources``."""
+    from rtc.api.validate import validate_source
+
+    data, why = (loader or _load)(path)
+    if data is None:
+        return None, [error(IO_ERROR, f"cannot read {path}: {why}", None, hint="check the path")]
+    rep = validate_source(data, path, hardware=hardware, inventory=inventory)
+    if sources is not None and rep.text is not None:
+        sources[path] = rep.text
+    topo = rep.lowered.topology if rep.lowered is not None else None
+    return topo, rep.diagnostics
+
+
+def _exported_table(rep: LintReport, units: list[Unit], hardware, loader) -> Topology | None:
+    """The rank table the scripts export as RANK_TABLE_FILE, when they all name the same
+    file and it can be read here (its findings join the report); else None."""
+    paths = {}
+    for u in units:
+        for la in (u.found.launches if u.found else []):
+            s = la.env.get("RANK_TABLE_FILE")
+            if s is not None and not s.unresolved:
+                paths.setdefault(s.value, s.span.file)
+    if len(paths) != 1:
+        return None
+    ((path, where),) = paths.items()
+    data, _why = loader(path)
+    if data is None and not os.path.isabs(path):   # relative: bash's cwd, or the script's
+        path = os.path.join(os.path.dirname(where), path)
+        data, _why = loader(path)
+    if data is None:
+        return None
+    topo, diags = read_table(path, hardware, loader=lambda p: (data, None), sources=rep.sources)
+    rep.diagnostics += diags
+    return topo
+
+
+def lint_files(paths: list[str], **kw) -> LintReport:
+    """:func:`lint_scripts` of files on disk (an unreadable file is RTC001)."""
+    scripts, problems = [], []
+    for path in paths:
+        data, why = _load(path)
+        if data is None:
+            problems.append(error(IO_ERROR, f"cannot read {path}: {why}", None,
+                                  hint="check the path"))
+            continue
+        scripts.append((path, data))
+    rep = lint_scripts(scripts, **kw)
+    rep.unreadable += len(problems)
+    rep.diagnostics = problems + rep.diagnostics
+    return rep
+
+
+__all__ = ["LintReport", "lint_scripts", "lint_files", "read_table"]

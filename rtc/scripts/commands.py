@@ -1,0 +1,253 @@
+"""Recognise the launch commands of a script (:class:`~rtc.scripts.shell.Command`) and read
+their flags.
+
+============================================  =============================================
+command                                       read as
+============================================  =============================================
+``vllm serve MODEL ...``                      ``vllm`` (the model is the first positional)
+``python[3] -m vllm.entrypoints.openai.       ``vllm`` (the model from ``--model``)
+api_server ...``
+``ray start ...``                             ``ray``
+``torchrun ...``, ``python -m torch.          ``torchrun``
+distributed.run ...``
+``msrun ...``                                 ``msrun``
+``docker run [-e A=b | --env A=b | -e A]      the command after the image, with the ``-e``
+IMAGE CMD ...``                               variables added to its environment
+``bash -c "..."`` / ``sh -c``                 the string, read as shell
+============================================  =============================================
+
+Wrappers are looked through: ``nohup``, ``exec``, ``env [A=b ...]``, ``sudo``, ``time``,
+``setsid``, ``stdbuf``, ``numactl`` / ``taskset`` (with their options). Shell builtins and
+common tools (:data:`KNOWN_TOOLS`) are skipped silently; any other command is *unknown* and
+listed in a note. Flags are read like argparse: ``--flag=value`` or ``--flag value``; a
+flag in :data:`BOOLEAN_FLAGS` takes no value; vLLM's short aliases (``-tp``, ``-dp``,
+``-dpr`` ...) are read as their long names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Span
+from rtc.plan.versions import VLLM_ALIASES
+from rtc.scripts.shell import Command, Setting, Word
+
+#: Flags that take no value (vLLM store_true flags rtc reads, ``ray start`` switches).
+BOOLEAN_FLAGS = frozenset({
+    "--headless", "--enable-expert-parallel", "--data-parallel-hybrid-lb",
+    "--data-parallel-external-lb", "--trust-remote-code", "--enforce-eager",
+    "--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-log-requests",
+    "--enable-chunked-prefill", "--enable-auto-tool-choice", "--disable-log-stats",
+    "--enable-dbo", "--enable-eplb", "--async-scheduling", "--head", "--block",
+    "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
+})
+
+#: Commands that start nothing rtc checks (builtins and everyday tools): not reported.
+KNOWN_TOOLS = frozenset({
+    "cd", "echo", "printf", "mkdir", "rm", "cp", "mv", "ln", "sleep", "wait", "true",
+    "false", "exit", "return", "trap", "test", "[", "[[", "cat", "tee", "touch", "chmod",
+    "chown", "ulimit", "umask", "pushd", "popd", "shift", "read", "eval", "kill", "pkill",
+    "ps", "grep", "sed", "awk", "tail", "head", "date", "hostname", "ip", "ifconfig",
+    "npu-smi", "hccn_tool", "sysctl", "pip", "pip3", "ls", "pwd", "which", "command",
+    "type", "hash", "alias", "wc", "sort", "uniq", "cut", "tr", "curl", "wget", "ping",
+    "nvidia-smi", "git", "find", "xargs", "env_check", "sync", "lscpu", "free", "df",
+    "uname", "whoami", "id", "basename", "dirname", "realpath", "readlink", "mktemp",
+    "logger", "ray", "docker", ":", "local", "source", "set_env.sh",
+})
+
+_WRAPPERS = {"nohup": 0, "exec": 0, "sudo": 0, "time": 0, "setsid": 0, "stdbuf": 0,
+             "numactl": None, "taskset": None, "env": None, "nice": None, "ionice": None}
+
+#: docker run options that take a value (docker's `docker run --help`).
+_DOCKER_VALUE = frozenset({
+    "-e", "--env", "--env-file", "-v", "--volume", "--name", "--network", "--net",
+    "--device", "-p", "--publish", "--shm-size", "--ipc", "--entrypoint", "-w", "--workdir",
+    "-u", "--user", "--mount", "--cpus", "--cpuset-cpus", "-m", "--memory", "--pid",
+    "--ulimit", "--cap-add", "--cap-drop", "--security-opt", "-h", "--hostname",
+    "--add-host", "--label", "-l", "--restart", "--runtime", "--gpus", "--log-opt",
+    "--log-driver", "--platform", "--pull", "--stop-signal", "--uts", "--group-add",
+})
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag as written: its canonical name, value (None for a switch), and the spans
+    of the flag word and of its value."""
+
+    name: str
+    value: str | None
+    span: Span
+    value_span: Span | None = None
+
+
+@dataclass
+class Launch:
+    """A recognised launch: ``kind`` (vllm, ray, torchrun, msrun), the command it came
+    from, its words from the program on, its flags (canonical name -> last :class:`Flag`),
+    positional words, the environment it sees (name -> Setting: the script's exported
+    variables, prefix assignments and ``docker run -e``), and, in a container, the
+    ``docker run --device`` paths."""
+
+    kind: str
+    command: Command
+    words: list[Word]
+    flags: dict = field(default_factory=dict)
+    positional: list[Word] = field(default_factory=list)
+    env: dict = field(default_factory=dict)
+    devices: list[Word] | None = None
+    subcommand: str = ""
+
+    @property
+    def span(self) -> Span:
+        return self.words[0].span if self.words else self.command.span
+
+    def value(self, name: str) -> str | None:
+        f = self.flags.get(name)
+        return f.value if f is not None else None
+
+    def has(self, name: str) -> bool:
+        return name in self.flags
+
+    def span_of(self, name: str) -> Span:
+        f = self.flags.get(name)
+        return f.span if f is not None else self.span
+
+
+@dataclass
+class Recognised:
+    """The launches of a script and the names of the commands rtc does not know (with
+    where each first appears)."""
+
+    launches: list[Launch] = field(default_factory=list)
+    unknown: dict = field(default_factory=dict)      # name -> Span
+
+
+def recognise(commands: list[Command], reread=None) -> Recognised:
+    """The :class:`Recognised` launches of ``commands`` (in order). ``reread(text, word)``
+    reads the string of ``bash -c STRING`` as shell and returns its commands."""
+    out = Recognised()
+    for cmd in commands:
+        _one(cmd, list(cmd.words), dict(cmd.env), None, out, reread)
+    return out
+
+
+def _unwrap(words: list[Word], env: dict) -> list[Word]:
+    """``words`` with leading wrappers (nohup, env A=b, numactl -N 0 ...) removed; the
+    ``env A=b`` assignments go into ``env``."""
+    while words:
+        name = os.path.basename(words[0].text)
+        if name not in _WRAPPERS:
+            return words
+        words = words[1:]
+        while words and (words[0].text.startswith("-") or
+                         (name == "env" and "=" in words[0].text)):
+            w = words[0]
+            if name == "env" and "=" in w.text and not w.text.startswith("-"):
+                var, _, value = w.text.partition("=")
+                env[var] = Setting(var, value, w.span, True, w.unresolved)
+            words = words[1:]
+            if name in ("numactl", "taskset") and words and not words[0].text.startswith("-") \
+                    and "=" not in w.text and (name == "taskset" or w.text in ("-N", "-m", "-C")):
+                words = words[1:]    # the option's value (numactl -N 0, taskset -c 0-7)
+        if name == "taskset" and words and not words[0].text.startswith("-") and \
+                len(words) > 1 and words[0].text.replace(",", "").replace("-", "").isdigit():
+            words = words[1:]        # taskset MASK cmd
+    return words
+
+
+def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, reread):
+    words = _unwrap(words, env)
+    if not words:
+        return
+    prog = os.path.basename(words[0].text)
+    rest = words[1:]
+    if prog == "vllm" and rest and rest[0].text == "serve":
+        out.launches.append(_launch("vllm", cmd, words, rest[1:], env, devices, "serve"))
+    elif prog.startswith("python") and len(rest) >= 2 and rest[0].text == "-m":
+        module = rest[1].text
+        if module == "vllm.entrypoints.openai.api_server":
+            out.launches.append(_launch("vllm", cmd, words, rest[2:], env, devices, "api_server"))
+        elif module == "torch.distributed.run":
+            out.launches.append(_launch("torchrun", cmd, words, rest[2:], env, devices))
+        elif module == "vllm.entrypoints.cli.main" and len(rest) > 2 and rest[2].text == "serve":
+            out.launches.append(_launch("vllm", cmd, words, rest[3:], env, devices, "serve"))
+        else:
+            out.unknown.setdefault(f"{prog} -m {module}", words[0].span)
+    elif prog == "ray" and rest and rest[0].text == "start":
+        out.launches.append(_launch("ray", cmd, words, rest[1:], env, devices, "start"))
+    elif prog == "torchrun":
+        out.launches.append(_launch("torchrun", cmd, words, rest, env, devices))
+    elif prog == "msrun":
+        out.launches.append(_launch("msrun", cmd, words, rest, env, devices))
+    elif prog == "docker" and rest and rest[0].text == "run":
+        _docker(cmd, rest[1:], env, out, reread)
+    elif prog in ("bash", "sh") and len(rest) >= 2 and rest[0].text == "-c" and reread:
+        for inner in reread(rest[1], env):
+            _one(inner, list(inner.words), dict(inner.env), devices, out, reread)
+    elif prog in KNOWN_TOOLS:
+        return
+    else:
+        out.unknown.setdefault(prog, words[0].span)
+
+
+def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread) -> None:
+    inner_env: dict = {}        # a container sees only what -e passes
+    devices: list[Word] = []
+    k = 0
+    while k < len(words):
+        w = words[k]
+        text = w.text
+        if not text.startswith("-"):
+            break
+        name, eq, value = text.partition("=")
+        takes = name in _DOCKER_VALUE
+        if takes and not eq:
+            k += 1
+            if k >= len(words):
+                return
+            vword = words[k]
+            value = vword.text
+        else:
+            vword = w
+        if name in ("-e", "--env"):
+            var, veq, val = value.partition("=")
+            if veq:
+                inner_env[var] = Setting(var, val, vword.span, True, vword.unresolved)
+            elif var in env:           # -e NAME passes the host's value
+                inner_env[var] = env[var]
+        elif name == "--device":
+            devices.append(Word(value.split(":")[0], vword.span))
+        k += 1
+    rest = words[k + 1:]          # words[k] is the image
+    if rest:
+        _one(cmd, rest, inner_env, devices, out, reread)
+
+
+def _launch(kind: str, cmd: Command, words: list[Word], args: list[Word], env: dict,
+            devices, sub: str = "") -> Launch:
+    out = Launch(kind, cmd, words, env=env, devices=devices, subcommand=sub)
+    k = 0
+    while k < len(args):
+        w = args[k]
+        text = w.text
+        if text.startswith("-") and len(text) > 1 and not text[1:2].isdigit():
+            name, eq, value = text.partition("=")
+            name = VLLM_ALIASES.get(name, name) if kind == "vllm" else name
+            if kind == "vllm" and name.startswith("--"):
+                name = name.replace("_", "-")
+            if eq:
+                out.flags[name] = Flag(name, value, w.span, w.span)
+            elif name in BOOLEAN_FLAGS or k + 1 >= len(args) or \
+                    (args[k + 1].text.startswith("-") and not args[k + 1].text[1:2].isdigit()):
+                out.flags[name] = Flag(name, None, w.span)
+            else:
+                out.flags[name] = Flag(name, args[k + 1].text, w.span, args[k + 1].span)
+                k += 1
+        else:
+            out.positional.append(w)
+        k += 1
+    return out
+
+
+__all__ = ["Flag", "Launch", "Recognised", "recognise", "BOOLEAN_FLAGS"]

@@ -1,0 +1,418 @@
+"""Lift what the scripts run into the compiler's model: a :class:`~rtc.model.topology.Topology`
+(servers = nodes, jobs = the launches grouped as they meet at run time) and the launch plan
+of each job (:class:`~rtc.plan.launch.JobLaunch` with ``origin "script"``: the processes,
+flags and environment exactly as the scripts give them, each with its span).
+
+How launches become jobs
+    ========================================  ===========================================
+    launch                                    job key
+    ========================================  ===========================================
+    ``vllm serve --nnodes``                   master address and port (vLLM's defaults
+                                              127.0.0.1:29501 when not given)
+    ``vllm serve`` with dp > 1                ``--data-parallel-address`` and
+                                              ``--data-parallel-rpc-port`` (default 29550)
+    ``ray start --head`` / ``--address``      the head's address and GCS port (default
+                                              6379); ``vllm serve --distributed-executor-
+                                              backend ray`` on a Ray head joins that job
+    ``torchrun`` / ``msrun`` with nodes > 1   master address and port
+    anything else                             a job of its own
+    ========================================  ===========================================
+
+A DP worker whose ``--data-parallel-address`` is its own host and whose group has no head
+joins the group with the same rpc port and DP size that has one; the job's ``dp_address``
+is then the worker's (wrong) value, which the dp-address rule reports at that flag.
+
+Values the scripts leave to the frameworks' defaults are lifted *as those defaults* (vLLM
+``--port`` 8000, ``--data-parallel-rpc-port`` 29550, Ray 6379, ``HCCL_IF_BASE_PORT`` 60000),
+located at the launch line, so that two jobs on one host on the same defaults conflict in
+the port plan like two written values. Devices: ``ASCEND_RT_VISIBLE_DEVICES`` (container
+ids; with ``docker run --device /dev/davinciN`` the container's devices are those physical
+ids in order, the server's ``visible_devices``), else the first devices the launch needs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Span
+from rtc.model.presets import Preset
+from rtc.model.topology import Device, Job, LaunchSpec, Placement, Server, Topology
+from rtc.network.env import parse_visible_devices
+from rtc.parallel.placement import NodePlan
+from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
+from rtc.scripts.commands import Launch
+from rtc.scripts.nodes import Node
+from rtc.syntax.decls import EnvLine
+
+#: Variables that are per node (identity) or the shell's own: not lifted into job ``env``.
+NOT_JOB_ENV = frozenset({"HCCL_IF_IP", "VLLM_HOST_IP", "PATH", "LD_LIBRARY_PATH", "PYTHONPATH",
+                         "HOME", "PWD", "MODEL", "ENTRY", "RTC_DIR", "RANK_TABLE_FILE",
+                         "ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH",
+                         "ASCEND_AICPU_PATH", "TOOLCHAIN_HOME", "ASCEND_CUSTOM_OPP_PATH"})
+_CONNECTORS = {"MooncakeConnectorV1": "mooncake", "MooncakeConnector": "mooncake",
+               "MooncakeLayerwiseConnector": "mooncake_layerwise",
+               "LLMDataDistCMgrConnector": "llmdatadist"}
+
+
+@dataclass
+class Member:
+    """One node's part of a job: the node and the launches it runs for it (the vLLM one
+    first when there is one), and its place in the job (0 = head)."""
+
+    node: Node
+    launches: list[Launch]
+    rank: int = 0
+
+    @property
+    def main(self) -> Launch:
+        return next((la for la in self.launches if la.kind != "ray"), self.launches[0])
+
+
+@dataclass
+class Group:
+    key: tuple
+    kind: str
+    members: list[Member] = field(default_factory=list)
+    bad_address: object = None        # a worker's own address (Flag)
+    _by_node: dict = field(default_factory=dict)
+
+    def member(self, node: Node) -> Member:
+        m = self._by_node.get(id(node))
+        if m is None:
+            m = self._by_node[id(node)] = Member(node, [])
+            self.members.append(m)
+        return m
+
+
+@dataclass
+class Lifted:
+    """The lifted Topology and each job's lifted launch (job name -> JobLaunch)."""
+
+    topology: Topology
+    launches: dict = field(default_factory=dict)
+
+
+def _int(text: str | None, default: int | None = None) -> int | None:
+    try:
+        return int(text) if text is not None else default
+    except ValueError:
+        return default
+
+
+def _ip(text: str | None):
+    try:
+        return ipaddress.ip_address(text) if text else None
+    except ValueError:
+        return None
+
+
+def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
+    if la.kind == "ray":
+        if la.has("--head"):
+            return ("ray", str(node.host_ip or node.name), la.value("--port") or "6379")
+        host, _, port = (la.value("--address") or "").rpartition(":")
+        return ("ray", host or (la.value("--address") or ""), port or "6379")
+    if la.kind == "vllm":
+        if la.value("--distributed-executor-backend") == "ray" and node.name in ray_heads:
+            return ray_heads[node.name]
+        if la.has("--nnodes") and (_int(la.value("--nnodes"), 1) or 1) > 1:
+            return ("nnodes", la.value("--master-addr") or "127.0.0.1",
+                    la.value("--master-port") or "29501")
+        if (_int(la.value("--data-parallel-size"), 1) or 1) > 1:
+            return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
+                    la.value("--data-parallel-rpc-port") or "29550")
+    if la.kind in ("torchrun", "msrun"):
+        nn = la.value("--nnodes") or la.value("--worker_num")
+        if nn and nn not in ("1", "1:1"):
+            return (la.kind, la.value("--master_addr") or la.value("--master-addr") or "",
+                    la.value("--master_port") or la.value("--master-port") or "")
+    return ("single", node.name, id(la))
+
+
+def group_launches(nodes: list[Node]) -> list[Group]:
+    """The jobs of ``nodes``' launches (see the module docstring), in order of appearance."""
+    ray_heads = {n.name: ("ray", str(n.host_ip or n.name), la.value("--port") or "6379")
+                 for n in nodes for la in n.launches if la.kind == "ray" and la.has("--head")}
+    groups: dict[tuple, Group] = {}
+    for node in nodes:
+        for la in node.launches:
+            key = _key(node, la, ray_heads)
+            g = groups.get(key) or groups.setdefault(key, Group(key, key[0]))
+            g.member(node).launches.append(la)
+    _merge_self_addressed(groups)
+    out = list(groups.values())
+    for g in out:
+        _rank_members(g)
+    return out
+
+
+def _is_dp_head(la: Launch) -> bool:
+    return la.kind == "vllm" and not la.has("--headless") and \
+        (_int(la.value("--data-parallel-start-rank"), 0) or 0) == 0 and \
+        not la.has("--data-parallel-rank")
+
+
+def _merge_self_addressed(groups: dict) -> None:
+    for key, g in list(groups.items()):
+        if g.kind != "dp" or any(_is_dp_head(la) for m in g.members for la in m.launches):
+            continue
+        own = all(str(m.node.host_ip) == key[1] for m in g.members)
+        target = next((o for k, o in groups.items() if o is not g and o.kind == "dp"
+                       and k[2] == key[2] and any(_is_dp_head(la) for m in o.members
+                                                  for la in m.launches)), None)
+        if own and target is not None:
+            for m in g.members:
+                target.member(m.node).launches.extend(m.launches)
+            la = g.members[0].main
+            target.bad_address = la.flags.get("--data-parallel-address")
+            del groups[key]
+
+
+def _rank_members(g: Group) -> None:
+    for k, m in enumerate(g.members):
+        la = m.main
+        if g.kind == "dp":
+            m.rank = 0 if _is_dp_head(la) else 1 + (_int(la.value("--data-parallel-start-rank"))
+                                                    or _int(la.value("--data-parallel-rank")) or 0)
+        elif g.kind == "nnodes":
+            m.rank = _int(la.value("--node-rank"), 0) or 0
+        elif g.kind == "ray":
+            m.rank = 0 if any(x.has("--head") for x in m.launches if x.kind == "ray") else k + 1
+        elif g.kind in ("torchrun", "msrun"):
+            m.rank = _int(la.value("--node_rank") or la.value("--node-rank"), k) or 0
+    g.members.sort(key=lambda m: m.rank)
+
+
+def _visible(node: Node) -> list[int] | None:
+    for la in node.launches:
+        if la.devices:
+            ids = [_int(w.text.replace("/dev/davinci", ""), -1) for w in la.devices
+                   if w.text.startswith("/dev/davinci")]
+            if ids and all(i is not None and i >= 0 for i in ids):
+                return ids
+    return None
+
+
+def _replica(la: Launch) -> int:
+    return max(1, (_int(la.value("--tensor-parallel-size"), 1) or 1)
+               * (_int(la.value("--pipeline-parallel-size"), 1) or 1)
+               * (_int(la.value("--prefill-context-parallel-size"), 1) or 1))
+
+
+def _devices(m: Member, g: Group, visible: list[int] | None, tp: int) -> tuple[int, ...]:
+    """The physical device ids the member uses for the job."""
+    la = m.main
+    env = la.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids: list[int] = []
+    if env is not None:
+        ids = list(parse_visible_devices(env.value).ids)
+    if not ids:
+        if g.kind == "dp":
+            local = _int(la.value("--data-parallel-size-local"), 1)
+            count = (1 if local is None else local) * _replica(la)
+        elif g.kind == "ray":
+            ray = next((x for x in m.launches if x.kind == "ray"), None)
+            count = _int(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
+        elif g.kind == "nnodes":
+            count = _replica(la) // max(1, _int(la.value("--nnodes"), 1) or 1)
+        elif la.kind in ("torchrun", "msrun"):
+            count = _int(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+        else:
+            count = _replica(la) * (_int(la.value("--data-parallel-size"), 1) or 1)
+        ids = list(range(count or 0))
+    if visible is not None:
+        return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
+    return tuple(ids)
+
+
+def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version=None,
+         cann=None, table: Topology | None = None, files: dict | None = None) -> Lifted:
+    """The :class:`Lifted` model of ``nodes`` and their job ``groups``. With ``table`` (a
+    rank table lowered by :mod:`rtc.tables`), servers whose host IP is in the table take
+    its devices (ids and device IPs) and its server order."""
+    first = nodes[0].units[0] if nodes and nodes[0].units else None
+    span = Span(first.label, first.first_line, 1) if first else Span("<scripts>", 1, 1)
+    topo = Topology(name="scripts", preset=preset, servers=[], jobs=[], cann=cann,
+                    vllm_version=vllm_version, span=span, files=dict(files or {}),
+                    named=False, origin="scripts")
+    order = _node_order(nodes, groups, table)
+    servers: dict[str, Server] = {}
+    used: dict[str, set] = {}
+    for g in groups:
+        for m in g.members:
+            tp = _int(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
+            used.setdefault(m.node.name, set()).update(_devices(m, g, _visible(m.node), tp))
+    for k, node in enumerate(order):
+        servers[node.name] = _server(node, k, used.get(node.name, set()), table)
+    topo.servers = [servers[n.name] for n in order]
+    out = Lifted(topo)
+    for g in groups:
+        job, jl = _job(topo, g, servers)
+        topo.jobs.append(job)
+        out.launches[job.name] = jl
+    return out
+
+
+def _node_order(nodes: list[Node], groups: list[Group], table: Topology | None) -> list[Node]:
+    place: dict[str, tuple] = {}
+    for gi, g in enumerate(groups):
+        for m in g.members:
+            ts = table_server(table, m.node.name, m.node.host_ip)
+            key = (ts.index if ts is not None else 1 << 30, gi, m.rank)
+            place[m.node.name] = min(place.get(m.node.name, key), key)
+    return sorted(nodes, key=lambda n: place.get(n.name, (1 << 30, 1 << 30, 0)))
+
+
+def table_server(table: Topology | None, name: str, host_ip) -> Server | None:
+    """The server of a rank table a node is: the one whose ``host_ip`` is the node's, else
+    whose ``server_id`` is the node's host IP as text (HCCL's 1.0 tables name servers by
+    it), else whose ``server_id`` is the node's name; None when there is none."""
+    if table is None:
+        return None
+    for s in table.servers:
+        if host_ip is not None and s.host_ip == host_ip:
+            return s
+    for s in table.servers:
+        if host_ip is not None and s.server_id == str(host_ip):
+            return s
+    return next((s for s in table.servers if s.server_id == name), None)
+
+
+def _server(node: Node, index: int, used: set, table: Topology | None) -> Server:
+    unit = node.units[0]
+    span = Span(unit.label, unit.first_line, 1)
+    ts = table_server(table, node.name, node.host_ip)
+    if ts is not None:
+        devices = [Device(d.device_id, d.device_ip, d.gateway, d.prefix, d.super_device_id)
+                   for d in ts.devices]
+    else:
+        devices = [Device(i) for i in sorted(used)]
+    spans = {"host": node.host_span} if node.host_span else {}
+    return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
+                  super_pod_id=ts.super_pod_id if ts else None,
+                  span=span, devices=devices, host_ip=node.host_ip, spans=spans,
+                  visible_devices=_visible(node))
+
+
+def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
+    head = g.members[0]
+    la = head.main
+    name = f"{la.kind}@{head.node.name}" if g.kind != "single" else \
+        f"{la.kind}@{head.node.name}:{la.span.line}"
+    framework = {"vllm": "vllm", "ray": "vllm", "torchrun": "megatron",
+                 "msrun": "mindspore"}[la.kind]
+    job = Job(name=name, span=la.span, placements=[], framework=framework)
+    if la.kind == "vllm":
+        _vllm_job(job, g, la)
+    elif la.kind in ("torchrun", "msrun"):
+        # the world is nodes x processes per node; how the script splits it (tp/pp) is in
+        # the training script's own arguments, which rtc does not read
+        nodes = _int((la.value("--nnodes") or "1").split(":")[-1], 1) or 1
+        per = _int(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+        job.dp = nodes * per if la.kind == "torchrun" else \
+            (_int(la.value("--worker_num"), per) or per)
+    for m in g.members:
+        s = servers[m.node.name]
+        tp = _int(la.value("--tensor-parallel-size"), 1) or 1
+        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp)))
+        local = _int(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
+        job.placements.append(Placement(s, ids, m.main.span, local))
+    job.placements.sort(key=lambda p: p.server.index)
+    job.env = _job_env(g)
+    if not any(e.name in ("HCCL_IF_BASE_PORT", "HCCL_HOST_SOCKET_PORT_RANGE") for e in job.env):
+        job.env.append(EnvLine("HCCL_IF_BASE_PORT", "60000", la.span))
+    jl = JobLaunch(job, _mode(g, la), origin="script")
+    for m in g.members:
+        jl.nodes.append(_node_launch(job, jl.mode, m, servers[m.node.name], m is head))
+    return job, jl
+
+
+def _vllm_job(job: Job, g: Group, la: Launch) -> None:
+    job.tp = _int(la.value("--tensor-parallel-size"), 1) or 1
+    job.pp = _int(la.value("--pipeline-parallel-size"), 1) or 1
+    job.pcp = _int(la.value("--prefill-context-parallel-size"), 1) or 1
+    job.dcp = _int(la.value("--decode-context-parallel-size"), 1) or 1
+    job.dp = _int(la.value("--data-parallel-size"), 1) or 1
+    job.expert_parallel = la.has("--enable-expert-parallel")
+    model = la.positional[0].text if la.positional else la.value("--model")
+    job.launch = LaunchSpec(model=model, spans={"model": la.span})
+    job.port = _int(la.value("--port"), 8000)
+    job.spans["port"] = la.span_of("--port")
+    if job.dp > 1 and len(g.members) > 1:
+        bad = g.bad_address
+        addr = bad.value if bad is not None else la.value("--data-parallel-address")
+        job.dp_address = _ip(addr)
+        job.spans["dp_address"] = (bad.value_span or bad.span) if bad is not None else \
+            la.span_of("--data-parallel-address")
+        job.dp_rpc_port = _int(la.value("--data-parallel-rpc-port"), 29550)
+        job.spans["dp_rpc_port"] = la.span_of("--data-parallel-rpc-port")
+    if g.kind == "ray":
+        ray = next((x for m in g.members for x in m.launches
+                    if x.kind == "ray" and x.has("--head")), None)
+        job.ray_port = _int(ray.value("--port"), 6379) if ray else 6379
+        job.spans["ray_port"] = ray.span_of("--port") if ray else la.span
+        job.launch.executor = "ray"
+    kv = la.value("--kv-transfer-config")
+    if kv:
+        try:
+            doc = json.loads(kv)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            job.kv_connector = _CONNECTORS.get(str(doc.get("kv_connector")))
+            job.kv_port = _int(str(doc.get("kv_port")) if "kv_port" in doc else None)
+            job.spans["kv_port"] = job.spans["kv_connector"] = la.span_of("--kv-transfer-config")
+
+
+def _job_env(g: Group) -> list[EnvLine]:
+    """The job's env lines: each (name, value) once, at the first node that sets it (so
+    4,096 nodes exporting the same line give one line, and nodes that differ give one
+    line per value)."""
+    out, seen = [], set()
+    for m in g.members:
+        for la in m.launches:
+            for name, s in la.env.items():
+                if name in NOT_JOB_ENV or (name, s.value) in seen:
+                    continue
+                seen.add((name, s.value))
+                out.append(EnvLine(name, s.value, s.span))
+    return out
+
+
+def _mode(g: Group, la: Launch) -> str:
+    if g.kind == "ray":
+        return "ray"
+    if g.kind == "nnodes":
+        return "nnodes"
+    if la.kind in ("torchrun", "msrun"):
+        return "torchrun" if la.kind == "torchrun" else "ranktable"
+    if g.kind == "dp":
+        if any(x.has("--data-parallel-rank") for m in g.members for x in m.launches):
+            return "dp-external"
+        if any(x.has("--data-parallel-hybrid-lb") for m in g.members for x in m.launches):
+            return "dp-hybrid"
+        return "dp-internal"
+    return "single"
+
+
+def _node_launch(job: Job, mode: str, m: Member, server: Server, head: bool) -> NodeLaunch:
+    la = m.main
+    local = _int(la.value("--data-parallel-size-local"))
+    start = _int(la.value("--data-parallel-start-rank") or la.value("--data-parallel-rank"))
+    ids = tuple(d.device_id for d in server.devices)
+    plan = NodePlan(server.index, server.name, ids, (), 0, 0, len(ids), len(ids),
+                    dp_local=local, dp_start=start)
+    nl = NodeLaunch(job, server, plan, server.name, head, mode)
+    for x in m.launches:
+        spans = {name: f.span for name, f in x.flags.items()}
+        spans[""] = x.span
+        nl.procs.append(Proc([w.text for w in x.words], background=x.command.background,
+                             spans=spans))
+    nl.env = [(name, s.value) for name, s in la.env.items()]
+    nl.env_spans = {name: s.span for name, s in la.env.items()}
+    return nl
+
+
+__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "table_server", "NOT_JOB_ENV"]

@@ -1,0 +1,188 @@
+"""The nodes a set of scripts describes: which script (or ``## node`` section of one file)
+runs on which host.
+
+A node is identified, in this order, by the host IP the script itself gives
+(``HCCL_IF_IP``, ``VLLM_HOST_IP``, vLLM ``--host``, ``ray start --node-ip-address``; not
+``0.0.0.0``), else by the name given with ``--node NAME=FILE``, else by the section name,
+else by the file name without its extension. Scripts with the same identity are one node
+(two jobs on one host). Two scripts that give one host IP but plainly run on two machines
+(each starts a DP head or worker of the same DP group on the same NPUs, or a Ray head and a
+Ray worker) stay two nodes, named by file; the lifted servers then share a host IP, which
+the duplicate-host-IP rule reports at the line that set it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Span
+from rtc.scripts.commands import Launch, Recognised, recognise
+from rtc.scripts.shell import ShellProblem, ShellRun, read_shell
+
+_SECTION = re.compile(r"^##\s*([A-Za-z0-9_.:-]+)\s*$")
+HOST_VARS = ("HCCL_IF_IP", "VLLM_HOST_IP")
+
+
+@dataclass
+class Unit:
+    """One script (or section): its label (file name), first line, text and the name the
+    user gave it (``--node`` or the section heading), with what reading it gave."""
+
+    label: str
+    text: str
+    first_line: int = 1
+    given_name: str | None = None
+    run: ShellRun | None = None
+    found: Recognised | None = None
+
+    @property
+    def stem(self) -> str:
+        base = os.path.basename(self.label)
+        return base.rsplit(".", 1)[0] if "." in base[1:] else base
+
+
+@dataclass
+class Node:
+    """A node: its name, host IP (and the span that set it, and by what), and its units."""
+
+    name: str
+    host_ip: object = None
+    host_span: Span | None = None
+    host_var: str = ""
+    units: list[Unit] = field(default_factory=list)
+
+    @property
+    def launches(self) -> list[Launch]:
+        return [la for u in self.units for la in (u.found.launches if u.found else [])]
+
+
+def split_sections(label: str, text: str) -> list[Unit]:
+    """The units of one file: one per ``## NAME`` section when it has any (lines before
+    the first section are read as the start of every section), else the whole file."""
+    lines = text.splitlines(keepends=True)
+    marks = [(k, m.group(1)) for k, line in enumerate(lines) if (m := _SECTION.match(line))]
+    if not marks:
+        return [Unit(label, text)]
+    preamble = "".join(lines[:marks[0][0]])
+    out = []
+    for n, (k, name) in enumerate(marks):
+        end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        body = preamble + "\n" * (k + 1 - marks[0][0]) + "".join(lines[k + 1:end]) \
+            if preamble.strip() else "".join(lines[k + 1:end])
+        first = 1 if preamble.strip() else k + 2
+        out.append(Unit(label, body, first, name))
+    return out
+
+
+def read_unit(unit: Unit, loader=None) -> None:
+    """Read ``unit`` as shell and recognise its launches (filled in place)."""
+    unit.run = read_shell(unit.label, unit.text, loader, first_line=unit.first_line)
+
+    def reread(word, env):
+        inner = read_shell(word.span.file, word.text, loader, env=dict(env))
+        # spans of `bash -c` words: the string's own span (columns inside it are not kept)
+        for c in inner.commands:
+            c.span = word.span
+            c.words = [type(w)(w.text, word.span, w.unresolved) for w in c.words]
+        return inner.commands
+
+    unit.found = recognise(unit.run.commands, reread)
+
+
+def _ip(text: str | None):
+    if not text:
+        return None
+    try:
+        ip = ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+    return None if ip.is_unspecified else ip
+
+
+def unit_host(unit: Unit) -> tuple[object, Span | None, str]:
+    """(host IP, span, what gave it) of a unit, or (None, None, "")."""
+    settings = unit.run.settings if unit.run else {}
+    for var in HOST_VARS:
+        s = settings.get(var)
+        if s is not None and _ip(s.value):
+            return _ip(s.value), s.span, var
+    for la in unit.found.launches if unit.found else []:
+        for var in HOST_VARS:
+            s = la.env.get(var)
+            if s is not None and _ip(s.value):
+                return _ip(s.value), s.span, var
+        flag = "--host" if la.kind == "vllm" else "--node-ip-address" if la.kind == "ray" else None
+        if flag and _ip(la.value(flag)):
+            f = la.flags[flag]
+            return _ip(f.value), f.value_span or f.span, flag
+    return None, None, ""
+
+
+def _two_machines(a: Unit, b: Unit) -> bool:
+    """Whether two units with one host IP plainly run on two machines."""
+    la, lb = a.found.launches, b.found.launches
+    ray_a = {("head" if x.has("--head") else "worker") for x in la if x.kind == "ray"}
+    ray_b = {("head" if x.has("--head") else "worker") for x in lb if x.kind == "ray"}
+    if ray_a and ray_b and ray_a != ray_b:
+        return True
+    for x in la:
+        for y in lb:
+            if x.kind == y.kind == "vllm" and x.value("--data-parallel-size") and \
+                    x.value("--data-parallel-address") == y.value("--data-parallel-address") \
+                    and x.value("--data-parallel-start-rank") != \
+                    y.value("--data-parallel-start-rank") and _same_devices(x, y):
+                return True
+    return False
+
+
+def _same_devices(x: Launch, y: Launch) -> bool:
+    a = x.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    b = y.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    return a is None or b is None or \
+        bool(set(a.value.split(",")) & set(b.value.split(",")))
+
+
+def group_nodes(units: list[Unit]) -> list[Node]:
+    """The nodes of ``units`` (read already), in the order they first appear."""
+    nodes: dict[object, Node] = {}
+    taken: set[str] = set()
+    for u in units:
+        ip, span, var = unit_host(u)
+        key = ip if ip is not None else (u.given_name or u.stem)
+        node = nodes.get(key)
+        if node is not None and ip is not None and any(_two_machines(o, u) for o in node.units):
+            key = u.given_name or u.stem
+            node = nodes.get(key)
+        if node is None:
+            name = u.given_name or u.stem
+            node = nodes[key] = Node(_unique(name, taken), ip, span, var)
+            taken.add(node.name)
+        node.units.append(u)
+    return list(nodes.values())
+
+
+def _unique(name: str, taken: set) -> str:
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name}-{k}" in taken:
+        k += 1
+    return f"{name}-{k}"
+
+
+def problems_of(units: list[Unit]) -> list[ShellProblem]:
+    """Every problem met while reading ``units`` (each once)."""
+    out, seen = [], set()
+    for u in units:
+        for p in u.run.problems if u.run else []:
+            if (p.kind, p.span) not in seen:
+                seen.add((p.kind, p.span))
+                out.append(p)
+    return out
+
+
+__all__ = ["Unit", "Node", "split_sections", "read_unit", "group_nodes", "unit_host",
+           "problems_of"]

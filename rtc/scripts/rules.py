@@ -1,0 +1,71 @@
+"""Rules of the script front end itself (RTC700-RTC706): what could not be read, what rtc
+does not know, and how the scripts compare with a rank table (``rtc lint --table``). The
+launch, port and environment mistakes in the scripts are reported by the compiler's own
+rules (:mod:`rtc.checks`) on the lifted plan."""
+
+from __future__ import annotations
+
+from rtc.rules import rule
+
+UNREADABLE = rule("RTC700", "script-unreadable", "error",
+                  "A script (or part of one) cannot be read as shell.", """
+    What: a binary file, or a line with an unterminated quote that neither bashlex nor
+    shlex can split into words.
+    Why: bash would fail on it too (or run something else than what it looks like); rtc
+    cannot tell what the node runs, so nothing of that line is checked.
+    Example: `vllm serve "$MODEL --port 8000` (the closing quote is missing).
+    Fix: close the quote; give rtc the text script, not an archive or a binary.""")
+NOT_READ = rule("RTC701", "script-part-not-read", "note",
+                "Part of a script is not read: a here-document, or a file it sources that cannot be read.", """
+    What: `cat <<EOF ... EOF` (the text is input, not commands), `source FILE` where FILE
+    does not exist here or its path uses variables the script does not set (e.g.
+    `source /usr/local/Ascend/ascend-toolkit/set_env.sh` on a machine without CANN).
+    Why: variables set in that part are unknown to rtc, so checks that need them are
+    skipped or see the value set before.
+    Example: `source $ASCEND_HOME/set_env.sh`.
+    Fix: nothing, if the part sets nothing the launch depends on; else pass the env file
+    too, or copy it next to the script.""")
+UNKNOWN_COMMAND = rule("RTC702", "unknown-command", "note",
+                       "Commands of the scripts that rtc does not know.", """
+    What: commands other than the launches rtc reads (vllm serve, python -m
+    vllm.entrypoints.openai.api_server, ray start, torchrun, msrun, docker run) and
+    everyday tools.
+    Why: what they start (a proxy, a custom launcher) is not checked.
+    Example: `./start_proxy.sh`, `mindie_service`.
+    Fix: nothing; the note lists them so you know what was not checked.""")
+NO_LAUNCH = rule("RTC703", "script-starts-nothing", "warning",
+                 "A script starts no process rtc recognises.", """
+    What: a script (or `## node` section) without vllm serve, ray start, torchrun, msrun or
+    a docker run of one of them, e.g. an env file given alone.
+    Why: rtc lints launches; an env file on its own belongs to no node's process.
+    Example: `rtc lint env.sh` where env.sh only exports variables.
+    Fix: lint the script that sources it (rtc reads `source env.sh` itself).""")
+HOST_NOT_IN_TABLE = rule("RTC704", "script-host-not-in-table", "error",
+                         "A node of the scripts is not a server of the rank table.", """
+    What: with `--table`, a script's host IP (HCCL_IF_IP, VLLM_HOST_IP, --host,
+    --node-ip-address) is the host_ip of no server in the rank table, or the script gives
+    no host IP at all.
+    Why: HCCL finds a rank's server by the host IP; a node the table does not list has no
+    ranks, and the job hangs at communicator init until HCCL_CONNECT_TIMEOUT.
+    Example: the table lists 10.0.0.5 and 10.0.0.6, the script exports HCCL_IF_IP=10.0.0.7.
+    Fix: correct the script's HCCL_IF_IP, or regenerate the table for the servers in use.""")
+DEVICE_NOT_IN_TABLE = rule("RTC705", "script-device-not-in-table", "error",
+                           "A script uses NPUs its server's rank table entry does not list.", """
+    What: the devices a node's launch uses (ASCEND_RT_VISIBLE_DEVICES, mapped to physical
+    ids inside a container) are not all device_ids of that server in `--table`.
+    Why: HCCL binds each rank to the device_id of its rank table entry; a process on
+    another NPU is not in the table and the communicator cannot be built.
+    Example: ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 where the table lists 0..3.
+    Fix: use the table's devices, or regenerate the table.""")
+WORLD_NOT_TABLE = rule("RTC706", "script-world-not-table", "error",
+                       "A job's world size in the scripts differs from the rank table's rank count.", """
+    What: with `--table`, a job's world size (dp x pp x pcp x tp from the head's flags)
+    is not the number of ranks in the table.
+    Why: HCCL expects exactly the table's ranks; more or fewer processes wait for ranks
+    that never come ("rank table rank count mismatch") or leave devices out.
+    Example: `--tensor-parallel-size 8 --data-parallel-size 2` with a 8-rank table.
+    Fix: make the flags and the table agree.""")
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (UNREADABLE, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
+         DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE)

@@ -1,0 +1,312 @@
+"""`rtc lint`: one failing and one passing script per rule that applies to scripts (rule id
+and script:line:col), the reference deployments D1/D2 as operators wrote them, the golden
+report of a two-node set, the CLI formats and exit codes, and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, GOLDEN, expectations
+from rtc.api.lint import lint_files, lint_scripts
+
+SCRIPT_CASES = sorted((CASES / "scripts").glob("*.sh"))
+DATA = Path(__file__).resolve().parent / "data" / "scripts"
+_VERSION = re.compile(r"#\s*vllm-version:\s*(\S+)")
+
+
+def _version(path: Path) -> str | None:
+    m = _VERSION.search(path.read_text(encoding="utf-8"))
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize("case", SCRIPT_CASES, ids=lambda p: p.stem)
+def test_script_case(case: Path):
+    expected = expectations(case)
+    assert expected is not None, f"{case.name} has no '# expect:' line"
+    rep = lint_files([str(case)], vllm_version=_version(case))
+    got = sorted((d.code, d.span.line, d.span.column) for d in rep.diagnostics if d.span)
+    if expected == []:
+        assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    else:
+        for item in expected:
+            assert item in got, f"expected {item}, got {got}"
+        assert all(d.span.file == str(case) for d in rep.diagnostics if d.span)
+
+
+def test_every_script_rule_has_a_failing_and_a_passing_case():
+    failing = {expectations(p)[0][0] for p in SCRIPT_CASES if expectations(p)}
+    passing = [p for p in SCRIPT_CASES if expectations(p) == []]
+    wanted = {"RTC202", "RTC431", "RTC440", "RTC441", "RTC442", "RTC451", "RTC452", "RTC453",
+              "RTC455", "RTC458", "RTC501", "RTC510", "RTC530", "RTC531", "RTC532", "RTC700",
+              "RTC701", "RTC702", "RTC703"}
+    assert wanted <= failing, sorted(wanted - failing)
+    assert len(passing) >= 4
+
+
+def test_d1_as_the_operators_wrote_it():
+    """D1's two scripts: the head's explicit --data-parallel-start-rank 0 is the only real
+    problem (rejected from vLLM 0.28; a warning without a version), plus the HCCL_P2P_DISABLE
+    note."""
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    rep = lint_files(files)
+    got = [(d.code, d.severity.label, Path(d.span.file).name, d.span.line, d.span.column)
+           for d in rep.diagnostics]
+    assert got == [("RTC531", "warning", "atlas-01.sh", 12, 3),
+                   ("RTC455", "note", "env.sh", 10, 8)]
+    topo = rep.topology
+    assert [(s.name, str(s.host_ip)) for s in topo.servers] == [("atlas-01", "10.0.0.6"),
+                                                               ("atlas-02", "10.0.0.5")]
+    (job,) = topo.jobs
+    assert (job.dp, job.tp, job.expert_parallel, job.port, job.dp_rpc_port) == \
+        (2, 8, True, 8077, 12980)
+    rep = lint_files(files, vllm_version="0.29.0")
+    assert [(d.code, d.severity.label) for d in rep.diagnostics][0] == ("RTC531", "error")
+    assert lint_files(files, vllm_version="0.27.0").ok
+
+
+def test_d2_ray_head_and_worker_lint_clean():
+    rep = lint_files([str(DATA / "d2" / "head.sh"), str(DATA / "d2" / "worker.sh")])
+    assert rep.diagnostics == [], [d.message for d in rep.diagnostics]
+    (job,) = rep.topology.jobs
+    assert (job.pp, job.tp, job.ray_port) == (2, 8, 6379)
+    assert [p.server.name for p in job.placements] == ["head", "worker"]
+
+
+def test_golden_two_node_report():
+    """The text report of D1 as written, on vLLM 0.29 (the README shows it)."""
+    from rtc.report.text import render_text
+
+    import os
+    here = os.getcwd()
+    os.chdir(DATA / "d1")
+    try:
+        rep = lint_files(["atlas-01.sh", "atlas-02.sh"], vllm_version="0.29.0")
+    finally:
+        os.chdir(here)
+    text = render_text(rep.diagnostics, rep.sources, limit=100)
+    golden = GOLDEN / "lint" / "d1-as-written.txt"
+    if os.environ.get("RTC_UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text + "\n", encoding="utf-8")
+    assert text + "\n" == golden.read_text(encoding="utf-8")
+
+
+def test_node_names_and_sections():
+    text = ("export GLOO_SOCKET_IFNAME=eno0\n## node-a\nray start --head --port=6379\n"
+            "vllm serve m --distributed-executor-backend ray -pp 2 -tp 8\n"
+            "## node-b\nray start --address=10.1.1.1:6379\n")
+    rep = lint_scripts([("tut.md", text)])
+    assert [s.name for s in rep.topology.servers] == ["node-a", "node-b"]
+    rep = lint_scripts([("a.sh", "vllm serve m -tp 8\n")], names={"a.sh": "atlas-01"})
+    assert [s.name for s in rep.topology.servers] == ["atlas-01"]
+
+
+def test_bad_input_never_raises():
+    rep = lint_scripts([("bin.sh", b"\x7fELF\x00\x00\x01"), ("q.sh", "vllm serve 'm\n"),
+                        ("s.sh", "source ./missing.env\nvllm serve m\n")])
+    codes = sorted(d.code for d in rep.diagnostics)
+    assert codes == ["RTC700", "RTC700", "RTC701"], codes
+
+
+def test_host_not_in_table(tmp_path: Path):
+    from rtc.api.lint import read_table
+
+    table, diags = read_table(str(GOLDEN / "a2-2node-dp2-tp8" / "hccl.json"))
+    assert table is not None and not [d for d in diags if d.severity.label == "error"]
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    assert [d.code for d in lint_files(files, table=table).diagnostics
+            if d.severity.label == "error"] == []
+    bad = tmp_path / "n3.sh"
+    bad.write_text("export HCCL_IF_IP=10.0.0.7\nexport ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+                   "vllm serve m -tp 2\n")
+    codes = [(d.code, d.span.line) for d in lint_files([str(bad)], table=table).diagnostics]
+    assert ("RTC704", 1) in codes and ("RTC706", 3) in codes, codes
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_formats_and_exit_codes():
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    for args, code in ((files, 0), (["--vllm-version", "0.29.0"] + files, 1),
+                       (["--strict"] + files, 1), (["--exit-zero", "--strict"] + files, 0),
+                       (["--format", "nope"] + files, 2), (["--node", "x"] + files, 2)):
+        assert _cli("lint", *args).exit_code == code, args
+    res = _cli("lint", "--format", "sarif", "--vllm-version", "0.29.0", *files)
+    sarif = json.loads(res.stdout)
+    (hit,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "RTC531"]
+    loc = hit["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith("atlas-01.sh")
+    assert loc["region"]["startLine"] == 12
+    res = _cli("lint", "--format", "github", "--vllm-version", "0.29.0", *files)
+    assert "::error file=" in res.stdout and "atlas-01.sh,line=12" in res.stdout
+
+
+SMALL = ["a2-1node-tp8", "a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "a3-2node-dp2-tp16", "pd-a3"]
+
+
+def _compiled(example: str):
+    """(compile result, {file name: text} of the --out-dir files) in memory."""
+    from conftest import EXAMPLES
+    from rtc.api import compile_file, rank_table
+    from rtc.emit.bundle import build_bundle
+
+    result = compile_file(str(EXAMPLES / f"{example}.rtc"))
+    jobs = list(result.topology.jobs)
+    names = {j.name: ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json") for j in jobs}
+    files = {names[j.name]: rank_table(result.topology, j)[0] for j in jobs}
+    bundle = build_bundle(result.topology, result.plan, jobs, names, with_plan_json=False)
+    files.update({name: text for name, text, _ in bundle.outputs})
+    return result, files
+
+
+@pytest.mark.parametrize("example", SMALL)
+def test_lint_of_compiled_scripts_reports_nothing_the_compile_did_not(example, tmp_path):
+    """`rtc compile --out-dir` then `rtc lint` of the generated launch scripts: every rule
+    lint reports, the compile reported too (here: nothing at all), with and without the
+    generated rank table."""
+    result, files = _compiled(example)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    scripts = [str(tmp_path / n) for n in sorted(files)
+               if n.endswith(".sh") and not n.startswith("preflight-") and n != "calibrate.sh"]
+    compiled = {d.code for d in result.diagnostics}
+    hw = result.topology.preset.name
+    rep = lint_files(scripts, hardware=hw)
+    assert {d.code for d in rep.diagnostics} <= compiled, \
+        [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    assert rep.topology is not None and len(rep.topology.jobs) == len(result.topology.jobs)
+    assert sorted((j.dp, j.tp, j.pp) for j in rep.topology.jobs) == \
+        sorted((j.dp, j.tp, j.pp) for j in result.topology.jobs)
+    if "hccl.json" in files:
+        from rtc.api.lint import read_table
+
+        table, _ = read_table(str(tmp_path / "hccl.json"))
+        rep = lint_files(scripts, table=table)
+        assert {d.code for d in rep.diagnostics} <= compiled, \
+            [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+
+
+def test_rtc_own_d1_head_has_no_start_rank_and_passes_0_29():
+    """Issue 13: rtc's internal-LB head passes no --data-parallel-start-rank, so the
+    launch is accepted by vLLM 0.28+ (RTC531 on the compiled plan finds nothing)."""
+    from conftest import EXAMPLES
+    from rtc.api import compile_text
+
+    text = (EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text(encoding="utf-8")
+    text = text.replace("hardware atlas-800t-a2", "hardware atlas-800t-a2\n  vllm_version 0.29.0", 1)
+    result = compile_text(text, "d1.rtc")
+    assert "vllm_version 0.29.0" in text
+    assert not [d for d in result.diagnostics if d.code == "RTC531"]
+    head = result.plan.launches["deepseek"].nodes[0].procs[0]
+    assert "--data-parallel-start-rank" not in head.words()
+    worker = result.plan.launches["deepseek"].nodes[1].procs[0].words()
+    assert worker[worker.index("--data-parallel-start-rank") + 1] == "1"
+
+
+def test_fuzzed_scripts_give_findings_never_a_traceback():
+    """1,000 mutated scripts (bytes cut, doubled, swapped; quotes, NULs and here-docs put
+    in) are read without an exception; `rtc lint` would exit 0 or 1 on each."""
+    import random
+
+    base = (DATA / "d1" / "atlas-01.sh").read_bytes() + (DATA / "d1" / "env.sh").read_bytes()
+    pieces = [b"'", b'"', b"\\\n", b"<<EOF\n", b"$(", b"${", b"\x00", b"case x in\n",
+              b"export ", b"=", b" -dpr 7", b"&&", b"\n## n2\n", b"\xff\xfe", b"`"]
+    rng = random.Random(13)
+    for k in range(1000):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(data))
+            op = rng.randrange(4)
+            if op == 0:
+                del data[at:at + rng.randint(1, 40)]
+            elif op == 1:
+                data[at:at] = rng.choice(pieces)
+            elif op == 2:
+                data[at:at] = data[at:at + rng.randint(1, 60)]
+            else:
+                j = rng.randrange(len(data))
+                data[at], data[j] = data[j], data[at]
+        rep = lint_scripts([(f"m{k}.sh", bytes(data))], loader=lambda p: (None, "absent"))
+        assert all(d.code.startswith("RTC") and d.span is not None or d.code == "RTC001"
+                   for d in rep.diagnostics)
+
+
+def test_exported_rank_table_file_is_read(tmp_path: Path):
+    """RANK_TABLE_FILE (relative to the script here) is read like --table: a node whose
+    HCCL_IF_IP the table does not list is RTC704."""
+    table = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text(encoding="utf-8")
+    (tmp_path / "hccl.json").write_text(table, encoding="utf-8")
+    for name, out in (("atlas-01.sh", "atlas-01.sh"), ("atlas-02.sh", "n3.sh"),
+                      ("env.sh", "env.sh")):
+        text = (DATA / "d1" / name).read_text(encoding="utf-8")
+        if name == "env.sh":
+            text += "export RANK_TABLE_FILE=hccl.json\n"
+        (tmp_path / out).write_text(text.replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
+    rep = lint_files([str(tmp_path / "atlas-01.sh"), str(tmp_path / "n3.sh")])
+    assert [(d.code, Path(d.span.file).name, d.span.line) for d in rep.diagnostics
+            if d.code.startswith("RTC70")] == [("RTC704", "n3.sh", 4)]
+    assert rep.topology.servers[0].devices[0].device_ip is not None   # the table's devices
+
+
+def test_readme_shows_the_real_run_and_the_version_table():
+    from conftest import ROOT
+    from rtc.plan.versions import HEADLESS_FORMS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Checking the scripts you already run"):]
+    assert (GOLDEN / "lint" / "d1-as-written.txt").read_text(encoding="utf-8").rstrip() \
+        in section
+    for form, accepted, rejected, source in HEADLESS_FORMS:
+        assert f"| {form} | {accepted} | {rejected} | {source} |" in section, form
+
+
+def test_against_reports_drift_from_the_plan():
+    from conftest import EXAMPLES
+    from rtc.api import compile_file
+
+    plan = compile_file(str(EXAMPLES / "a2-2node-dp2-tp8.rtc"))
+    files = [str(DATA / "d1" / "atlas-01.sh"), str(DATA / "d1" / "atlas-02.sh")]
+    got = [(d.code, Path(d.span.file).name, d.span.line, d.message.split(" here")[0])
+           for d in lint_files(files, against=plan).diagnostics if d.code == "RTC707"]
+    assert got == [("RTC707", "atlas-01.sh", 7, "atlas-01: VLLM_HOST_IP is not exported"),
+                   ("RTC707", "atlas-01.sh", 12, "atlas-01: --data-parallel-start-rank is 0"),
+                   ("RTC707", "atlas-02.sh", 7, "atlas-02: VLLM_HOST_IP is not exported")]
+    assert _cli("lint", "--against", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), *files).exit_code == 0
+    assert _cli("lint", "--against", "nope.rtc", *files).exit_code == 2
+
+
+@pytest.mark.parametrize("example", ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3"])
+def test_generated_scripts_do_not_drift_from_their_plan(example, tmp_path):
+    result, files = _compiled(example)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    scripts = [str(tmp_path / n) for n in sorted(files)
+               if n.endswith(".sh") and not n.startswith("preflight-")]
+    rep = lint_files(scripts, hardware=result.topology.preset.name, against=result)
+    assert [d.message for d in rep.diagnostics if d.code == "RTC707"] == []
+
+
+def test_check_of_several_descriptions_plans_ports_across_them():
+    """`rtc check a.rtc b.rtc`: jobs of two files on one host conflict like two jobs of one
+    file (each file alone is clean)."""
+    from rtc.api import compile_file
+    from rtc.api.ports_across import cross_file_ports
+
+    here = Path(__file__).resolve().parent / "data" / "ports_across"
+    pre, dec, own = (compile_file(str(here / n)) for n in
+                     ("prefill.rtc", "decode.rtc", "decode-own-ports.rtc"))
+    assert pre.ok and dec.ok and own.ok
+    got = sorted((d.code, Path(d.span.file).name, d.span.line) for d in cross_file_ports([pre, dec]))
+    assert got == [("RTC440", "prefill.rtc", 10), ("RTC440", "prefill.rtc", 10)], got
+    assert cross_file_ports([pre, own]) == []
+    assert _cli("check", str(here / "prefill.rtc"), str(here / "decode.rtc")).exit_code == 1
+    assert _cli("check", str(here / "prefill.rtc"), str(here / "decode-own-ports.rtc")).exit_code == 0
