@@ -17,6 +17,7 @@ from rtc.checks import (addresses, block_names, cross_node, device_ids, device_n
                         overlapping_ranks, parallel_sizes, pd_pairing, peer_reachability,
                         port_conflicts, ranktable_rules, ray_order, server_sizes, socket_env,
                         unused_attributes, world_size)
+from rtc.checks import gpu_islands, nccl_env
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -33,6 +34,8 @@ CHECKS = (
     host_addressing, socket_env, env_values,
     # launch, environment, disaggregation (RTC5xx)
     launch_settings, ray_order, pd_pairing, unused_attributes,
+    # NVIDIA GPU servers: NVLink islands (RTC340, RTC341, RTC473), NCCL_IB_HCA (RTC472)
+    gpu_islands, nccl_env,
 )
 
 #: The rules of every check module.

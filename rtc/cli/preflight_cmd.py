@@ -70,3 +70,55 @@ def _missing(paths: list[Path]) -> list:
                   hint="pass the folders the preflight scripts wrote "
                        "(default preflight-results/SERVER)")
             for p in paths]
+
+
+@preflight_app.command("nccl")
+def nccl_command(
+    results: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results folders of GPU "
+                                         "servers (written by preflight-<server>.sh), or "
+                                         "all_reduce_perf output files."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Read nccl-tests results of NVIDIA GPU servers: busbw per message size, compared with
+    the bus bandwidth rtc's cost model expects (RTC570), the captured NVLink islands against
+    the plan's (RTC571), failed commands (RTC572), damaged output (RTC575). Exit 1 when
+    anything is wrong, 2 when a path does not exist (RTC001).
+
+    Example:
+
+      rtc compile gpu.rtc --out-dir build/ ; (on each server) build/preflight-gpu-01.sh
+
+      rtc preflight nccl preflight-results/gpu-01 preflight-results/gpu-02
+    """
+    from rtc.diagnostics import Severity, sorted_diagnostics
+    from rtc.preflight.nccl import judge, table
+
+    if fmt not in ("text", "json"):
+        fail_usage(f"--format must be text or json (not '{fmt}')")
+    missing = [p for p in results if not p.exists()]
+    judged = [judge(str(p)) for p in results if p.exists()]
+    diags = sorted_diagnostics(_missing(missing) + [d for _r, ds in judged for d in ds])
+    if strict:
+        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                 for d in diags]
+    texts = {k: v for r, _d in judged for k, v in r.texts.items()}
+    if fmt == "json":
+        typer.echo(json.dumps({"results": [_nccl_json(r) for r, _d in judged],
+                               "diagnostics": [d.to_dict() for d in diags]}, indent=2))
+        report(diags, texts, quiet=True) if diags else None
+    else:
+        for r, _d in judged:
+            typer.echo(table(r), nl=False)
+        report(diags, texts)
+    if missing:
+        raise typer.Exit(2)
+    exit_for(diags)
+
+
+def _nccl_json(r) -> dict:
+    rows = [] if r.run is None else [
+        {"size": x.size, "time_us": x.time, "algbw_gbps": x.algbw, "busbw_gbps": x.busbw,
+         "in_place_busbw_gbps": x.in_busbw, "wrong": x.wrong} for x in r.run.rows]
+    return {"server": r.label, "gpus": r.run.gpus if r.run else None,
+            "expected_busbw_gbps": r.expected, "expected_link": r.link, "rows": rows}

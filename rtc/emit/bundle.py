@@ -11,7 +11,8 @@ jobs use the server):
 ``S.env``                   the node's environment (:mod:`rtc.emit.env_file`)
 ``S.sh``                    the node's launch script (:mod:`rtc.emit.launch_script`); not
                             written when the job cannot be launched as described (RTC509)
-``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
+``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`;
+                            NVIDIA GPU servers: :mod:`rtc.emit.gpu_preflight_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ==========================  ================================================================
@@ -72,12 +73,24 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     pd_of_job = _add_pd_tables(b, topo, plan.pairs, real)
     for job in real:
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
-    b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
-    for sp in b.preflight:
-        b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+    if topo.preset.is_gpu:
+        _add_gpu_preflight(b, topo, real)
+    else:
+        b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
+        for sp in b.preflight:
+            b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
     if with_plan_json:
         _add_plan_json(b, topo, plan)
     return b
+
+
+def _add_gpu_preflight(b: Bundle, topo: Topology, real: list[Job]) -> None:
+    """NVIDIA GPU servers: nccl-tests preflight scripts (:mod:`rtc.emit.gpu_preflight_script`)."""
+    from rtc.emit import gpu_preflight_script
+    from rtc.plan.gpu_preflight import plan_gpu_preflight
+
+    for gp in plan_gpu_preflight(topo, real):
+        b.add(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(gp, b.source), 0o755)
 
 
 def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:

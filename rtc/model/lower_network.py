@@ -45,6 +45,8 @@ def lower_networks(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) -
             continue
         if decl.visible_devices is not None:
             s.visible_devices = list(decl.visible_devices)
+        if decl.ib_hca is not None:
+            s.ib_hca = tuple(decl.ib_hca)
         for key in ("device_ip", "gateway"):
             plan = getattr(decl, key)
             if plan is not None:

@@ -68,6 +68,8 @@ class Server:
     # None: the host's own numbering), the captures read from `inventory`, and where
     # device_ip / gateway / prefix came from ("dsl" or "inventory").
     visible_devices: list[int] | None = None
+    #: NVIDIA GPU servers: the HCAs NCCL may use (``ib_hca``; None: not declared).
+    ib_hca: tuple[str, ...] | None = None
     inventory_facts: ServerInventory | None = None
     address_sources: dict = field(default_factory=dict)
 

@@ -114,6 +114,7 @@ class ClusterDecl(Decl):
     devices_per_server: int | None = None
     policy: tuple[PolicyLine, ...] = ()
     vllm_version: str | None = None
+    nvlink_island: tuple[tuple[int, ...], ...] = ()
 
 
 class ServerDecl(Decl):
@@ -130,6 +131,7 @@ class ServerDecl(Decl):
     super_device_id: AddressPlan | None = None
     inventory: str | None = None
     visible_devices: tuple[int, ...] | None = None
+    ib_hca: tuple[str, ...] | None = None
 
 
 class JobDecl(Decl):

@@ -157,6 +157,13 @@ _SERVER_ATTRS = {
         value="device set such as 4..7", default="none (container ids are the physical ids)",
         becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (position in this list)",
         example="visible_devices 4..7"),
+    "ib_hca": AttrSpec(
+        p_nic_list, doc="InfiniBand / RoCE HCAs NCCL may use (NVIDIA GPU servers)",
+        value="HCA names, comma-separated (as in the NIC Legend of `nvidia-smi topo -m`)",
+        default="none (NCCL_IB_HCA is not exported; NCCL picks the HCAs itself)",
+        becomes="NCCL_IB_HCA in the env files; the HCA count is the NIC count of the cost "
+        "model; job `env NCCL_IB_HCA` is checked against it (RTC472)",
+        example="ib_hca mlx5_0, mlx5_1"),
 }
 
 _SERVER_EXAMPLE = """server atlas-01 {
@@ -180,10 +187,12 @@ _FAMILY_EXAMPLE = """family node[0000..1023] {
 _CLUSTER_ATTRS = {
     "hardware": AttrSpec(
         p_word, doc="hardware preset",
-        value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, generic",
+        value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, generic, hgx-h100, "
+        "hgx-h200, hgx-b200, hgx-a100, pcie-nvlink-2x2, pcie-nvlink-4x2, gpu-pcie, generic-gpu",
         default="required (RTC116)",
         becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, else "
-        "1.0) and the hardware rules", example="hardware atlas-800t-a2"),
+        "1.0; none for the NVIDIA GPU presets, whose outputs are env files, launch and "
+        "preflight scripts) and the hardware rules", example="hardware atlas-800t-a2"),
     "cann": AttrSpec(
         p_word, doc="CANN version", value="version word, e.g. 8.2.RC1",
         default="unknown (HCCL's 32-port host window is assumed)",
@@ -193,6 +202,12 @@ _CLUSTER_ATTRS = {
         p_int(1, 64), doc="NPUs per server (generic hardware)", value="integer 1..64",
         default="the preset's count (required with hardware generic)",
         becomes="the device ids 0..N-1 of a generic server", example="devices_per_server 8"),
+    "nvlink_island": AttrSpec(
+        p_devset, repeat=True, doc="one NVLink island of a generic-gpu server",
+        value="device set such as 0..3 (one line per island)",
+        default="none (hardware generic-gpu: every GPU on its own, PCIe only)",
+        becomes="the GPU sets joined by NVLink (the RTC340/RTC341 island checks, the cost "
+        "model's link classes)", example="nvlink_island 0..3"),
     "policy": AttrSpec(
         p_policy, repeat=True, doc="change the severity of one rule", value=_POLICY,
         default="each rule's own severity",

@@ -1,0 +1,89 @@
+"""NCCL_IB_HCA against the servers' declared HCAs (RTC472), NVIDIA GPU servers only.
+
+``NCCL_IB_HCA`` (NCCL environment docs) selects the InfiniBand / RoCE HCAs NCCL may use:
+a comma list of HCA-name prefixes with an optional ``:port`` each, led by ``=`` for exact
+names and / or ``^`` to exclude (``mlx5``, ``=mlx5_0:1,mlx5_1:1``, ``^=mlx5_4``): the
+syntax of NCCL_SOCKET_IFNAME plus ports (reference ``targets.md`` section 6). Servers
+declare their HCAs with ``ib_hca`` (the NIC Legend of ``nvidia-smi topo -m``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rtc.diagnostics import error, note, warning
+from rtc.model.topology import Topology
+from rtc.network.env import env_map, parse_socket_ifname
+from rtc.plan import Plan
+from rtc.rules import rule
+
+IB_HCA = rule("RTC472", "nccl-ib-hca-mismatch", "warning",
+              "NCCL_IB_HCA is malformed or selects none of a server's declared HCAs.", """
+    What: a job's `env NCCL_IB_HCA` does not follow NCCL's syntax (a comma list of HCA
+    prefixes with optional `:port`, led by `=` for exact names and / or `^` to exclude;
+    an error), or it selects none of the HCAs a server declares with `ib_hca`, or names
+    exact HCAs a server does not have (warnings). Without any `ib_hca` the value is not
+    checked (a note says so).
+    Why: NCCL then finds no usable HCA on that node and falls back to TCP sockets (a
+    fraction of the bandwidth) or fails to connect ("NET/IB : No device found").
+    Example: `env NCCL_IB_HCA = "=mlx5_8"` for servers with `ib_hca mlx5_0, mlx5_1`.
+    Fix: list the servers' HCAs (`nvidia-smi topo -m`, NIC Legend), or leave NCCL_IB_HCA
+    out: rtc writes it from `ib_hca`.""")
+
+_PORT = re.compile(r":[0-9]{1,3}$")
+
+
+def _selected(spec, hca: str) -> bool:
+    hit = any(hca == n if spec.exact else hca.startswith(n) for n in spec.names)
+    return hit != spec.exclude
+
+
+def check(topo: Topology, plan: Plan):
+    if not topo.preset.is_gpu:
+        return
+    for job in topo.jobs:
+        env = env_map(job)
+        if "NCCL_IB_HCA" not in env:
+            continue
+        text, span = env["NCCL_IB_HCA"]
+        names = ",".join(_PORT.sub("", n) for n in text.split(","))
+        spec = parse_socket_ifname(names)
+        subject = f"job {job.name}"
+        if spec.problem:
+            yield error(IB_HCA, f"job {job.name}: NCCL_IB_HCA=\"{text}\": {spec.problem}", span,
+                        subject=subject, hint="e.g. \"=mlx5_0,mlx5_1\" or \"mlx5\" (quote the "
+                                              "value)")
+            continue
+        servers = [p.server for p in job.placements if p.server.ib_hca]
+        if not servers:
+            yield note(IB_HCA, f"job {job.name}: NCCL_IB_HCA is not checked: no server of the "
+                       "job declares `ib_hca`", span, subject=subject,
+                       hint="add `ib_hca mlx5_0, ...` to the servers (the NIC Legend of "
+                            "`nvidia-smi topo -m`)")
+            continue
+        yield from _per_server(job, text, span, spec, servers)
+
+
+def _per_server(job, text: str, span, spec, servers):
+    for s in servers:
+        chosen = [h for h in s.ib_hca if _selected(spec, h)]
+        unknown = [n for n in spec.names if spec.exact and not spec.exclude
+                   and n not in s.ib_hca]
+        if not chosen:
+            yield warning(IB_HCA, f"job {job.name}: NCCL_IB_HCA={text} selects none of "
+                          f"{s.name}'s HCAs ({', '.join(s.ib_hca)})", span,
+                          subject=f"job {job.name}, server {s.name}",
+                          hint=f"use \"={','.join(s.ib_hca)}\", or leave it out (rtc writes "
+                               "it from `ib_hca`)")
+            return
+        if unknown:
+            yield warning(IB_HCA, f"job {job.name}: NCCL_IB_HCA={text} names "
+                          f"{', '.join(unknown)}, which {s.name} does not have (its HCAs: "
+                          f"{', '.join(s.ib_hca)})", span,
+                          subject=f"job {job.name}, server {s.name}",
+                          hint="list only HCAs the servers have, or correct `ib_hca`")
+            return
+
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (IB_HCA,)
