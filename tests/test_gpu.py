@@ -228,3 +228,65 @@ def test_preflight_nccl_failed_command(tmp_path):
     (d / "exit-codes.txt").write_text("topo.txt 0\nall_reduce_perf.txt 127\n")
     _res, diags = judge(str(d))
     assert [x.code for x in diags] == ["RTC572"] and "exited with 127" in diags[0].message
+
+
+# ---------------------------------------------------------------- NCCL_TOPO_FILE
+
+
+def _topo_xml(case: str):
+    import xml.etree.ElementTree as ET
+
+    path = Path(__file__).parent / "cases" / "checks" / case
+    r = compile_text(path.read_text(), str(path))
+    assert r.ok, [d.message for d in r.diagnostics]
+    b = build_bundle(r.topology, r.plan, r.topology.jobs, {})
+    assert b.diagnostics == []
+    files = {n: t for n, t, _m in b.outputs}
+    return ET.fromstring(files["nccl-topo-vm-01.xml"]), files
+
+
+def test_nccl_topo_file_has_what_nccls_reader_requires():
+    root, files = _topo_xml("pass-gpu-nccl-topo-file.rtc")
+    assert 'export NCCL_TOPO_FILE="${RTC_DIR:-.}"/nccl-topo-vm-01.xml' in files["vm-01.env"]
+    assert root.tag == "system" and root.get("version") == "1"
+    cpus = root.findall("cpu")
+    assert [c.get("numaid") for c in cpus] == ["0", "1"]
+    # 0-31,64-95 as a Linux cpumask: 32-bit words, most significant first
+    assert cpus[0].get("affinity") == "ffffffff,00000000,ffffffff"
+    for c in cpus:
+        assert {"arch", "vendor", "familyid", "modelid"} <= set(c.attrib)
+    pcis = root.findall("cpu/pci")
+    assert len(pcis) == 8 and pcis[0].get("busid") == "0000:18:00.0"
+    for p in pcis:
+        assert {"busid", "class", "link_speed", "link_width"} <= set(p.attrib)
+        assert {"dev", "sm", "gdr"} <= set(p.find("gpu").attrib)
+    by_bus = {p.get("busid"): int(p.find("gpu").get("dev")) for p in pcis}
+    pairs = sorted((int(p.find("gpu").get("dev")), by_bus[n.get("target")], n.get("count"))
+                   for p in pcis for n in p.iter("nvlink"))
+    assert pairs == [(0, 1, "12"), (1, 0, "12"), (2, 3, "12"), (3, 2, "12"), (4, 5, "12"),
+                     (5, 4, "12"), (6, 7, "12"), (7, 6, "12")]
+
+
+def test_nvswitch_boards_link_every_gpu_to_the_switch():
+    from rtc.emit.nccl_topo_xml import render
+    import xml.etree.ElementTree as ET
+
+    inv, _ = load_inventory_dir(NVIDIA / "hgx-b200")
+    root = ET.fromstring(render(inv.gpu_topo, inv.gpu_list, tuple(range(8))))
+    links = root.findall(".//nvlink")
+    assert len(links) == 8 and {(n.get("tclass"), n.get("count")) for n in links} == {
+        ("0x068000", "18")}
+    assert {g.get("sm") for g in root.iter("gpu")} == {"100"}
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(st.sets(st.integers(0, 255), min_size=1))
+def test_cpumask_holds_exactly_the_listed_cpus(cpus):
+    from rtc.emit.nccl_topo_xml import cpumask
+
+    text = ",".join(str(c) for c in sorted(cpus))
+    bits = int(cpumask(text).replace(",", ""), 16)
+    assert {i for i in range(256) if bits >> i & 1} == cpus
+    assert all(len(w) == 8 for w in cpumask(text).split(","))

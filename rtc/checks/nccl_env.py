@@ -1,4 +1,5 @@
-"""NCCL_IB_HCA against the servers' declared HCAs (RTC472), NVIDIA GPU servers only.
+"""NCCL_IB_HCA against the servers' declared HCAs (RTC472) and what an NCCL_TOPO_FILE is
+written from (RTC476), NVIDIA GPU servers only.
 
 ``NCCL_IB_HCA`` (NCCL environment docs) selects the InfiniBand / RoCE HCAs NCCL may use:
 a comma list of HCA-name prefixes with an optional ``:port`` each, led by ``=`` for exact
@@ -30,6 +31,17 @@ IB_HCA = rule("RTC472", "nccl-ib-hca-mismatch", "warning",
     Fix: list the servers' HCAs (`nvidia-smi topo -m`, NIC Legend), or leave NCCL_IB_HCA
     out: rtc writes it from `ib_hca`.""")
 
+TOPO_FILE = rule("RTC476", "nccl-topo-file-needs-captures", "error",
+                 "`nccl_topo_file on` on a server without the nvidia-smi captures it is written from.", """
+    What: a server asks for an NCCL_TOPO_FILE (`nccl_topo_file on`) but its `inventory`
+    lacks an `nvidia-smi topo -m` or a `--query-gpu=index,name,pci.bus_id,uuid` capture
+    (or the hardware is not an NVIDIA GPU preset), or a GPU's product has no known compute
+    capability.
+    Why: the XML needs each GPU's PCI bus id, NUMA node, CPU affinity and NVLink peers;
+    without them rtc cannot write it, and a made-up one would mislead NCCL.
+    Example: `nccl_topo_file on` with `inventory "captures/vm-01"` holding only topo.txt.
+    Fix: capture both commands into the inventory folder, or remove `nccl_topo_file on`.""")
+
 _PORT = re.compile(r":[0-9]{1,3}$")
 
 
@@ -39,6 +51,7 @@ def _selected(spec, hca: str) -> bool:
 
 
 def check(topo: Topology, plan: Plan):
+    yield from _topo_files(topo)
     if not topo.preset.is_gpu:
         return
     for job in topo.jobs:
@@ -64,6 +77,31 @@ def check(topo: Topology, plan: Plan):
         yield from _per_server(job, text, span, spec, servers)
 
 
+def _topo_files(topo: Topology):
+    """RTC476 for each server whose NCCL_TOPO_FILE cannot be written."""
+    for s in topo.servers:
+        if not s.nccl_topo_file:
+            continue
+        inv = s.inventory_facts
+        lacking = ("an NVIDIA GPU preset" if not topo.preset.is_gpu else
+                   "an `inventory`" if inv is None else
+                   "an `nvidia-smi topo -m` capture" if inv.gpu_topo is None else
+                   "a `--query-gpu=index,name,pci.bus_id,uuid --format=csv` capture"
+                   if inv.gpu_list is None else None)
+        if lacking is None:
+            from rtc.inventory.nvidia_smi import product
+
+            odd = sorted({g.name for g in inv.gpu_list.gpus.values() if product(g.name) is None})
+            if not odd:
+                continue
+            lacking = f"a GPU product rtc knows the compute capability of ({odd[0]})"
+        yield error(TOPO_FILE, f"{s.name}: `nccl_topo_file on` needs {lacking}",
+                    s.span_of("nccl_topo_file"), subject=s.label,
+                    hint="capture `nvidia-smi topo -m` and `nvidia-smi --query-gpu=index,name,"
+                         "pci.bus_id,uuid --format=csv` into the inventory folder, or remove "
+                         "`nccl_topo_file on`")
+
+
 def _per_server(job, text: str, span, spec, servers):
     for s in servers:
         chosen = [h for h in s.ib_hca if _selected(spec, h)]
@@ -86,4 +124,4 @@ def _per_server(job, text: str, span, spec, servers):
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (IB_HCA,)
+RULES = (IB_HCA, TOPO_FILE)

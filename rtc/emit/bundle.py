@@ -15,6 +15,8 @@ jobs use the server):
                             NVIDIA GPU servers: :mod:`rtc.emit.gpu_preflight_script`)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
+``nccl-topo-S.xml``         NVIDIA GPU servers with ``nccl_topo_file on``: NCCL_TOPO_FILE
+                            (:mod:`rtc.emit.nccl_topo_xml`)
 ==========================  ================================================================
 
 Everything here is rendered from the plan (:class:`rtc.plan.Plan`): the launches and port
@@ -91,6 +93,25 @@ def _add_gpu_preflight(b: Bundle, topo: Topology, real: list[Job]) -> None:
 
     for gp in plan_gpu_preflight(topo, real):
         b.add(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(gp, b.source), 0o755)
+        _add_topo_file(b, gp)
+
+
+def _add_topo_file(b: Bundle, gp) -> None:
+    """``nccl-topo-<server>.xml`` (:mod:`rtc.emit.nccl_topo_xml`) when the server asks for it;
+    an RTC003 diagnostic when the captures cannot describe its GPUs (nothing is written)."""
+    from rtc.emit import nccl_topo_xml
+    from rtc.plan.node_env import nccl_topo_name
+
+    name = nccl_topo_name(gp.server)
+    if name is None:
+        return
+    inv = gp.server.inventory_facts
+    try:
+        b.add(name, nccl_topo_xml.render(inv.gpu_topo, inv.gpu_list, gp.gpus))
+    except ValueError as exc:
+        b.diagnostics.append(error(SCHEMA_SELF, f"cannot write {name}: {exc}", None,
+                                   hint="check the server's nvidia-smi captures, or remove "
+                                        "`nccl_topo_file on`"))
 
 
 def _add_pd_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> dict:

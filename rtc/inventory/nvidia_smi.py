@@ -235,6 +235,22 @@ def _symmetric(topo: GpuTopo) -> list[Diagnostic]:
     return []
 
 
+#: Product name word -> (CUDA compute capability as NCCL's ``sm``, PCIe link speed).
+#: Sources: NVIDIA CUDA GPUs compute-capability table (A100 8.0, A6000 8.6, L40S 8.9,
+#: H100/H200 9.0, B200 10.0); PCIe Gen4 (16 GT/s) on Ampere / Ada, Gen5 (32 GT/s) on
+#: Hopper / Blackwell (product datasheets).
+PRODUCTS: dict[str, tuple[int, str]] = {
+    "B200": (100, "32.0 GT/s PCIe"), "H200": (90, "32.0 GT/s PCIe"),
+    "H100": (90, "32.0 GT/s PCIe"), "L40S": (89, "16.0 GT/s PCIe"),
+    "A6000": (86, "16.0 GT/s PCIe"), "A100": (80, "16.0 GT/s PCIe"),
+}
+
+
+def product(name: str) -> tuple[int, str] | None:
+    """(compute capability, PCIe link speed) of a ``--query-gpu`` product name, or None."""
+    return next((v for k, v in PRODUCTS.items() if k in name.upper()), None)
+
+
 @dataclass(frozen=True)
 class GpuEntry:
     """One GPU of ``--query-gpu``: index, product name, PCI bus id, UUID, capture line."""

@@ -70,6 +70,8 @@ class Server:
     visible_devices: list[int] | None = None
     #: NVIDIA GPU servers: the HCAs NCCL may use (``ib_hca``; None: not declared).
     ib_hca: tuple[str, ...] | None = None
+    #: NVIDIA GPU servers: write an NCCL_TOPO_FILE from the captures (``nccl_topo_file on``).
+    nccl_topo_file: bool = False
     inventory_facts: ServerInventory | None = None
     address_sources: dict = field(default_factory=dict)
 

@@ -21,7 +21,8 @@ Variables, in this order:
 On NVIDIA GPU hardware (``preset.is_gpu``) the variables are those of NCCL, Gloo and the
 CUDA runtime: ``VLLM_HOST_IP``; ``NCCL_SOCKET_IFNAME`` and ``GLOO_SOCKET_IFNAME`` (the
 server's ``nic``; NCCL reads a prefix list, Gloo one name); ``NCCL_IB_HCA`` (the server's
-``ib_hca``, as exact names ``=mlx5_0,mlx5_1``); ``CUDA_VISIBLE_DEVICES`` (as 3); then 6-7.
+``ib_hca``, as exact names ``=mlx5_0,mlx5_1``); ``CUDA_VISIBLE_DEVICES`` (as 3);
+``NCCL_TOPO_FILE`` (``nccl_topo_file on``: ``nccl-topo-<server>.xml`` of the folder); then 6-7.
 No HCCL variable and no rank table. (NCCL env docs; reference targets.md section 6.)
 
 rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
@@ -135,6 +136,15 @@ def _job_lines(vs: list[EnvVar], env: dict) -> None:
         written.add(name)
 
 
+def nccl_topo_name(server: Server) -> str | None:
+    """The NCCL_TOPO_FILE of a GPU server in the output folder (None unless it has
+    ``nccl_topo_file on`` and both nvidia-smi captures)."""
+    inv = server.inventory_facts
+    if not server.nccl_topo_file or inv is None or inv.gpu_topo is None or inv.gpu_list is None:
+        return None
+    return f"nccl-topo-{server.name}.xml"
+
+
 def _gpu_env(topo: Topology, job: Job, server: Server, device_ids, out: NodeEnv,
              launch_env) -> NodeEnv:
     """The NVIDIA GPU node environment (see the module docstring)."""
@@ -154,6 +164,8 @@ def _gpu_env(topo: Topology, job: Job, server: Server, device_ids, out: NodeEnv,
     if device_ids:
         vs.append(EnvVar("CUDA_VISIBLE_DEVICES",
                          container_list(server, topo.preset, device_ids), "rtc"))
+    if nccl_topo_name(server) is not None and "NCCL_TOPO_FILE" not in env:
+        vs.append(EnvVar("NCCL_TOPO_FILE", nccl_topo_name(server), "rtc", path=True))
     for name, value in launch_env:
         vs.append(EnvVar(name, value, "rtc"))
     _job_lines(vs, env)

@@ -132,6 +132,7 @@ class ServerDecl(Decl):
     inventory: str | None = None
     visible_devices: tuple[int, ...] | None = None
     ib_hca: tuple[str, ...] | None = None
+    nccl_topo_file: bool | None = None
 
 
 class JobDecl(Decl):

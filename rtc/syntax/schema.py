@@ -157,6 +157,12 @@ _SERVER_ATTRS = {
         value="device set such as 4..7", default="none (container ids are the physical ids)",
         becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (position in this list)",
         example="visible_devices 4..7"),
+    "nccl_topo_file": AttrSpec(
+        p_bool, doc="write an NCCL_TOPO_FILE for this NVIDIA GPU server (VMs)",
+        value="on or off", default="off (NCCL detects the topology from /sys)",
+        becomes="nccl-topo-SERVER.xml from the server's nvidia-smi captures (`inventory`: "
+        "topo -m and --query-gpu) and NCCL_TOPO_FILE in its env file (RTC476 without them)",
+        example="nccl_topo_file on"),
     "ib_hca": AttrSpec(
         p_nic_list, doc="InfiniBand / RoCE HCAs NCCL may use (NVIDIA GPU servers)",
         value="HCA names, comma-separated (as in the NIC Legend of `nvidia-smi topo -m`)",
