@@ -290,3 +290,26 @@ def test_cpumask_holds_exactly_the_listed_cpus(cpus):
     bits = int(cpumask(text).replace(",", ""), 16)
     assert {i for i in range(256) if bits >> i & 1} == cpus
     assert all(len(w) == 8 for w in cpumask(text).split(","))
+
+
+def test_preflight_script_runs_and_its_folder_is_judged(tmp_path):
+    """The generated preflight-gpu-01.sh, run with stub nvidia-smi / all_reduce_perf that
+    print a VM's captures (no NVLink, PCIe speed): RTC571 and RTC570."""
+    import os
+    import subprocess
+
+    r = _compile("gpu-h100-2node-dp2-tp8.rtc")
+    b = build_bundle(r.topology, r.plan, r.topology.jobs, {})
+    script = tmp_path / "preflight-gpu-01.sh"
+    script.write_text(next(t for n, t, _m in b.outputs if n == "preflight-gpu-01.sh"))
+    stubs = Path(__file__).parent / "bin-stubs"
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}",
+               RTC_STUB_GPU_DIR=str(NVIDIA / "gpu-pcie"),
+               RTC_STUB_NCCL_OUTPUT=str(NCCLT / "pcie-4x2-8gpu.txt"))
+    out = subprocess.run(["bash", str(script), str(tmp_path / "res")], env=env,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "(0 command(s) failed)" in out.stdout
+    res, diags = judge(str(tmp_path / "res"))
+    assert sorted(d.code for d in diags) == ["RTC570", "RTC571"]
+    assert res.expected == 476.8 and res.run.rows[-1].size == 1 << 30
