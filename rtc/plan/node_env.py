@@ -104,11 +104,7 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
         vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
         if job.framework == "vllm":
             vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
-    for name in IFNAME_VARS:
-        if name in env:
-            vs.append(EnvVar(name, env[name][0], "job"))
-        elif server.nic:
-            vs.append(EnvVar(name, server.nic, "rtc"))
+    _interfaces(vs, env, IFNAME_VARS, server.nic)
     if device_ids:
         vs.append(EnvVar("ASCEND_RT_VISIBLE_DEVICES",
                          container_list(server, topo.preset, device_ids), "rtc"))
@@ -124,6 +120,15 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
         vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
     _job_lines(vs, env)
     return out
+
+
+def _interfaces(vs: list[EnvVar], env: dict, names, value: str | None) -> None:
+    """Each of ``names``: the job's ``env`` line when it has one, else ``value`` (rtc's)."""
+    for name in names:
+        if name in env:
+            vs.append(EnvVar(name, env[name][0], "job"))
+        elif value:
+            vs.append(EnvVar(name, value, "rtc"))
 
 
 def _job_lines(vs: list[EnvVar], env: dict) -> None:
@@ -152,15 +157,9 @@ def _gpu_env(topo: Topology, job: Job, server: Server, device_ids, out: NodeEnv,
     env = env_map(job)
     if server.host_ip is not None and job.framework == "vllm":
         vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
-    for name in GPU_IFNAME_VARS:
-        if name in env:
-            vs.append(EnvVar(name, env[name][0], "job"))
-        elif server.nic:
-            vs.append(EnvVar(name, server.nic, "rtc"))
-    if "NCCL_IB_HCA" in env:
-        vs.append(EnvVar("NCCL_IB_HCA", env["NCCL_IB_HCA"][0], "job"))
-    elif server.ib_hca:
-        vs.append(EnvVar("NCCL_IB_HCA", "=" + ",".join(server.ib_hca), "rtc"))
+    _interfaces(vs, env, GPU_IFNAME_VARS, server.nic)
+    _interfaces(vs, env, ("NCCL_IB_HCA",), "=" + ",".join(server.ib_hca) if server.ib_hca
+                else None)
     if device_ids:
         vs.append(EnvVar("CUDA_VISIBLE_DEVICES",
                          container_list(server, topo.preset, device_ids), "rtc"))
