@@ -176,6 +176,9 @@ def test_compile_to_stdout_is_refused_for_gpu_hardware(monkeypatch, capsys):
     path = str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")
     assert run_main(monkeypatch, "compile", path, "--stdout") == 2
     assert "no rank table" in capsys.readouterr().err
+    table = str(Path(__file__).parent / "golden" / "a2-2node-dp2-tp8" / "hccl.json")
+    assert run_main(monkeypatch, "validate", "--hardware", "hgx-h100", table) == 2
+    assert "NVIDIA GPU preset" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- nccl-tests reader
