@@ -1,5 +1,5 @@
 """NCCL_IB_HCA against the servers' declared HCAs (RTC472) and what an NCCL_TOPO_FILE is
-written from (RTC476), NVIDIA GPU servers only.
+written from (RTC476), vllm-ascend KV connectors on GPUs (RTC477), NVIDIA GPU servers only.
 
 ``NCCL_IB_HCA`` (NCCL environment docs) selects the InfiniBand / RoCE HCAs NCCL may use:
 a comma list of HCA-name prefixes with an optional ``:port`` each, led by ``=`` for exact
@@ -42,6 +42,17 @@ TOPO_FILE = rule("RTC476", "nccl-topo-file-needs-captures", "error",
     Example: `nccl_topo_file on` with `inventory "captures/vm-01"` holding only topo.txt.
     Fix: capture both commands into the inventory folder, or remove `nccl_topo_file on`.""")
 
+ASCEND_CONNECTOR = rule("RTC477", "ascend-kv-connector-on-gpu", "error",
+                        "A prefill/decode job on NVIDIA GPUs names a vllm-ascend KV connector.", """
+    What: `kv_connector mooncake`, `mooncake_layerwise` or `llmdatadist` on an NVIDIA GPU
+    preset. rtc writes these as vllm-ascend's connectors (MooncakeConnectorV1 in
+    vllm_ascend.distributed..., LLMDataDistCMgrConnector), which exist only in vllm-ascend.
+    Why: vLLM on GPUs fails at start-up when it imports the connector module.
+    Example: `kv_connector mooncake` in a `role prefill` job on hardware hgx-h100.
+    Fix: rtc does not plan GPU prefill/decode connectors yet (vLLM's NixlConnector,
+    MooncakeConnector); write the `--kv-transfer-config` yourself with `args`, and leave
+    `kv_connector` out.""")
+
 _PORT = re.compile(r":[0-9]{1,3}$")
 
 
@@ -55,6 +66,12 @@ def check(topo: Topology, plan: Plan):
     if not topo.preset.is_gpu:
         return
     for job in topo.jobs:
+        if job.kv_connector is not None:
+            yield error(ASCEND_CONNECTOR, f"job {job.name}: kv_connector {job.kv_connector} is "
+                        f"a vllm-ascend connector; vLLM on {topo.preset.name} cannot load it",
+                        job.span_of("kv_connector"), subject=f"job {job.name}",
+                        hint="pass vLLM's own --kv-transfer-config (e.g. NixlConnector) with "
+                             "`args`, and remove `kv_connector`")
         env = env_map(job)
         if "NCCL_IB_HCA" not in env:
             continue
@@ -124,4 +141,4 @@ def _per_server(job, text: str, span, spec, servers):
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (IB_HCA, TOPO_FILE)
+RULES = (IB_HCA, TOPO_FILE, ASCEND_CONNECTOR)
