@@ -67,7 +67,7 @@ def check(topo: Topology, plan: Plan):
             msg = (f"job {job.name}: {which} servers; e.g. {label} group {index}: "
                    f"{runs_by_server(pl, first)}")
             if dim == "tp":
-                hint = _tp_hint(job, per_server)
+                hint = _tp_hint(job, per_server, topo.preset.is_gpu)
             else:
                 hint = (f"keep tp x pcp ({job.tp * job.pcp}) within the {per_server} NPUs per "
                         "server, or accept it with `policy cross_node_pcp allow`")
@@ -76,9 +76,11 @@ def check(topo: Topology, plan: Plan):
                           + (" ..." if len(servers) > 4 else ""), hint=hint)
 
 
-def _tp_hint(job, per_server: int) -> str:
-    base = (f"every layer's AllReduce now crosses RoCE instead of HCCS; keep tp <= "
-            f"{per_server} (NPUs per server) and spread DP/PP/EP across servers")
+def _tp_hint(job, per_server: int, gpu: bool = False) -> str:
+    links, kind = ("the network instead of NVLink", "GPUs") if gpu else ("RoCE instead of HCCS",
+                                                                       "NPUs")
+    base = (f"every layer's AllReduce now crosses {links}; keep tp <= "
+            f"{per_server} ({kind} per server) and spread DP/PP/EP across servers")
     if job.tp > per_server and job.tp % per_server == 0:
         k = job.tp // per_server
         ep = "" if job.model_kind == "dense" else " and expert_parallel on"
