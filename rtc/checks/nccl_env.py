@@ -35,8 +35,7 @@ TOPO_FILE = rule("RTC476", "nccl-topo-file-needs-captures", "error",
                  "`nccl_topo_file on` on a server without the nvidia-smi captures it is written from.", """
     What: a server asks for an NCCL_TOPO_FILE (`nccl_topo_file on`) but its `inventory`
     lacks an `nvidia-smi topo -m` or a `--query-gpu=index,name,pci.bus_id,uuid` capture
-    (or the hardware is not an NVIDIA GPU preset), or a GPU's product has no known compute
-    capability.
+    or a GPU's product has no known compute capability.
     Why: the XML needs each GPU's PCI bus id, NUMA node, CPU affinity and NVLink peers;
     without them rtc cannot write it, and a made-up one would mislead NCCL.
     Example: `nccl_topo_file on` with `inventory "captures/vm-01"` holding only topo.txt.
@@ -62,9 +61,9 @@ def _selected(spec, hca: str) -> bool:
 
 
 def check(topo: Topology, plan: Plan):
-    yield from _topo_files(topo)
     if not topo.preset.is_gpu:
         return
+    yield from _topo_files(topo)
     for job in topo.jobs:
         if job.kv_connector is not None:
             yield error(ASCEND_CONNECTOR, f"job {job.name}: kv_connector {job.kv_connector} is "
@@ -95,13 +94,13 @@ def check(topo: Topology, plan: Plan):
 
 
 def _topo_files(topo: Topology):
-    """RTC476 for each server whose NCCL_TOPO_FILE cannot be written."""
+    """RTC476 for each server whose NCCL_TOPO_FILE cannot be written (on Ascend hardware the
+    attribute has no effect: RTC512)."""
     for s in topo.servers:
         if not s.nccl_topo_file:
             continue
         inv = s.inventory_facts
-        lacking = ("an NVIDIA GPU preset" if not topo.preset.is_gpu else
-                   "an `inventory`" if inv is None else
+        lacking = ("an `inventory`" if inv is None else
                    "an `nvidia-smi topo -m` capture" if inv.gpu_topo is None else
                    "a `--query-gpu=index,name,pci.bus_id,uuid --format=csv` capture"
                    if inv.gpu_list is None else None)
