@@ -23,8 +23,9 @@ IB_HCA = rule("RTC472", "nccl-ib-hca-mismatch", "warning",
     What: a job's `env NCCL_IB_HCA` does not follow NCCL's syntax (a comma list of HCA
     prefixes with optional `:port`, led by `=` for exact names and / or `^` to exclude;
     an error), or it selects none of the HCAs a server declares with `ib_hca`, or names
-    exact HCAs a server does not have (warnings). Without any `ib_hca` the value is not
-    checked (a note says so).
+    exact HCAs a server does not have (warnings); or `ib_hca` names HCAs that the server's
+    `nvidia-smi topo -m` capture (NIC Legend) does not show (warning). Without any `ib_hca`
+    the value is not checked (a note says so).
     Why: NCCL then finds no usable HCA on that node and falls back to TCP sockets (a
     fraction of the bandwidth) or fails to connect ("NET/IB : No device found").
     Example: `env NCCL_IB_HCA = "=mlx5_8"` for servers with `ib_hca mlx5_0, mlx5_1`.
@@ -64,6 +65,7 @@ def check(topo: Topology, plan: Plan):
     if not topo.preset.is_gpu:
         return
     yield from _topo_files(topo)
+    yield from _captured_hcas(topo)
     for job in topo.jobs:
         if job.kv_connector is not None:
             yield error(ASCEND_CONNECTOR, f"job {job.name}: kv_connector {job.kv_connector} is "
@@ -116,6 +118,23 @@ def _topo_files(topo: Topology):
                     hint="capture `nvidia-smi topo -m` and `nvidia-smi --query-gpu=index,name,"
                          "pci.bus_id,uuid --format=csv` into the inventory folder, or remove "
                          "`nccl_topo_file on`")
+
+
+def _captured_hcas(topo: Topology):
+    """RTC472: a server's ``ib_hca`` names HCAs its nvidia-smi topo -m NIC Legend lacks."""
+    for s in topo.servers:
+        inv = s.inventory_facts
+        gt = inv.gpu_topo if inv is not None else None
+        if not s.ib_hca or gt is None or not gt.nics:
+            continue
+        have = gt.nic_names()
+        absent = [h for h in s.ib_hca if h not in have]
+        if absent:
+            yield warning(IB_HCA, f"{s.name}: ib_hca {', '.join(absent)} "
+                          f"{'is' if len(absent) == 1 else 'are'} not among the NICs of its "
+                          f"nvidia-smi topo -m capture ({', '.join(have)})",
+                          s.span_of("ib_hca"), subject=s.label,
+                          hint="use the HCA names of the NIC Legend, or capture this server")
 
 
 def _per_server(job, text: str, span, spec, servers):
