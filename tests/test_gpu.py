@@ -154,7 +154,7 @@ def test_pcie_example_keeps_tp_inside_islands_and_tp8_is_costed():
     _compile("gpu-pcie-4x2-dp4-tp2.rtc")
     text = (EXAMPLES / "gpu-pcie-4x2-dp4-tp2.rtc").read_text()
     bad = compile_text(text.replace("  dp 4\n  tp 2\n", "  tp 8\n"), "x.rtc")
-    [d] = [d for d in bad.diagnostics if d.code == "RTC340"]
+    [d] = [d for d in bad.diagnostics if d.code == "RTC312"]
     assert "over pcie-gen4" in d.message and "tp 2 inside one island" in d.message
     assert "tp 2 dp 4" in d.hint
 

@@ -340,7 +340,7 @@ def test_placement_rules_are_declared_and_explained():
         "RTC310": "cross-node-tp", "RTC311": "cross-node-pcp",
         "RTC320": "hccs-device-set", "RTC321": "die-pair-split",
         "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model",
-        "RTC340": "tp-crosses-nvlink-island", "RTC341": "gpu-set-straddles-islands"}
+        "RTC312": "tp-crosses-nvlink-island", "RTC313": "gpu-set-straddles-islands"}
     for r in _placement_rules():
         for part in ("What:", "Why:", "Example:", "Fix:"):
             assert part in r.explanation, (r.code, part)

@@ -34,7 +34,7 @@ CHECKS = (
     host_addressing, socket_env, env_values,
     # launch, environment, disaggregation (RTC5xx)
     launch_settings, ray_order, pd_pairing, unused_attributes,
-    # NVIDIA GPU servers: NVLink islands (RTC340, RTC341, RTC473), NCCL_IB_HCA (RTC472)
+    # NVIDIA GPU servers: NVLink islands (RTC312, RTC313, RTC473), NCCL_IB_HCA (RTC472)
     gpu_islands, nccl_env,
 )
 

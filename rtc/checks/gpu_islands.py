@@ -1,4 +1,4 @@
-"""NVLink islands on NVIDIA GPU servers (RTC340, RTC341, RTC473): TP groups that leave an
+"""NVLink islands on NVIDIA GPU servers (RTC312, RTC313, RTC473): TP groups that leave an
 island, GPU sets that straddle islands when one island would hold them, and islands that
 the captured ``nvidia-smi topo -m`` contradicts.
 
@@ -19,7 +19,7 @@ from rtc.plan import Plan
 from rtc.rules import rule
 from rtc.textfmt import compact
 
-TP_ISLANDS = rule("RTC340", "tp-crosses-nvlink-island", "warning",
+TP_ISLANDS = rule("RTC312", "tp-crosses-nvlink-island", "warning",
                   "A tensor-parallel group on NVIDIA GPUs leaves its NVLink island.", """
     What: the GPUs of a TP group are not all in one NVLink island: on one server they sit
     in different islands (joined only by PCIe or the CPU), or the group spans servers.
@@ -31,7 +31,7 @@ TP_ISLANDS = rule("RTC340", "tp-crosses-nvlink-island", "warning",
     Example: `tp 4` on hardware pcie-nvlink-4x2 (islands 0-1, 2-3, 4-5, 6-7).
     Fix: keep tp <= the island size and put the rest in DP or PP (`tp 2` `dp 4`), or
     choose hardware whose islands hold the group.""")
-SET_ISLANDS = rule("RTC341", "gpu-set-straddles-islands", "warning",
+SET_ISLANDS = rule("RTC313", "gpu-set-straddles-islands", "warning",
                    "A job's GPUs on a server straddle NVLink islands although one island would hold them.", """
     What: a job uses k GPUs of a server that lie in several NVLink islands, while an
     island of that server has k or more GPUs.
@@ -87,7 +87,7 @@ def check(topo: Topology, plan: Plan):
 
 
 def _tp_groups(topo: Topology, job, pl):
-    """RTC340: one finding per job, the first group as the example, with its cost."""
+    """RTC312: one finding per job, the first group as the example, with its cost."""
     servers = {s.name: s for s in topo.servers}
     crossing = []
     for group in pl.groups("tp"):
@@ -143,7 +143,7 @@ def _costs(topo: Topology, job, group) -> tuple[str, str]:
 
 
 def _device_sets(topo: Topology, job):
-    """RTC341: per server, a GPU set over several islands that one island would hold."""
+    """RTC313: per server, a GPU set over several islands that one island would hold."""
     for p in job.placements:
         ids = list(p.device_ids)
         islands = server_islands(topo, p.server)

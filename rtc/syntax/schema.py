@@ -212,7 +212,7 @@ _CLUSTER_ATTRS = {
         p_devset, repeat=True, doc="one NVLink island of a generic-gpu server",
         value="device set such as 0..3 (one line per island)",
         default="none (hardware generic-gpu: every GPU on its own, PCIe only)",
-        becomes="the GPU sets joined by NVLink (the RTC340/RTC341 island checks, the cost "
+        becomes="the GPU sets joined by NVLink (the RTC312/RTC313 island checks, the cost "
         "model's link classes)", example="nvlink_island 0..3"),
     "policy": AttrSpec(
         p_policy, repeat=True, doc="change the severity of one rule", value=_POLICY,
