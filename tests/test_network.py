@@ -58,6 +58,9 @@ PASS_FOR = {
     "RTC450": "pass-network-d1", "RTC451": "pass-network-d1", "RTC452": "pass-network-d1",
     "RTC453": "pass-network-d1", "RTC454": "pass-network-d1", "RTC455": "pass-network-d1",
     "RTC456": "pass-network-d1", "RTC457": "pass-network-d1", "RTC458": "pass-network-d1",
+    "RTC472": "pass-gpu-tp-inside-islands", "RTC473": "pass-gpu-captures-match",
+    "RTC474": "pass-gpu-captures-match", "RTC476": "pass-gpu-nccl-topo-file",
+    "RTC477": "pass-gpu-tp-inside-islands",
 }
 
 

@@ -349,7 +349,8 @@ def test_placement_rules_are_declared_and_explained():
         "RTC320": "hccs-device-set", "RTC321": "die-pair-split",
         "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model",
         "RTC340": "cost-parameter", "RTC341": "cost-model", "RTC342": "model-layout",
-        "RTC343": "weights-exceed-hbm"}
+        "RTC343": "weights-exceed-hbm",
+        "RTC312": "tp-crosses-nvlink-island", "RTC313": "gpu-set-straddles-islands"}
     for r in _placement_rules():
         for part in ("What:", "Why:", "Example:", "Fix:"):
             assert part in r.explanation, (r.code, part)

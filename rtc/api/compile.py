@@ -144,7 +144,10 @@ def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, l
     """Build, validate against the schema, and render the rank table of ``job``.
 
     Returns (text, document, diagnostics); diagnostics is non-empty (RTC003) only if the
-    table violates rtc's own schema, in which case the text must not be written."""
+    table violates rtc's own schema, in which case the text must not be written. NVIDIA GPU
+    hardware (``preset.is_gpu``) has no rank table: ``("", {}, [])``."""
+    if topology.preset.is_gpu:
+        return "", {}, []
     doc = build_rank_table(topology, job)
     problems = validate_document(doc, schema_name(doc), filename="<emitted hccl.json>")
     bad = [p for p in problems if p.severity is Severity.ERROR]

@@ -19,6 +19,7 @@ from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_
                         unused_attributes, world_size)
 from rtc.checks import a5_addresses, chip_version, one_machine
 from rtc.checks import dp_launch
+from rtc.checks import gpu_islands, nccl_env
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -40,6 +41,8 @@ CHECKS = (
     # one machine, one server entry
     one_machine,
     dp_launch,
+    # NVIDIA GPU servers: NVLink islands (RTC312, RTC313, RTC473), NCCL_IB_HCA (RTC472)
+    gpu_islands, nccl_env,
 )
 
 #: The rules of every check module.

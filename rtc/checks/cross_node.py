@@ -80,6 +80,8 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
     """The message with what the crossing costs (rtc.cost: the job's decode
     communication per token against the best layout that keeps TP inside a server) and
     the hint naming that layout; the plain hint when the cost cannot be computed."""
+    if topo.preset.is_gpu:     # NCCL's cost is RTC312's; the advisor models HCCL
+        return msg, _tp_hint(job, per_server, gpu=True)
     from rtc.cost.jobs import cross_server_tp_cost
     from rtc.cost.units import human_time
 
@@ -119,9 +121,11 @@ def _words(layout) -> str:
     return f"tp {layout.tp}" + (" with " + " and ".join(extra) if extra else "")
 
 
-def _tp_hint(job, per_server: int) -> str:
-    base = (f"every layer's AllReduce now crosses RoCE instead of HCCS; keep tp <= "
-            f"{per_server} (NPUs per server) and spread DP/PP/EP across servers")
+def _tp_hint(job, per_server: int, gpu: bool = False) -> str:
+    links, kind = ("the network instead of NVLink", "GPUs") if gpu else ("RoCE instead of HCCS",
+                                                                       "NPUs")
+    base = (f"every layer's AllReduce now crosses {links}; keep tp <= "
+            f"{per_server} ({kind} per server) and spread DP/PP/EP across servers")
     if job.tp > per_server and job.tp % per_server == 0:
         k = job.tp // per_server
         ep = "" if job.model_kind == "dense" else " and expert_parallel on"

@@ -1,4 +1,6 @@
-"""Device numbering (RTC430-RTC433): physical ids, container ids, ASCEND_RT_VISIBLE_DEVICES.
+"""Device numbering (RTC430-RTC433): physical ids, container ids, ASCEND_RT_VISIBLE_DEVICES
+(CUDA_VISIBLE_DEVICES on NVIDIA GPU servers: the same three numberings, the CUDA runtime
+renumbers the listed devices 0..n-1 in order).
 
 Three numberings meet on an Ascend server:
 
@@ -46,7 +48,8 @@ BAD_RT_VISIBLE = rule("RTC431", "bad-ascend-rt-visible-devices", "error",
     ASCEND_RT_VISIBLE_DEVICES" or places ranks on the wrong devices.
     Example: `env ASCEND_RT_VISIBLE_DEVICES = "4,5,6,7"` in a container that sees physical
     4..7 as 0..3.
-    Fix: list container ids without spaces, e.g. "0,1,2,3".""")
+    Fix: list container ids without spaces, e.g. "0,1,2,3". On NVIDIA GPU servers the
+    rule judges CUDA_VISIBLE_DEVICES the same way.""")
 NOT_COVERED = rule("RTC432", "visible-devices-not-covering", "error",
                    "ASCEND_RT_VISIBLE_DEVICES does not include all devices the job uses on a server.", """
     What: the job uses physical devices on a server whose container ids are not all in
@@ -112,7 +115,8 @@ def check(topo: Topology, plan: Plan):
 def _job(topo: Topology, job):
     """RTC431 / RTC432 for the job's ASCEND_RT_VISIBLE_DEVICES, else its RTC433 note."""
     env = env_map(job)
-    given = env.get("ASCEND_RT_VISIBLE_DEVICES")
+    var = topo.preset.visible_devices_var   # CUDA_VISIBLE_DEVICES on NVIDIA GPU servers
+    given = env.get(var)
     rows = []        # (server, physical ids, container ids, devices the runtime sees)
     for p in job.placements:
         s = p.server
@@ -121,31 +125,31 @@ def _job(topo: Topology, job):
     entries = None
     problems = False
     if given is not None:
-        entries, problems = yield from _rt_visible(job, given, rows)
+        entries, problems = yield from _rt_visible(job, given, rows, var)
     if problems or not rows:
         return
-    yield from _numbering(job, given, rows, entries)
+    yield from _numbering(job, given, rows, entries, var)
 
 
-def _rt_visible(job, given, rows):
+def _rt_visible(job, given, rows, var: str):
     """RTC431 / RTC432 for the job's ASCEND_RT_VISIBLE_DEVICES ``given`` (text, span):
     malformed, naming devices beyond what a server's runtime sees, not covering the
     devices the job uses. Returns (the listed ids, whether anything was reported)."""
     text, span = given
     parsed = parse_visible_devices(text)
     if parsed.problem:
-        yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES=\"{text}\": "
+        yield error(BAD_RT_VISIBLE, f"job {job.name}: {var}=\"{text}\": "
                     f"{parsed.problem}", _at(span, parsed.offset, text),
                     subject=f"job {job.name}",
                     hint="write container device ids separated by commas, no spaces, each "
                          "once, e.g. \"0,1,2,3\" (quote the value)")
     entries = list(parsed.ids)
-    beyond = yield from _beyond(job, span, entries, rows)
-    uncovered = yield from _not_covered(job, text, span, entries, rows)
+    beyond = yield from _beyond(job, span, entries, rows, var)
+    uncovered = yield from _not_covered(job, text, span, entries, rows, var)
     return entries, bool(parsed.problem) or beyond or uncovered
 
 
-def _beyond(job, span, entries: list, rows: list):
+def _beyond(job, span, entries: list, rows: list, var: str):
     """RTC431: entries at or past the device count of the server whose runtime sees the
     fewest devices. Returns whether it reported."""
     limits = {count for _, _, _, count in rows}
@@ -161,17 +165,16 @@ def _beyond(job, span, entries: list, rows: list):
         phys = (f"; {ids_text(beyond)} look like physical ids: the container sees "
                 f"physical {ids_text(s0.visible_devices)} as "
                 f"0..{len(s0.visible_devices) - 1}")
-    yield error(BAD_RT_VISIBLE, f"job {job.name}: ASCEND_RT_VISIBLE_DEVICES names "
+    yield error(BAD_RT_VISIBLE, f"job {job.name}: {var} names "
                 f"device{'s' if len(beyond) > 1 else ''} {ids_text(beyond)}, but "
                 f"{s0.name}'s runtime sees only {limit} device"
                 f"{'s' if limit != 1 else ''} (0..{limit - 1}){phys}", span,
                 subject=f"job {job.name}, server {s0.name}",
-                hint="ASCEND_RT_VISIBLE_DEVICES lists container ids, not physical "
-                     "ids")
+                hint=f"{var} lists container ids, not physical ids")
     return True
 
 
-def _not_covered(job, text: str, span, entries: list, rows: list):
+def _not_covered(job, text: str, span, entries: list, rows: list, var: str):
     """RTC432: the first server with devices of the job whose container ids are not all
     in ``entries`` (the other such servers counted). Returns whether it reported."""
     missing_rows = []
@@ -188,7 +191,7 @@ def _not_covered(job, text: str, span, entries: list, rows: list):
                 f"{'s' if len(lacking) > 1 else ''} {ids_text(p for p, _ in lacking)}"
                 + (f" (container id{'s' if len(renumbered) > 1 else ''} "
                    f"{ids_text(c for _, c in renumbered)})" if renumbered else "")
-                + f", which ASCEND_RT_VISIBLE_DEVICES=\"{text}\" does not include"
+                + f", which {var}=\"{text}\" does not include"
                 + (f" (and {more} more server{'s' if more > 1 else ''})" if more else ""),
                 span, subject=f"job {job.name}, server {s.name}",
                 related=[Related(s.span_of("devices"), f"{s.name}'s devices")],
@@ -196,7 +199,7 @@ def _not_covered(job, text: str, span, entries: list, rows: list):
     return True
 
 
-def _numbering(job, given, rows: list, entries: list | None):
+def _numbering(job, given, rows: list, entries: list | None, var: str):
     """RTC433: physical -> container -> process ids on the job's first server, unless
     the three numberings are the same."""
     s, phys, cont, _count = rows[0]
@@ -209,7 +212,7 @@ def _numbering(job, given, rows: list, entries: list | None):
                  f"{ids_text(s.visible_devices)})" if s.visible_devices is not None
                  else " = container (same ids)")
         if entries is not None:
-            line += f" = process {ids_text(procs)} (ASCEND_RT_VISIBLE_DEVICES={given[0]})"
+            line += f" = process {ids_text(procs)} ({var}={given[0]})"
     else:
         line = _mapping_list(phys, cont, procs)
     others = len(rows) - 1

@@ -51,6 +51,8 @@ NOT_JUDGED = rule("RTC412", "reachability-not-judged", "note",
 
 
 def check(topo: Topology, plan: Plan):
+    if topo.preset.is_gpu:
+        return   # NCCL reaches peers through the host / IB network: no device IPs (RTC512)
     yield from _not_judged(topo)
     if not any(d.device_ip is not None and d.prefix is not None
                for s in topo.servers for d in s.devices):

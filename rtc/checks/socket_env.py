@@ -31,11 +31,13 @@ BAD_HCCL_IFNAME = rule("RTC453", "bad-hccl-socket-ifname", "error",
     Why: HCCL matches nothing (or everything) and falls back to the first NIC by name
     order, which may not reach the other nodes: the root-info exchange times out.
     Example: `env HCCL_SOCKET_IFNAME = "eth0, eth1"`.
-    Fix: e.g. `env HCCL_SOCKET_IFNAME = "=eno0"`, or leave it out (rtc sets HCCL_IF_IP).""")
+    Fix: e.g. `env HCCL_SOCKET_IFNAME = "=eno0"`, or leave it out (rtc sets HCCL_IF_IP).
+    On NVIDIA GPU servers the same rule judges NCCL_SOCKET_IFNAME (same syntax).""")
 IFNAME_MISMATCH = rule("RTC454", "ifname-not-server-nic", "warning",
                        "A socket interface variable does not select the server's declared NIC.", """
-    What: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME or HCCL_SOCKET_IFNAME names (or selects)
-    interfaces that do not include the `nic` declared for a server of the job.
+    What: GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME or HCCL_SOCKET_IFNAME (NCCL_SOCKET_IFNAME on
+    NVIDIA GPU servers) names (or selects) interfaces that do not include the `nic`
+    declared for a server of the job.
     Why: bootstrap traffic then leaves through another interface (or none on that server),
     and the nodes cannot reach each other's sockets.
     Example: `env GLOO_SOCKET_IFNAME = eth0` for servers with `nic eno0`.
@@ -48,7 +50,8 @@ NOT_READ = rule("RTC455", "env-not-read-by-hccl", "note",
     fix something.
     Example: `env HCCL_P2P_DISABLE = 1`, `env NCCL_SOCKET_IFNAME = eno0`.
     Fix: remove it, or use the HCCL equivalent (HCCL_SOCKET_IFNAME, HCCL_INTRA_ROCE_ENABLE
-    ...).""")
+    ...). On NVIDIA GPU servers the other way round: HCCL_* / ASCEND_* variables are not
+    read by NCCL or CUDA.""")
 
 BAD_ENV_NAME = rule("RTC457", "bad-env-name", "error",
                     "An `env` name is not a valid environment variable name.", """
@@ -101,19 +104,21 @@ def check(topo: Topology, plan: Plan):
                 names = text.split(",")
                 yield from _mismatch(job, var, text, span, servers,
                                      lambda nic, names=names: nic in names)
-        if "HCCL_SOCKET_IFNAME" in env:
-            text, span = env["HCCL_SOCKET_IFNAME"]
+        # NCCL_SOCKET_IFNAME has HCCL_SOCKET_IFNAME's syntax (reference targets.md 6).
+        var = "NCCL_SOCKET_IFNAME" if topo.preset.is_gpu else "HCCL_SOCKET_IFNAME"
+        if var in env:
+            text, span = env[var]
             spec = parse_socket_ifname(text)
             if spec.problem:
-                yield error(BAD_HCCL_IFNAME, f"job {job.name}: HCCL_SOCKET_IFNAME=\"{text}\": "
+                yield error(BAD_HCCL_IFNAME, f"job {job.name}: {var}=\"{text}\": "
                             f"{spec.problem}", span, subject=f"job {job.name}",
                             hint="write a comma list of NIC names (prefixes), led by `=` for "
                                  "exact names and/or `^` to exclude, e.g. \"=eno0\" or "
                                  "\"^docker,lo\" (quote the value)")
             else:
-                yield from _mismatch(job, "HCCL_SOCKET_IFNAME", text, span, servers, spec.selects)
+                yield from _mismatch(job, var, text, span, servers, spec.selects)
         for name, (text, span) in env.items():
-            why = _not_read(name)
+            why = _not_read_gpu(name) if topo.preset.is_gpu else _not_read(name)
             if why:
                 yield note(NOT_READ, f"job {job.name}: {name} {why}", span,
                            subject=f"job {job.name}",
@@ -156,6 +161,13 @@ def _mismatch(job, var: str, text: str, span, servers, selects):
                   f"NIC {s.nic}" + (f" (nor that of {more} more server{'s' if more > 1 else ''})"
                                     if more else ""), span, subject=f"job {job.name}",
                   hint=f"use the declared NIC ({s.nic}), or correct the servers' `nic`")
+
+
+def _not_read_gpu(name: str) -> str | None:
+    """On NVIDIA GPU servers: HCCL / Ascend variables that NCCL and CUDA do not read."""
+    if name.startswith("HCCL_") or name.startswith("ASCEND_"):
+        return "is an HCCL / Ascend variable; NCCL and the CUDA runtime do not read it"
+    return None
 
 
 def _not_read(name: str) -> str | None:

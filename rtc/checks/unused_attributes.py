@@ -15,6 +15,10 @@ attribute               has no effect
 ``dcp``                 on a job that is not vLLM (only vLLM has decode context parallel)
 ``super_pod``,          on hardware without super pods (A2, 910A, generic): the rank table
 ``super_device_id``     is version 1.0 and carries neither
+``device_ip``,          on NVIDIA GPU hardware: there is no rank table, and NCCL finds its
+``gateway``, ``prefix`` peers through the host network and the HCAs
+``ib_hca``,             on Ascend hardware: HCCL uses the NPUs' own RoCE ports (device_ip)
+``nccl_topo_file``
 ======================  ===================================================================
 """
 
@@ -46,6 +50,8 @@ def check(topo: Topology, plan: Plan):
                           subject=f"job {job.name}", hint=f"remove `{key}`, or " + _FIX[key])
     if not topo.preset.super_pod and topo.origin == "description":  # tables: RTC636
         yield from _super_pod_attributes(topo)
+    if topo.origin == "description":
+        yield from _vendor_attributes(topo)
 
 
 _FIX = {"kv_connector": "pair the job (`role prefill` / `role decode`, or a disaggregation "
@@ -90,6 +96,24 @@ def _super_pod_attributes(topo: Topology):
                               f"{topo.preset.ranktable_version})", s.spans[attr],
                               subject=s.label, hint=f"remove `{attr}`, or use hardware "
                                                     "atlas-800-a3")
+
+
+def _vendor_attributes(topo: Topology):
+    """RTC512 once per server block for attributes of the other vendor's hardware."""
+    gpu = topo.preset.is_gpu
+    attrs = ("device_ip", "gateway", "prefix") if gpu else ("ib_hca", "nccl_topo_file")
+    why = ("NVIDIA GPU servers have no rank table; NCCL reaches its peers over the host "
+           "network and the HCAs" if gpu else
+           "HCCL uses the NPUs' own RoCE ports (device_ip), not host HCAs")
+    seen: set = set()
+    for s in topo.servers:
+        key = s.family or s.name
+        for attr in attrs:
+            if attr in s.spans and (key, attr) not in seen:
+                seen.add((key, attr))
+                yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect on "
+                              f"{topo.preset.name}: {why}", s.spans[attr], subject=s.label,
+                              hint=f"remove `{attr}`")
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).

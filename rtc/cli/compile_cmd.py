@@ -66,6 +66,9 @@ def compile_command(
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
+    NVIDIA GPU hardware has no rank table: use --out-dir (env files, launch and
+    preflight scripts, plan.json, diagrams).
+
     Nothing is written when there is any error; an existing output is left untouched.
     With --out-dir every file is written, or none is replaced.
 
@@ -192,6 +195,13 @@ def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -
     ``hccl-<job>.json`` per job in ``--out-dir``); exit 2 on an RTC003 self-check failure."""
     from rtc.api import rank_table
 
+    if result.topology.preset.is_gpu:  # NCCL has no rank table: env, scripts, diagrams
+        if out_dir is None:
+            out(list(result.diagnostics), result.sources, quiet=True)
+            fail_usage(f"hardware {result.topology.preset.name} is an NVIDIA GPU server: "
+                       "there is no rank table to write with -o / --stdout",
+                       "write the env files, launch and preflight scripts with --out-dir DIR")
+        return []
     tables = []
     for j in jobs:
         text, _doc, problems = rank_table(result.topology, j)

@@ -34,27 +34,41 @@ def report_command(
 
       rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
     """
-    from rtc.diagnostics import Severity, sorted_diagnostics
     from rtc.preflight.findings import analyse
     from rtc.preflight.results import load_results
 
-    if fmt not in ("text", "json"):
-        fail_usage(f"--format must be text or json (not '{fmt}')")
+    _check_format(fmt)
     missing = [p for p in results if not p.exists()]
     folders = [load_results(str(p)) for p in results if p.exists()]
     diags, matrix, texts = analyse(folders)
+    text = matrix.text() if any(r.problem is None for r in folders) else ""  # none unread
+    _finish(missing, diags, texts, fmt, strict, text,
+            lambda ds: {"servers": [r.server for r in folders], "matrix": matrix.to_dict(),
+                        "diagnostics": [d.to_dict() for d in ds]})
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in ("text", "json"):
+        fail_usage(f"--format must be text or json (not '{fmt}')")
+
+
+def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: bool, text: str,
+            document) -> None:
+    """Report ``diags`` (RTC001 for each ``missing`` path first; ``--strict`` applied): the
+    JSON ``document(diags)`` on stdout, or ``text`` then the findings; exit 2 when a path
+    was missing, else 1 on problems."""
+    from rtc.diagnostics import Severity, sorted_diagnostics
+
     diags = sorted_diagnostics(_missing(missing) + diags)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
     if fmt == "json":
-        typer.echo(json.dumps({"servers": [r.server for r in folders],
-                               "matrix": matrix.to_dict(),
-                               "diagnostics": [d.to_dict() for d in diags]}, indent=2))
+        typer.echo(json.dumps(document(diags), indent=2))
         report(diags, texts, quiet=True) if diags else None
     else:
-        if any(r.problem is None for r in folders):  # no matrix when nothing could be read
-            typer.echo(matrix.text(), nl=False)
+        if text:
+            typer.echo(text, nl=False)
         report(diags, texts)
     if missing:
         raise typer.Exit(2)
@@ -70,3 +84,42 @@ def _missing(paths: list[Path]) -> list:
                   hint="pass the folders the preflight scripts wrote "
                        "(default preflight-results/SERVER)")
             for p in paths]
+
+
+@preflight_app.command("nccl")
+def nccl_command(
+    results: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results folders of GPU "
+                                         "servers (written by preflight-<server>.sh), or "
+                                         "all_reduce_perf output files."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Read nccl-tests results of NVIDIA GPU servers: busbw per message size, compared with
+    the bus bandwidth rtc's cost model expects (RTC570), the captured NVLink islands against
+    the plan's (RTC571), failed commands (RTC572), damaged output (RTC575). Exit 1 when
+    anything is wrong, 2 when a path does not exist (RTC001).
+
+    Example:
+
+      rtc compile gpu.rtc --out-dir build/ ; (on each server) build/preflight-gpu-01.sh
+
+      rtc preflight nccl preflight-results/gpu-01 preflight-results/gpu-02
+    """
+    from rtc.preflight.nccl import judge, table
+
+    _check_format(fmt)
+    missing = [p for p in results if not p.exists()]
+    judged = [judge(str(p)) for p in results if p.exists()]
+    texts = {k: v for r, _d in judged for k, v in r.texts.items()}
+    _finish(missing, [d for _r, ds in judged for d in ds], texts, fmt, strict,
+            "".join(table(r) for r, _d in judged),
+            lambda ds: {"results": [_nccl_json(r) for r, _d in judged],
+                        "diagnostics": [d.to_dict() for d in ds]})
+
+
+def _nccl_json(r) -> dict:
+    rows = [] if r.run is None else [
+        {"size": x.size, "time_us": x.time, "algbw_gbps": x.algbw, "busbw_gbps": x.busbw,
+         "in_place_busbw_gbps": x.in_busbw, "wrong": x.wrong} for x in r.run.rows]
+    return {"server": r.label, "gpus": r.run.gpus if r.run else None,
+            "expected_busbw_gbps": r.expected, "expected_link": r.link, "rows": rows}

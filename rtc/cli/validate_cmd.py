@@ -109,6 +109,10 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
         close = difflib.get_close_matches(hardware, list(presets()), n=1)
         fail_usage(f"unknown --hardware '{hardware}'",
                    (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
+    if hardware is not None and presets()[hardware].is_gpu:
+        fail_usage(f"--hardware {hardware} is an NVIDIA GPU preset: GPU servers have no HCCL "
+                   "rank table to validate", "give an Ascend preset, or check a GPU cluster's "
+                   ".rtc file with `rtc check`")
     if schema is not None and schema not in FORMS:
         close = difflib.get_close_matches(schema, FORMS, n=1)
         fail_usage(f"unknown --schema '{schema}'",

@@ -18,8 +18,11 @@ job's environment) turns a pair of sites into a link class (reference ``cost-mod
 ``pcie-gen4/5``    fall-back paths with parameters, for hardware that uses them
 =================  ============================================================
 
-The names in :data:`RESERVED_CLASSES` (NVLink, NVSwitch, InfiniBand) are kept for the
-GPU presets of a later issue; nothing maps to them yet.
+On NVIDIA GPU presets (``family`` ``nvidia``) the same rules give: two GPUs of one NVLink
+island -> the chip's NVLink class (``nvlink3`` / ``nvlink4`` / ``nvlink5`` through
+NVSwitch, ``nvlink-bridge`` for bridged PCIe pairs); of different islands -> ``sys`` or
+``pcie-gen4`` (the cross-group link); other servers -> the NIC (``ib-hdr``, ``ib-ndr``,
+``eth-100g``). The NCCL ring model over them is :mod:`rtc.cost.nccl`.
 """
 
 from __future__ import annotations
@@ -50,8 +53,9 @@ ASCEND_CLASSES: tuple[str, ...] = (LOCAL, SIO_A3, HCCS_A3, UB_A3, HCCS_910B, HCC
                                    XRING_910A, PCIE_GEN5, PCIE_GEN4, ROCE_400GE,
                                    ROCE_200GE, ROCE_100GE)
 
-#: Names kept for GPU presets (a later issue); no parameters yet.
-RESERVED_CLASSES: tuple[str, ...] = ("nvlink", "nvswitch", "ib-hdr", "ib-ndr")
+#: The NVIDIA link classes (parameters in links.toml, set ``nominal``), fastest first.
+GPU_CLASSES: tuple[str, ...] = ("nvlink5", "nvls-h100", "nvlink4", "nvlink3", "nvlink-bridge",
+                                "sys", "ib-ndr", "ib-hdr", "eth-100g")
 
 #: NIC speed -> RoCE link class.
 NIC_CLASSES: dict[str, str] = {"100ge": ROCE_100GE, "200ge": ROCE_200GE,
@@ -92,6 +96,8 @@ class Hardware:
     rdma_lite: bool = True
     hccs_inter_disabled: bool = False
     hbm: float = 0.0
+    nvls_link: str | None = None
+    nics_per_server: int = 0
 
     def die_pair_of(self, device: int) -> int | None:
         """Index of the die pair (package) holding ``device`` (None without pairs)."""
@@ -135,7 +141,8 @@ def hardware_of(preset: Preset, *, env: Iterable | Mapping | None = None,
     Link classes per chip come from ``links.toml`` ``[chips.*]`` (reference §1.1)."""
     chip = chip_links(preset.chip)
     count = devices_per_server or preset.devices_per_server
-    groups = preset.hccs_groups or ((tuple(range(count)),) if count else ())
+    groups = preset.nvlink_islands or preset.hccs_groups or (
+        (tuple(range(count)),) if count else ())
     disabled = (env_value(env, "HCCL_INTER_HCCS_DISABLE") or "").strip().upper() == "TRUE"
     nic_class = chip.nic if nic is None else NIC_CLASSES.get(nic.lower(), nic)
     return Hardware(preset=preset.name, family=chip.family, devices_per_server=count,
@@ -144,7 +151,8 @@ def hardware_of(preset: Preset, *, env: Iterable | Mapping | None = None,
                     super_pod_link=chip.super_pod_link if preset.super_pod else None,
                     cross_group_link=chip.cross_group_link, hccs_groups=groups,
                     die_pairs=preset.die_pairs, rdma_lite=chip.rdma_lite,
-                    hccs_inter_disabled=disabled, hbm=preset.hbm_gb * 1e9)
+                    hccs_inter_disabled=disabled, hbm=preset.hbm_gb * 1e9,
+                    nvls_link=chip.nvls_link, nics_per_server=preset.nics_per_server)
 
 
 def _same_server_class(hw: Hardware, a: int, b: int) -> str:

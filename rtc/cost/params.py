@@ -56,6 +56,9 @@ class LinkParams:
     share: str
     port: str
     source: str
+    #: measured / line rate (NCCL classes; 1.0 for the Ascend classes, whose sets hold
+    #: the planning values directly).
+    efficiency: float = 1.0
 
     @property
     def beta(self) -> float:
@@ -96,6 +99,8 @@ class ChipLinks:
     cross_group_link: str | None
     rdma_lite: bool
     source: str
+    #: NVIDIA NVSwitch boards: the NVLS (in-network AllReduce) class, when measured.
+    nvls_link: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,9 +150,13 @@ def _link_row(set_name: str, name: str, row: dict) -> LinkParams:
     bandwidth = parse_quantity(row["bandwidth"], "bandwidth", what=f"{what} bandwidth")
     if bandwidth <= 0:
         raise ParamError(f"{what}: bandwidth must be above 0")
+    efficiency = float(row.get("efficiency", 1.0))
+    if not 0 < efficiency <= 1:
+        raise ParamError(f"{what}: efficiency must be in (0, 1]")
     return LinkParams(name=name, bandwidth=bandwidth,
                       alpha=parse_quantity(row["alpha"], "duration", what=f"{what} alpha"),
-                      share=share, port=row.get("port", name), source=row["source"])
+                      share=share, port=row.get("port", name), source=row["source"],
+                      efficiency=efficiency)
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,7 +183,8 @@ def chip_links(chip: str) -> ChipLinks:
                      nic=row["nic"], die_pair_link=row.get("die_pair_link"),
                      super_pod_link=row.get("super_pod_link"),
                      cross_group_link=row.get("cross_group_link"),
-                     rdma_lite=bool(row.get("rdma_lite", False)), source=row["source"])
+                     rdma_lite=bool(row.get("rdma_lite", False)), source=row["source"],
+                     nvls_link=row.get("nvls_link"))
 
 
 @functools.lru_cache(maxsize=None)

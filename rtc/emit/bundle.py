@@ -11,13 +11,17 @@ jobs use the server):
 ``S.env``                   the node's environment (:mod:`rtc.emit.env_file`)
 ``S.sh``                    the node's launch script (:mod:`rtc.emit.launch_script`); not
                             written when the job cannot be launched as described (RTC509)
-``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`)
-``calibrate.sh``            HCCL Test runs for ``rtc calibrate`` (:mod:`rtc.emit.calibrate_script`)
+``preflight-S.sh``          the server's preflight checks (:mod:`rtc.emit.preflight_script`;
+                            NVIDIA GPU servers: :mod:`rtc.emit.gpu_preflight_script`)
+``calibrate.sh``            HCCL Test runs for ``rtc calibrate`` (:mod:`rtc.emit.calibrate_script`;
+                            not on NVIDIA GPU servers, whose preflight runs nccl-tests)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``topo-S.json``             Ascend 950: the server's topology file (:mod:`rtc.emit.hccl_v2`)
 ``global-ranktable.json``   with ``global_table``: the MindCluster / MindIE global table of
                             each prefill/decode pair (:mod:`rtc.emit.global_ranktable`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
+``nccl-topo-S.xml``         NVIDIA GPU servers with ``nccl_topo_file on``: NCCL_TOPO_FILE
+                            (:mod:`rtc.emit.nccl_topo_xml`)
 ==========================  ================================================================
 
 Everything here is rendered from the plan (:class:`rtc.plan.Plan`): the launches and port
@@ -82,15 +86,46 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     _add_topo_files(b, topo, jobs)
     if global_table:
         _add_global_tables(b, topo, plan.pairs, real)
-    b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
-    for sp in b.preflight:
-        b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
-    runs = plan_calibration(topo, real)
-    if runs:
-        b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
+    if topo.preset.is_gpu:
+        _add_gpu_preflight(b, topo, real)
+    else:
+        b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
+        for sp in b.preflight:
+            b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+        runs = plan_calibration(topo, real)
+        if runs:
+            b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
     if with_plan_json:
         _add_plan_json(b, topo, plan)
     return b
+
+
+def _add_gpu_preflight(b: Bundle, topo: Topology, real: list[Job]) -> None:
+    """NVIDIA GPU servers: nccl-tests preflight scripts (:mod:`rtc.emit.gpu_preflight_script`)."""
+    from rtc.emit import gpu_preflight_script
+    from rtc.plan.gpu_preflight import plan_gpu_preflight
+
+    for gp in plan_gpu_preflight(topo, real):
+        b.add(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(gp, b.source), 0o755)
+        _add_topo_file(b, gp)
+
+
+def _add_topo_file(b: Bundle, gp) -> None:
+    """``nccl-topo-<server>.xml`` (:mod:`rtc.emit.nccl_topo_xml`) when the server asks for it;
+    an RTC003 diagnostic when the captures cannot describe its GPUs (nothing is written)."""
+    from rtc.emit import nccl_topo_xml
+    from rtc.plan.node_env import nccl_topo_name
+
+    name = nccl_topo_name(gp.server)
+    if name is None:
+        return
+    inv = gp.server.inventory_facts
+    try:
+        b.add(name, nccl_topo_xml.render(inv.gpu_topo, inv.gpu_list, gp.gpus))
+    except ValueError as exc:
+        b.diagnostics.append(error(SCHEMA_SELF, f"cannot write {name}: {exc}", None,
+                                   hint="check the server's nvidia-smi captures, or remove "
+                                        "`nccl_topo_file on`"))
 
 
 def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:

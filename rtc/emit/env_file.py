@@ -15,7 +15,7 @@ import os
 import shlex
 
 from rtc.model.topology import Topology
-from rtc.plan.node_env import IFNAME_VARS, EnvVar, NodeEnv
+from rtc.plan.node_env import GPU_IFNAME_VARS, IFNAME_VARS, EnvVar, NodeEnv
 
 
 def shell_value(v: EnvVar) -> str:
@@ -53,7 +53,8 @@ def render(ne: NodeEnv, source: str) -> str:
              "# shellcheck shell=bash"]
     job_part = False
     for v in ne.variables:
-        if v.origin == "job" and v.name not in IFNAME_VARS and not job_part:
+        if v.origin == "job" and v.name not in IFNAME_VARS + GPU_IFNAME_VARS \
+                and v.name != "NCCL_IB_HCA" and not job_part:
             lines.append(f"# job {job.name}: env")
             job_part = True
         if literal_dollar(v):

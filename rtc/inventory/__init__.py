@@ -45,6 +45,11 @@ RTC489   warning   A device with no value: ``ipaddr:`` empty, ``address_2=`` emp
                    table. Fix: configure it (``hccn_tool -i 2 -ip -s address A netmask M``)
                    or leave the device out.
 =======  ========  ==========================================================================
+
+NVIDIA GPU servers: :mod:`.nvidia_smi` reads ``nvidia-smi topo -m`` (the GPU x GPU / NIC
+link matrix, NVLink islands) and ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid
+--format=csv`` (RTC474 for bad captures); :mod:`.nccl_tests` reads nccl-tests output
+(``all_reduce_perf``; RTC575).
 """
 
 from ._common import Fact

@@ -7,6 +7,10 @@ that reads a directory of captures.
 * a ``| NPU  Name | Health |`` box -> ``npu-smi info``; a ``NPU0 NPU1 ... CPU Affinity``
   matrix -> ``npu-smi info -t topo``; a ``NPU ID  Chip ID  Chip Logic ID  Chip Name`` table ->
   ``npu-smi info -m`` (several of these may sit in one mixed capture);
+* an ``nvidia-smi topo -m`` matrix (``GPU0 GPU1 ... CPU Affinity``) and an
+  ``index, name, pci.bus_id, uuid`` csv table (``nvidia-smi --query-gpu``) -> the GPU
+  topology and GPU list of an NVIDIA server (:mod:`rtc.inventory.nvidia_smi`; the first
+  file in name order wins);
 * hccn_tool output lines (``ipaddr:``, ``link status:`` ...) or ``hccn_tool`` command lines ->
   hccn_tool, with the device taken from the file name when the file is per device
   (``ip_3.txt``, ``dev3_link.txt``);
@@ -45,9 +49,11 @@ from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 from . import hccn_conf as _conf
 from . import hccn_tool as _tool
 from . import npu_smi as _smi
+from . import nvidia_smi as _nv
 from ._common import Fact, display_name, read_text, split_lines
 from .hccn_tool import HccnToolOutput, PingResult
 from .npu_smi import ChipMap, NpuSmiInfo, TopoMatrix
+from .nvidia_smi import GpuList, GpuTopo
 from rtc.inventory.rules import DEVICE_ATTRIBUTION, SOURCES_DISAGREE, UNKNOWN_FILE, UNREADABLE
 
 __all__ = ["Fact", "DeviceFacts", "ServerInventory", "load_inventory_dir", "load_inventory_files",
@@ -116,6 +122,9 @@ class ServerInventory:
     npu_info: NpuSmiInfo | None = None
     conf: _conf.HccnConf | None = None
     files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: NVIDIA GPU servers: ``nvidia-smi topo -m`` and ``--query-gpu`` captures.
+    gpu_topo: GpuTopo | None = None
+    gpu_list: GpuList | None = None
 
     def device(self, device_id: int) -> DeviceFacts:
         """The record of a device (created empty when nothing is known yet)."""
@@ -161,6 +170,10 @@ def detect_kinds(name: str, text: str) -> list[str]:
         kinds.append("npu_smi_topo")
     if _smi.find_chip_map(lines) is not None:
         kinds.append("npu_smi_chips")
+    if _nv.find_gpu_topo(lines) is not None:
+        kinds.append("nvidia_smi_topo")
+    if _nv.find_gpu_list(lines) is not None:
+        kinds.append("nvidia_smi_gpus")
     if any(_TOOL_RECORD.match(l) for l in lines) or any(
             (info := _tool.command_line_info(l)) is not None and info[0] == "hccn_tool" for l in lines):
         kinds.append("hccn_tool")
@@ -219,6 +232,8 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     topos: list[TopoMatrix] = []
     chip_maps: list[ChipMap] = []
     infos: list[NpuSmiInfo] = []
+    gpu_topos: list[GpuTopo] = []
+    gpu_lists: list[GpuList] = []
 
     for path in paths:
         file = os.fspath(path)
@@ -241,21 +256,17 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
                      "(e.g. `hccn_tool -i 0 -ip -g > ip_0.txt`, `npu-smi info -t topo > npu_smi_topo.txt`)",
             ))
             continue
-        consumed: set[int] = set()
         if "hccn_conf" in kinds:
             conf, d = _conf.parse_hccn_conf(text, file)
             diags.extend(d)
             confs.append(conf)
             continue
-        for kind, parse, bucket in (("npu_smi_info", _smi.parse_npu_smi_info, infos),
-                                    ("npu_smi_topo", _smi.parse_npu_smi_topo, topos),
-                                    ("npu_smi_chips", _smi.parse_npu_smi_chip_map, chip_maps)):
-            if kind in kinds:
-                res, d = parse(text, file)
-                diags.extend(d)
-                if res is not None:
-                    bucket.append(res)
-                    consumed.update(res.lines)
+        consumed = _parse_tables(kinds, text, file, (
+            ("npu_smi_info", _smi.parse_npu_smi_info, infos),
+            ("npu_smi_topo", _smi.parse_npu_smi_topo, topos),
+            ("npu_smi_chips", _smi.parse_npu_smi_chip_map, chip_maps),
+            ("nvidia_smi_topo", _nv.parse_gpu_topo, gpu_topos),
+            ("nvidia_smi_gpus", _nv.parse_gpu_list, gpu_lists)), diags)
         if "hccn_tool" in kinds:
             device = _tool.device_from_filename(file)
             out, d = _tool.parse_hccn_tool(text, file, device=device, ignore_lines=consumed,
@@ -268,6 +279,8 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.chips = _pick_one(chip_maps, "npu-smi info -m table", _chips_key, diags)
     inv.npu_info = _pick_one(infos, "npu-smi info table", _info_key, diags)
     inv.conf = confs[0] if confs else None
+    inv.gpu_topo = gpu_topos[0] if gpu_topos else None
+    inv.gpu_list = gpu_lists[0] if gpu_lists else None
     _check_positional_counts(tools, diags)
     return inv, diags
 
@@ -278,6 +291,20 @@ def _is_vnic_file(file: str, text: str) -> bool:
     stem = os.path.splitext(os.path.basename(file))[0].lower()
     return "vnic" in stem and not any(_tool.command_line_info(l) is not None
                                       for l in split_lines(text))
+
+
+def _parse_tables(kinds: list[str], text: str, file: str, parsers, diags: list) -> set[int]:
+    """Run the table parsers of ``kinds`` on one file; each result goes to its bucket.
+    Returns the lines the tables took (not hccn_tool output)."""
+    consumed: set[int] = set()
+    for kind, parse, bucket in parsers:
+        if kind in kinds:
+            res, d = parse(text, file)
+            diags.extend(d)
+            if res is not None:
+                bucket.append(res)
+                consumed.update(res.lines)
+    return consumed
 
 
 def _merge_devices(inv: ServerInventory, tools: list[HccnToolOutput], confs: list[_conf.HccnConf],

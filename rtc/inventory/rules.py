@@ -1,4 +1,5 @@
-"""The rules of the inventory parsers (RTC480-RTC489): the parsers of this package report
+"""The rules of the inventory parsers (RTC480-RTC489; the NVIDIA GPU captures' RTC474 and
+RTC575 are declared in nvidia_smi.py and nccl_tests.py): the parsers of this package report
 these, ``rtc rules`` lists them and ``rtc explain`` explains them."""
 
 from rtc.rules import rule

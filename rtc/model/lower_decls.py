@@ -104,12 +104,35 @@ def _cluster(decls: list[Decl], files: dict,
         return c, None
     if preset.devices_per_server == 0:
         if c.devices_per_server is None:
-            diags.append(error(MISSING_ATTRIBUTE, "hardware generic needs "
+            diags.append(error(MISSING_ATTRIBUTE, f"hardware {preset.name} needs "
                                "`devices_per_server`", c.span_of("hardware"),
                                hint="add e.g. `devices_per_server 8`"))
             return c, None
-        preset = preset.with_devices(c.devices_per_server)
-    return c, preset
+        preset = preset.with_devices(c.devices_per_server, c.nvlink_island)
+    return c, _islands_checked(c, preset, diags)
+
+
+def _islands_checked(c, preset, diags: list[Diagnostic]):
+    """``nvlink_island`` lines are for hardware generic-gpu only, each GPU in at most one
+    island and inside 0..devices_per_server-1 (RTC200 at the line; the preset is kept)."""
+    if not c.nvlink_island:
+        return preset
+    span = c.span_of("nvlink_island")
+    if preset.name != "generic-gpu":
+        diags.append(error(CLUSTER, f"`nvlink_island` is for hardware generic-gpu; "
+                           f"{preset.name} has its islands built in", span,
+                           hint="remove the nvlink_island lines, or use hardware generic-gpu"))
+        return preset
+    seen: set[int] = set()
+    for island in c.nvlink_island:
+        bad = [d for d in island if d in seen or d >= preset.devices_per_server]
+        seen.update(island)
+        if bad:
+            diags.append(error(CLUSTER, f"nvlink_island {', '.join(map(str, island))}: GPU "
+                               f"{bad[0]} is in another island or not below devices_per_server "
+                               f"{preset.devices_per_server}", span,
+                               hint="give each GPU to one island, ids 0..devices_per_server-1"))
+    return preset
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).

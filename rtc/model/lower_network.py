@@ -4,7 +4,8 @@
 
 * ``network`` / ``fabric`` blocks -> :attr:`Topology.networks` / :attr:`Topology.fabrics`;
 * server ``visible_devices`` -> :attr:`Server.visible_devices`, and where device_ip /
-  gateway / prefix come from (:attr:`Server.address_sources`);
+  gateway / prefix come from (:attr:`Server.address_sources`); on NVIDIA GPU servers
+  ``ib_hca`` and ``nccl_topo_file`` -> :attr:`Server.ib_hca`, :attr:`Server.nccl_topo_file`;
 
 :func:`lower_inventory`:
 
@@ -45,6 +46,9 @@ def lower_networks(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) -
             continue
         if decl.visible_devices is not None:
             s.visible_devices = list(decl.visible_devices)
+        if decl.ib_hca is not None:
+            s.ib_hca = tuple(decl.ib_hca)
+        s.nccl_topo_file = bool(decl.nccl_topo_file)
         for key in ("device_ip", "gateway"):
             plan = getattr(decl, key)
             if plan is not None:

@@ -5,6 +5,10 @@ fabric (HCCS groups, A3 die pairs), the rank table version (1.0, 1.2 or 2.0) and
 multi-server tables need device IPs. Ascend 950 presets (rank table 2.0) add the dies per
 NPU, the UB ports of the in-server mesh and their network levels (:class:`NetLevel`).
 Sources are cited in the TOML file.
+
+NVIDIA GPU presets (``vendor = "nvidia"``) have no rank table (``ranktable_version``
+``"none"``); their intra-server fabric is ``nvlink_islands`` (the GPU sets joined by
+NVLink) and their NIC count ``nics_per_server``.
 """
 
 from __future__ import annotations
@@ -74,9 +78,40 @@ class Preset:
     def is_a5(self) -> bool:
         """True for Ascend 950 hardware (rank table 2.0 and a topology file)."""
         return self.ranktable_version == "2.0"
+    #: ``ascend`` or ``nvidia``.
+    vendor: str = "ascend"
+    #: NVIDIA: the GPU sets joined by NVLink (one set per island; singletons: PCIe only).
+    nvlink_islands: tuple[tuple[int, ...], ...] = ()
+    #: NVIDIA: compute-fabric NICs per server (NCCL uses one ring per NIC across servers).
+    nics_per_server: int = 0
+    source: str = ""
 
-    def with_devices(self, count: int) -> "Preset":
-        """A copy with ``devices_per_server`` set (for ``generic``)."""
+    @property
+    def is_gpu(self) -> bool:
+        """True for NVIDIA GPU hardware (no HCCL rank table; CUDA / NCCL variables)."""
+        return self.vendor == "nvidia"
+
+    @property
+    def visible_devices_var(self) -> str:
+        """The variable that lists the devices a process sees (CUDA runtime or Ascend)."""
+        return "CUDA_VISIBLE_DEVICES" if self.is_gpu else "ASCEND_RT_VISIBLE_DEVICES"
+
+    def island_of(self, device: int) -> int | None:
+        """Index of the NVLink island holding GPU ``device`` (None when none does)."""
+        for i, island in enumerate(self.nvlink_islands):
+            if device in island:
+                return i
+        return None
+
+    def with_devices(self, count: int, islands=()) -> "Preset":
+        """A copy with ``devices_per_server`` set (for ``generic`` / ``generic-gpu``;
+        ``islands``: the NVLink islands the cluster gives; the other GPUs are PCIe-only)."""
+        if self.is_gpu:
+            given = tuple(tuple(sorted(i)) for i in islands)
+            seen = {d for i in given for d in i}
+            rest = tuple((d,) for d in range(count) if d not in seen)
+            return Preset(**{**self.__dict__, "devices_per_server": count,
+                             "nvlink_islands": given + rest})
         return Preset(**{**self.__dict__, "devices_per_server": count,
                          "hccs_groups": (tuple(range(count)),) if not self.hccs_groups
                          else self.hccs_groups})
@@ -114,5 +149,9 @@ def presets() -> dict[str, Preset]:
             levels=tuple(NetLevel(lv["net_layer"], lv["net_type"], lv["scope"], lv["address"],
                                   tuple(lv["protocols"]), tuple(lv["ports"]), lv["plane"],
                                   lv["topo_type"]) for lv in d.get("levels", [])),
+            vendor=d.get("vendor", "ascend"),
+            nvlink_islands=tuple(tuple(g) for g in d.get("nvlink_islands", [])),
+            nics_per_server=d.get("nics_per_server", 0),
+            source=d.get("source", ""),
         )
     return out

@@ -70,6 +70,10 @@ class Server:
     # None: the host's own numbering), the captures read from `inventory`, and where
     # device_ip / gateway / prefix came from ("dsl" or "inventory").
     visible_devices: list[int] | None = None
+    #: NVIDIA GPU servers: the HCAs NCCL may use (``ib_hca``; None: not declared).
+    ib_hca: tuple[str, ...] | None = None
+    #: NVIDIA GPU servers: write an NCCL_TOPO_FILE from the captures (``nccl_topo_file on``).
+    nccl_topo_file: bool = False
     inventory_facts: ServerInventory | None = None
     address_sources: dict = field(default_factory=dict)
     #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.

@@ -163,8 +163,9 @@ def server_stems(topo: Topology) -> dict[tuple[str, str], str]:
 
 
 def container_list(server: Server, preset, device_ids) -> str:
-    """ASCEND_RT_VISIBLE_DEVICES for these physical ids (container numbering when the
-    server declares ``visible_devices``), in the given order."""
+    """ASCEND_RT_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES on GPUs) for these physical ids
+    (container numbering when the server declares ``visible_devices``), in the given
+    order."""
     mapping, _ = container_ids(server, preset)
     return ",".join(str(mapping.get(d, d)) for d in device_ids)
 
@@ -344,7 +345,8 @@ def _single(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
         argv += ["--data-parallel-size", str(job.dp)]
     argv += sv.tpf + ctx.kv_flags(sv.engine)
     nl.procs.append(Proc(argv + list(sv.user), user_args=sv.user))
-    nl.comments.insert(0, f"vLLM on one server ({nl.node.device_count} NPUs).")
+    kind = "GPUs" if ctx.topo.preset.is_gpu else "NPUs"
+    nl.comments.insert(0, f"vLLM on one server ({nl.node.device_count} {kind}).")
 
 
 def _dp_shared(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
@@ -394,7 +396,8 @@ def _dp_external(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
             argv += ["--data-parallel-size", str(job.dp), "--data-parallel-rank", str(rank),
                      "--data-parallel-address", sv.address, "--data-parallel-rpc-port", sv.rpc]
         argv += sv.tpf + ctx.kv_flags(f"{sv.engine}-dp{rank}")
-        env = [("ASCEND_RT_VISIBLE_DEVICES", container_list(s, ctx.topo.preset, devs))]
+        env = [(ctx.topo.preset.visible_devices_var,
+                container_list(s, ctx.topo.preset, devs))]
         nl.procs.append(Proc(argv + list(sv.user), env, background=True,
                              label=f"DP rank {rank}", user_args=sv.user))
 
@@ -403,7 +406,8 @@ def _ray(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
     jp, s = ctx.jp, nl.server
     ray_port = jp.ray_port if jp.ray_port is not None else DEFAULT_RAY_PORT
     npus = str(nl.node.device_count)
-    nl.env.append(("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "1"))
+    if not ctx.topo.preset.is_gpu:  # Ray sets CUDA_VISIBLE_DEVICES itself on GPUs
+        nl.env.append(("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "1"))
     if not nl.head:
         head = ctx.servers[0]
         nl.comments.insert(0, f"vLLM over Ray: this server joins the Ray cluster of "

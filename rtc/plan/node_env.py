@@ -18,6 +18,13 @@ Variables, in this order:
 7. the job's own ``env`` lines, in the order written (a name written twice is an error,
    RTC115).
 
+On NVIDIA GPU hardware (``preset.is_gpu``) the variables are those of NCCL, Gloo and the
+CUDA runtime: ``VLLM_HOST_IP``; ``NCCL_SOCKET_IFNAME`` and ``GLOO_SOCKET_IFNAME`` (the
+server's ``nic``; NCCL reads a prefix list, Gloo one name); ``NCCL_IB_HCA`` (the server's
+``ib_hca``, as exact names ``=mlx5_0,mlx5_1``); ``CUDA_VISIBLE_DEVICES`` (as 3);
+``NCCL_TOPO_FILE`` (``nccl_topo_file on``: ``nccl-topo-<server>.xml`` of the folder); then 6-7.
+No HCCL variable and no rank table. (NCCL env docs; reference targets.md section 6.)
+
 rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
 again (:mod:`rtc.checks.launch_settings` warns, RTC507, when its value differs from the
 computed one). Per-rank values (``RANK_ID``, ``DEVICE_ID``) are on each process's command line in
@@ -34,12 +41,14 @@ from rtc.plan.launch import container_list
 from rtc.plan.ports import PortPlan
 
 IFNAME_VARS = ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+#: The interface variables of NCCL / Gloo on NVIDIA GPU servers.
+GPU_IFNAME_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
 #: variables rtc computes per node; a job `env` line cannot change them.
 COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_BASE_PORT",
             "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK",
             "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
             "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
-            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH")
+            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH", "CUDA_VISIBLE_DEVICES")
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,9 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
     are the job's physical ids there, ``launch_env`` the node-level variables of its launch
     (:attr:`rtc.plan.launch.NodeLaunch.env`), ``table`` / ``pd_table`` the file names of the
     rank tables the node reads (None: not exported)."""
+    if topo.preset.is_gpu:
+        return _gpu_env(topo, job, server, device_ids, NodeEnv(job, server, stem, head),
+                        launch_env)
     out = NodeEnv(job, server, stem, head)
     vs = out.variables
     env = env_map(job)
@@ -92,11 +104,7 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
         vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
         if job.framework == "vllm":
             vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
-    for name in IFNAME_VARS:
-        if name in env:
-            vs.append(EnvVar(name, env[name][0], "job"))
-        elif server.nic:
-            vs.append(EnvVar(name, server.nic, "rtc"))
+    _interfaces(vs, env, IFNAME_VARS, server.nic)
     if device_ids:
         vs.append(EnvVar("ASCEND_RT_VISIBLE_DEVICES",
                          container_list(server, topo.preset, device_ids), "rtc"))
@@ -110,10 +118,54 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
         vs.append(EnvVar(name, value, "rtc"))
     if pd_table:
         vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
+    _job_lines(vs, env)
+    return out
+
+
+def _interfaces(vs: list[EnvVar], env: dict, names, value: str | None) -> None:
+    """Each of ``names``: the job's ``env`` line when it has one, else ``value`` (rtc's)."""
+    for name in names:
+        if name in env:
+            vs.append(EnvVar(name, env[name][0], "job"))
+        elif value:
+            vs.append(EnvVar(name, value, "rtc"))
+
+
+def _job_lines(vs: list[EnvVar], env: dict) -> None:
+    """Append the job's own ``env`` lines not already written."""
     written = {v.name for v in vs}
     for name, (value, _span) in env.items():
         if name in written:
             continue
         vs.append(EnvVar(name, value, "job"))
         written.add(name)
+
+
+def nccl_topo_name(server: Server) -> str | None:
+    """The NCCL_TOPO_FILE of a GPU server in the output folder (None unless it has
+    ``nccl_topo_file on`` and both nvidia-smi captures)."""
+    inv = server.inventory_facts
+    if not server.nccl_topo_file or inv is None or inv.gpu_topo is None or inv.gpu_list is None:
+        return None
+    return f"nccl-topo-{server.name}.xml"
+
+
+def _gpu_env(topo: Topology, job: Job, server: Server, device_ids, out: NodeEnv,
+             launch_env) -> NodeEnv:
+    """The NVIDIA GPU node environment (see the module docstring)."""
+    vs = out.variables
+    env = env_map(job)
+    if server.host_ip is not None and job.framework == "vllm":
+        vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))
+    _interfaces(vs, env, GPU_IFNAME_VARS, server.nic)
+    _interfaces(vs, env, ("NCCL_IB_HCA",), "=" + ",".join(server.ib_hca) if server.ib_hca
+                else None)
+    if device_ids:
+        vs.append(EnvVar("CUDA_VISIBLE_DEVICES",
+                         container_list(server, topo.preset, device_ids), "rtc"))
+    if nccl_topo_name(server) is not None and "NCCL_TOPO_FILE" not in env:
+        vs.append(EnvVar("NCCL_TOPO_FILE", nccl_topo_name(server), "rtc", path=True))
+    for name, value in launch_env:
+        vs.append(EnvVar(name, value, "rtc"))
+    _job_lines(vs, env)
     return out

@@ -150,6 +150,8 @@ class PortPlan:
     jobs: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     hccl_reason: str = ""
+    #: NVIDIA GPU hardware: no HCCL host-port window is planned.
+    gpu: bool = False
 
     def on(self, server: str) -> list[PortClaim]:
         return self.claims.get(server, [])
@@ -208,7 +210,7 @@ def plan_ports(topo) -> PortPlan:
     Three passes, jobs in declaration order each time: collect every job's needs (claiming
     the HCCL ranges and AscendDirectTransport ranges on the way), claim the values the user
     gave, then move the defaults past what is claimed."""
-    plan = PortPlan()
+    plan = PortPlan(gpu=topo.preset.is_gpu)
     count, reason = hccl_window_size(topo.cann)
     plan.hccl_reason = reason
     needs = _collect_needs(topo, plan, count)
@@ -284,7 +286,10 @@ def _job_needs(topo, plan: PortPlan, job: Job, servers: list, by_host: dict) -> 
 def _hccl_need(plan: PortPlan, job: Job, jp: JobPorts, names: list[str]) -> _Need | None:
     """The ``HCCL_IF_BASE_PORT`` need of ``job`` (a window of ``jp.hccl_count`` ports on
     each server in ``names``), or None when ``HCCL_HOST_SOCKET_PORT_RANGE`` gives the ports
-    (then claimed here, as written). Problems with either setting go to ``plan.problems``."""
+    (then claimed here, as written), or None on NVIDIA GPU servers (no HCCL). Problems with
+    either setting go to ``plan.problems``."""
+    if plan.gpu:
+        return None
     env = env_map(job)
     _claim_hccl_ranges(plan, job, jp, names, env)
     if jp.hccl_ranges:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from rtc import rules as driver
 from rtc.checks import RULES as CHECK_RULES
 from rtc.checks import policies
+from rtc.inventory import nccl_tests, nvidia_smi
 from rtc.inventory import rules as inventory
 from rtc.model import lower_decls, lower_jobs, lower_servers
 from rtc.plan import kubernetes as k8s_plan
 from rtc.preflight import findings as preflight
+from rtc.preflight import nccl as nccl_preflight
 from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
@@ -29,10 +31,12 @@ from rtc.scripts import rules as script_rules
 PIPELINE_ORDER: tuple[Rule, ...] = (
     driver.RULES + parser.RULES + values.RULES + schema.RULES
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
+    + nvidia_smi.RULES + nccl_tests.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
-    + script_rules.RULES + script_drift.RULES)
+    + script_rules.RULES + script_drift.RULES
+    + nccl_preflight.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

@@ -137,6 +137,7 @@ class ClusterDecl(Decl):
     devices_per_server: int | None = None
     policy: tuple[PolicyLine, ...] = ()
     vllm_version: str | None = None
+    nvlink_island: tuple[tuple[int, ...], ...] = ()
 
 
 class ServerDecl(Decl):
@@ -155,6 +156,8 @@ class ServerDecl(Decl):
     visible_devices: tuple[int, ...] | None = None
     eid: AddressPlan | None = None
     net_instance: tuple[NetInstanceLine, ...] = ()
+    ib_hca: tuple[str, ...] | None = None
+    nccl_topo_file: bool | None = None
 
 
 class JobDecl(Decl):

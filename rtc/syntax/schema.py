@@ -174,6 +174,19 @@ _SERVER_ATTRS = {
         "server_id; super pod layer: the super_pod; cluster layers: CLUSTER",
         becomes="net_instance_id of every rank of the server at that layer",
         example="net_instance 0 pod{i/8}_{i%8}"),
+    "nccl_topo_file": AttrSpec(
+        p_bool, doc="write an NCCL_TOPO_FILE for this NVIDIA GPU server (VMs)",
+        value="on or off", default="off (NCCL detects the topology from /sys)",
+        becomes="nccl-topo-SERVER.xml from the server's nvidia-smi captures (`inventory`: "
+        "topo -m and --query-gpu) and NCCL_TOPO_FILE in its env file (RTC476 without them)",
+        example="nccl_topo_file on"),
+    "ib_hca": AttrSpec(
+        p_nic_list, doc="InfiniBand / RoCE HCAs NCCL may use (NVIDIA GPU servers)",
+        value="HCA names, comma-separated (as in the NIC Legend of `nvidia-smi topo -m`)",
+        default="none (NCCL_IB_HCA is not exported; NCCL picks the HCAs itself)",
+        becomes="NCCL_IB_HCA in the env files; the HCA count is the NIC count of the cost "
+        "model; job `env NCCL_IB_HCA` is checked against it (RTC472)",
+        example="ib_hca mlx5_0, mlx5_1"),
 }
 
 _SERVER_EXAMPLE = """server atlas-01 {
@@ -198,11 +211,13 @@ _CLUSTER_ATTRS = {
     "hardware": AttrSpec(
         p_word, doc="hardware preset",
         value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, atlas-950-superpod, "
-        "atlas-850, generic",
+        "atlas-850, generic, hgx-h100, hgx-h200, hgx-b200, hgx-a100, pcie-nvlink-2x2, "
+        "pcie-nvlink-4x2, gpu-pcie, generic-gpu",
         default="required (RTC116)",
         becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, 2.0 and "
-        "a topology file per server for atlas-950-superpod / atlas-850, else 1.0) and the "
-        "hardware rules", example="hardware atlas-800t-a2"),
+        "a topology file per server for atlas-950-superpod / atlas-850, none for the NVIDIA "
+        "GPU presets, whose outputs are env files, launch and preflight scripts; else 1.0) "
+        "and the hardware rules", example="hardware atlas-800t-a2"),
     "cann": AttrSpec(
         p_word, doc="CANN version", value="version word, e.g. 8.2.RC1",
         default="unknown (HCCL's 32-port host window is assumed)",
@@ -212,6 +227,12 @@ _CLUSTER_ATTRS = {
         p_int(1, 64), doc="NPUs per server (generic hardware)", value="integer 1..64",
         default="the preset's count (required with hardware generic)",
         becomes="the device ids 0..N-1 of a generic server", example="devices_per_server 8"),
+    "nvlink_island": AttrSpec(
+        p_devset, repeat=True, doc="one NVLink island of a generic-gpu server",
+        value="device set such as 0..3 (one line per island)",
+        default="none (hardware generic-gpu: every GPU on its own, PCIe only)",
+        becomes="the GPU sets joined by NVLink (the RTC312/RTC313 island checks, the cost "
+        "model's link classes)", example="nvlink_island 0..3"),
     "policy": AttrSpec(
         p_policy, repeat=True, doc="change the severity of one rule", value=_POLICY,
         default="each rule's own severity",

@@ -53,7 +53,8 @@ def server_label(topo, s, diags, extra: list[str] | None = None) -> Html:
         host.append(f"NIC {s.nic}")
     if host:
         parts.append(text(", ".join(host)))
-    hw = f"{hardware(topo)}, {plural(len(s.devices), 'NPU')}"
+    kind = "GPU" if topo.preset.is_gpu else "NPU"
+    hw = f"{hardware(topo)}, {plural(len(s.devices), kind)}"
     if s.super_pod_id is not None:
         hw += f", super pod {s.super_pod_id}"
     parts.append(font(hw, color=st.MUTED, size=10))
@@ -74,7 +75,8 @@ def server_style(diags) -> dict:
 
 def title(topo, servers_drawn: int, npus: int, extra: list[str]) -> Html:
     name = font(f"cluster {topo.name}", bold=True, size=14)
-    head = (f"{plural(len(topo.servers), 'server')}, {plural(npus, 'NPU')}, "
+    kind = "GPU" if topo.preset.is_gpu else "NPU"
+    head = (f"{plural(len(topo.servers), 'server')}, {plural(npus, kind)}, "
             f"{hardware(topo)}")
     if topo.cann:
         head += f", CANN {topo.cann}"

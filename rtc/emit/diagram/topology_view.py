@@ -125,7 +125,8 @@ def _npu(ctx: _Ctx, g: Graph, s, d, owner) -> None:
     """One NPU node. ``owner``: (JobView, rank_id, rank) or None."""
     m = ctx.marks
     diags = m.device.get((s.name, d.device_id), ())
-    parts = [font(f"NPU {d.device_id}", bold=True)]
+    kind = "GPU" if ctx.topo.preset.is_gpu else "NPU"
+    parts = [font(f"{kind} {d.device_id}", bold=True)]
     attrs = [st.NPU]
     idle = False
     if owner is not None:

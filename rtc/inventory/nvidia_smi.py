@@ -1,0 +1,358 @@
+"""Parsers for ``nvidia-smi`` outputs on NVIDIA GPU servers.
+
+* ``nvidia-smi topo -m``: a matrix whose header names the columns ``GPU0 .. GPUn``, then
+  NIC columns (``NIC0 ..`` with a ``NIC Legend:`` below that maps ``NIC0: mlx5_0``; older
+  drivers print the HCA names, ``mlx5_0``, as the columns themselves), then ``CPU Affinity``,
+  ``NUMA Affinity`` and on newer drivers ``GPU NUMA ID``. One row per GPU and per NIC; a
+  GPU row ends with its CPU set (``0-55,112-167``) and NUMA node (``0`` or ``N/A``). Link
+  codes (the ``Legend:`` that follows the matrix): ``X`` self, ``NV#`` a bonded set of #
+  NVLinks, ``PIX`` at most one PCIe bridge, ``PXB`` several PCIe bridges, ``PHB`` a PCIe
+  host bridge (the CPU), ``NODE`` between host bridges of one NUMA node, ``SYS`` across the
+  SMP interconnect between NUMA nodes (``SOC``: older drivers' name for it).
+  -> :class:`GpuTopo`; its NVLink islands are the connected components of the graph of
+  ``NV#`` pairs (networkx).
+* ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid --format=csv``: a header
+  ``index, name, pci.bus_id, uuid`` and one comma-separated row per GPU. -> :class:`GpuList`.
+
+Format: NVIDIA's nvidia-smi documentation and the legend the tool prints with the matrix
+(reference ``targets.md`` section 6); the captures in ``tests/data/inventory/nvidia/`` follow
+it and say where each comes from. Columns are split on whitespace (tabs and spaces both
+appear in captures copied from terminals). Bad captures are ``RTC474`` diagnostics at the
+line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass, field
+
+from rtc.diagnostics import Diagnostic, error, warning
+
+from ._common import ascii_int, read_text, short_text, split_lines, value_span
+from rtc.rules import rule
+
+NVIDIA_SMI_UNREADABLE = rule("RTC474", "nvidia-smi-unreadable", "error", "nvidia-smi output is missing, malformed or inconsistent.", """
+    What: an `nvidia-smi topo -m` matrix without its GPU rows, a row cut short, a link code
+    that is not X, NV#, PIX, PXB, PHB, NODE or SYS, a diagonal other than X, an asymmetric
+    pair; a `nvidia-smi --query-gpu=index,name,pci.bus_id,uuid --format=csv` table with a
+    missing column, a repeated or non-numeric index, or a bus id that is not
+    DOMAIN:BUS:DEVICE.FUNCTION.
+    Why: the NVLink islands (and so the TP placement checks) are read from the matrix; a
+    damaged capture would give wrong islands.
+    Example: a `topo -m` capture cut off by a terminal after GPU5.
+    Fix: capture the raw output again into its own file (`nvidia-smi topo -m > topo.txt`).""")
+
+
+#: PCIe / CPU link codes of ``nvidia-smi topo -m``, nearest first (``SOC`` = old ``SYS``).
+PCI_CODES = ("PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
+_NV = re.compile(r"^NV(?P<n>[0-9]{1,3})$")
+_GPU = re.compile(r"^GPU(?P<n>[0-9]{1,3})$")
+_NIC_LEGEND = re.compile(r"^\s*(?P<key>NIC[0-9]{1,3})\s*:\s*(?P<name>\S+)\s*$")
+_TRAILERS = (("CPU Affinity", "CPU_Affinity"), ("NUMA Affinity", "NUMA_Affinity"),
+             ("GPU NUMA ID", "GPU_NUMA_ID"))
+_BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
+
+
+@dataclass
+class GpuTopo:
+    """One ``nvidia-smi topo -m`` matrix.
+
+    ``gpus``: GPU indexes in column order; ``nics``: NIC column labels (``NIC0`` or the
+    HCA name); ``legend``: ``NIC0`` -> HCA name; ``links[(a, b)]`` the code between GPUs a
+    and b (both orders); ``gpu_nic[(gpu, nic label)]`` the code between a GPU and a NIC;
+    ``cpu_affinity`` / ``numa`` per GPU (text as printed; None when absent or ``N/A``);
+    ``file`` and ``lines`` (1-based) where it was read."""
+
+    file: str
+    gpus: list[int] = field(default_factory=list)
+    nics: list[str] = field(default_factory=list)
+    legend: dict[str, str] = field(default_factory=dict)
+    links: dict[tuple[int, int], str] = field(default_factory=dict)
+    gpu_nic: dict[tuple[int, str], str] = field(default_factory=dict)
+    cpu_affinity: dict[int, str | None] = field(default_factory=dict)
+    numa: dict[int, str | None] = field(default_factory=dict)
+    lines: set[int] = field(default_factory=set)
+
+    def nvlinks(self, a: int, b: int) -> int:
+        """How many bonded NVLinks join GPUs ``a`` and ``b`` (0: none, PCIe / CPU only)."""
+        m = _NV.match(self.links.get((a, b), ""))
+        return int(m.group("n")) if m else 0
+
+    def islands(self) -> list[tuple[int, ...]]:
+        """The NVLink islands: connected components of the graph whose edges are the GPU
+        pairs with ``NV#``; every GPU is in one island (a GPU without NVLink alone).
+        Sorted by their smallest GPU."""
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(self.gpus)
+        g.add_edges_from(p for p in self.links if p[0] < p[1] and self.nvlinks(*p))
+        return sorted((tuple(sorted(c)) for c in nx.connected_components(g)), key=lambda c: c[0])
+
+    def nic_names(self) -> list[str]:
+        """The HCA names of the NIC columns (``NIC0`` resolved through the legend)."""
+        return [self.legend.get(n, n) for n in self.nics]
+
+
+def _header(line: str) -> list[str] | None:
+    """The column labels of a ``topo -m`` header line (None when the line is not one)."""
+    text = line
+    for words, token in _TRAILERS:
+        text = text.replace(words, token)
+    labels = text.split()
+    if len(labels) < 2 or not _GPU.match(labels[0]):
+        return None
+    return labels
+
+
+def find_gpu_topo(lines: list[str]) -> int | None:
+    """0-based index of the first ``topo -m`` header line, or None."""
+    for i, line in enumerate(lines):
+        labels = _header(line)
+        if not labels:
+            continue
+        after = lines[i + 1].split()[:2] if i + 1 < len(lines) else []
+        if "CPU_Affinity" in labels or after == [labels[0], "X"]:
+            return i
+    return None
+
+
+def parse_gpu_topo(text: str, file: str = "<nvidia-smi topo -m>") -> tuple[GpuTopo | None, list[Diagnostic]]:
+    """Parse the text of ``nvidia-smi topo -m``. Returns (None, [RTC474 error]) when there is
+    no matrix; problems inside the matrix are RTC474 errors (cut rows, unknown codes) or
+    warnings (asymmetry), at the cell."""
+    lines = split_lines(text)
+    at = find_gpu_topo(lines)
+    if at is None:
+        return None, [error(NVIDIA_SMI_UNREADABLE, f"no `nvidia-smi topo -m` matrix in "
+                            f"{os.path.basename(file)}: expected a header 'GPU0 GPU1 ... CPU "
+                            "Affinity' and one row per GPU; the NVLink islands are unknown",
+                            value_span(file, 1, 0, 1),
+                            hint="save the raw output: `nvidia-smi topo -m > topo.txt`")]
+    labels = _header(lines[at])
+    topo = GpuTopo(file, lines={at + 1})
+    cols = [x for x in labels if not x.endswith(("_Affinity", "_ID"))]
+    topo.gpus = [int(_GPU.match(c).group("n")) for c in cols if _GPU.match(c)]
+    topo.nics = [c for c in cols if not _GPU.match(c)]
+    trailers = [x for x in labels if x.endswith(("_Affinity", "_ID"))]
+    diags: list[Diagnostic] = []
+    seen_rows: set[str] = set()
+    for i in range(at + 1, len(lines)):
+        cells = lines[i].split()
+        if not cells or cells[0] not in cols:
+            break
+        topo.lines.add(i + 1)
+        seen_rows.add(cells[0])
+        diags += _row(topo, cols, trailers, cells, lines[i], i + 1)
+    missing = [c for c in cols if _GPU.match(c) and c not in seen_rows]
+    if missing:
+        diags.append(error(NVIDIA_SMI_UNREADABLE, f"the `nvidia-smi topo -m` matrix has no row "
+                           f"for {', '.join(missing)}: the capture looks cut short, so the "
+                           "NVLink islands would be wrong", value_span(file, max(topo.lines), 0, 1),
+                           hint="capture the whole output again"))
+    diags += _legend(topo, lines, max(topo.lines))
+    diags += _symmetric(topo)
+    return topo, diags
+
+
+def _row(topo: GpuTopo, cols: list[str], trailers: list[str], cells: list[str], line: str,
+         no: int) -> list[Diagnostic]:
+    """One matrix row: its link codes and, for a GPU row, CPU and NUMA affinity."""
+    label = cells[0]
+    if len(cells) < 1 + len(cols):
+        return [error(NVIDIA_SMI_UNREADABLE, f"row {label} of the `nvidia-smi topo -m` matrix "
+                      f"has {len(cells) - 1} of its {len(cols)} link cells", value_span(
+                          topo.file, no, 0, len(label)), hint="capture the whole output again")]
+    diags = []
+    offsets = _offsets(line, cells)
+    row_gpu = _GPU.match(label)
+    for k, col in enumerate(cols):
+        code = cells[1 + k]
+        span = value_span(topo.file, no, offsets[1 + k], len(code))
+        if (col == label) != (code == "X"):
+            diags.append(error(NVIDIA_SMI_UNREADABLE, f"{label} x {col} reads '{short_text(code)}'"
+                               f"; only a device's own cell is X", span,
+                               hint="capture the raw output again, unedited"))
+            continue
+        if code != "X" and not (_NV.match(code) or code in PCI_CODES):
+            diags.append(error(NVIDIA_SMI_UNREADABLE, f"{label} x {col}: '{short_text(code)}' is "
+                               "not a link code of nvidia-smi topo -m (X, NV#, PIX, PXB, PHB, "
+                               "NODE, SYS)", span, hint="capture the raw output again, unedited"))
+            continue
+        col_gpu = _GPU.match(col)
+        if row_gpu and col_gpu:
+            topo.links[(int(row_gpu.group("n")), int(col_gpu.group("n")))] = code
+        elif row_gpu:
+            topo.gpu_nic[(int(row_gpu.group("n")), col)] = code
+    if row_gpu:
+        rest = cells[1 + len(cols):]
+        g = int(row_gpu.group("n"))
+        values = dict(zip(trailers, rest))
+        topo.cpu_affinity[g] = _known(values.get("CPU_Affinity"))
+        topo.numa[g] = _known(values.get("NUMA_Affinity"))
+    return diags
+
+
+def _known(text: str | None) -> str | None:
+    return None if text in (None, "N/A") else text
+
+
+def _offsets(line: str, cells: list[str]) -> list[int]:
+    out, pos = [], 0
+    for c in cells:
+        pos = line.index(c, pos)
+        out.append(pos)
+        pos += len(c)
+    return out
+
+
+def _legend(topo: GpuTopo, lines: list[str], after: int) -> list[Diagnostic]:
+    """Read ``NIC Legend:`` entries; a ``NIC#`` column without one is an RTC474 warning."""
+    for line in lines[after:]:
+        m = _NIC_LEGEND.match(line)
+        if m:
+            topo.legend[m.group("key")] = m.group("name")
+    unnamed = [n for n in topo.nics if n.startswith("NIC") and n not in topo.legend]
+    if not unnamed:
+        return []
+    return [warning(NVIDIA_SMI_UNREADABLE, f"NIC column{'s' if len(unnamed) > 1 else ''} "
+                    f"{', '.join(unnamed)} of the `nvidia-smi topo -m` matrix "
+                    f"{'have' if len(unnamed) > 1 else 'has'} no entry in the 'NIC Legend'; "
+                    "the HCA names (NCCL_IB_HCA) are unknown", value_span(topo.file, after, 0, 1),
+                    hint="capture the whole output, with the legend below the matrix")]
+
+
+def _symmetric(topo: GpuTopo) -> list[Diagnostic]:
+    for (a, b), code in sorted(topo.links.items()):
+        back = topo.links.get((b, a))
+        if a < b and back is not None and back != code:
+            return [warning(NVIDIA_SMI_UNREADABLE, f"GPU{a} x GPU{b} reads {code} but GPU{b} x "
+                            f"GPU{a} reads {back}; the matrix should be symmetric",
+                            value_span(topo.file, min(topo.lines), 0, 1),
+                            hint="capture the raw output again, unedited")]
+    return []
+
+
+#: Product name word -> (CUDA compute capability as NCCL's ``sm``, PCIe link speed).
+#: Sources: NVIDIA CUDA GPUs compute-capability table (A100 8.0, A6000 8.6, L40S 8.9,
+#: H100/H200 9.0, B200 10.0); PCIe Gen4 (16 GT/s) on Ampere / Ada, Gen5 (32 GT/s) on
+#: Hopper / Blackwell (product datasheets).
+PRODUCTS: dict[str, tuple[int, str]] = {
+    "B200": (100, "32.0 GT/s PCIe"), "H200": (90, "32.0 GT/s PCIe"),
+    "H100": (90, "32.0 GT/s PCIe"), "L40S": (89, "16.0 GT/s PCIe"),
+    "A6000": (86, "16.0 GT/s PCIe"), "A100": (80, "16.0 GT/s PCIe"),
+}
+
+
+def product(name: str) -> tuple[int, str] | None:
+    """(compute capability, PCIe link speed) of a ``--query-gpu`` product name, or None."""
+    return next((v for k, v in PRODUCTS.items() if k in name.upper()), None)
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    """One GPU of ``--query-gpu``: index, product name, PCI bus id, UUID, capture line."""
+
+    index: int
+    name: str
+    bus_id: str
+    uuid: str
+    line: int
+
+
+@dataclass
+class GpuList:
+    """The rows of ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid --format=csv``."""
+
+    file: str
+    gpus: dict[int, GpuEntry] = field(default_factory=dict)
+    lines: set[int] = field(default_factory=set)
+
+
+_QUERY_FIELDS = ("index", "name", "pci.bus_id", "uuid")
+
+
+def find_gpu_list(lines: list[str]) -> int | None:
+    """0-based index of the ``index, name, pci.bus_id, uuid`` header, or None."""
+    for i, line in enumerate(lines):
+        names = [x.strip().lower() for x in line.split(",")]
+        if names[:1] == ["index"] and "pci.bus_id" in names:
+            return i
+    return None
+
+
+def parse_gpu_list(text: str, file: str = "<nvidia-smi --query-gpu>") -> tuple[GpuList | None, list[Diagnostic]]:
+    """Parse ``--query-gpu=index,name,pci.bus_id,uuid --format=csv`` (other column orders
+    work; ``noheader`` output is not recognised). RTC474 errors at the cell."""
+    lines = split_lines(text)
+    at = find_gpu_list(lines)
+    if at is None:
+        return None, [error(NVIDIA_SMI_UNREADABLE, f"no `nvidia-smi --query-gpu` table in "
+                            f"{os.path.basename(file)}: expected the header 'index, name, "
+                            "pci.bus_id, uuid'", value_span(file, 1, 0, 1),
+                            hint="capture `nvidia-smi --query-gpu=index,name,pci.bus_id,uuid "
+                                 "--format=csv > gpus.csv`")]
+    header = [x.strip().lower() for x in lines[at].split(",")]
+    absent = [f for f in _QUERY_FIELDS if f not in header]
+    out = GpuList(file, lines={at + 1})
+    if absent:
+        return out, [error(NVIDIA_SMI_UNREADABLE, f"the --query-gpu table lacks the column"
+                           f"{'s' if len(absent) > 1 else ''} {', '.join(absent)}",
+                           value_span(file, at + 1, 0, len(lines[at])),
+                           hint="query index,name,pci.bus_id,uuid")]
+    diags: list[Diagnostic] = []
+    for no in range(at + 2, len(lines) + 1):
+        line = lines[no - 1]
+        if not line.strip():
+            break
+        row = next(csv.reader([line], skipinitialspace=True))
+        out.lines.add(no)
+        diags += _gpu_row(out, dict(zip(header, (c.strip() for c in row))), line, no,
+                          len(row) == len(header))
+    return out, diags
+
+
+def _gpu_row(out: GpuList, cells: dict, line: str, no: int, complete: bool) -> list[Diagnostic]:
+    if not complete:
+        return [error(NVIDIA_SMI_UNREADABLE, f"line {no} of the --query-gpu table has not one "
+                      "value per column", value_span(out.file, no, 0, len(line)),
+                      hint="capture the raw csv output again")]
+    index = ascii_int(cells["index"], 3)
+    bus = cells["pci.bus_id"]
+    if index is None or index in out.gpus:
+        why = "is not a GPU index" if index is None else "is listed twice"
+        return [error(NVIDIA_SMI_UNREADABLE, f"--query-gpu index '{short_text(cells['index'])}'"
+                      f" {why}", value_span(out.file, no, line.index(cells["index"]),
+                                            len(cells["index"]) or 1),
+                      hint="capture the raw csv output again")]
+    if not _BUS_ID.match(bus):
+        return [error(NVIDIA_SMI_UNREADABLE, f"GPU {index}: pci.bus_id '{short_text(bus)}' is "
+                      "not DOMAIN:BUS:DEVICE.FUNCTION", value_span(out.file, no, line.find(bus)
+                                                                   if bus else 0, len(bus) or 1),
+                      hint="capture the raw csv output again")]
+    out.gpus[index] = GpuEntry(index, cells["name"], bus, cells["uuid"], no)
+    return []
+
+
+def _load(parse, path, file):
+    text, diags = read_text(path, file)
+    if text is None:
+        return None, diags
+    res, more = parse(text, file if file is not None else os.fspath(path))
+    return res, diags + more
+
+
+def load_gpu_topo(path: str | os.PathLike, file: str | None = None) -> tuple[GpuTopo | None, list[Diagnostic]]:
+    """Read and parse an ``nvidia-smi topo -m`` capture file."""
+    return _load(parse_gpu_topo, path, file)
+
+
+def load_gpu_list(path: str | os.PathLike, file: str | None = None) -> tuple[GpuList | None, list[Diagnostic]]:
+    """Read and parse an ``nvidia-smi --query-gpu ... --format=csv`` capture file."""
+    return _load(parse_gpu_list, path, file)
+
+
+#: The rules this module reports (collected by rtc.report.rule_catalogue).
+RULES = (NVIDIA_SMI_UNREADABLE,)
