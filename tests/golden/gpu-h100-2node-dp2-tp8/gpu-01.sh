@@ -19,7 +19,6 @@ run vllm serve "$MODEL" \
   --port 8000 \
   --data-parallel-size 2 \
   --data-parallel-size-local 1 \
-  --data-parallel-start-rank 0 \
   --data-parallel-address 10.0.0.11 \
   --data-parallel-rpc-port 29550 \
   --tensor-parallel-size 8 \
