@@ -16,7 +16,7 @@ from rtc.cost.jobs import CostOptions, advise_job, cost_jobs
 from rtc.cost.memory import parameter_counts, weights_per_rank
 from rtc.cost.deployment import Layout
 from rtc.cost.models import model_preset
-from rtc.report.cost_report import advice_document, advice_rtc, cost_document
+from rtc.report.cost_report import advice_document, advice_rtc, advice_text, cost_document
 from rtc.resources import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,3 +289,17 @@ def test_a_prefill_job_is_costed_in_prefill_by_default(rtc):
     assert run.returncode == 0, run.stderr
     phases = {j["job"]: j["phases"][0]["phase"] for j in json.loads(run.stdout)["jobs"]}
     assert phases == {"prefill": "prefill", "decode": "decode"}
+
+
+def test_advise_puts_tp_inside_an_nvlink_island():
+    # issue 18: a PCIe server of 8 GPUs in two NVLink islands of four; TP 8 crosses PCIe
+    topo = _topo(ROOT / "examples" / "gpu-pcie-2x4-dp2-tp4.rtc")
+    advice = advise_job(topo, topo.jobs[0], options=CostOptions(model="qwen2.5-72b"))
+    labels = [s.layout.label for s in advice.ranking.scores]
+    assert labels[-1] == "TP8" and labels.index("DP2 x TP4") < labels.index("TP8")
+    tp4 = advice.ranking.scores[labels.index("DP2 x TP4")]
+    assert {r.bottleneck for r in tp4.step.rows if r.kind == "tp"} == {"nvlink-bridge"}
+    tp8 = advice.ranking.scores[labels.index("TP8")]
+    assert {r.bottleneck for r in tp8.step.rows if r.kind == "tp"} == {"pcie-gen4"}
+    text = advice_text(advice, 10)
+    assert "does not communicate at all" in text and "infx" not in text

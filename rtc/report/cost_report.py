@@ -63,7 +63,11 @@ def _verdict(advice: Advice) -> str:
     mine = scores[i]
     if i == 0:
         return f"your layout {label} is the best of {len(scores)} ({human_time(mine.per_token)} per token)."
-    ratio = mine.per_token / best.per_token if best.per_token else float("inf")
+    if not best.per_token:
+        return (f"your layout {label} ranks {i + 1} of {len(scores)}: "
+                f"{human_time(mine.per_token)} per token; the best, {best.layout.label}, "
+                "does not communicate at all in this phase (its replicas share nothing).")
+    ratio = mine.per_token / best.per_token
     return (f"your layout {label} ranks {i + 1} of {len(scores)}: {human_time(mine.per_token)} "
             f"per token, {ratio:.1f}x the best, {best.layout.label} "
             f"({human_time(best.per_token)}). Why the best wins:\n  "
