@@ -177,3 +177,15 @@ def test_closed_stderr_pipe_keeps_the_exit_code():
             "check", str(ROOT / "examples" / "pd-a3.rtc")]) + " 2>&1 | head -c 10 >/dev/null;"
             " echo ${PIPESTATUS[0]}"], capture_output=True, text=True, timeout=60)
         assert res.stdout.strip() == "0", res.stdout + res.stderr
+
+
+def test_only_the_invoked_command_is_built():
+    # start-up (issue 19): `rtc compile ...` builds one command's parameters, not all
+    from rtc.cli import _app_for
+    from rtc.cli.app import app
+    one = _app_for(["rtc", "compile", "x.rtc"])
+    assert [c.name for c in one.registered_commands] == ["compile"] and not one.registered_groups
+    group = _app_for(["rtc", "preflight", "report"])
+    assert [g.name for g in group.registered_groups] == ["preflight"]
+    assert _app_for(["rtc", "--help"]) is app and _app_for(["rtc", "compil"]) is app
+    assert len(app.registered_commands) > 10      # the shared app itself is unchanged
