@@ -12,7 +12,8 @@ from __future__ import annotations
 from rtc.diagnostics import Span, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
-from rtc.plan.versions import FEATURES, VLLM_ALIASES, has, parse_version, version_text
+from rtc.plan.versions import (FEATURES, VLLM_ALIASES, has, parse_version, version_text,
+                               vllm_flags)
 from rtc.rules import rule
 
 START_RANKS = rule("RTC530", "dp-start-ranks", "error",
@@ -56,26 +57,8 @@ GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
 
 
 def _flags(proc) -> dict[str, str | None]:
-    """Flag -> value of a vLLM argv (``--flag value`` / ``--flag=value``; switches None)."""
-    words = proc.words()
-    out: dict[str, str | None] = {}
-    k = 0
-    while k < len(words):
-        w = words[k]
-        if w.startswith("-") and not w[1:2].isdigit():
-            name, eq, value = w.partition("=")
-            name = VLLM_ALIASES.get(name, name)
-            if eq:
-                out[name] = value
-            elif k + 1 < len(words) and not words[k + 1].startswith("-") and \
-                    name not in ("--headless", "--data-parallel-hybrid-lb",
-                                 "--enable-expert-parallel", "--data-parallel-external-lb"):
-                out[name] = words[k + 1]
-                k += 1
-            else:
-                out[name] = None
-        k += 1
-    return out
+    """Flag -> value of the process's vLLM argv (:func:`rtc.plan.versions.vllm_flags`)."""
+    return vllm_flags(proc.words())
 
 
 def _int(text) -> int | None:

@@ -119,6 +119,33 @@ _VERSION = re.compile(r"^v?([0-9]{1,6})\.([0-9]{1,6})(?:\.([0-9]{1,6}))?"
                       r"(?:[.+\-]?(?:rc|post|dev|a|b)?[0-9]*.*)?$", re.I)
 
 
+#: vLLM flags that take no value (``--headless``, ...): the next word is not theirs.
+VLLM_SWITCHES = ("--headless", "--enable-expert-parallel", "--data-parallel-hybrid-lb",
+                 "--data-parallel-external-lb")
+
+
+def vllm_flags(words: list[str]) -> dict[str, str | None]:
+    """Flag -> value of a vLLM argv (``--flag value`` / ``--flag=value``; switches and a
+    flag followed by another flag map to None), short forms through :data:`VLLM_ALIASES`.
+    Negative numbers (``-1``) are values, not flags."""
+    out: dict[str, str | None] = {}
+    k = 0
+    while k < len(words):
+        w = words[k]
+        if w.startswith("-") and not w[1:2].isdigit():
+            name, eq, value = w.partition("=")
+            name = VLLM_ALIASES.get(name, name)
+            if eq:
+                out[name] = value
+            elif name in VLLM_SWITCHES or k + 1 >= len(words) or words[k + 1].startswith("-"):
+                out[name] = None
+            else:
+                out[name] = words[k + 1]
+                k += 1
+        k += 1
+    return out
+
+
 def parse_version(text: str | None) -> Version | None:
     """``0.11.0`` / ``v0.10.2rc1`` / ``0.9`` -> (0, 11, 0) / (0, 10, 2) / (0, 9, 0); None
     when absent or unreadable."""

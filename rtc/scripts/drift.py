@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rtc.diagnostics import Diagnostic, Related, warning
 from rtc.plan.node_env import node_env
-from rtc.plan.versions import VLLM_ALIASES
+from rtc.plan.versions import vllm_flags
 from rtc.rules import rule
 
 DRIFT = rule("RTC707", "script-drifts-from-plan", "warning",
@@ -36,32 +36,13 @@ COMPARED_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-
                   "--headless", "--enable-expert-parallel", "--data-parallel-hybrid-lb",
                   "--data-parallel-rank", "--distributed-executor-backend", "--nnodes",
                   "--node-rank", "--master-addr", "--master-port")
-_SWITCHES = ("--headless", "--enable-expert-parallel", "--data-parallel-hybrid-lb")
-
-
-def _flags(words: list[str]) -> dict:
-    out, k = {}, 0
-    while k < len(words):
-        w = words[k]
-        if w.startswith("-") and not w[1:2].isdigit():
-            name, eq, value = w.partition("=")
-            name = VLLM_ALIASES.get(name, name)
-            if eq:
-                out[name] = value
-            elif name in _SWITCHES or k + 1 >= len(words) or words[k + 1].startswith("-"):
-                out[name] = None
-            else:
-                out[name] = words[k + 1]
-                k += 1
-        k += 1
-    return out
 
 
 def _serve(nl):
     for proc in nl.procs:
         words = proc.words()
         if "serve" in words[:3] or any("api_server" in w for w in words[:3]):
-            return proc, _flags(words)
+            return proc, vllm_flags(words)
     return None, None
 
 
