@@ -58,14 +58,14 @@ def test_advise_d1_keeps_tp_inside_servers_above_tp16():
     assert doc["current"]["rank"] == advice.current_index + 1
     # DP2 x TP8 without EP holds 1/8 of every expert per NPU: 84 GB of 64 GB
     reasons = {r["layout"]: r["reason"] for r in doc["rejected"]}
-    assert "84 GB per NPU" in reasons["DP2 x TP8"]
+    assert "84 GB per device" in reasons["DP2 x TP8"]
 
 
 def test_advise_a3_respects_die_pairs_and_explains(rtc):
     topo = _topo(A3)
     advice = advise_job(topo, topo.jobs[0], options=CostOptions(model="deepseek-v3"))
     assert advice.ranking.scores
-    assert all(s.layout.tp % 2 == 0 for s in advice.ranking.scores)
+    assert all(s.layout.tp == 1 or s.layout.tp % 2 == 0 for s in advice.ranking.scores)
     for s in advice.ranking.scores:       # TP 2 stays on one package's die pair (SIO)
         tp_rows = [r for r in s.step.rows if r.kind == "tp"]
         if s.layout.tp == 2:
@@ -303,3 +303,15 @@ def test_advise_puts_tp_inside_an_nvlink_island():
     assert {r.bottleneck for r in tp8.step.rows if r.kind == "tp"} == {"pcie-gen4"}
     text = advice_text(advice, 10)
     assert "does not communicate at all" in text and "infx" not in text
+
+
+def test_deepseek_weights_are_fp8_and_the_h100_example_fits():
+    from rtc.cost.models import model_from_hf_config
+    # the released DeepSeek-V3/R1 checkpoint is FP8: 671 B parameters on 16 x 80 GB fit
+    topo = _topo(ROOT / "examples" / "gpu-h100-2node-dp2-tp8.rtc")
+    assert job_model(topo.jobs[0]).bytes_per_param == 1.0
+    assert not [d for d in compile_file(str(ROOT / "examples" / "gpu-h100-2node-dp2-tp8.rtc"))
+                .diagnostics if d.code == "RTC343"]
+    cfg = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+           "quantization_config": {"quant_method": "fp8"}}
+    assert model_from_hf_config(cfg).weight_bytes == 1

@@ -93,10 +93,11 @@ def _job(topo: Topology, job):
         return
     why = memory_problem(choice.spec, layout, choice.bytes_per_param, topo.preset.hbm_gb * 1e9)
     if why:
+        first = "raise TP or PP" if job.expert_parallel else "turn on expert_parallel, raise TP or PP"
         yield warning(WEIGHTS_HBM, f"job {job.name}: {choice.spec.name} as {layout.label}: "
                       f"{why}", where or job.span,
-                      hint="turn on expert_parallel, raise TP or PP, or add NPUs "
-                      "(rtc advise ranks the layouts that fit)")
+                      hint=f"{first}, or add devices, or use 8-bit weights (rtc advise ranks "
+                      "the layouts that fit)")
 
 
 def check(topo: Topology, plan: Plan):

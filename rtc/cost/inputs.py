@@ -149,7 +149,9 @@ def guess_model(path: str | None) -> ModelSpec | None:
 
 
 def _bytes_per_param(spec: ModelSpec, *words: str | None) -> float:
-    return 1.0 if any(w and _EIGHT_BIT.search(w) for w in words) else float(spec.dtype_bytes)
+    if any(w and _EIGHT_BIT.search(w) for w in words):
+        return 1.0
+    return float(spec.weight_bytes or spec.dtype_bytes)
 
 
 def job_model(job, override: str | None = None) -> ModelChoice:

@@ -74,5 +74,5 @@ def memory_problem(m: ModelSpec, layout: Layout, bytes_per_param: float,
     need = weights_per_rank(m, layout, bytes_per_param)
     if need <= USABLE_SHARE * hbm:
         return None
-    return (f"weights need {need / 1e9:.0f} GB per NPU at {bytes_per_param:g} B/parameter, "
-            f"more than {USABLE_SHARE:.0%} of its {hbm / 1e9:.0f} GB HBM")
+    return (f"weights need {need / 1e9:.0f} GB per device at {bytes_per_param:g} "
+            f"B/parameter, more than {USABLE_SHARE:.0%} of its {hbm / 1e9:.0f} GB HBM")

@@ -52,6 +52,9 @@ class ModelSpec:
     attention: str = "gqa"
     dtype_bytes: int = 2
     source: str = ""
+    #: Bytes per weight of the released checkpoint when it differs from ``dtype_bytes``
+    #: (DeepSeek-V3/R1 ship FP8 weights: 1); 0 = ``dtype_bytes``.
+    weight_bytes: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -195,7 +198,18 @@ def _spec(cfg: Mapping, label: str, where: str, experts: int) -> ModelSpec:
         qk_rope_head_dim=_int(cfg, "qk_rope_head_dim", where),
         mtp_layers=_int(cfg, "num_nextn_predict_layers", where, 0) or 0,
         attention="mla" if cfg.get("kv_lora_rank") else "gqa",
-        dtype_bytes=_dtype_bytes(cfg, where), source=f"Hugging Face config.json ({label})")
+        dtype_bytes=_dtype_bytes(cfg, where), source=f"Hugging Face config.json ({label})",
+        weight_bytes=_weight_bytes(cfg))
+
+
+def _weight_bytes(cfg: Mapping) -> int:
+    """1 for a checkpoint whose ``quantization_config`` stores 8-bit weights (``fp8``,
+    or ``bits`` 8), else 0 (the dtype's bytes)."""
+    q = cfg.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return 0
+    method = str(q.get("quant_method", "")).lower()
+    return 1 if method == "fp8" or q.get("bits") == 8 or "fp8" in str(q.get("fmt", "")) else 0
 
 
 def model_from_hf_config(config: Mapping, name: str | None = None) -> ModelSpec:
