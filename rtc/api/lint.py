@@ -60,6 +60,22 @@ def _load(path: str):
         return None, exc.strerror or str(exc)
 
 
+def _plain_line_ends(rep: LintReport, label: str, text: str) -> str:
+    """``text`` without the carriage returns of CRLF line ends; RTC708 at the first one
+    (bash would read each ``\r`` as part of a word)."""
+    at = text.find("\r\n")
+    if at < 0:
+        return text
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    count = text.count("\r\n")
+    rep.diagnostics.append(error(R.CRLF, f"{label} has Windows (CRLF) line endings ({count} "
+                                 "lines): bash reads each carriage return as part of a word",
+                                 Span(label, line, col),
+                                 hint=f"sed -i 's/\\r$//' {label}   (or dos2unix)"))
+    return text.replace("\r\n", "\n")
+
+
 def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,
                  hardware: str | None = None, vllm_version: str | None = None,
                  cann: str | None = None, table: Topology | None = None,
@@ -81,6 +97,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
             rep.diagnostics.append(error(R.UNREADABLE, f"{label} {why}", Span.whole_file(label),
                                          hint="give rtc lint the shell script each node runs"))
             continue
+        text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
         for u in split_sections(label, text):
             u.given_name = names.get(label) or u.given_name

@@ -66,6 +66,16 @@ WORLD_NOT_TABLE = rule("RTC706", "script-world-not-table", "error",
     Example: `--tensor-parallel-size 8 --data-parallel-size 2` with a 8-rank table.
     Fix: make the flags and the table agree.""")
 
+CRLF = rule("RTC708", "script-crlf", "error",
+            "A script has Windows (CRLF) line endings.", """
+    What: lines end in carriage return + line feed, as editors on Windows save them.
+    Why: bash keeps the carriage return as part of the last word of every line: `--port
+    8000` becomes `8000\r`, `then` and `fi` are not recognised, and the node fails with
+    `$'\r': command not found` or an argument vLLM rejects.
+    Example: a script edited on a laptop and copied to the servers.
+    Fix: `sed -i 's/\r$//' SCRIPT` (or `dos2unix SCRIPT`). rtc reads the rest of the file
+    as if the line endings were plain.""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (UNREADABLE, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
+RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE)
