@@ -310,3 +310,15 @@ def test_check_of_several_descriptions_plans_ports_across_them():
     assert cross_file_ports([pre, own]) == []
     assert _cli("check", str(here / "prefill.rtc"), str(here / "decode.rtc")).exit_code == 1
     assert _cli("check", str(here / "prefill.rtc"), str(here / "decode-own-ports.rtc")).exit_code == 0
+
+
+@pytest.mark.parametrize("op", ["<<'EOF'", '<<"EOF"', "<<EOF", "<<-EOF"])
+def test_here_document_bodies_are_never_read_as_commands(tmp_path, op):
+    # a fresh user's finding: `cat <<'EOF'` bodies were linted as commands (RTC210, RTC440)
+    body = "\tvllm serve fake --tensor-parallel-size 5\n" + ("\tEOF\n" if "-" in op else "EOF\n")
+    script = tmp_path / "node.sh"
+    script.write_text("export HCCL_IF_IP=10.0.0.6\nexport GLOO_SOCKET_IFNAME=eno0\n"
+                      f"cat {op} > /tmp/x\n{body}vllm serve /m --tensor-parallel-size 8\n")
+    rep = lint_files([str(script)])
+    assert [(d.code, d.span.line) for d in rep.diagnostics] == [("RTC701", 3)], \
+        [f"{d.code} {d.message}" for d in rep.diagnostics]

@@ -352,7 +352,7 @@ def _parse(text: str, label: str, problems: list):
     import bashlex
 
     lines = _Lines(text)
-    text = _blank(text)
+    text = _blank_heredocs(_blank(text), lines, label, problems)
     out, failed = [], []
     for start, chunk in _logical_lines(text):
         fast = _fast_line(chunk, start)
@@ -497,6 +497,36 @@ def _blank(text: str) -> str:
 
     out = _CASE.sub(case, text)
     return _ARITH.sub(lambda m: "0" + " " * (len(m.group(0)) - 1), out)
+
+
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+
+
+def _blank_heredocs(text: str, lines: "_Lines", label: str, problems: list) -> str:
+    """``text`` with every here-document's body and terminator line blanked (newlines and
+    columns kept) and its ``<<WORD`` operator too, so its text is never read as commands
+    (bashlex does not read quoted delimiters such as ``<<'EOF'``); one RTC701 note each."""
+    out, pending, strip_tabs = [], None, False
+    for m in re.finditer(r"[^\n]*\n?", text):
+        line = m.group(0)
+        if not line:
+            break
+        body = line.rstrip("\n")
+        if pending is not None:
+            done = (body.lstrip("\t") if strip_tabs else body) == pending
+            out.append(" " * len(body) + line[len(body):])
+            pending = None if done else pending
+            continue
+        h = _HEREDOC.search(body) if "<<" in body and not body.lstrip().startswith("#") else None
+        if h is not None:
+            pending, strip_tabs = h.group(3), bool(h.group(1))
+            ln, col = lines.at(m.start() + h.start())
+            problems.append(ShellProblem(
+                "heredoc", "a here-document is not read (its text is the input of a "
+                "command, not commands)", Span(label, ln, col)))
+            line = line[:h.start()] + " " * (h.end() - h.start()) + line[h.end():]
+        out.append(line)
+    return "".join(out)
 
 
 def _logical_lines(text: str):
