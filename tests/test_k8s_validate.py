@@ -230,3 +230,25 @@ def test_readme_pods_output_is_a_real_run(monkeypatch, capsys):
     monkeypatch.chdir(DATA)
     assert run_main(monkeypatch, *args) == 1
     assert capsys.readouterr().out == expected
+
+
+@pytest.mark.parametrize("data, wanted", [
+    ("  hccl.json:\n    status: completed\n", "data key hccl.json is not a string"),
+    ("  hccl.json:\n", "data key hccl.json is not a string"),
+    ("  other: x\n", "data key hccl.json is missing (its keys: other)"),
+])
+def test_configmap_data_messages_say_what_is_wrong(data, wanted):
+    # a fresh user's finding: a mapping under hccl.json gave "has no data key hccl.json
+    # (its keys: hccl.json)"
+    from rtc.tables.configmap import embedded_tables
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rings-config-x\ndata:\n{data}"
+    _, diags = embedded_tables(text, "cm.yaml")
+    assert any(wanted in d.message for d in diags), [d.message for d in diags]
+
+
+def test_the_api_servers_pod_list_kind_is_read():
+    doc = {"kind": "PodList", "apiVersion": "v1", "items": [
+        {"kind": "Pod", "metadata": {"name": "p0"}, "spec": {"nodeName": "n0"},
+         "status": {"podIP": "10.0.0.6"}}]}
+    pods, _smap, diags = load_pods(json.dumps(doc).encode(), "pods.json")
+    assert len(pods) == 1 and not [d for d in diags if d.code == "RTC780"]

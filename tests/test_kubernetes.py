@@ -270,3 +270,11 @@ def test_rtc776_a_table_over_the_configmap_limit(monkeypatch):
     assert d.code == "RTC776" and bundle.outputs == []
     assert f"is {len(small.encode()):,} bytes even without spaces, over the " \
         f"{len(small.encode()) - 1:,} bytes" in d.message
+
+
+def test_an_empty_image_is_a_usage_error(tmp_path):
+    from conftest import ROOT, run_rtc
+    res = run_rtc("compile", str(ROOT / "examples" / "a2-2node-dp2-tp8.rtc"), "--target", "k8s",
+                  "--out-dir", str(tmp_path / "k"), "--image", "")
+    assert res.returncode == 2 and "--image is empty" in res.stderr
+    assert not (tmp_path / "k").exists()

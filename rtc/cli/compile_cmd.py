@@ -83,6 +83,9 @@ def compile_command(
       rtc compile - --stdout < cluster.rtc
     """
     _check_outputs(output, out_dir, stdout, target)
+    if target == "k8s" and not image.strip():
+        fail_usage("--image is empty", "name the container image, e.g. "
+                   f"--image {DEFAULT_IMAGE.rsplit(':', 1)[0]}:<tag>")
     out = reporter_for(fmt, "compile", input_label(file))
     if stdout and fmt != "text":
         fail_usage(f"--stdout prints the rank table on stdout, where --format {fmt} would "

@@ -136,6 +136,8 @@ def _wait(files: List[str], seconds: float | None) -> bool:
         fail_usage("--wait re-reads files; standard input cannot be re-read",
                    "give the mounted table's path, e.g. /user/serverid/devindex/config/hccl.json")
     for name in dict.fromkeys(files):
+        if not Path(name).is_file():
+            continue      # reported as unreadable (RTC001) by the validation that follows
         if not wait_until_completed(name, seconds):
             typer.echo(f"rtc: {name} still says initializing after {seconds:g} s", err=True)
     return True

@@ -197,11 +197,16 @@ def _read_object(obj, filename: str, out: list, diags: list) -> None:
     name = str(name_node.value) if isinstance(name_node, yaml.ScalarNode) else "(no name)"
     data = _get(obj, "data")
     value = _get(data, KEY)
-    if not isinstance(value, yaml.ScalarNode):
+    if not isinstance(value, yaml.ScalarNode) or value.tag == "tag:yaml.org,2002:null":
         keys = [k.value for k, _v in data.value] if isinstance(data, yaml.MappingNode) else []
-        diags.append(error(NO_HCCL_JSON, f"ConfigMap {name} has no data key {KEY}"
-                           + (f" (its keys: {', '.join(map(str, keys))})" if keys else
-                              " (it has no data)"),
+        if value is not None:
+            why = (f"is not a string: data['{KEY}'] must hold the table's JSON text "
+                   "(a `|` block)")
+        elif keys:
+            why = f"is missing (its keys: {', '.join(map(str, keys))})"
+        else:
+            why = "is missing (the ConfigMap has no data)"
+        diags.append(error(NO_HCCL_JSON, f"ConfigMap {name}: data key {KEY} {why}",
                            _span(data if data is not None else obj, filename),
                            subject=f"ConfigMap {name}",
                            hint="MindCluster's operator fills, and the pods mount, "

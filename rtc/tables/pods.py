@@ -116,7 +116,8 @@ def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagn
                                 + (f": {first.message}" if first else ""),
                                 first.span if first and first.span else Span.whole_file(filename),
                                 hint="kubectl get pods -o json > pods.json")]
-    items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
+    lists = ("List", "PodList")     # kubectl prints List; the API server's own is PodList
+    items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") in lists else [doc]
     if not isinstance(items, list) or not all(isinstance(p, dict) and p.get("kind", "Pod")
                                               == "Pod" for p in items):
         return [], smap, [error(PODS_INPUT, f"{filename} is not a Pod or a List of Pods",
