@@ -322,3 +322,13 @@ def test_here_document_bodies_are_never_read_as_commands(tmp_path, op):
     rep = lint_files([str(script)])
     assert [(d.code, d.span.line) for d in rep.diagnostics] == [("RTC701", 3)], \
         [f"{d.code} {d.message}" for d in rep.diagnostics]
+
+
+def test_no_hccl_defaults_are_lifted_on_gpu_servers(tmp_path):
+    # a fresh user's finding: RTC455 named HCCL_IF_BASE_PORT, which the script never set
+    script = tmp_path / "gpu.sh"
+    script.write_text("export CUDA_VISIBLE_DEVICES=0,1\nexport VLLM_HOST_IP=10.0.0.1\n"
+                      "vllm serve /m --tensor-parallel-size 2\n")
+    rep = lint_files([str(script)], hardware="pcie-nvlink-4x2")
+    assert not [d for d in rep.diagnostics if "HCCL" in d.message], \
+        [d.message for d in rep.diagnostics]

@@ -321,7 +321,9 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)
     job.env = _job_env(g)
-    if not any(e.name in ("HCCL_IF_BASE_PORT", "HCCL_HOST_SOCKET_PORT_RANGE") for e in job.env):
+    hccl = not topo.preset.is_gpu     # NCCL has no HCCL port window
+    if hccl and not any(e.name in ("HCCL_IF_BASE_PORT", "HCCL_HOST_SOCKET_PORT_RANGE")
+                        for e in job.env):
         job.env.append(EnvLine("HCCL_IF_BASE_PORT", "60000", la.span))
     jl = JobLaunch(job, _mode(g, la), origin="script")
     for m in g.members:
