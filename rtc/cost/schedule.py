@@ -385,6 +385,10 @@ def schedule(dep: Deployment, model: ModelSpec, workload: Workload, params: Cost
                      "its traffic is not costed")
     notes.append("vocab-parallel embedding and logits gathers are not included "
                  "(reference 3.1: derived, not checked)")
+    if dep.hardware.family == "nvidia" and ctx.choice is not None:
+        notes.append("NVIDIA GPUs: the MoE method and its dispatch/combine are vllm-ascend's "
+                     "(MC2 / ALLGATHER / ALLTOALL); vLLM on GPUs uses its own all2all "
+                     "backends, so read the EP rows as indicative")
     notes.append(LIMITS)
     label = params.name + "".join(f" {o}" for o in params.overrides)
     return StepCost(phase, dep.layout, model.name, label, tokens,

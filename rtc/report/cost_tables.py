@@ -37,6 +37,7 @@ def step_table(step: StepCost) -> str:
     lines.append(f"total per step {human_time(step.total)}; per {unit} "
                  f"{human_time(step.per_token)} ({step.generated:g} tokens per step)")
     lines.append("explain: " + explain(step).replace("\n", "\n         "))
+    lines += [f"note: {n}" for n in step.notes if n != LIMITS]
     lines.append(f"limits: {LIMITS}")
     return "\n".join(lines)
 
