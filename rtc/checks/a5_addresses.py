@@ -4,6 +4,9 @@ mandatory at every level and "each die must be configured separately").
 
 * RTC221: a table with more than one device where a device has no ``eid``: its mesh
   (level 0) and super pod (level 1) entries would have no address.
+* RTC224: two dies with the same EID.
+* RTC212 (missing-super-pod-data, the A3 rule): an atlas-950-superpod node without
+  ``super_pod`` (those nodes are always in one).
 * RTC211 (missing-device-ip, the 1.0 rule): a table whose servers are in different super
   pods (or in none) where a device has no ``device_ip``: the RoCE level (3) is how they
   reach each other.
@@ -12,7 +15,7 @@ mandatory at every level and "each die must be configured separately").
 from __future__ import annotations
 
 from rtc.checks._net import Folded
-from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, _tables
+from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, _tables
 from rtc.diagnostics import error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -28,10 +31,57 @@ MISSING_EID = rule("RTC221", "missing-eid", "error",
     Fix: add `eid base HEX` (the EID of die 0 of the first device, from `hccn_tool`) or
     list one EID per die.""")
 
+DUPLICATE_EID = rule("RTC224", "duplicate-eid", "error",
+                     "Two Ascend 950 dies have the same UB EID.", """
+    What: the `eid` plans of two servers (or one list) give two dies the same EID.
+    Why: UB addresses a die by its EID; HCCL links to whichever die answers, so two ranks
+    share one address and collectives hang or mix data.
+    Example: `eid base ...dfdf0000` on a5-node0 and `eid base ...dfdf0002` on a5-node1:
+    node1's die 0 gets node0's device 1 die 0 EID.
+    Fix: give each server the EID base of its own first die (`hccn_tool -i 0 -eid -g`);
+    bases must be 2 x dies apart per server at least.""")
+
+
+def _duplicate_eids(topo: Topology):
+    """RTC224: the first reuse of each EID, at the server that reuses it."""
+    seen: dict = {}
+    folded = Folded("servers")
+    for s in topo.servers:
+        clash = None
+        for d in s.devices:
+            for die, eid in enumerate(d.eids or ()):
+                first = seen.setdefault(eid, (s, d, die))
+                if clash is None and first != (s, d, die):
+                    clash = (d, die, eid, first)
+        if clash is not None:      # one finding per server: its first reused EID
+            d, die, eid, (fs, fd, fdie) = clash
+            folded.add((DUPLICATE_EID.code, s.span_of("eid")), error(
+                DUPLICATE_EID, f"{s.name} device {d.device_id} die {die} has EID {eid}, "
+                f"already die {fdie} of {fs.name} device {fd.device_id}",
+                s.span_of("eid"), subject=s.label,
+                hint="give each server the EID base of its own first die"), s.name)
+    yield from folded.emit()
+
+
+def _pods_required(topo: Topology):
+    """RTC212 on a preset whose servers are always in a super pod (atlas-950-superpod)."""
+    if not topo.preset.super_pod:
+        return
+    folded = Folded("servers")
+    for s in topo.servers:
+        if s.super_pod_id is None and "super_pod" not in s.incomplete:
+            folded.add((MISSING_SUPER_POD.code, s.span), error(
+                MISSING_SUPER_POD, f"{s.name} has no super_pod: {topo.preset.name} nodes are "
+                "always in one (rank table 2.0 level 1)", s.span, subject=s.label,
+                hint="add `super_pod ID` (`npu-smi info -t spod-info`)"), s.name)
+    yield from folded.emit()
+
 
 def check(topo: Topology, plan: Plan):
     if not topo.preset.is_a5:
         return
+    yield from _duplicate_eids(topo)
+    yield from _pods_required(topo)
     folded = Folded("servers")
     for job, members in _tables(topo):
         what = f"job {job.name}" if job else "the cluster"
@@ -60,4 +110,4 @@ def check(topo: Topology, plan: Plan):
 
 
 #: The rules this module reports (RTC211 is ranktable_rules').
-RULES = (MISSING_EID,)
+RULES = (MISSING_EID, DUPLICATE_EID)
