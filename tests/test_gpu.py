@@ -316,3 +316,12 @@ def test_preflight_script_runs_and_its_folder_is_judged(tmp_path):
     res, diags = judge(str(tmp_path / "res"))
     assert sorted(d.code for d in diags) == ["RTC570", "RTC571"]
     assert res.expected == 476.8 and res.run.rows[-1].size == 1 << 30
+
+
+def test_a_bad_nvlink_island_is_located_at_its_own_line():
+    # a fresh user's finding: the error pointed at the first nvlink_island line
+    from rtc.api import compile_text
+    src = ("cluster g {\n  hardware generic-gpu\n  devices_per_server 8\n  nvlink_island 0..1\n"
+           "  nvlink_island 2..3\n  nvlink_island 3..4\n}\n")
+    (d,) = [d for d in compile_text(src, "g.rtc").diagnostics if d.code == "RTC200"]
+    assert (d.span.line, d.span.column) == (6, 17) and "3, 4" in d.message

@@ -124,13 +124,13 @@ def _islands_checked(c, preset, diags: list[Diagnostic]):
                            hint="remove the nvlink_island lines, or use hardware generic-gpu"))
         return preset
     seen: set[int] = set()
-    for island in c.nvlink_island:
+    for k, island in enumerate(c.nvlink_island):
         bad = [d for d in island if d in seen or d >= preset.devices_per_server]
         seen.update(island)
         if bad:
             diags.append(error(CLUSTER, f"nvlink_island {', '.join(map(str, island))}: GPU "
                                f"{bad[0]} is in another island or not below devices_per_server "
-                               f"{preset.devices_per_server}", span,
+                               f"{preset.devices_per_server}", c.line_span("nvlink_island", k),
                                hint="give each GPU to one island, ids 0..devices_per_server-1"))
     return preset
 

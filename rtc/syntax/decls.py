@@ -124,6 +124,12 @@ class Decl:
         """Where attribute ``key`` was written (the block's label when it was not)."""
         return self.spans.get(key, self.name_span)
 
+    def line_span(self, key: str, k: int) -> Span:
+        """Where the ``k``-th line of the repeatable attribute ``key`` was written (the
+        first line's span, or the block's, when not known)."""
+        got = getattr(self, "line_spans", {}).get(key, ())
+        return got[k] if k < len(got) else self.span_of(key)
+
     def given(self, key: str) -> bool:
         """True when attribute ``key`` was written and read."""
         return key in self.spans

@@ -533,8 +533,10 @@ def _elaborate_block(block: Block, diags: list[Diagnostic]) -> Decl:
     failed |= {key for key in guessed if key not in values}
     if block.kind == "job":
         _check_world(values, spans, failed, diags, name)
-    return spec.decl(kind=block.kind, name=name, name_span=name_span, span=block.span,
+    decl = spec.decl(kind=block.kind, name=name, name_span=name_span, span=block.span,
                      spans=spans, failed=frozenset(failed), **values)
+    decl.line_spans = lines    # repeatable attribute -> the value span of each of its lines
+    return decl
 
 
 def _check_label(block: Block, spec: BlockSpec, diags: list[Diagnostic]) -> None:
