@@ -325,3 +325,14 @@ def test_a_bad_nvlink_island_is_located_at_its_own_line():
            "  nvlink_island 2..3\n  nvlink_island 3..4\n}\n")
     (d,) = [d for d in compile_text(src, "g.rtc").diagnostics if d.code == "RTC200"]
     assert (d.span.line, d.span.column) == (6, 17) and "3, 4" in d.message
+
+
+def test_cuda_visible_devices_by_uuid_is_not_judged_as_malformed():
+    # a fresh user's finding: GPU UUIDs (which CUDA accepts) were RTC431 "not a whole number"
+    from rtc.api import compile_text
+    text = (EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc").read_text(encoding="utf-8")
+    text = text.replace("job serve {", 'job serve {\n  env CUDA_VISIBLE_DEVICES = '
+                        '"GPU-5f8e1f2a-0000-0000-0000-000000000000,1,2,3,4,5,6,7"', 1)
+    codes = [(d.code, d.severity.name) for d in compile_text(text, "g.rtc").diagnostics
+             if d.code.startswith("RTC43")]
+    assert codes == [("RTC433", "NOTE")], codes

@@ -136,6 +136,15 @@ def _rt_visible(job, given, rows, var: str):
     malformed, naming devices beyond what a server's runtime sees, not covering the
     devices the job uses. Returns (the listed ids, whether anything was reported)."""
     text, span = given
+    if var == "CUDA_VISIBLE_DEVICES" and any(t.strip().startswith(("GPU-", "MIG-"))
+                                             for t in text.split(",")):
+        # CUDA also takes GPU / MIG UUIDs; which index each one is needs the machine
+        yield note(NUMBERING, f"job {job.name}: {var}=\"{text}\" names GPUs by UUID; rtc "
+                   "cannot tell which devices those are, so the value is not judged", span,
+                   subject=f"job {job.name}",
+                   hint="use indices (0,1,...) to have rtc check them, or compare with "
+                        "`nvidia-smi -L` on each server")
+        return [], True
     parsed = parse_visible_devices(text)
     if parsed.problem:
         yield error(BAD_RT_VISIBLE, f"job {job.name}: {var}=\"{text}\": "
