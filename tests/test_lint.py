@@ -332,3 +332,22 @@ def test_no_hccl_defaults_are_lifted_on_gpu_servers(tmp_path):
     rep = lint_files([str(script)], hardware="pcie-nvlink-4x2")
     assert not [d for d in rep.diagnostics if "HCCL" in d.message], \
         [d.message for d in rep.diagnostics]
+
+
+def test_rtc_own_tool_scripts_are_noted_not_linted(tmp_path):
+    # `rtc lint out/*.sh` on an --out-dir: the preflight and calibrate scripts are rtc's
+    result, files = _compiled("a2-2node-dp2-tp8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    rep = lint_files(sorted(str(p) for p in tmp_path.glob("*.sh")))
+    tools = sorted(Path(d.span.file).name for d in rep.diagnostics if "rtc's own" in d.message)
+    assert tools == ["calibrate.sh", "preflight-atlas-01.sh", "preflight-atlas-02.sh"]
+    assert {d.code for d in rep.diagnostics} == {"RTC701"}
+
+
+def test_standard_input_is_read_as_a_script(monkeypatch):
+    import io
+    script = (DATA / "d1" / "atlas-01.sh").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(script)))
+    rep = lint_files(["-"])
+    assert "<stdin>" in rep.sources and rep.topology is not None

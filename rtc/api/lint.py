@@ -60,6 +60,18 @@ def _load(path: str):
         return None, exc.strerror or str(exc)
 
 
+#: The second line of the tool scripts ``rtc compile --out-dir`` writes beside the launches.
+_TOOL_HEADERS = (("# rtc preflight of server", "preflight"),
+                 ("# rtc preflight of GPU server", "preflight"),
+                 ("# rtc calibration runs", "calibration"))
+
+
+def _rtc_tool_script(text: str) -> str | None:
+    """``preflight`` / ``calibration`` for a script rtc itself wrote (its header), else None."""
+    second = text.split("\n", 2)[1] if text.count("\n") >= 1 else ""
+    return next((kind for head, kind in _TOOL_HEADERS if second.startswith(head)), None)
+
+
 def _plain_line_ends(rep: LintReport, label: str, text: str) -> str:
     """``text`` without the carriage returns of CRLF line ends; RTC708 at the first one
     (bash would read each ``\r`` as part of a word)."""
@@ -99,6 +111,12 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
             continue
         text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
+        tool = _rtc_tool_script(text)
+        if tool:
+            rep.diagnostics.append(note(R.NOT_READ, f"{label} is rtc's own {tool} script, not "
+                                        "a node's launch: not linted", Span(label, 1, 1),
+                                        hint="lint the S.sh launch scripts of the folder"))
+            continue
         for u in split_sections(label, text):
             u.given_name = names.get(label) or u.given_name
             read_unit(u, loader or _load)
@@ -246,9 +264,16 @@ def _exported_table(rep: LintReport, units: list[Unit], hardware, loader) -> Top
 
 
 def lint_files(paths: list[str], **kw) -> LintReport:
-    """:func:`lint_scripts` of files on disk (an unreadable file is RTC001)."""
+    """:func:`lint_scripts` of files on disk (``-``: standard input, named ``<stdin>``;
+    an unreadable file is RTC001)."""
+    import sys
+
     scripts, problems = [], []
     for path in paths:
+        if path == "-":         # standard input, like `rtc validate -` and `rtc compile -`
+            stream = getattr(sys.stdin, "buffer", None)
+            scripts.append(("<stdin>", stream.read() if stream is not None else b""))
+            continue
         data, why = _load(path)
         if data is None:
             problems.append(error(IO_ERROR, f"cannot read {path}: {why}", None,
