@@ -88,19 +88,10 @@ def _plain_line_ends(rep: LintReport, label: str, text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,
-                 hardware: str | None = None, vllm_version: str | None = None,
-                 cann: str | None = None, table: Topology | None = None,
-                 loader=None, against=None) -> LintReport:
-    """Lint ``scripts`` (``(label, content)`` pairs: one node's script each, or a file with
-    ``## node`` sections). ``names`` maps labels to node names (``--node NAME=FILE``);
-    ``hardware`` is a preset name (default atlas-800t-a2, or the table's); ``table`` a rank
-    table lowered by :mod:`rtc.tables`. ``loader(path) -> (bytes | None, why)`` reads
-    sourced files (default: the file system). ``against`` is a compile result
-    (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
-    Never raises for bad input."""
-    rep = LintReport()
-    names = names or {}
+def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
+    """Each script read into its node units (``## node`` sections split); unreadable files
+    (RTC700), CRLF line ends (RTC708) and rtc's own tool scripts (an RTC701 note) are
+    reported into ``rep``."""
     units: list[Unit] = []
     for label, content in scripts:
         text, why = (content, None) if isinstance(content, str) else decode_script(content)
@@ -119,8 +110,24 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
             continue
         for u in split_sections(label, text):
             u.given_name = names.get(label) or u.given_name
-            read_unit(u, loader or _load)
+            read_unit(u, loader)
             units.append(u)
+    return units
+
+
+def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,
+                 hardware: str | None = None, vllm_version: str | None = None,
+                 cann: str | None = None, table: Topology | None = None,
+                 loader=None, against=None) -> LintReport:
+    """Lint ``scripts`` (``(label, content)`` pairs: one node's script each, or a file with
+    ``## node`` sections). ``names`` maps labels to node names (``--node NAME=FILE``);
+    ``hardware`` is a preset name (default atlas-800t-a2, or the table's); ``table`` a rank
+    table lowered by :mod:`rtc.tables`. ``loader(path) -> (bytes | None, why)`` reads
+    sourced files (default: the file system). ``against`` is a compile result
+    (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
+    Never raises for bad input."""
+    rep = LintReport()
+    units = _read_units(rep, scripts, names or {}, loader or _load)
     _front_end_findings(rep, units)
     if not units:
         return rep
