@@ -6,7 +6,8 @@ HCCL Test prints a header ``data_size(Bytes): | aveg_time(us): | alg_bandwidth(G
 check_result:`` (the binary spells ``aveg``; its docs say ``avg``: both are read) and one
 row per size; ``data_size`` is **per NPU** (reference ``cost-model.md`` §2.3). nccl-tests
 prints ``#``-comment headers and rows ``size count type redop root time algbw busbw
-#wrong`` twice (out-of-place, in-place); the out-of-place time is taken. Rows whose check
+#wrong`` twice (out-of-place, in-place), read by :mod:`rtc.inventory.nccl_tests`; the
+out-of-place time is taken. Rows whose check
 failed (``check_result`` not ``success``, ``#wrong`` not 0) are dropped with a note.
 """
 
@@ -62,8 +63,6 @@ def op_from_name(name: str) -> str | None:
 _HCCL_HEAD = re.compile(r"data_size\(Bytes\):?\s*\|\s*a?v(?:e)?g_time\(us\)", re.I)
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _HCCL_ROW = re.compile(rf"^\s*(\d+)\s*\|\s*({_NUM})\s*\|\s*({_NUM})\s*\|\s*(\S+)\s*$")
-_NCCL_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+({_NUM})\s+({_NUM})\s+"
-                       rf"({_NUM})\s+(\S+)")
 
 
 def _sample(path: str, n: int, size: str, time_us: str, notes: list) -> Sample | None:
@@ -102,17 +101,19 @@ def _hccl(path: str, lines: list[str]) -> BenchRun:
 
 
 def _nccl(path: str, lines: list[str]) -> BenchRun:
-    samples, notes = [], []
-    for n, line in enumerate(lines, 1):
-        m = _NCCL_ROW.match(line)
-        if not m:
-            if not line.lstrip().startswith("#"):
-                _unread(path, n, line, notes)
-            continue
-        if m.group(6) not in ("0", "N/A"):
-            notes.append(f"{path}:{n}: #wrong {m.group(6)}: row dropped")
-            continue
-        got = _sample(path, n, m.group(1), m.group(3), notes)
+    """nccl-tests output through :func:`rtc.inventory.nccl_tests.parse_nccl_tests` (the
+    reader ``rtc preflight nccl`` uses): the out-of-place time of every row that computed
+    right; the reader's findings (wrong results, unreadable rows, a cut run) as notes."""
+    from rtc.inventory.nccl_tests import parse_nccl_tests
+
+    run, diags = parse_nccl_tests("\n".join(lines), path)
+    notes = [f"{path}:{d.span.line}: {d.message}" if d.span else f"{path}: {d.message}"
+             for d in diags]
+    samples = []
+    for row in run.rows if run is not None else ():
+        if row.wrong or row.in_wrong:
+            continue            # noted by the reader: the collective computed wrong values
+        got = _sample(path, row.line, str(row.size), str(row.time), notes)
         if got is not None:
             samples.append(got)
     cmd = next((l for l in lines if "_perf" in l), "")
