@@ -56,6 +56,14 @@ def _groups(placement: JobPlacement, layout: Layout, moe: bool) -> dict[str, Gro
     return out
 
 
+def job_hardware(topology, job, *, nic: str | None = None) -> Hardware:
+    """The preset's :class:`Hardware` with ``job``'s env applied (``HCCL_INTER_HCCS_
+    DISABLE``) and the cluster's largest server as the device count."""
+    return hardware_of(topology.preset, env=job.env, nic=nic,
+                       devices_per_server=max((len(s.devices) for s in topology.servers),
+                                              default=0) or None)
+
+
 def deployment_of_job(topology, job, *, nic: str | None = None) -> Deployment:
     """The :class:`Deployment` of ``job`` in ``topology`` (a compiled rtc Topology): its
     sizes, rtc's placement of its ranks, the preset's hardware with the job's env
@@ -67,9 +75,7 @@ def deployment_of_job(topology, job, *, nic: str | None = None) -> Deployment:
                     dcp=job.dcp if dcp_ok else 1, expert_parallel=bool(job.expert_parallel))
     moe = job.model_kind != "dense"
     placement = topology.placement(job)
-    hw = hardware_of(topology.preset, env=job.env, nic=nic,
-                     devices_per_server=max((len(s.devices) for s in topology.servers),
-                                            default=0) or None)
+    hw = job_hardware(topology, job, nic=nic)
     problems = tuple(placement.problems)
     if not dcp_ok:
         problems += (f"dcp {job.dcp} does not divide tp {job.tp}; DCP is not costed",)

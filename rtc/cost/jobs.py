@@ -175,9 +175,9 @@ def cross_server_tp_cost(topology: Topology, job: Job,
         choice = job_model(job)
         if choice.spec is None:
             return "set `cost_model` in the job to see what it costs"
-        params = topology_params(topology)
-        current = job_schedule(topology, job, choice.spec, job_workload(job), params)
         advice = advise_job(topology, job, options=CostOptions(), choice=choice)
+        params = advice.params       # read once, for both sides
+        current = job_schedule(topology, job, choice.spec, job_workload(job), params)
     except CostInputError:
         return "the cost inputs have errors (see RTC340-RTC342)"
     best = next((s for s in advice.ranking.scores if s.layout.tp <= per_server), None)

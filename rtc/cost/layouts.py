@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rtc.cost.deployment import Layout, deployment_of_job, deployment_on_grid
+from rtc.cost.deployment import Layout, deployment_on_grid, job_hardware
 from rtc.cost.errors import LayoutError
-from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions
+from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
 from rtc.cost.links import Hardware
 from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
@@ -197,13 +197,14 @@ class Cluster:
 
 def cluster_of(topology, job) -> Cluster:
     """:class:`Cluster` of ``job`` in ``topology`` (so ``rtc advise`` can call
-    :func:`rank_layouts` with plain values)."""
-    dep = deployment_of_job(topology, job)
+    :func:`rank_layouts` with plain values). Reads the hardware and HCCL options only:
+    the job's own placement is not built."""
+    hardware = job_hardware(topology, job)
     servers = sorted({p.server.index for p in job.placements})
     npus = max((len(p.device_ids) for p in job.placements), default=0)
     pods: dict[str | None, int] = {}
     for p in job.placements:
         pods[p.server.super_pod_id] = pods.get(p.server.super_pod_id, 0) + 1
-    pod_size = max(pods.values()) if dep.hardware.super_pod_link and None not in pods \
+    pod_size = max(pods.values()) if hardware.super_pod_link and None not in pods \
         else None
-    return Cluster(len(servers), npus, dep.hardware, dep.options, pod_size)
+    return Cluster(len(servers), npus, hardware, hccl_options(job.env), pod_size)
