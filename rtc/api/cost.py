@@ -1,20 +1,13 @@
-"""The drivers of ``rtc cost`` and ``rtc advise``: compile the description, pick the
-jobs, and hand them to :mod:`rtc.cost.jobs`."""
+"""The drivers of ``rtc cost`` and ``rtc advise``: pick the jobs of a compiled
+description (:func:`rtc.api.compile.compile_file`) and hand them to :mod:`rtc.cost.jobs`."""
 
 from __future__ import annotations
 
-from rtc.api.compile import CompileResult, compile_file
 from rtc.model.topology import Job, Topology
 
 
 class JobChoiceError(ValueError):
     """``--job`` names no job, or the file has no job with devices."""
-
-
-def compile_for_cost(path: str) -> CompileResult:
-    """:func:`rtc.api.compile.compile_file` (the cost commands run only on a description
-    whose checks pass; the caller reports the diagnostics)."""
-    return compile_file(path)
 
 
 def chosen_jobs(topology: Topology, name: str | None) -> list[Job]:

@@ -19,9 +19,10 @@ _MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1
 def _compiled(file: Path, job: str | None):
     """The checked Topology and the chosen jobs; reports and exits on errors (1) or a
     bad --job (2)."""
-    from rtc.api.cost import JobChoiceError, chosen_jobs, compile_for_cost
+    from rtc.api import compile_file
+    from rtc.api.cost import JobChoiceError, chosen_jobs
 
-    topology = checked_topology(compile_for_cost(str(file)))
+    topology = checked_topology(compile_file(str(file)))
     try:
         return topology, chosen_jobs(topology, job)
     except JobChoiceError as exc:
