@@ -21,6 +21,7 @@ from rtc.checks import a5_addresses, chip_version, one_machine
 from rtc.checks import dp_launch
 from rtc.checks import gpu_islands, nccl_env
 from rtc.checks import hccs_links, link_env
+from rtc.checks import mindie_launch
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -46,6 +47,8 @@ CHECKS = (
     gpu_islands, nccl_env,
     # captured intra-server links (RTC225, RTC226) and the HCCL env that depends on them
     hccs_links, link_env,
+    # MindIE jobs (RTC656-658)
+    mindie_launch,
 )
 
 #: The rules of every check module.

@@ -75,7 +75,8 @@ LLMDD_TP = rule("RTC527", "llmdatadist-cross-node-tp", "error",
     Fix: keep TP inside a server, or use a Mooncake connector.""")
 PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
                     "A prefill/decode job is not a vLLM job.", """
-    What: a job in a prefill/decode pair with `framework` other than vllm.
+    What: a job in a prefill/decode pair with `framework` other than vllm (a pair whose
+    jobs are all `framework mindie` is MindIE's own disaggregation and fine).
     Why: the disaggregated launch (--kv-transfer-config) is vLLM's.
     Example: `role prefill` with `framework mindspore`.
     Fix: use `framework vllm` (the default).""")
@@ -100,7 +101,8 @@ def check(topo: Topology, plan: Plan):
         if not pair.prefill or not pair.decode:
             continue
         yield from _frameworks(pair)
-        yield from _connectors(pair)
+        if not _mindie_pair(pair):
+            yield from _connectors(pair)
         yield from _models(pair)
         yield from _instance_sizes(pair)
         yield from _tp_ratio(pair)
@@ -160,8 +162,16 @@ def _unpaired(topo: Topology, blocks: list, listed: dict):
                               hint=f"add the {other} job, or change the role")
 
 
+def _mindie_pair(pair) -> bool:
+    """Both sides MindIE: MindIE moves the KV cache itself (``inferMode dmi``), with no
+    vLLM connector (:mod:`rtc.plan.mindie`)."""
+    return all(j.framework == "mindie" for j in pair.jobs)
+
+
 def _frameworks(pair):
-    """RTC528: jobs of a pair that are not vLLM jobs."""
+    """RTC528: jobs of a pair that are not vLLM jobs (a pair of MindIE jobs is fine)."""
+    if _mindie_pair(pair):
+        return
     for j in pair.jobs:
         if j.framework != "vllm":
             yield error(PD_FRAMEWORK, f"job {j.name} takes part in prefill/decode "

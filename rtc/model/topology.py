@@ -78,6 +78,8 @@ class Server:
     address_sources: dict = field(default_factory=dict)
     #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.
     net_instances: dict = field(default_factory=dict)
+    #: The pod / container IP (``container_ip``; None: the pod shares the host network).
+    container_ip: IPAddress | None = None
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

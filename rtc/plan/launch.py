@@ -52,6 +52,9 @@ position in the server's ``ASCEND_RT_VISIBLE_DEVICES``, i.e. the id the process 
 Per-rank values are passed with ``env NAME=VALUE`` on each process's command line (no
 per-rank env files).
 
+``framework mindie``: one MindIE Server daemon (``"$MINDIE_DAEMON"``) per server, after
+the node's ``config.json`` has the keys of ``mindie-<stem>.json`` (:mod:`rtc.plan.mindie`).
+
 ``framework megatron``: one ``torchrun --nnodes N --node_rank K --nproc_per_node L
 --master_addr HEAD --master_port P ENTRY ARGS`` per server.
 
@@ -224,6 +227,8 @@ def plan_job(topo: Topology, job: Job, ports: PortPlan, pairs: list[PdPair],
             _vllm_node(ctx, nl)
         elif mode == "ranktable":
             _ranktable_node(ctx, nl)
+        elif mode == "mindie":
+            _mindie_node(ctx, nl)
         else:
             _torchrun_node(ctx, nl, k)
         out.nodes.append(nl)
@@ -510,3 +515,24 @@ def needs_feature(topo: Topology, jl: JobLaunch) -> list[str]:
     wanted = {"dp-internal": ["multi_node_dp"], "dp-external": ["external_lb"],
               "dp-hybrid": ["hybrid_lb"], "nnodes": ["nnodes"]}.get(jl.mode, [])
     return [f for f in wanted if has(v, f) is False]
+
+
+def _mindie_node(ctx: _Job, nl: NodeLaunch) -> None:
+    """One MindIE Server daemon on the node (:mod:`rtc.plan.mindie`); the env file has its
+    addresses and rank table, ``mindie-<stem>.json`` the keys of its config.json."""
+    from rtc.plan.mindie import DAEMON
+
+    job, n = ctx.job, nl.node
+    nl.variables.append(("MINDIE_DAEMON", DAEMON, "the MindIE Server binary"))
+    multi = len(ctx.servers) > 1
+    nl.comments.insert(0, f"MindIE Server on {len(ctx.servers)} server"
+                       f"{'s' if multi else ''}: ranks {_rng(n.first_rank, n.placed)}"
+                       + (" (the master: rank 0)" if nl.head and multi else "") + ".")
+    nl.comments.append(f"Merge mindie-{nl.stem}.json into the config.json MindIE reads "
+                       "(MIES_CONFIG_JSON_PATH, default $MIES_INSTALL_PATH/conf/config.json) "
+                       "before starting.")
+    if multi:
+        nl.comments.append("interNodeTLSEnabled is true (MindIE's default): put the "
+                           "interNodeTls* certificates in place, or set it false knowingly.")
+    nl.procs.append(Proc([Ref("MINDIE_DAEMON")] + list(ctx.user(nl.head)),
+                         user_args=ctx.user(nl.head)))

@@ -187,6 +187,13 @@ _SERVER_ATTRS = {
         becomes="NCCL_IB_HCA in the env files; the HCA count is the NIC count of the cost "
         "model; job `env NCCL_IB_HCA` is checked against it (RTC472)",
         example="ib_hca mlx5_0, mlx5_1"),
+    "container_ip": AttrSpec(
+        p_address, doc="the pod / container IP when pods have their own IPs",
+        value="IP address, or a template in i", default="none (the pod shares the host's "
+        "network: MindIE jobs use the host IP)",
+        becomes="container_ip of the server in the rank table and the global rank table; "
+        "MIES_CONTAINER_IP of MindIE jobs (RTC656, RTC657)",
+        example="container_ip 172.16.0.6"),
 }
 
 _SERVER_EXAMPLE = """server atlas-01 {
@@ -252,10 +259,11 @@ _JOB_ATTRS = {
         becomes="prefill / decode: the prefill/decode pairing and kv_role kv_producer / "
         "kv_consumer; train: no vLLM API port in the port plan", example="role prefill"),
     "framework": AttrSpec(
-        p_choice("vllm", "mindspore", "torch_npu", "megatron"), doc="framework",
-        value="vllm, mindspore, torch_npu or megatron", default="vllm",
+        p_choice("vllm", "mindspore", "torch_npu", "megatron", "mindie"), doc="framework",
+        value="vllm, mindspore, torch_npu, megatron or mindie", default="vllm",
         becomes="the launch: vllm serve per server (vllm), python3 ENTRY per rank "
-        "(mindspore, torch_npu), torchrun per server (megatron)",
+        "(mindspore, torch_npu), torchrun per server (megatron), the MindIE daemon per "
+        "server with its env and a config.json fragment (mindie)",
         example="framework megatron"),
     "servers": AttrSpec(
         p_server_refs, doc="servers whose devices the job uses (all devices)",
