@@ -57,7 +57,7 @@ KV_CONFIG = rule("RTC537", "kv-transfer-config", "error",
     What: a `--kv-transfer-config` (in `args`, or in a launch script) that is not a JSON
     object, names a `kv_connector` without a `kv_role`, a `kv_role` other than
     kv_producer / kv_consumer / kv_both, or a connector vLLM does not register without a
-    `kv_connector_module_path`; or, in a prefill job, kv_role kv_consumer (kv_producer in a
+    `kv_connector_module_path` (on NVIDIA GPUs); or, in a prefill job, kv_role kv_consumer (kv_producer in a
     decode job).
     Why: vLLM stops at start-up ("Unsupported kv_role", "Unsupported connector type"); a
     prefill engine that only consumes never hands its KV cache on, so every request is
@@ -74,7 +74,8 @@ def check(topo: Topology, plan: Plan):
             yield from _nixl_job(topo, job, version)
     for jl in plan.launches.values():
         side = pd_side(plan.pairs, jl.job)
-        found = (_kv_config(jl.job, side, p) for nl in jl.nodes for p in nl.procs)
+        found = (_kv_config(jl.job, side, p, topo.preset.is_gpu)
+                 for nl in jl.nodes for p in nl.procs)
         first = next((d for d in found if d is not None), None)   # one finding per job
         if first is not None:
             yield first
@@ -127,8 +128,10 @@ def _split_tp(topo: Topology, job, version, span, subject):
                 "replica inside a server")
 
 
-def _kv_config(job, side, proc):
-    """RTC537 for one process's --kv-transfer-config, or None when it is fine or absent."""
+def _kv_config(job, side, proc, gpu: bool):
+    """RTC537 for one process's --kv-transfer-config, or None when it is fine or absent.
+    Connector names are judged on GPUs only: on Ascend, vllm-ascend registers its own
+    (MooncakeConnectorV1, ...) with vLLM's factory when its plugin loads."""
     flags = vllm_flags(proc.words())
     text = flags.get("--kv-transfer-config")
     if "--kv-transfer-config" not in flags:
@@ -148,7 +151,7 @@ def _kv_config(job, side, proc):
         return error(KV_CONFIG, f"job {job.name}: --kv-transfer-config kv_role "
                      f"{role!r} is not one of vLLM's ({', '.join(KV_ROLES)})", span,
                      subject=subject, hint="kv_producer on prefill, kv_consumer on decode")
-    if name is not None and name not in VLLM_CONNECTORS \
+    if gpu and name is not None and name not in VLLM_CONNECTORS \
             and not doc.get("kv_connector_module_path"):
         return error(KV_CONFIG, f"job {job.name}: kv_connector {name!r} is not a connector "
                      "vLLM registers, and no kv_connector_module_path says where it is",
