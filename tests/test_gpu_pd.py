@@ -135,14 +135,14 @@ def _span(preset: str, servers: int, per: int = 8):
 
 def test_tree_and_ring_latency_and_crossover_on_two_h100_servers():
     # by hand: alpha NVLink 1.9 us, IB 4 us; p 16 on N 2 servers; busbw min(450 x 0.82,
-    # 8 x 50 x 0.85) = 340 GB/s. ring alpha (30 - 4) x 1.9 + 4 x 4 = 65.4 us; tree alpha
-    # 2 x (7 x 1.9 + 1 x 4) = 34.6 us; crossover 30.8 us / ((1/0.46 - 1.875) / 340 GB/s)
+    # 8 x 50 x 0.85) = 340 GB/s. ring alpha (30 - 2) x 1.9 + 2 x 4 = 61.2 us; tree alpha
+    # 2 x (7 x 1.9 + 1 x 4) = 34.6 us; crossover 26.6 us / ((1/0.46 - 1.875) / 340 GB/s)
     span = _span("hgx-h100", 2)
     ring, tree = nccl.ring_and_tree(0.0, span, P)
-    assert ring.alpha == pytest.approx(65.4e-6) and tree.alpha == pytest.approx(34.6e-6)
+    assert ring.alpha == pytest.approx(61.2e-6) and tree.alpha == pytest.approx(34.6e-6)
     cross = nccl.tree_crossover(span, P)
-    assert cross == pytest.approx(30.8e-6 * 340e9 / (1 / 0.46 - 1.875))
-    assert cross / 2**20 == pytest.approx(33.41, abs=0.01)
+    assert cross == pytest.approx(26.6e-6 * 340e9 / (1 / 0.46 - 1.875))
+    assert cross / 2**20 == pytest.approx(28.86, abs=0.01)
     at = nccl.ring_and_tree(cross, span, P)
     assert at[0].seconds == pytest.approx(at[1].seconds)
     assert nccl.nccl_choice(cross / 4, span, P).algorithm == "tree"
@@ -164,5 +164,5 @@ def test_rtc_cost_of_the_two_server_example_says_which_algorithm():
     topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
     text = cost_text(cost_jobs(topo, list(topo.jobs), ("decode",)))
     assert ("NCCL AllReduce across servers (all 16 GPUs on 2 servers, ib-ndr x 8 NICs per "
-            "server): NCCL picks the tree below 33.4 MiB per rank, the ring above") in text
-    assert "1 MiB tree 41 us vs ring 71 us, 256 MiB tree 1,751 us vs ring 1,546 us" in text
+            "server): NCCL picks the tree below 28.9 MiB per rank, the ring above") in text
+    assert "1 MiB tree 41 us vs ring 67 us, 256 MiB tree 1,751 us vs ring 1,542 us" in text

@@ -132,12 +132,12 @@ def allreduce(nbytes: float, span: GroupSpan, params: CostParams, *,
 # between the servers. NCCL's tuning model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel;
 # reference cost-model.md 1.3 NCCL-TUNE) prices an AllReduce on p ranks over N servers as
 #
-#   ring:  latency (2(p-1) - 2N)·α_intra + 2N·α_inter     algbw = busbw · p / (2(p-1))
+#   ring:  latency (2(p-1) - 2(N-1))·α_intra + 2(N-1)·α_inter   algbw = busbw · p/(2(p-1))
 #   tree:  latency 2·((p/N - 1)·α_intra + log2(N)·α_inter)  algbw = 0.5 · 0.92 · busbw
 #
-# (the ring's inter-server steps are its 2N hops between servers; the tree pays the
-# intra-server chain and log2 N tree levels, up and down; its bus bandwidth is capped at
-# 92 % of the graph's). So the tree wins below a crossover size and the ring above it -
+# (the ring's inter-server steps are its 2(N-1) hops between servers, as in NCCL 2.2x;
+# the tree pays the intra-server chain and log2 N tree levels, up and down; its bus
+# bandwidth is capped at 92 % of the graph's). So the tree wins below a crossover size and the ring above it -
 # NCCL's own choice when NCCL_ALGO is not set. rtc uses the same split, with α per class
 # from links.toml (intra: the slowest in-server class crossed; inter: the NIC class) and
 # busbw as for the ring (:func:`class_busbw`). NVLS-tree (NVSwitch + IB SHARP) is not
@@ -171,7 +171,7 @@ def ring_and_tree(nbytes: float, span: GroupSpan, params: CostParams, *,
         return None
     busbw, link = min(rated)
     a_in, a_out = _alphas(span, params)
-    ring_alpha = (2 * (p - 1) - 2 * n) * a_in + 2 * n * a_out
+    ring_alpha = (2 * (p - 1) - 2 * (n - 1)) * a_in + 2 * (n - 1) * a_out
     ring = NcclEstimate(nbytes, p, link, "ring", busbw, ring_alpha,
                         busbw_factor("allreduce", p) * nbytes / busbw)
     levels = max(1, (n - 1).bit_length())                 # ceil(log2 N)
