@@ -22,6 +22,7 @@ from rtc.checks import dp_launch
 from rtc.checks import gpu_islands, nccl_env
 from rtc.checks import hccs_links, link_env
 from rtc.checks import mindie_launch
+from rtc.checks import nixl_pd
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -49,6 +50,8 @@ CHECKS = (
     hccs_links, link_env,
     # MindIE jobs (RTC656-658)
     mindie_launch,
+    # prefill/decode with vLLM's own connectors (NixlConnector; RTC533-RTC537)
+    nixl_pd,
 )
 
 #: The rules of every check module.

@@ -25,6 +25,8 @@ jobs use the server):
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ``nccl-topo-S.xml``         NVIDIA GPU servers with ``nccl_topo_file on``: NCCL_TOPO_FILE
                             (:mod:`rtc.emit.nccl_topo_xml`)
+``proxy-P.sh``              NIXL prefill/decode pair ``P``: vLLM's proxy in front of both
+                            sides (:mod:`rtc.emit.pd_proxy_script`)
 ==========================  ================================================================
 
 Everything here is rendered from the plan (:class:`rtc.plan.Plan`): the launches and port
@@ -93,6 +95,7 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
         _add_global_tables(b, topo, plan.pairs, real)
     if topo.preset.is_gpu:
         _add_gpu_preflight(b, topo, real)
+        _add_proxies(b, plan, real)
     else:
         b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
         for sp in b.preflight:
@@ -113,6 +116,16 @@ def _add_gpu_preflight(b: Bundle, topo: Topology, real: list[Job]) -> None:
     for gp in plan_gpu_preflight(topo, real):
         b.add(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(gp, b.source), 0o755)
         _add_topo_file(b, gp)
+
+
+def _add_proxies(b: Bundle, plan: Plan, real: list[Job]) -> None:
+    """``proxy-<pair>.sh`` for each NIXL pair whose jobs are all being written."""
+    from rtc.emit import pd_proxy_script
+
+    names = {j.name for j in real}
+    for px in plan.proxies:
+        if px.prefill and px.decode and set(px.jobs) <= names:
+            b.add(f"proxy-{px.name}.sh", pd_proxy_script.render(px, b.source), 0o755)
 
 
 def _add_topo_file(b: Bundle, gp) -> None:

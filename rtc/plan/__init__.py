@@ -8,6 +8,7 @@ and the emitters alike.
 * :mod:`.node_env` - each node's environment (``HCCL_IF_IP``, ``*_SOCKET_IFNAME``,
   ``ASCEND_RT_VISIBLE_DEVICES``, ...);
 * :mod:`.disaggregation` - prefill/decode pairs;
+* :mod:`.nixl` - prefill/decode on NVIDIA GPUs (NixlConnector side channel, proxy);
 * :mod:`.preflight` - what each server's preflight checks and pings;
 * :mod:`.versions` - the vLLM releases and the flags each has (data, with sources).
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from rtc.model.topology import Topology
 from rtc.plan.disaggregation import PdPair, pd_pairs
 from rtc.plan.launch import JobLaunch, plan_job, server_stems
+from rtc.plan.nixl import plan_proxies
 from rtc.plan.ports import PortPlan, plan_ports
 
 
@@ -32,6 +34,8 @@ class Plan:
     pairs: list[PdPair] = field(default_factory=list)
     stems: dict = field(default_factory=dict)
     launches: dict[str, JobLaunch] = field(default_factory=dict)
+    #: the proxy of each NIXL prefill/decode pair (:func:`rtc.plan.nixl.plan_proxies`)
+    proxies: list = field(default_factory=list)
 
 
 def build_plan(topo: Topology) -> Plan:
@@ -45,6 +49,7 @@ def build_plan(topo: Topology) -> Plan:
             plan.launches[job.name] = plan_job(topo, job, plan.ports, plan.pairs, plan.stems)
         except ValueError:
             continue   # a placement that cannot be made is reported by RTC3xx
+    plan.proxies = plan_proxies(topo, plan.ports, plan.pairs, plan.launches)
     return plan
 
 

@@ -42,7 +42,9 @@ mode            when / what
 
 Prefill/decode jobs (:func:`rtc.plan.disaggregation.pd_pairs`) add ``--kv-transfer-config``
 with ``kv_role`` ``kv_producer`` / ``kv_consumer``, the plan's ``kv_port``, the
-connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides.
+connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides. On
+NVIDIA GPUs ``kv_connector nixl`` writes vLLM's NixlConnector, and each node's
+environment gets the NIXL side channel and UCX devices (:mod:`rtc.plan.nixl`).
 
 ``framework mindspore`` / ``torch_npu`` (rank-table launches): one ``python3 ENTRY ARGS``
 per rank with ``RANK_ID`` (the rank table's ``rank_id``) and ``DEVICE_ID`` (the device's
@@ -72,6 +74,8 @@ from rtc.model.topology import Job, LaunchSpec, Server, Topology, container_ids
 from rtc.parallel.placement import JobPlacement, NodePlan
 from rtc.plan.disaggregation import PdPair, pd_side
 from rtc.plan.modes import job_mode
+from rtc.plan.nixl import is_nixl, nixl_env
+from rtc.network.env import env_map
 from rtc.plan.ports import (DEFAULT_API_PORT, DEFAULT_DP_RPC_PORT, DEFAULT_MASTER_PORT,
                             DEFAULT_RAY_PORT, JobPorts, PortPlan)
 from rtc.plan.versions import has, needs_comment, parse_version, version_text
@@ -82,6 +86,8 @@ CONNECTORS = {
                            "vllm_ascend.distributed.mooncake_layerwise_connector"),
     "llmdatadist": ("LLMDataDistCMgrConnector",
                     "vllm_ascend.distributed.llmdatadist_c_mgr_connector"),
+    # vLLM's own (NVIDIA GPUs): registered by name, no module path (rtc.plan.nixl)
+    "nixl": ("NixlConnector", None),
 }
 
 
@@ -239,13 +245,18 @@ def kv_transfer_config(job: Job, side: tuple[PdPair, str] | None, jp: JobPorts |
                        engine_id: str) -> dict | None:
     """The ``--kv-transfer-config`` document of a prefill/decode job (None otherwise):
     connector and module, ``kv_role``, the planned ``kv_port``, ``engine_id`` and - except
-    for LLMDataDist - ``kv_connector_extra_config`` with both sides' dp/tp (pp) sizes."""
+    for LLMDataDist - ``kv_connector_extra_config`` with both sides' dp/tp (pp) sizes.
+    vLLM's NixlConnector gets only connector, role and ``engine_id`` (its port is
+    ``VLLM_NIXL_SIDE_CHANNEL_PORT``, :func:`rtc.plan.nixl.nixl_env`)."""
     if side is None or job.kv_connector not in CONNECTORS:
         return None
     pair, role = side
     name, module = CONNECTORS[job.kv_connector]
     doc: dict = {"kv_connector": name,
                  "kv_role": "kv_producer" if role == "prefill" else "kv_consumer"}
+    if module is None:   # NixlConnector: the side channel is in the env (rtc.plan.nixl)
+        doc["engine_id"] = engine_id
+        return doc
     if jp is not None and jp.kv_port is not None:
         doc["kv_port"] = str(jp.kv_port)
     doc["engine_id"] = engine_id
@@ -341,6 +352,9 @@ def _vllm_node(ctx: _Job, nl: NodeLaunch) -> None:
                 f"{job.name}-{nl.server.name}")
     {"single": _single, "dp-internal": _dp_shared, "dp-hybrid": _dp_shared,
      "dp-external": _dp_external, "ray": _ray, "nnodes": _nnodes}[nl.mode](ctx, nl, sv)
+    if ctx.side is not None and is_nixl(job):
+        nl.env += nixl_env(job, nl.server, jp.kv_port if jp is not None else None,
+                           env_map(job))
 
 
 def _single(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:

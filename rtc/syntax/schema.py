@@ -326,17 +326,20 @@ _JOB_ATTRS = {
         default="29550 (the next free port when another job on that host has it)",
         becomes="--data-parallel-rpc-port", example="dp_rpc_port 12980"),
     "kv_connector": AttrSpec(
-        p_choice("mooncake", "mooncake_layerwise", "llmdatadist"),
+        p_choice("mooncake", "mooncake_layerwise", "llmdatadist", "nixl"),
         doc="KV transfer connector (PD disaggregation)",
-        value="mooncake, mooncake_layerwise or llmdatadist",
+        value="mooncake, mooncake_layerwise or llmdatadist (Ascend); nixl (NVIDIA GPUs)",
         default="none (no --kv-transfer-config)",
         becomes="--kv-transfer-config: kv_connector MooncakeConnectorV1, "
-        "MooncakeLayerwiseConnector or LLMDataDistCMgrConnector, and its module path",
+        "MooncakeLayerwiseConnector or LLMDataDistCMgrConnector, and its module path; "
+        "NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST/PORT in each node's env",
         example="kv_connector mooncake_layerwise"),
     "kv_port": AttrSpec(
         p_port, doc="KV transfer port", value=_PORT,
-        default="14579 with a Mooncake connector (the next free one when taken), else none",
-        becomes="kv_port in --kv-transfer-config; Mooncake binds kv_port + global rank",
+        default="14579 with a Mooncake connector, 5600 with nixl (the next free one when "
+        "taken), else none",
+        becomes="kv_port in --kv-transfer-config; Mooncake binds kv_port + global rank; "
+        "nixl: VLLM_NIXL_SIDE_CHANNEL_PORT (+ DP rank per engine)",
         example="kv_port 14579"),
     "ray_port": AttrSpec(
         p_port, doc="Ray head (GCS) port; Ray is used when given", value=_PORT,
