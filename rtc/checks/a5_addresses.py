@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from rtc.checks._net import Folded
 from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, _tables
-from rtc.diagnostics import error
+from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.rules import rule
@@ -42,6 +42,21 @@ DUPLICATE_EID = rule("RTC224", "duplicate-eid", "error",
     bases must be 2 x dies apart per server at least.""")
 
 
+def has_ub_address(d) -> bool:
+    """True when device ``d`` has an address for its UB levels: a die EID, per-port EIDs
+    or (in a table) IP addresses listed there."""
+    return d.eids is not None or d.port_eids is not None or d.port_ips is not None
+
+
+def _eids_of(d):
+    """(die, EID) of each die EID and per-port EID of a device (a port's die is the number
+    before its ``/``); one EID may serve its die at several levels."""
+    yield from enumerate(d.eids or ())
+    for port, eid in d.port_eids or ():
+        head = port.split("/", 1)[0]
+        yield (int(head) if head.isdigit() else port), eid
+
+
 def _duplicate_eids(topo: Topology):
     """RTC224: the first reuse of each EID, at the server that reuses it."""
     seen: dict = {}
@@ -49,16 +64,17 @@ def _duplicate_eids(topo: Topology):
     for s in topo.servers:
         clash = None
         for d in s.devices:
-            for die, eid in enumerate(d.eids or ()):
+            for die, eid in _eids_of(d):
                 first = seen.setdefault(eid, (s, d, die))
-                if clash is None and first != (s, d, die):
+                if clash is None and (first[0] is not s or first[1] is not d or first[2] != die):
                     clash = (d, die, eid, first)
         if clash is not None:      # one finding per server: its first reused EID
             d, die, eid, (fs, fd, fdie) = clash
             folded.add((DUPLICATE_EID.code, s.span_of("eid")), error(
                 DUPLICATE_EID, f"{s.name} device {d.device_id} die {die} has EID {eid}, "
                 f"already die {fdie} of {fs.name} device {fd.device_id}",
-                s.span_of("eid"), subject=s.label,
+                s.span_of("eid"), subject=f"{s.label}, device {d.device_id}",
+                related=[Related(fs.span_of("eid"), f"{fs.name} device {fd.device_id}")],
                 hint="give each server the EID base of its own first die"), s.name)
     yield from folded.emit()
 
@@ -87,7 +103,7 @@ def check(topo: Topology, plan: Plan):
         what = f"job {job.name}" if job else "the cluster"
         if sum(len(devs) for _s, devs in members) > 1:
             for s, devs in members:
-                if "eid" in s.incomplete or not any(d.eids is None for d in devs):
+                if "eid" in s.incomplete or all(has_ub_address(d) for d in devs):
                     continue
                 folded.add((MISSING_EID.code, s.span), error(
                     MISSING_EID, f"{what} has {sum(len(d) for _s, d in members)} ranks but "

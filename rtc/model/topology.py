@@ -44,6 +44,12 @@ class Device:
     super_device_id: int | None = None
     #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
     eids: tuple[str, ...] | None = None
+    #: Ascend 950: per-port EIDs ``(("die/port", eid), ...)`` where a level lists one address
+    #: per port (``port_eid``; MindCluster's physical EIDs); None when not given.
+    port_eids: tuple[tuple[str, str], ...] | None = None
+    #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (the host NIC form
+    #: of HCCL rank_table_config_a5.md), ``(("die/port", address), ...)``; None when none.
+    port_ips: tuple[tuple[str, object], ...] | None = None
 
 
 @dataclass(slots=True)
