@@ -3,7 +3,8 @@ are needed between link units (HCCL rank_table_config_a5.md: ``rank_addr_list`` 
 mandatory at every level and "each die must be configured separately").
 
 * RTC221: a table with more than one device where a device has no ``eid``: its mesh
-  (level 0) and super pod (level 1) entries would have no address.
+  (level 0) and super pod (level 1) entries would have no address (hardware whose EID
+  levels have no ports, the Atlas 350 card, needs none).
 * RTC224: two dies with the same EID.
 * RTC212 (missing-super-pod-data, the A3 rule): an atlas-950-superpod node without
   ``super_pod`` (those nodes are always in one).
@@ -40,6 +41,14 @@ DUPLICATE_EID = rule("RTC224", "duplicate-eid", "error",
     node1's die 0 gets node0's device 1 die 0 EID.
     Fix: give each server the EID base of its own first die (`hccn_tool -i 0 -eid -g`);
     bases must be 2 x dies apart per server at least.""")
+
+
+def uses_eids(preset) -> bool:
+    """True when a level of the preset addresses dies by EID over some port (the Atlas 350
+    card has none: no UB mesh, no super pod; MindCluster v2dot0 writes no EID for it)."""
+    return any(lv.address == "eid" and (lv.ports or (lv.topo_type == "1DMESH" and
+                                                     preset.mesh_ports))
+               for lv in preset.levels)
 
 
 def has_ub_address(d) -> bool:
@@ -101,7 +110,7 @@ def check(topo: Topology, plan: Plan):
     folded = Folded("servers")
     for job, members in _tables(topo):
         what = f"job {job.name}" if job else "the cluster"
-        if sum(len(devs) for _s, devs in members) > 1:
+        if sum(len(devs) for _s, devs in members) > 1 and uses_eids(topo.preset):
             for s, devs in members:
                 if "eid" in s.incomplete or all(has_ub_address(d) for d in devs):
                     continue

@@ -88,27 +88,46 @@ def _plane(level: NetLevel, die: int) -> str:
     return str(die) if level.plane == "die" else level.plane
 
 
-def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: list[int]) -> list:
+def _die_ports(preset: Preset, level: NetLevel, device_id: int, peers: tuple) -> tuple:
+    """The ports of each die of ``device_id`` at ``level``: (die, [ports]) for the dies
+    with ports there (the mesh ports towards ``peers`` at the 1DMESH level)."""
+    if level.topo_type == "1DMESH":
+        ports = [p for b in peers if b != device_id
+                 for p in (mesh_port(preset, device_id, b),) if p is not None]
+    else:
+        ports = list(level.ports)
+    out = []
+    for die in range(preset.dies_per_device):
+        mine = [p for p in ports if p.split("/", 1)[0] == str(die)]
+        if mine:
+            out.append((die, mine))
+    return tuple(out)
+
+
+def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: tuple,
+               cache: dict) -> list:
+    """The rank_addr_list of ``dev`` at ``level``. ``cache`` holds the port lists per
+    (layer, device id, peers): the same list objects serve every server with those
+    devices (65,536 ranks share a few dozen lists; the document is read-only)."""
     if level.address == "device_ip":
         ip = dev.device_ip
         if ip is None or not level.ports:
             return []
+        key = (level.net_layer, "ip")
+        ports = cache.get(key)
+        if ports is None:
+            ports = cache[key] = list(level.ports)
         return [{"addr_type": "IPV6" if isinstance(ip, IPv6Address) else "IPV4",
-                 "addr": str(ip), "ports": list(level.ports), "plane_id": _plane(level, 0)}]
+                 "addr": str(ip), "ports": ports, "plane_id": _plane(level, 0)}]
     if dev.eids is None:
         return []
-    if level.topo_type == "1DMESH":
-        ports = [p for b in peers if b != dev.device_id
-                 for p in (mesh_port(preset, dev.device_id, b),) if p is not None]
-    else:
-        ports = list(level.ports)
-    out = []
-    for die, eid in enumerate(dev.eids):
-        mine = [p for p in ports if p.split("/", 1)[0] == str(die)]
-        if mine:
-            out.append({"addr_type": "EID", "addr": eid, "ports": mine,
-                        "plane_id": _plane(level, die)})
-    return out
+    key = (level.net_layer, dev.device_id, peers)
+    per_die = cache.get(key)
+    if per_die is None:
+        per_die = cache[key] = _die_ports(preset, level, dev.device_id, peers)
+    eids = dev.eids
+    return [{"addr_type": "EID", "addr": eids[die], "ports": mine,
+             "plane_id": _plane(level, die)} for die, mine in per_die if die < len(eids)]
 
 
 def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
@@ -116,13 +135,14 @@ def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
     preset = topo.preset
     defaults = default_instances(topo)
     ranks = []
+    cache: dict = {}
     for server, devices in topo.rank_table_members(job):
-        peers = [d.device_id for d in server.devices]
+        peers = tuple(d.device_id for d in server.devices)
         levels = [(lv, net_instance(server, lv, defaults)) for lv in preset.levels]
         for d in devices:
             level_list = [{"net_layer": lv.net_layer, "net_instance_id": inst,
                            "net_type": lv.net_type, "net_attr": "",
-                           "rank_addr_list": _addresses(preset, lv, d, peers)}
+                           "rank_addr_list": _addresses(preset, lv, d, peers, cache)}
                           for lv, inst in levels if inst is not None]
             ranks.append({"rank_id": len(ranks), "local_id": d.device_id,
                           "device_id": d.device_id, "level_list": level_list})
@@ -179,15 +199,47 @@ def topology_files(topo: Topology, job: Job | None = None
     from rtc.schema import validate_document
 
     out = []
+    texts: dict = {}  # the file depends only on the device ids and the super pod level
     for server, _devs in topo.rank_table_members(job):
-        doc = build_topo_file(topo, server)
         name = topo_file_name(server)
-        bad = [p for p in validate_document(doc, "topo-v2.0", filename=name)
-               if p.severity is Severity.ERROR]
-        if bad:
-            return [], [error(SCHEMA_SELF, f"internal error: the topology file {name} rtc "
-                              f"built fails schema topo-v2.0: {bad[0].message}", None,
-                              hint="please report this with your .rtc file; nothing was "
-                              "written")]
-        out.append((name, render(doc)))
+        key = (tuple(d.device_id for d in server.devices), server.super_pod_id is None)
+        text = texts.get(key)
+        if text is None:
+            doc = build_topo_file(topo, server)
+            bad = [p for p in validate_document(doc, "topo-v2.0", filename=name)
+                   if p.severity is Severity.ERROR]
+            if bad:
+                return [], [error(SCHEMA_SELF, f"internal error: the topology file {name} "
+                                  f"rtc built fails schema topo-v2.0: {bad[0].message}", None,
+                                  hint="please report this with your .rtc file; nothing "
+                                  "was written")]
+            text = texts[key] = render(doc)
+        out.append((name, text))
     return out, []
+
+
+def render_v2(doc: dict) -> str:
+    """The JSON text of a 2.0 table, byte-identical to :func:`rtc.emit.hccl_json.render`
+    (``json.dumps(doc, indent=2, ensure_ascii=False)`` plus a newline), built one rank at a
+    time: the pieces of one rank are joined before the next is written, so a 65,536-rank
+    table never holds millions of small strings at once (it held 0.8 GB of them)."""
+    from rtc.emit.jsontext import _emitter, _quote
+
+    pieces: list[str] = []
+    emit = _emitter(pieces.append, 2)
+    parts = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            chunks = []
+            for item in value:
+                emit(item, 2)
+                chunks.append("".join(pieces))
+                pieces.clear()
+            text = "[\n    " + ",\n    ".join(chunks) + "\n  ]"
+            del chunks
+        else:
+            emit(value, 1)
+            text = "".join(pieces)
+            pieces.clear()
+        parts.append("\n  " + _quote(key) + ": " + text)
+    return "{" + ",".join(parts) + "\n}\n" if parts else "{}\n"

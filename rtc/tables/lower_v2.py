@@ -20,6 +20,7 @@ ranks that share a level-0 ``net_instance_id`` (the topology-file domain, as
 
 Servers are kept in rank order (by their lowest ``rank_id``). Hardware: ``--hardware``,
 else ``atlas-950-superpod`` when a rank has a layer-1 level (a UB super pod), else
+``atlas-350`` when no rank lists a level-0 address (MindCluster's standard-card form), else
 ``atlas-850`` (:func:`preset_v2`).
 """
 
@@ -45,6 +46,12 @@ def preset_v2(doc: dict, hardware: str | None) -> tuple[Preset, str]:
     if pods:
         return presets()["atlas-950-superpod"], ("atlas-950-superpod (inferred: version "
                                                  '"2.0" with a super pod level, net_layer 1)')
+    if not any(isinstance(lv, dict) and lv.get("net_layer") == 0 and lv.get("rank_addr_list")
+               for r in doc.get("rank_list") or () if isinstance(r, dict)
+               for lv in (r.get("level_list") if isinstance(r.get("level_list"), list) else ())):
+        return presets()["atlas-350"], ('atlas-350 (inferred: version "2.0" without net_layer 1 '
+                                        "and without level-0 addresses, the standard-card form; "
+                                        "pass --hardware atlas-850 for Atlas 850 nodes)")
     return presets()["atlas-850"], 'atlas-850 (inferred: version "2.0" without net_layer 1)'
 
 
