@@ -108,7 +108,7 @@ def test_per_port_eids_are_lowered_and_checked():
     _t, rep = _validate(doc)
     assert not [d for d in rep.diagnostics if d.code in ("RTC221", "RTC224")]
     dev = rep.lowered.topology.servers[0].devices[0]
-    assert dev.port_eids == tuple(zip(("0/4", "0/5", "0/6"), fresh))
+    assert dev.port_eids == tuple((0, p, e) for p, e in zip(("0/4", "0/5", "0/6"), fresh))
     # a port EID that is another device's die EID is RTC224
     other = GOLD["rank_list"][3]["level_list"][0]["rank_addr_list"][0]["addr"]
     _t, rep = _validate(_per_port(copy.deepcopy(GOLD), 0, fresh[:2] + [other]))
@@ -122,7 +122,7 @@ def test_ipv4_at_the_ub_levels_counts_as_an_address():
             {"addr_type": "IPV4", "addr": f"172.16.0.{k + 1}", "ports": ["1/0"], "plane_id": "0"}]
     _t, rep = _validate(doc)
     assert "RTC221" not in _errors(rep)
-    assert rep.lowered.topology.servers[0].devices[0].port_ips[0][0] == "1/0"
+    assert rep.lowered.topology.servers[0].devices[0].port_ips[0][:2] == (0, 1)
 
 
 def test_no_server_order_warning_on_2_0():
@@ -173,3 +173,90 @@ def test_servers_alike_share_one_topology_text():
     result = compile_file(str(EXAMPLES / "a5-2node-dp2-tp8.rtc"))
     files, _ = topology_files(result.topology, result.topology.jobs[0])
     assert files[0][1] is files[1][1]
+
+
+_UB = """cluster c {
+  hardware atlas-950-superpod
+}
+family n[0..1] {
+  devices 0..1
+  super_pod 0
+  device_ip 10.0.{i}.{d+1}
+%s}
+"""
+
+
+def test_port_eid_level_ip_and_plane_reach_the_table_and_back():
+    body = ("  port_eid 0 000000000000000000100000dfdf{i}{k}00\n"
+            "  level_ip 1 172.16.{i}.{d*2+5}, 172.16.{i}.{d*2+6}\n"
+            "  plane 1 plane{2*k}, plane{2*k+1}\n")
+    result = compile_text(_UB % body, "x.rtc")
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    text, doc, problems = rank_table(result.topology)
+    assert problems == []
+    l0, l1, l3 = doc["rank_list"][3]["level_list"]  # n1 device 1
+    # port 1/0 (towards device 0) of die 1: the device's EID + 1 + 1*9 + 0
+    assert l0["rank_addr_list"] == [{"addr_type": "EID", "addr": "0" * 18 + "100000dfdf110a",
+                                     "ports": ["1/0"], "plane_id": "1"}]
+    assert [(a["addr_type"], a["addr"], a["ports"], a["plane_id"]) for a in l1["rank_addr_list"]
+            ] == [("IPV4", "172.16.1.7", ["0/4", "0/5", "0/6", "0/7"], "plane2"),
+                  ("IPV4", "172.16.1.8", ["1/5", "1/6"], "plane3")]
+    assert l3["rank_addr_list"][0]["plane_id"] == "CLUSTER"
+    rep = validate_source(text, "hccl.json")
+    assert rep.diagnostics == [], [(d.code, d.message) for d in rep.diagnostics]
+    dev = rep.lowered.topology.servers[1].devices[1]
+    # one port of die 1 at level 0 reads back as that die's EID (die 0 has none there)
+    assert dev.eids == ("", "0" * 18 + "100000dfdf110a") and dev.port_eids is None
+    assert [(lay, die, str(ip)) for lay, die, ip in dev.port_ips] == [
+        (1, 0, "172.16.1.7"), (1, 1, "172.16.1.8")]
+
+
+@pytest.mark.parametrize("body, code, line", [
+    ("  eid base {i}00\n  plane 1 a, b, c\n", "RTC206", 9),
+    ("  eid base {i}00\n  level_ip 1 172.16.{i}.{d*300}\n", "RTC207", 9),
+    ("  eid base {i}00\n  port_eid 0 xyz\n", "RTC114", 9),
+    # port EIDs at layer 0 only: the super pod layer (1) has no address
+    ("  port_eid 0 000000000000000000100000dfdf{i}{k}00\n", "RTC221", 4),
+])
+def test_ub_layer_lines_are_checked(body, code, line):
+    result = compile_text(_UB % body, "x.rtc")
+    found = [d for d in result.diagnostics if d.code == code]
+    assert found and found[0].span.line == line, [(d.code, d.message) for d in
+                                                  result.diagnostics]
+    assert not [d for d in result.diagnostics if d.code == "RTC224"]
+
+
+def test_rank_table_2_attributes_on_a3_have_no_effect():
+    src = ("cluster c {\n  hardware atlas-800-a3\n}\nserver a {\n  devices 0..1\n"
+           "  super_pod 0\n  super_device_id base 0\n  eid base 0\n}\n")
+    found = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC512"]
+    assert [(d.span.line, "`eid` has no effect" in d.message) for d in found] == [(8, True)]
+
+
+def test_rtc670_a_port_bound_to_two_addresses():
+    doc = copy.deepcopy(GOLD)
+    addrs = doc["rank_list"][2]["level_list"][1]["rank_addr_list"]
+    addrs[1]["ports"] = addrs[1]["ports"] + ["0/5"]
+    text, rep = _validate(doc)
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC670"]
+    assert "port 0/5 is already bound to rank_addr_list[0]" in d.message
+    rank2 = text.index('"rank_id": 2,')
+    at = text.index('"0/5"', text.index('"1/6"', rank2))
+    assert d.span.line == text[:at].count("\n") + 1
+    _t, ok = _validate(copy.deepcopy(GOLD))
+    assert not [d for d in ok.diagnostics if d.code == "RTC670"]
+
+
+def test_rtc230_from_a_table():
+    doc = copy.deepcopy(GOLD)
+    for k, r in enumerate(doc["rank_list"]):
+        r["level_list"][1]["rank_addr_list"] = [
+            {"addr_type": "IPV4", "addr": f"172.16.{k % 8}.{e}", "ports": p, "plane_id": str(e)}
+            for e, p in ((0, ["0/4"]), (1, ["1/5"]))]
+    _t, bad = _validate(doc)
+    assert [d.subject for d in bad.diagnostics if d.code == "RTC230"] == ["server 0_1, device 0"]
+    for k, r in enumerate(doc["rank_list"]):
+        for a in r["level_list"][1]["rank_addr_list"]:
+            a["addr"] = f"172.16.{k}.{a['plane_id']}"
+    _t, good = _validate(doc)
+    assert good.diagnostics == [], [(d.code, d.message) for d in good.diagnostics]

@@ -5,7 +5,8 @@ mandatory at every level and "each die must be configured separately").
 * RTC221: a table with more than one device where a device has no ``eid``: its mesh
   (level 0) and super pod (level 1) entries would have no address (hardware whose EID
   levels have no ports, the Atlas 350 card, needs none).
-* RTC224: two dies with the same EID.
+* RTC224: two dies with the same EID (die EIDs and per-port EIDs).
+* RTC230: two dies with the same UB-level IP address (``level_ip``).
 * RTC212 (missing-super-pod-data, the A3 rule): an atlas-950-superpod node without
   ``super_pod`` (those nodes are always in one).
 * RTC211 (missing-device-ip, the 1.0 rule): a table whose servers are in different super
@@ -43,6 +44,45 @@ DUPLICATE_EID = rule("RTC224", "duplicate-eid", "error",
     bases must be 2 x dies apart per server at least.""")
 
 
+_UB_KEYS = frozenset({"eid", "port_eid", "level_ip"})
+
+
+DUPLICATE_LEVEL_IP = rule("RTC230", "duplicate-level-ip", "error",
+                          "Two Ascend 950 dies have the same address at the UB levels.", """
+    What: the `level_ip` addresses (or, in a 2.0 table, the IPV4 / IPV6 entries of the
+    levels below the RoCE one) give two dies the same address.
+    Why: a rank_addr_list address names one die's ports; HCCL links to whichever die
+    answers, so two ranks share an address and their connections mix.
+    Example: `level_ip 1 172.16.0.{d}` on two servers: device 3 of both gets 172.16.0.3.
+    Fix: make the template depend on the server (`172.16.{i}.{d}`) and on the die when
+    each die has its own address (`172.16.{i}.{2*d}, 172.16.{i}.{2*d+1}`).""")
+
+
+def _duplicate_level_ips(topo: Topology):
+    """RTC230: the first reuse of each UB-level IP, at the server that reuses it (one die
+    may carry one address at several layers)."""
+    seen: dict = {}
+    folded = Folded("servers")
+    for s in topo.servers:
+        clash = None
+        for d in s.devices:
+            for _layer, die, ip in d.port_ips or ():
+                first = seen.setdefault(ip, (s, d, die))
+                if clash is None and (first[0] is not s or first[1] is not d
+                                      or first[2] != die):
+                    clash = (d, die, ip, first)
+        if clash is not None:
+            d, die, ip, (fs, fd, fdie) = clash
+            folded.add((DUPLICATE_LEVEL_IP.code, s.span_of("level_ip")), error(
+                DUPLICATE_LEVEL_IP, f"{s.name} device {d.device_id} die {die} has UB-level "
+                f"address {ip}, already die {fdie} of {fs.name} device {fd.device_id}",
+                s.span_of("level_ip"), subject=f"{s.label}, device {d.device_id}",
+                related=[Related(fs.span_of("level_ip"), f"{fs.name} device {fd.device_id}")],
+                hint="make the level_ip template depend on the server (i) and the device"),
+                s.name)
+    yield from folded.emit()
+
+
 def uses_eids(preset) -> bool:
     """True when a level of the preset addresses dies by EID over some port (the Atlas 350
     card has none: no UB mesh, no super pod; MindCluster v2dot0 writes no EID for it)."""
@@ -51,17 +91,32 @@ def uses_eids(preset) -> bool:
                for lv in preset.levels)
 
 
-def has_ub_address(d) -> bool:
-    """True when device ``d`` has an address for its UB levels: a die EID, per-port EIDs
-    or (in a table) IP addresses listed there."""
-    return d.eids is not None or d.port_eids is not None or d.port_ips is not None
+def _eid_layers(preset, server) -> set:
+    """The layers where ``server``'s dies need an address: EID levels with ports (the super
+    pod level only for a server in one)."""
+    return {lv.net_layer for lv in preset.levels
+            if lv.address == "eid" and (lv.ports or (lv.topo_type == "1DMESH" and
+                                                     preset.mesh_ports))
+            and (lv.scope != "super_pod" or server.super_pod_id is not None)}
+
+
+def has_ub_address(preset, server, d) -> bool:
+    """True when device ``d`` has an address at every UB layer of ``server``: its die EIDs
+    (``eid``, used at all of them), or per layer ``port_eid`` EIDs or ``level_ip``
+    addresses (in a table: the EIDs or IP addresses listed there)."""
+    if d.eids is not None:
+        return True
+    if d.port_eids is None and d.port_ips is None:
+        return False
+    have = {x[0] for x in d.port_eids or ()} | {x[0] for x in d.port_ips or ()}
+    return _eid_layers(preset, server) <= have
 
 
 def _eids_of(d):
     """(die, EID) of each die EID and per-port EID of a device (a port's die is the number
     before its ``/``); one EID may serve its die at several levels."""
-    yield from enumerate(d.eids or ())
-    for port, eid in d.port_eids or ():
+    yield from ((die, eid) for die, eid in enumerate(d.eids or ()) if eid)
+    for _layer, port, eid in d.port_eids or ():
         head = port.split("/", 1)[0]
         yield (int(head) if head.isdigit() else port), eid
 
@@ -106,13 +161,15 @@ def check(topo: Topology, plan: Plan):
     if not topo.preset.is_a5:
         return
     yield from _duplicate_eids(topo)
+    yield from _duplicate_level_ips(topo)
     yield from _pods_required(topo)
     folded = Folded("servers")
     for job, members in _tables(topo):
         what = f"job {job.name}" if job else "the cluster"
         if sum(len(devs) for _s, devs in members) > 1 and uses_eids(topo.preset):
             for s, devs in members:
-                if "eid" in s.incomplete or all(has_ub_address(d) for d in devs):
+                if s.incomplete & _UB_KEYS or all(has_ub_address(topo.preset, s, d)
+                                                  for d in devs):
                     continue
                 folded.add((MISSING_EID.code, s.span), error(
                     MISSING_EID, f"{what} has {sum(len(d) for _s, d in members)} ranks but "
@@ -135,4 +192,4 @@ def check(topo: Topology, plan: Plan):
 
 
 #: The rules this module reports (RTC211 is ranktable_rules').
-RULES = (MISSING_EID, DUPLICATE_EID)
+RULES = (MISSING_EID, DUPLICATE_EID, DUPLICATE_LEVEL_IP)

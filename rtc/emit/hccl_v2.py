@@ -26,9 +26,13 @@ first:
   at a ``super_pod`` level the super pod (the level is left out for a server without
   one); at a ``cluster`` level ``CLUSTER`` (MindCluster mindcluster-tools const.py).
 * addresses: at an ``eid`` level one EID per die with the die's ports there (the in-server
-  mesh ports towards the server's other devices at the mesh level); at a ``device_ip``
-  level the device's RoCE address (``IPV4`` / ``IPV6``). A die without ports there, or a
-  device without the address, contributes no entry (checks report missing addresses).
+  mesh ports towards the server's other devices at the mesh level); where the server has
+  ``level_ip`` for the layer, one IPV4 / IPV6 address per die with those ports instead;
+  where it has ``port_eid``, one EID entry per port (MindCluster's physical EIDs); at a
+  ``device_ip`` level the device's RoCE address (``IPV4`` / ``IPV6``). A die without
+  ports there, or a device without the address, contributes no entry (checks report
+  missing addresses). ``plane_id``: the server's ``plane`` line for the layer, else the
+  preset's (the die number, or a fixed name such as ``CLUSTER``).
 * mesh ports: peer b of device a uses ``mesh_ports[j]`` where j is b's place among the
   preset's other devices (a physical, not a per-job, numbering).
 
@@ -117,17 +121,52 @@ def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: tuple,
         ports = cache.get(key)
         if ports is None:
             ports = cache[key] = list(level.ports)
-        return [{"addr_type": "IPV6" if isinstance(ip, IPv6Address) else "IPV4",
-                 "addr": str(ip), "ports": ports, "plane_id": _plane(level, 0)}]
-    if dev.eids is None:
+        return [{"addr_type": _ip_type(ip), "addr": str(ip), "ports": ports,
+                 "plane_id": _plane_of(level, dev, 0)}]
+    if dev.eids is None and dev.port_eids is None and dev.port_ips is None:
         return []
     key = (level.net_layer, dev.device_id, peers)
     per_die = cache.get(key)
     if per_die is None:
         per_die = cache[key] = _die_ports(preset, level, dev.device_id, peers)
+    if dev.port_ips is not None or dev.port_eids is not None:
+        got = _per_port_addresses(level, dev, per_die)
+        if got is not None:
+            return got
     eids = dev.eids
+    if eids is None:
+        return []
     return [{"addr_type": "EID", "addr": eids[die], "ports": mine,
-             "plane_id": _plane(level, die)} for die, mine in per_die if die < len(eids)]
+             "plane_id": _plane_of(level, dev, die)} for die, mine in per_die if die < len(eids)]
+
+
+def _ip_type(ip) -> str:
+    return "IPV6" if isinstance(ip, IPv6Address) else "IPV4"
+
+
+def _plane_of(level: NetLevel, dev: Device, die: int) -> str:
+    """The plane_id of ``die`` of ``dev`` at ``level``: its ``plane`` line, else the
+    preset's (:func:`_plane`)."""
+    names = dev.planes.get(level.net_layer) if dev.planes else None
+    if names:
+        return names[die] if len(names) > 1 else names[0]
+    return _plane(level, die)
+
+
+def _per_port_addresses(level: NetLevel, dev: Device, per_die: tuple) -> list | None:
+    """The ``level_ip`` addresses (one per die, with its ports) or ``port_eid`` EIDs (one
+    entry per port) of ``dev`` at ``level``; None when the device has neither there."""
+    layer = level.net_layer
+    ips = {die: ip for lay, die, ip in dev.port_ips or () if lay == layer}
+    if ips:
+        return [{"addr_type": _ip_type(ips[die]), "addr": str(ips[die]), "ports": mine,
+                 "plane_id": _plane_of(level, dev, die)} for die, mine in per_die if die in ips]
+    eids = {port: eid for lay, port, eid in dev.port_eids or () if lay == layer}
+    if not eids:
+        return None
+    return [{"addr_type": "EID", "addr": eids[p], "ports": [p],
+             "plane_id": _plane_of(level, dev, die)}
+            for die, mine in per_die for p in mine if p in eids]
 
 
 def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:

@@ -44,12 +44,14 @@ class Device:
     super_device_id: int | None = None
     #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
     eids: tuple[str, ...] | None = None
-    #: Ascend 950: per-port EIDs ``(("die/port", eid), ...)`` where a level lists one address
-    #: per port (``port_eid``; MindCluster's physical EIDs); None when not given.
-    port_eids: tuple[tuple[str, str], ...] | None = None
-    #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (the host NIC form
-    #: of HCCL rank_table_config_a5.md), ``(("die/port", address), ...)``; None when none.
-    port_ips: tuple[tuple[str, object], ...] | None = None
+    #: Ascend 950: per-port EIDs ``((layer, "die/port", eid), ...)`` where a level lists one
+    #: address per port (``port_eid``; MindCluster's physical EIDs); None when not given.
+    port_eids: tuple[tuple[int, str, str], ...] | None = None
+    #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (``level_ip``, the
+    #: host NIC form of HCCL rank_table_config_a5.md), ``((layer, die, address), ...)``.
+    port_ips: tuple[tuple[int, int, object], ...] | None = None
+    #: Ascend 950: ``plane`` lines, layer -> plane_id per die (one name: every die).
+    planes: dict | None = None
 
 
 @dataclass(slots=True)

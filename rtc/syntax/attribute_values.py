@@ -26,8 +26,8 @@ from typing import Callable
 
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.decls import (AddressPlan, EnvLine, NetInstanceLine, ParamLine, PlacementRef,
-                              PolicyLine)
+from rtc.syntax.decls import (AddressPlan, EnvLine, LayerLine, NetInstanceLine, ParamLine,
+                              PlacementRef, PolicyLine)
 from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
                                attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
@@ -194,6 +194,42 @@ def p_net_instance(attr: Attribute) -> NetInstanceLine:
     layer = parse_int(words[0].text, words[0].span, lo=0, hi=7, what="net layer")
     return NetInstanceLine(layer, parse_template(words[1].text, words[1].span),
                            value_span(attr))
+
+
+def _layer_line(attr: Attribute, example: str, most: int | None = None) -> LayerLine:
+    """``KEY LAYER V[, V ...]``: a layer 0..7 and templates (in i, d, k)."""
+    words = attribute_words(attr)
+    if len(words) < 2 or (most is not None and len(words) > most + 1):
+        raise ValueProblem(BAD_VALUE, f"write `{attr.key} LAYER VALUE`, e.g. `{example}`",
+                           attr.span)
+    layer = parse_int(words[0].text, words[0].span, lo=0, hi=7, what="net layer")
+    return LayerLine(layer, tuple(parse_template(w.text, w.span) for w in words[1:]),
+                     value_span(attr))
+
+
+def p_plane(attr: Attribute) -> LayerLine:
+    """``plane LAYER NAME[, NAME]``: the rank table 2.0 ``plane_id`` at a layer, one name
+    for every die or one per die (HCCL rank_table_config_a5.md ``plane_id``)."""
+    return _layer_line(attr, "plane 1 plane{2*k}, plane{2*k+1}")
+
+
+def p_port_eid(attr: Attribute) -> LayerLine:
+    """``port_eid LAYER HEX``: one EID per port at a layer; HEX (a template in i, d, k) is
+    the device's EID with port number 0, a port's EID adds its number."""
+    line = _layer_line(attr, "port_eid 0 000000000000000000100000dfdf{i:02}{k}00", most=1)
+    for t in line.values:
+        if t.is_constant and not _HEX_RE.fullmatch(t.text):
+            raise ValueProblem(BAD_VALUE, f"'{t.text}' is not an EID: an EID is up to "
+                               f"{EID_DIGITS} hex digits", t.span,
+                               "copy it from `hccn_tool` and write 00 for the port byte")
+    return line
+
+
+def p_level_ip(attr: Attribute) -> LayerLine:
+    """``level_ip LAYER ADDR[, ADDR]``: IPv4 / IPv6 addresses (templates in i, d, k) a UB
+    layer lists instead of EIDs, one per die or one for every die (the host NIC form of
+    HCCL rank_table_config_a5.md)."""
+    return _layer_line(attr, "level_ip 0 172.16.{i}.{d*2+10}")
 
 
 def p_path(attr: Attribute) -> str:

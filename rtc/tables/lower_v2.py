@@ -84,8 +84,8 @@ class _Addresses:
 
     def __init__(self, levels: list, ip_layers: set, bad: frozenset):
         self.die_eids: dict[int, str] = {}
-        self.port_eids: list[tuple[str, str]] = []
-        self.port_ips: list[tuple[str, object]] = []
+        self.port_eids: list[tuple[int, str, str]] = []
+        self.port_ips: list[tuple[int, int, object]] = []
         self.ip = None
         self.eid_path = self.ip_path = None
         for layer, _inst, addrs, lp in sorted(levels, key=lambda x: x[0]):
@@ -103,8 +103,7 @@ class _Addresses:
                         self.ip, self.ip_path = parse_address(a["addr"]), ap
                 elif kind in ("IPV4", "IPV6"):
                     ports = a.get("ports") if isinstance(a.get("ports"), list) else []
-                    self.port_ips.append((str(ports[0]) if ports else "",
-                                          parse_address(a["addr"])))
+                    self.port_ips.append((layer, _die(a), parse_address(a["addr"])))
                     self.eid_path = self.eid_path or ap
             for die, found in by_die.items():
                 if len(found) == 1:
@@ -112,10 +111,13 @@ class _Addresses:
                     continue
                 for a in found:
                     ports = a.get("ports") if isinstance(a.get("ports"), list) else []
-                    self.port_eids += [(str(p), a["addr"].lower()) for p in ports[:1]]
+                    self.port_eids += [(layer, str(p), a["addr"].lower()) for p in ports[:1]]
 
     def eids(self) -> tuple[str, ...] | None:
-        return tuple(self.die_eids[d] for d in sorted(self.die_eids)) or None
+        """The die EIDs by die number ("" for a die without one), None when none."""
+        if not self.die_eids:
+            return None
+        return tuple(self.die_eids.get(d, "") for d in range(max(self.die_eids) + 1))
 
 
 def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
