@@ -260,3 +260,43 @@ def test_rtc230_from_a_table():
             a["addr"] = f"172.16.{k}.{a['plane_id']}"
     _t, good = _validate(doc)
     assert good.diagnostics == [], [(d.code, d.message) for d in good.diagnostics]
+
+
+_BACKUP = """cluster c {
+  hardware atlas-950-superpod
+}
+%s {
+  devices 0..7
+  super_pod 0
+  device_ip 10.0.{i}.{d+1}
+  eid base {i}00
+  backup %s
+}
+"""
+
+
+def test_backup_rank_is_emitted_validated_and_imported():
+    from rtc.api.importing import import_table
+
+    result = compile_text((_BACKUP % ("server n0", "7 replaces 3")).replace("{i}", "0"), "x.rtc")
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    text, doc, _p = rank_table(result.topology)
+    r7 = doc["rank_list"][7]
+    assert (r7["local_id"], r7["device_id"], r7["replaced_local_id"]) == (64, 7, 3)
+    assert [r["local_id"] for r in doc["rank_list"][:7]] == list(range(7))
+    assert validate_source(text, "hccl.json").diagnostics == []
+    imported = import_table(text, "hccl.json")
+    assert imported.ok and "backup 7 replaces 3" in imported.text
+
+
+@pytest.mark.parametrize("block, value, message, line", [
+    ("family n[0..1]", "7 replaces 3", "has 2 backup ranks", 9),
+    ("server n0", "9 replaces 3", "backup device 9 is not one of its devices", 9),
+    ("server n0", "3 replaces 3", "replaces itself", 9),
+])
+def test_rtc231_backup_rank(block, value, message, line):
+    src = _BACKUP % (block, value)
+    if block.startswith("server"):
+        src = src.replace("{i}", "0")
+    (d,) = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC231"]
+    assert message in d.message and d.span.line == line

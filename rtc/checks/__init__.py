@@ -20,6 +20,7 @@ from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_
 from rtc.checks import a5_addresses, chip_version, one_machine
 from rtc.checks import dp_launch
 from rtc.checks import gpu_islands, nccl_env
+from rtc.checks import a5_backup
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -43,6 +44,8 @@ CHECKS = (
     dp_launch,
     # NVIDIA GPU servers: NVLink islands (RTC312, RTC313, RTC473), NCCL_IB_HCA (RTC472)
     gpu_islands, nccl_env,
+    # Ascend 950: the backup rank (RTC231)
+    a5_backup,
 )
 
 #: The rules of every check module.

@@ -17,7 +17,8 @@ Formats (HCCL ``rank_table_config_a5.md``; ``../shared/reference/ranktable-forma
 
 Numbers are JSON integers. Ranks are numbered like 1.x tables (servers in declared order,
 devices ascending); ``local_id`` is the physical device id (MindCluster uses the physical
-id in super pods). Levels come from the preset (:class:`rtc.model.presets.NetLevel`), lowest
+id in super pods), except for the server's ``backup`` device: local_id 64 and
+``replaced_local_id`` (HCCL's backup rank; HCOMM ``UpdaterFor64Plus1``). Levels come from the preset (:class:`rtc.model.presets.NetLevel`), lowest
 first:
 
 * ``net_instance_id``: the server's ``net_instance LAYER NAME`` when written; else at a
@@ -52,6 +53,7 @@ from rtc.model.topology import Device, Job, Server, Topology
 from rtc.rules import SCHEMA_SELF
 
 CLUSTER_INSTANCE = "CLUSTER"  # MindCluster mindcluster-tools utils/const.py
+BACKUP_LOCAL_ID = 64  # the backup rank's local_id (HCOMM BACKUP_LOCAL_ID; the "64 + 1" spare)
 
 
 def mesh_port(preset: Preset, a: int, b: int) -> str | None:
@@ -183,6 +185,11 @@ def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
                            "net_type": lv.net_type, "net_attr": "",
                            "rank_addr_list": _addresses(preset, lv, d, peers, cache)}
                           for lv, inst in levels if inst is not None]
+            if server.backup is not None and server.backup[0] == d.device_id:
+                ranks.append({"rank_id": len(ranks), "local_id": BACKUP_LOCAL_ID,
+                              "device_id": d.device_id, "replaced_local_id": server.backup[1],
+                              "level_list": level_list})
+                continue
             ranks.append({"rank_id": len(ranks), "local_id": d.device_id,
                           "device_id": d.device_id, "level_list": level_list})
     return {"status": "completed", "version": "2.0", "rank_count": len(ranks),

@@ -170,7 +170,8 @@ class _ServerLowering:
                       family=self.family, family_index=i if self.family else None,
                       inventory=self.inventory_path(), spans=self.spans,
                       incomplete=frozenset(self.incomplete),
-                      net_instances=self.net_instances())
+                      net_instances=self.net_instances(),
+                      backup=(decl.backup.device, decl.backup.replaces) if decl.backup else None)
 
     def ub_layers(self, devices: list[Device]) -> None:
         """``plane``, ``port_eid`` and ``level_ip`` lines rendered per device (i, d, k):

@@ -86,6 +86,8 @@ class Server:
     address_sources: dict = field(default_factory=dict)
     #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.
     net_instances: dict = field(default_factory=dict)
+    #: Ascend 950: the backup rank, (device id, replaced local_id) (``backup``); None: none.
+    backup: tuple[int, int] | None = None
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

@@ -26,8 +26,8 @@ from typing import Callable
 
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.decls import (AddressPlan, EnvLine, LayerLine, NetInstanceLine, ParamLine,
-                              PlacementRef, PolicyLine)
+from rtc.syntax.decls import (AddressPlan, BackupLine, EnvLine, LayerLine, NetInstanceLine,
+                              ParamLine, PlacementRef, PolicyLine)
 from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
                                attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
@@ -230,6 +230,23 @@ def p_level_ip(attr: Attribute) -> LayerLine:
     layer lists instead of EIDs, one per die or one for every die (the host NIC form of
     HCCL rank_table_config_a5.md)."""
     return _layer_line(attr, "level_ip 0 172.16.{i}.{d*2+10}")
+
+
+#: The local_id of a 2.0 backup rank (HCCL rank_table_config_a5.md local_id 0..64; HCOMM
+#: BACKUP_LOCAL_ID = 64, the "64 + 1" spare of a level-0 domain).
+BACKUP_LOCAL_ID = 64
+
+
+def p_backup(attr: Attribute) -> BackupLine:
+    """``backup DEVICE replaces LOCAL``: device id 0..64 and the local_id 0..63 it replaces."""
+    words = attribute_words(attr)
+    if len(words) != 3 or words[1].text != "replaces":
+        raise ValueProblem(BAD_VALUE, "write `backup DEVICE replaces LOCAL_ID`, e.g. "
+                           "`backup 7 replaces 3`", attr.span)
+    device = parse_int(words[0].text, words[0].span, lo=0, hi=BACKUP_LOCAL_ID, what="device id")
+    replaced = parse_int(words[2].text, words[2].span, lo=0, hi=BACKUP_LOCAL_ID - 1,
+                         what="replaced local_id")
+    return BackupLine(device, replaced, value_span(attr))
 
 
 def p_path(attr: Attribute) -> str:

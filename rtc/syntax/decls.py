@@ -99,6 +99,15 @@ class LayerLine(NamedTuple):
     span: Span
 
 
+class BackupLine(NamedTuple):
+    """``backup DEVICE replaces LOCAL``: the server's spare NPU (rank table 2.0 backup rank,
+    ``local_id`` 64) and the ``local_id`` it stands in for."""
+
+    device: int
+    replaces: int
+    span: Span
+
+
 class Decl:
     """What every block has: its kind, label (None when omitted) and spans, the spans of
     the attributes that were read (attribute -> Span of its value), and the attributes that
@@ -175,6 +184,7 @@ class ServerDecl(Decl):
     plane: tuple[LayerLine, ...] = ()
     port_eid: tuple[LayerLine, ...] = ()
     level_ip: tuple[LayerLine, ...] = ()
+    backup: BackupLine | None = None
     ib_hca: tuple[str, ...] | None = None
     nccl_topo_file: bool | None = None
 

@@ -20,7 +20,7 @@ from rtc.syntax.attribute_values import (MAX_PARALLEL, check_quotes, p_address,
                                          p_address_plan, p_args, p_bool, p_choice, p_cidr,
                                          p_cidr_list, p_devset, p_eid_plan, p_env, p_int,
                                          p_job_refs, p_level_ip, p_net_instance, p_nic, p_nic_list, p_param,
-                                         p_plane, p_port_eid,
+                                         p_plane, p_port_eid, p_backup,
                                          p_path, p_placement, p_policy, p_port,
                                          p_server_refs, p_super_device_plan, p_template,
                                          p_word, value_span)
@@ -197,6 +197,14 @@ _SERVER_ATTRS = {
         becomes="IPV4 / IPV6 rank_addr_list entries (with the die's ports) at that layer "
         "instead of EIDs",
         example="level_ip 1 172.16.{i}.{d*2+5}, 172.16.{i}.{d*2+6}"),
+    "backup": AttrSpec(
+        p_backup, doc="the server's spare NPU: a rank table 2.0 backup rank",
+        value="DEVICE replaces LOCAL_ID: a device id of the server and the local_id 0..63 "
+        "it stands in for (one backup rank per table)",
+        default="none",
+        becomes="that device's rank gets local_id 64 and replaced_local_id LOCAL_ID (HCCL's "
+        "backup rank; HCOMM's 64 + 1 spare of a level-0 domain)",
+        example="backup 7 replaces 3"),
     "nccl_topo_file": AttrSpec(
         p_bool, doc="write an NCCL_TOPO_FILE for this NVIDIA GPU server (VMs)",
         value="on or off", default="off (NCCL detects the topology from /sys)",
