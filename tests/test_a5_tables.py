@@ -300,3 +300,13 @@ def test_rtc231_backup_rank(block, value, message, line):
         src = src.replace("{i}", "0")
     (d,) = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC231"]
     assert message in d.message and d.span.line == line
+
+
+def test_ub_layer_forms_match_golden():
+    """port_eid, level_ip, plane and backup in one table (goldens/a5-ub-layers)."""
+    folder = GOLDEN / "a5-ub-layers"
+    result = compile_file(str(folder / "cluster.rtc"))
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    text, _doc, problems = rank_table(result.topology)
+    assert problems == [] and text.encode() == (folder / "rank-table.json").read_bytes()
+    assert validate_source(text, "rank-table.json").diagnostics == []

@@ -58,29 +58,10 @@ DUPLICATE_LEVEL_IP = rule("RTC230", "duplicate-level-ip", "error",
     each die has its own address (`172.16.{i}.{2*d}, 172.16.{i}.{2*d+1}`).""")
 
 
-def _duplicate_level_ips(topo: Topology):
-    """RTC230: the first reuse of each UB-level IP, at the server that reuses it (one die
-    may carry one address at several layers)."""
-    seen: dict = {}
-    folded = Folded("servers")
-    for s in topo.servers:
-        clash = None
-        for d in s.devices:
-            for _layer, die, ip in d.port_ips or ():
-                first = seen.setdefault(ip, (s, d, die))
-                if clash is None and (first[0] is not s or first[1] is not d
-                                      or first[2] != die):
-                    clash = (d, die, ip, first)
-        if clash is not None:
-            d, die, ip, (fs, fd, fdie) = clash
-            folded.add((DUPLICATE_LEVEL_IP.code, s.span_of("level_ip")), error(
-                DUPLICATE_LEVEL_IP, f"{s.name} device {d.device_id} die {die} has UB-level "
-                f"address {ip}, already die {fdie} of {fs.name} device {fd.device_id}",
-                s.span_of("level_ip"), subject=f"{s.label}, device {d.device_id}",
-                related=[Related(fs.span_of("level_ip"), f"{fs.name} device {fd.device_id}")],
-                hint="make the level_ip template depend on the server (i) and the device"),
-                s.name)
-    yield from folded.emit()
+def _level_ips_of(d):
+    """(die, address) of each ``level_ip`` address of a device (one die may carry one
+    address at several layers)."""
+    return ((die, ip) for _layer, die, ip in d.port_ips or ())
 
 
 def uses_eids(preset) -> bool:
@@ -121,25 +102,26 @@ def _eids_of(d):
         yield (int(head) if head.isdigit() else port), eid
 
 
-def _duplicate_eids(topo: Topology):
-    """RTC224: the first reuse of each EID, at the server that reuses it."""
+def _first_reuses(topo: Topology, values_of, found, attr: str, what: str, hint: str):
+    """One finding (rule ``found``) per server: the first value ``values_of(device)``
+    gives -- (die, value) pairs -- that another die already holds."""
     seen: dict = {}
     folded = Folded("servers")
     for s in topo.servers:
         clash = None
         for d in s.devices:
-            for die, eid in _eids_of(d):
-                first = seen.setdefault(eid, (s, d, die))
+            for die, value in values_of(d):
+                first = seen.setdefault(value, (s, d, die))
                 if clash is None and (first[0] is not s or first[1] is not d or first[2] != die):
-                    clash = (d, die, eid, first)
-        if clash is not None:      # one finding per server: its first reused EID
-            d, die, eid, (fs, fd, fdie) = clash
-            folded.add((DUPLICATE_EID.code, s.span_of("eid")), error(
-                DUPLICATE_EID, f"{s.name} device {d.device_id} die {die} has EID {eid}, "
+                    clash = (d, die, value, first)
+        if clash is not None:
+            d, die, value, (fs, fd, fdie) = clash
+            folded.add((found.code, s.span_of(attr)), error(
+                found, f"{s.name} device {d.device_id} die {die} has {what} {value}, "
                 f"already die {fdie} of {fs.name} device {fd.device_id}",
-                s.span_of("eid"), subject=f"{s.label}, device {d.device_id}",
-                related=[Related(fs.span_of("eid"), f"{fs.name} device {fd.device_id}")],
-                hint="give each server the EID base of its own first die"), s.name)
+                s.span_of(attr), subject=f"{s.label}, device {d.device_id}",
+                related=[Related(fs.span_of(attr), f"{fs.name} device {fd.device_id}")],
+                hint=hint), s.name)
     yield from folded.emit()
 
 
@@ -160,8 +142,11 @@ def _pods_required(topo: Topology):
 def check(topo: Topology, plan: Plan):
     if not topo.preset.is_a5:
         return
-    yield from _duplicate_eids(topo)
-    yield from _duplicate_level_ips(topo)
+    yield from _first_reuses(topo, _eids_of, DUPLICATE_EID, "eid", "EID",
+                             "give each server the EID base of its own first die")
+    yield from _first_reuses(topo, _level_ips_of, DUPLICATE_LEVEL_IP, "level_ip",
+                             "UB-level address", "make the level_ip template depend on the "
+                             "server (i) and the device")
     yield from _pods_required(topo)
     folded = Folded("servers")
     for job, members in _tables(topo):

@@ -162,12 +162,12 @@ EID_DIGITS = 32
 _HEX_RE = re.compile(r"[0-9A-Fa-f]{1,32}")
 
 
-def _eid_template(w: Word):
+def _eid_template(w: Word, hint: str = "copy it from `hccn_tool` (e.g. "
+                  "000000000000000000100000dfdf0020)"):
     t = parse_template(w.text, w.span)
     if t.is_constant and not _HEX_RE.fullmatch(t.text):
         raise ValueProblem(BAD_VALUE, f"'{t.text}' is not an EID: an EID is up to "
-                           f"{EID_DIGITS} hex digits", w.span,
-                           "copy it from `hccn_tool` (e.g. 000000000000000000100000dfdf0020)")
+                           f"{EID_DIGITS} hex digits", w.span, hint)
     return t
 
 
@@ -217,11 +217,8 @@ def p_port_eid(attr: Attribute) -> LayerLine:
     """``port_eid LAYER HEX``: one EID per port at a layer; HEX (a template in i, d, k) is
     the device's EID with port number 0, a port's EID adds its number."""
     line = _layer_line(attr, "port_eid 0 000000000000000000100000dfdf{i:02}{k}00", most=1)
-    for t in line.values:
-        if t.is_constant and not _HEX_RE.fullmatch(t.text):
-            raise ValueProblem(BAD_VALUE, f"'{t.text}' is not an EID: an EID is up to "
-                               f"{EID_DIGITS} hex digits", t.span,
-                               "copy it from `hccn_tool` and write 00 for the port byte")
+    _eid_template(attribute_words(attr)[1], "copy it from `hccn_tool` and write 00 for the "
+                  "port byte")
     return line
 
 
