@@ -44,6 +44,14 @@ class Device:
     super_device_id: int | None = None
     #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
     eids: tuple[str, ...] | None = None
+    #: Ascend 950: per-port EIDs ``((layer, "die/port", eid), ...)`` where a level lists one
+    #: address per port (``port_eid``; MindCluster's physical EIDs); None when not given.
+    port_eids: tuple[tuple[int, str, str], ...] | None = None
+    #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (``level_ip``, the
+    #: host NIC form of HCCL rank_table_config_a5.md), ``((layer, die, address), ...)``.
+    port_ips: tuple[tuple[int, int, object], ...] | None = None
+    #: Ascend 950: ``plane`` lines, layer -> plane_id per die (one name: every die).
+    planes: dict | None = None
 
 
 @dataclass(slots=True)
@@ -80,6 +88,8 @@ class Server:
     net_instances: dict = field(default_factory=dict)
     #: The pod / container IP (``container_ip``; None: the pod shares the host network).
     container_ip: IPAddress | None = None
+    #: Ascend 950: the backup rank, (device id, replaced local_id) (``backup``); None: none.
+    backup: tuple[int, int] | None = None
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)
