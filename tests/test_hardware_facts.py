@@ -204,3 +204,21 @@ def test_intra_link_messages_name_the_pair_and_agree_on_the_default():
     r910a = compile_text(text.replace("atlas-800t-a2", "atlas-800-910a"), "x.rtc")
     (d,) = [d for d in r910a.diagnostics if d.code == "RTC227"]
     assert "HCCS inside each HCCS group, PCIe between them, on atlas-800-910a" in d.hint
+
+
+def test_explain_an_nccl_variable_or_say_rtc_has_no_data_on_it():
+    # fresh-user finding 16: `rtc explain NCCL_ALGO` answered "did you mean 'nccl-busbw-low'?"
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+    from rtc.cli.rules_cmd import nccl_entry
+
+    text = nccl_entry("nccl_ib_hca")
+    assert text.startswith("NCCL_IB_HCA (NCCL environment variable") and "RTC472" in text
+    assert nccl_entry("NCCL_ALGO") is None
+    res = CliRunner().invoke(app, ["explain", "NCCL_ALGO"])
+    assert res.exit_code == 2
+    assert "no data on the NCCL variable NCCL_ALGO" in res.output
+    assert "nccl-busbw-low" not in res.output and "docs.nvidia.com" in res.output
+    res = CliRunner().invoke(app, ["explain", "HCCL_BUFFSIZ"])
+    assert res.exit_code == 2 and "did you mean HCCL_BUFFSIZE?" in res.output
