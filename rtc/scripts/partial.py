@@ -16,15 +16,19 @@ that wants more devices than it has (``-tp 16`` alone) stays an RTC210 error.
 
 from __future__ import annotations
 
+from rtc.checks.dp_launch import START_RANKS
+from rtc.checks.host_addressing import DP_ADDRESS
+from rtc.checks.node_fit import DP_COVERAGE
+from rtc.checks.world_size import WORLD_SIZE
 from rtc.diagnostics import Diagnostic, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
 from rtc.scripts.lift import Group
 
 #: The rules that judge a job over all of its nodes (skipped for a partial job).
-NEEDS_ALL_NODES = ("RTC210", "RTC302", "RTC530")
+NEEDS_ALL_NODES = tuple(r.code for r in (WORLD_SIZE, DP_COVERAGE, START_RANKS))
 #: Skipped too when the DP head is not among the scripts (its address is no given host).
-NEEDS_THE_HEAD = ("RTC451",)
+NEEDS_THE_HEAD = (DP_ADDRESS.code,)
 
 
 def _int(text: str | None) -> int | None:
