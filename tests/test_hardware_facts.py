@@ -186,3 +186,39 @@ def test_explain_an_hccl_variable():
         assert part in text, part
     assert env_entry("hccl_intra_roce_enable").startswith("HCCL_INTRA_ROCE_ENABLE")
     assert env_entry("NOT_A_VARIABLE") is None
+
+
+def test_intra_link_messages_name_the_pair_and_agree_on_the_default():
+    # fresh-user finding 15: RTC227 began "both are 1;" and its hint said "PCIe is the
+    # default" while RTC228 said "HCCS is used by default" for the same A2 server
+    (d227,) = [d for d in compile_file(str(CASES / "checks" / "RTC227-intra-link-env-refused.rtc"))
+               .diagnostics if d.code == "RTC227"]
+    (d228,) = [d for d in compile_file(str(CASES / "checks" / "RTC228-intra-roce-over-hccs.rtc"))
+               .diagnostics if d.code == "RTC228"]
+    assert "HCCL_INTRA_PCIE_ENABLE and HCCL_INTRA_ROCE_ENABLE are both 1" in d227.message
+    for d in (d227, d228):
+        assert "direct links inside the server (HCCS on atlas-800t-a2; HCCL's docs call " \
+               "this mode PCIe)" in d.hint, d.hint
+        assert "PCIe is the default" not in d.hint and "HCCS is used by default" not in d.hint
+    text = CASES.joinpath("checks", "RTC227-intra-link-env-refused.rtc").read_text("utf-8")
+    r910a = compile_text(text.replace("atlas-800t-a2", "atlas-800-910a"), "x.rtc")
+    (d,) = [d for d in r910a.diagnostics if d.code == "RTC227"]
+    assert "HCCS inside each HCCS group, PCIe between them, on atlas-800-910a" in d.hint
+
+
+def test_explain_an_nccl_variable_or_say_rtc_has_no_data_on_it():
+    # fresh-user finding 16: `rtc explain NCCL_ALGO` answered "did you mean 'nccl-busbw-low'?"
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+    from rtc.cli.rules_cmd import nccl_entry
+
+    text = nccl_entry("nccl_ib_hca")
+    assert text.startswith("NCCL_IB_HCA (NCCL environment variable") and "RTC472" in text
+    assert nccl_entry("NCCL_ALGO") is None
+    res = CliRunner().invoke(app, ["explain", "NCCL_ALGO"])
+    assert res.exit_code == 2
+    assert "no data on the NCCL variable NCCL_ALGO" in res.output
+    assert "nccl-busbw-low" not in res.output and "docs.nvidia.com" in res.output
+    res = CliRunner().invoke(app, ["explain", "HCCL_BUFFSIZ"])
+    assert res.exit_code == 2 and "did you mean HCCL_BUFFSIZE?" in res.output

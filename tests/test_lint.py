@@ -42,7 +42,7 @@ def test_every_script_rule_has_a_failing_and_a_passing_case():
     passing = [p for p in SCRIPT_CASES if expectations(p) == []]
     wanted = {"RTC202", "RTC431", "RTC440", "RTC441", "RTC442", "RTC451", "RTC452", "RTC453",
               "RTC455", "RTC458", "RTC501", "RTC510", "RTC530", "RTC531", "RTC532", "RTC700",
-              "RTC701", "RTC702", "RTC703", "RTC708"}
+              "RTC701", "RTC702", "RTC703", "RTC708", "RTC461", "RTC210"}
     assert wanted <= failing, sorted(wanted - failing)
     assert len(passing) >= 4
 
@@ -351,3 +351,25 @@ def test_standard_input_is_read_as_a_script(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(script)))
     rep = lint_files(["-"])
     assert "<stdin>" in rep.sources and rep.topology is not None
+
+
+def test_out_dir_named_by_a_relative_path_sources_its_env_files(tmp_path, monkeypatch):
+    # fresh-user finding 6: `rtc lint a2/*.sh` resolved `. "$RTC_DIR"/atlas-01.env` to
+    # a2/a2/atlas-01.env (RTC701), then false RTC451 / RTC532 without the env file's values
+    result, files = _compiled("a2-2node-dp2-tp8")
+    (tmp_path / "a2").mkdir()
+    for name, text in files.items():
+        (tmp_path / "a2" / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    rep = lint_files(["a2/atlas-01.sh", "a2/atlas-02.sh"])
+    assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    assert "a2/atlas-01.env" in rep.sources and "a2/atlas-02.env" in rep.sources
+    assert rep.topology.jobs[0].dp_address is not None
+    # one node's script alone: a note that the other node is not given, no RTC210 / RTC302
+    monkeypatch.chdir(tmp_path / "a2")
+    for name, head in (("atlas-01.sh", True), ("atlas-02.sh", False)):
+        rep = lint_files([name])
+        assert [d.code for d in rep.diagnostics] == ["RTC461"], \
+            [f"{d.code} {d.message}" for d in rep.diagnostics]
+        assert ("RTC451" in rep.diagnostics[0].message) is not head
+        assert "atlas-01.env" in rep.sources or "atlas-02.env" in rep.sources

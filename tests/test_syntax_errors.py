@@ -92,3 +92,15 @@ def test_template_and_address_forms_rejected_with_reason(value, words):
     result = compile_text(src, "t.rtc")
     assert len(result.diagnostics) == 1 and words in result.diagnostics[0].message, \
         [d.message for d in result.diagnostics]
+
+
+def test_single_quotes_around_a_space_in_env_are_named():
+    # fresh-user finding 16: `env HCCL_BUFFSIZE = ' 5'` said only "write `env NAME = value`"
+    case = CASES / "syntax" / "env-single-quotes-with-space.rtc"
+    result = compile_text(case.read_text(encoding="utf-8"), str(case))
+    (d,) = [d for d in result.diagnostics if d.code == "RTC114"]
+    assert "single quotes, which are not string delimiters in .rtc" in d.message
+    assert "`'` and `5'`" in d.message and (d.span.column, d.span.end_column) == (23, 27)
+    assert d.hint == 'write " 5" (or 5 without quotes)'
+    fixed = case.read_text(encoding="utf-8").replace("' 5'", '"5"')
+    assert compile_text(fixed, str(case)).ok

@@ -30,7 +30,8 @@ from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift, table_server
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.shell import decode_script
+from rtc.scripts.partial import drop_skipped, partial_jobs
+from rtc.scripts.shell import decode_script, path_from_script
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
 
@@ -147,7 +148,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
-    rep.diagnostics += [d for d in run_checks(topo, plan) if d.code not in skip]
+    found = [d for d in run_checks(topo, plan) if d.code not in skip]
+    rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     if table is not None:
         rep.diagnostics += list(_against_table(topo, table, nodes))
     if against is not None and against.topology is not None and against.plan is not None:
@@ -259,6 +261,8 @@ def _exported_table(rep: LintReport, units: list[Unit], hardware, loader) -> Top
     if len(paths) != 1:
         return None
     ((path, where),) = paths.items()
+    if os.path.isabs(path):     # "$RTC_DIR"/hccl.json: named from the script's label again
+        path = path_from_script(path, where)
     data, _why = loader(path)
     if data is None and not os.path.isabs(path):   # relative: bash's cwd, or the script's
         path = os.path.join(os.path.dirname(where), path)

@@ -33,8 +33,9 @@ INTRA_PAIR = rule("RTC227", "intra-link-env-refused", "error",
     hicann/hccl src/common/alg_env_config.cc) and fails with EI0001 "0 or 1 (but not both
     1)": every rank stops at start-up.
     Example: `env HCCL_INTRA_PCIE_ENABLE = 1` and `env HCCL_INTRA_ROCE_ENABLE = 1`.
-    Fix: PCIe inside the server: PCIE=1 (ROCE unset or 0); RoCE: ROCE=1 (PCIE unset or 0);
-    or drop both (PCIe is the default).""")
+    Fix: the NPUs' direct links inside the server (HCCS where the server has it, else
+    PCIe; HCCL's docs call this mode "PCIe"): drop both, which is the default, or PCIE=1
+    alone (ROCE unset or 0); RoCE: ROCE=1 (PCIE unset or 0).""")
 INTRA_ROCE = rule("RTC228", "intra-roce-over-hccs", "warning",
                   "HCCL_INTRA_ROCE_ENABLE=1 sends the traffic between HCCS-joined NPUs of one server over RoCE.", """
     What: the job turns RoCE on inside servers whose NPUs are joined by HCCS (the preset's
@@ -45,8 +46,9 @@ INTRA_ROCE = rule("RTC228", "intra-roce-over-hccs", "warning",
     AllReduce both ways. HCCL documents the switch for the Atlas 300T Pro and Atlas 200T
     A2 Box16; Mooncake's Ascend transport reads it as well.
     Example: `env HCCL_INTRA_ROCE_ENABLE = 1` on atlas-800t-a2 with `tp 8`.
-    Fix: drop it (HCCS / PCIe is the default), unless the NPUs really have no HCCS and RoCE
-    is meant.""")
+    Fix: drop it (by default HCCL uses the NPUs' direct links: HCCS where the server has
+    it, else PCIe; HCCL's docs call this mode "PCIe"), unless RoCE inside the server is
+    meant.""")
 INTRA_ROCE_IP = rule("RTC229", "intra-roce-needs-device-ip", "error",
                      "RoCE inside a server (HCCL_INTRA_ROCE_ENABLE=1) but an NPU has no device_ip.", """
     What: the job sets HCCL_INTRA_ROCE_ENABLE=1 (PCIe off) and some of its NPUs have no
@@ -109,8 +111,10 @@ def check(topo: Topology, plan: Plan):
             yield error(INTRA_PAIR, f"job {job.name}: {problem}; HCCL fails at start-up with "
                         "EI0001 (HCCL_INTRA_PCIE_ENABLE or HCCL_INTRA_ROCE_ENABLE: 0 or 1, but "
                         "not both 1)", env[name][1], subject=f"job {job.name}",
-                        hint="PCIe inside the server: HCCL_INTRA_PCIE_ENABLE=1 alone; RoCE: "
-                             "HCCL_INTRA_ROCE_ENABLE=1 alone; or drop both (PCIe is the default)")
+                        hint=f"for the NPUs' direct links inside the server ({_direct(topo)}; "
+                             "HCCL's docs call this mode PCIe) drop both lines, which is the "
+                             "default, or set HCCL_INTRA_PCIE_ENABLE=1 alone; for RoCE, "
+                             "HCCL_INTRA_ROCE_ENABLE=1 alone")
             continue
         yield from _not_read(topo, job, env)
         if intra_roce_applies(topo, job):
@@ -162,8 +166,21 @@ def _intra_roce(topo: Topology, job, span):
     yield warning(INTRA_ROCE, f"job {job.name}: HCCL_INTRA_ROCE_ENABLE=1 sends the traffic "
                   f"between NPUs {compact(devices)} of {server}, which HCCS joins, over RoCE"
                   + _intra_cost(topo, job, devices), span, subject=f"job {job.name}",
-                  hint="drop HCCL_INTRA_ROCE_ENABLE (HCCS is used by default), unless RoCE "
-                       "inside the server is meant")
+                  hint="drop HCCL_INTRA_ROCE_ENABLE: by default HCCL uses the NPUs' direct "
+                       f"links inside the server ({_direct(topo)}; HCCL's docs call this mode "
+                       "PCIe), unless RoCE inside the server is meant")
+
+
+def _direct(topo: Topology) -> str:
+    """The direct link between the NPUs of one server on ``topo``'s hardware, for hints:
+    HCCL's "PCIe" mode (no RoCE) uses whatever joins the NPUs, HCCS where the preset has
+    HCCS groups (on 910A HCCS inside each group of 4, PCIe between the groups)."""
+    groups = topo.preset.hccs_groups
+    if not groups:
+        return f"PCIe on {topo.preset.name}"
+    if len(groups) > 1:
+        return f"HCCS inside each HCCS group, PCIe between them, on {topo.preset.name}"
+    return f"HCCS on {topo.preset.name}"
 
 
 def _hccs_server(topo: Topology, job):

@@ -45,13 +45,18 @@ IFNAME_MISMATCH = rule("RTC454", "ifname-not-server-nic", "warning",
 NOT_READ = rule("RTC455", "env-not-read-by-hccl", "note",
                 "An environment variable that HCCL does not read.", """
     What: e.g. HCCL_P2P_DISABLE (an NCCL setting copied over; HCCL does not parse it), or
-    NCCL_* variables, or a misspelt HCCL_* name.
+    NCCL_* variables (notes), or a misspelt HCCL_* name: one close to an HCCL variable rtc
+    knows (its own rules, or HCCL's documented list) and not itself one of them (a
+    warning). An HCCL_* name close to none is left alone: it may be a variable of a newer
+    CANN.
     Why: nothing changes at run time, which is surprising when the variable was meant to
-    fix something.
-    Example: `env HCCL_P2P_DISABLE = 1`, `env NCCL_SOCKET_IFNAME = eno0`.
-    Fix: remove it, or use the HCCL equivalent (HCCL_SOCKET_IFNAME, HCCL_INTRA_ROCE_ENABLE
-    ...). On NVIDIA GPU servers the other way round: HCCL_* / ASCEND_* variables are not
-    read by NCCL or CUDA.""")
+    fix something; a misspelt name leaves the setting it was meant for at its default
+    (HCCL reads only exact names and says nothing about others).
+    Example: `env HCCL_P2P_DISABLE = 1`, `env NCCL_SOCKET_IFNAME = eno0`,
+    `env HCCL_BUFFSIZ = 100` (a warning: did you mean HCCL_BUFFSIZE?).
+    Fix: remove it, correct the spelling, or use the HCCL equivalent (HCCL_SOCKET_IFNAME,
+    HCCL_INTRA_ROCE_ENABLE ...). On NVIDIA GPU servers the other way round: HCCL_* /
+    ASCEND_* variables are not read by NCCL or CUDA.""")
 
 BAD_ENV_NAME = rule("RTC457", "bad-env-name", "error",
                     "An `env` name is not a valid environment variable name.", """
@@ -76,6 +81,14 @@ KNOWN_HCCL = (
     "HCCL_RDMA_QP_PORT_CONFIG_PATH", "HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT",
     "HCCL_MULTI_QP_THRESHOLD", "HCCL_LOGIC_SUPERPOD_ID", "HCCL_OP_RETRY_ENABLE",
     "HCCL_ALGO", "HCCL_DIAGNOSE_ENABLE", "HCCL_ENTRY_LOG_ENABLE",
+)
+#: HCCL variables of HCCL's documented list that rtc has no rule for: real, so never taken
+#: for misspellings (hicann/hccl docs/zh/user_guide/hccl_env/*.md; HCCL_USE_NEW_SELECTOR:
+#: src/common/alg_env_config.cc ParseNewSelector).
+DOCUMENTED_HCCL = (
+    "HCCL_ALG_MULTIPLE_DIMENSION_SPLIT_RATIO", "HCCL_DEBUG_CONFIG", "HCCL_DFS_CONFIG",
+    "HCCL_HOST_RDMA_UDP_PORTS_LIST", "HCCL_OP_RETRY_PARAMS", "HCCL_UB_MULTI_CHANNEL_NUM",
+    "HCCL_USE_NEW_SELECTOR",
 )
 _NCCL_EQUIVALENT = {"NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME", "NCCL_BUFFSIZE": "HCCL_BUFFSIZE",
                     "NCCL_DEBUG": "ASCEND_GLOBAL_LOG_LEVEL"}
@@ -118,6 +131,15 @@ def check(topo: Topology, plan: Plan):
             else:
                 yield from _mismatch(job, var, text, span, servers, spec.selects)
         for name, (text, span) in env.items():
+            close = None if topo.preset.is_gpu else misspelt_hccl(name)
+            if close:
+                yield warning(NOT_READ, f"job {job.name}: {name} is not an HCCL variable (a "
+                              f"misspelling of {close}?): HCCL ignores it without a word, so "
+                              f"{close} keeps its default", _name_span(topo, name, span),
+                              subject=f"job {job.name}",
+                              hint=f"did you mean {close}? rename the variable (HCCL reads "
+                                   "only the exact name)")
+                continue
             why = _not_read_gpu(name) if topo.preset.is_gpu else _not_read(name)
             if why:
                 yield note(NOT_READ, f"job {job.name}: {name} {why}", span,
@@ -177,11 +199,21 @@ def _not_read(name: str) -> str | None:
     if name.startswith("NCCL_"):
         eq = _NCCL_EQUIVALENT.get(name)
         return "is an NCCL variable; HCCL does not read it" + (f" (HCCL's is {eq})" if eq else "")
-    if name.startswith("HCCL_") and name not in KNOWN_HCCL:
-        close = difflib.get_close_matches(name, KNOWN_HCCL, n=1, cutoff=0.85)
-        if close:
-            return f"is not an HCCL variable; did you mean {close[0]}?"
     return None
+
+
+def misspelt_hccl(name: str) -> str | None:
+    """The HCCL variable ``name`` is most likely a misspelling of (difflib ratio >= 0.85
+    against :data:`KNOWN_HCCL` and :data:`DOCUMENTED_HCCL`, case-insensitive), or None when
+    ``name`` is one of them, is not ``HCCL_``-prefixed, or is close to none."""
+    upper = name.upper()
+    known = KNOWN_HCCL + DOCUMENTED_HCCL
+    if not upper.startswith("HCCL_") or name in known:
+        return None
+    if upper in known:
+        return upper       # hccl_buffsize: environment names are case-sensitive
+    close = difflib.get_close_matches(upper, known, n=1, cutoff=0.85)
+    return close[0] if close else None
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (SINGLE_IFNAME, BAD_HCCL_IFNAME, IFNAME_MISMATCH, NOT_READ, BAD_ENV_NAME)

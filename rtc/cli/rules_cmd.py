@@ -24,8 +24,8 @@ def explain_command(
     name: Optional[str] = typer.Argument(
         None, metavar="NAME", show_default=False,
         help="A rule id (RTC208), a rule name as `rtc rules` prints it (duplicate-device-ip; "
-             "underscores work too), an attribute of the language (device_ip), or an HCCL "
-             "variable (HCCL_BUFFSIZE)."),
+             "underscores work too), an attribute of the language (device_ip), an HCCL "
+             "variable (HCCL_BUFFSIZE), or an NCCL variable rtc writes (NCCL_IB_HCA)."),
     language_reference: bool = typer.Option(
         False, "--language-reference",
         help="Print the whole language reference (Markdown, docs/language.md)."),
@@ -53,10 +53,50 @@ def explain_command(
         return
     from rtc.report.language_reference import render_attribute_entry
 
-    entry = render_attribute_entry(name) or env_entry(name)
+    entry = render_attribute_entry(name) or env_entry(name) or nccl_entry(name)
     if entry is None:
+        if name.upper().startswith("NCCL_"):
+            fail_usage(f"rtc has no data on the NCCL variable {name.upper()}: `rtc explain` "
+                       "explains rules, attributes, HCCL variables and the NCCL variables "
+                       f"rtc writes or checks ({', '.join(NCCL_VARIABLES)})",
+                       f"see NCCL's environment variable reference, {_NCCL_DOCS}")
         _unknown(name)
     write_stdout(entry)
+
+
+_NCCL_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+#: The NCCL variables rtc writes or checks on NVIDIA GPU servers: (what it is, what rtc does
+#: with it). Source: NCCL's docs env.rst (the variable's section); rtc/plan/node_env.py.
+NCCL_VARIABLES = {
+    "NCCL_SOCKET_IFNAME": (
+        "the IP interfaces NCCL uses for its sockets (bootstrap, and data without "
+        "InfiniBand): a comma list of name prefixes, led by `=` for exact names and / or `^` "
+        "to exclude",
+        "written from the server's `nic`; checked by RTC453 (syntax) and RTC454 (selects the "
+        "server's NIC)"),
+    "NCCL_IB_HCA": (
+        "the InfiniBand / RoCE HCAs NCCL may use: a comma list of HCA-name prefixes with an "
+        "optional :port each, led by `=` for exact names and / or `^` to exclude",
+        "written from the servers' `ib_hca`; checked by RTC472"),
+    "NCCL_TOPO_FILE": (
+        "an XML topology file NCCL loads before it detects the topology",
+        "written from the nvidia-smi captures with `nccl_topo_file on`; checked by RTC476"),
+}
+
+
+def nccl_entry(name: str) -> str | None:
+    """`rtc explain NCCL_IB_HCA`: what one of :data:`NCCL_VARIABLES` is and what rtc does
+    with it, or None for another name."""
+    key = name.upper()
+    if key not in NCCL_VARIABLES:
+        return None
+    import textwrap
+
+    meaning, by_rtc = NCCL_VARIABLES[key]
+    return "\n".join([f"{key} (NCCL environment variable, NVIDIA GPU servers: `env {key} = "
+                      "...` in a job)", "", textwrap.fill(meaning[:1].upper() + meaning[1:]
+                                                          + ".", 88), "",
+                      f"  rtc: {by_rtc}", f"  source: NCCL docs, {_NCCL_DOCS}"]) + "\n"
 
 
 #: The rules besides RTC458 (the value) that judge a variable.
@@ -123,6 +163,14 @@ def _unknown(name: str) -> None:
 
     if re.fullmatch(r"rtc\d+", name, re.IGNORECASE):
         fail_usage(f"unknown rule '{name}'", "`rtc rules` lists them")
+    if name.upper().startswith("HCCL_"):
+        from rtc.network.env import ENV_VALUES
+
+        close = difflib.get_close_matches(name.upper(), list(ENV_VALUES), n=1, cutoff=0.8)
+        fail_usage(f"rtc has no data on the HCCL variable {name.upper()}",
+                   f"did you mean {close[0]}?" if close else
+                   f"rtc knows {len(ENV_VALUES)} HCCL variables (e.g. HCCL_BUFFSIZE); for the "
+                   "others see HCCL's list, hicann/hccl docs/zh/user_guide/hccl_env")
     from rtc.report.language_reference import attribute_names
     from rtc.report.rule_catalogue import RULES
 

@@ -288,8 +288,10 @@ ENV_VALUES: dict[str, EnvValueRule] = {
                 "(0, 17340], rounded down to a multiple of 68 s; AIV mode: up to 1091)"),
     "HCCL_INTRA_PCIE_ENABLE": EnvValueRule(
         choices=("0", "1"), source=f"{_DOC.format('HCCL_INTRA_PCIE_ENABLE')}; {_CODE} "
-        "ParseIntraLinkType", default="1 (PCIe) when neither it nor HCCL_INTRA_ROCE_ENABLE is set",
-        meaning="use PCIe between the NPUs of one server; with HCCL_INTRA_ROCE_ENABLE it picks "
+        "ParseIntraLinkType", default="1 when neither it nor HCCL_INTRA_ROCE_ENABLE is set",
+        meaning="use the NPUs' direct links inside a server, not RoCE (HCCL's docs call this "
+                "mode PCIe; HCCL only records whether RoCE is on, so on a server whose NPUs "
+                "HCCS joins the traffic goes over HCCS); with HCCL_INTRA_ROCE_ENABLE it picks "
                 "the intra-server link (both 1, or one set to 0 alone, is refused: RTC227); "
                 "documented as effective on the Atlas 300T Pro (910) and Atlas 200T A2 Box16, "
                 "not on A3 / Ascend 950"),
@@ -427,7 +429,8 @@ def intra_link(env: dict) -> tuple[str, str | None]:
     if any(v is not None and v not in ("0", "1") for v in (pcie, roce)):
         return "pcie", None
     if pcie == "1" and roce == "1":
-        return "pcie", "both are 1; HCCL cannot use PCIe and RoCE inside a server at once"
+        return "pcie", ("HCCL_INTRA_PCIE_ENABLE and HCCL_INTRA_ROCE_ENABLE are both 1: HCCL "
+                        "cannot use the NPUs' direct links and RoCE inside a server at once")
     if pcie == "0" and roce is None:
         return "pcie", ("HCCL_INTRA_PCIE_ENABLE=0 without HCCL_INTRA_ROCE_ENABLE: HCCL refuses "
                         "to turn PCIe off without turning RoCE on")

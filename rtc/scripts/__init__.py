@@ -9,5 +9,6 @@ so that ``rtc lint`` runs the compiler's rules on them (:mod:`rtc.api.lint`).
 * :mod:`.nodes` - which script is which node (host IP, ``--node``, ``## node`` sections);
 * :mod:`.lift` - launches grouped into jobs and lifted into the model and the plan;
 * :mod:`.drift` - the scripts compared with a compiled plan (``--against``, RTC707);
-* :mod:`.rules` - the front end's own rules (RTC700-RTC706).
+* :mod:`.partial` - jobs of which only some nodes' scripts are given (RTC461);
+* :mod:`.rules` - the front end's own rules (RTC700-RTC708, RTC461).
 """

@@ -1,7 +1,7 @@
-"""Rules of the script front end itself (RTC700-RTC706): what could not be read, what rtc
-does not know, and how the scripts compare with a rank table (``rtc lint --table``). The
-launch, port and environment mistakes in the scripts are reported by the compiler's own
-rules (:mod:`rtc.checks`) on the lifted plan."""
+"""Rules of the script front end itself (RTC700-RTC708, RTC461): what could not be read, what
+rtc does not know, jobs whose other nodes' scripts are not given, and how the scripts compare
+with a rank table (``rtc lint --table``). The launch, port and environment mistakes in the
+scripts are reported by the compiler's own rules (:mod:`rtc.checks`) on the lifted plan."""
 
 from __future__ import annotations
 
@@ -76,6 +76,20 @@ CRLF = rule("RTC708", "script-crlf", "error",
     Fix: `sed -i 's/\r$//' SCRIPT` (or `dos2unix SCRIPT`). rtc reads the rest of the file
     as if the line endings were plain.""")
 
+NODES_NOT_GIVEN = rule("RTC461", "job-nodes-not-given", "note",
+                       "A multi-node job of which only some nodes' scripts are given.", """
+    What: the launch says the job spans more nodes than the scripts given (a vLLM DP head
+    with `--data-parallel-size-local` below `--data-parallel-size`, a `--headless` worker,
+    `--nnodes N`, a Ray cluster, `torchrun --nnodes`), e.g. `rtc lint atlas-01.sh` of one
+    node of an `rtc compile --out-dir`.
+    Why: the rules that need all of a job's nodes (world size against the devices RTC210,
+    DP rank coverage RTC302, start ranks RTC530, the DP head's address RTC451) would report
+    the missing nodes as mistakes; they are skipped for that job, the other rules still run.
+    Example: `cd out && rtc lint atlas-01.sh` where the job is dp 2 over atlas-01 and
+    atlas-02.
+    Fix: nothing, if you meant to lint one node; else lint every node's script in one run
+    (`rtc lint out/*.sh`).""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
-         DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE)
+         DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN)

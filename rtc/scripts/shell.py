@@ -176,7 +176,8 @@ class _Reader:
         self.run.files.setdefault(label, text)
         self.stack.append(label)
         own = self.vars.get(OWN_DIR_VAR)
-        self.vars[OWN_DIR_VAR] = Setting(OWN_DIR_VAR, os.path.dirname(label) or ".",
+        # What `$(cd "$(dirname "$0")" && pwd)` prints: an absolute path (see _source).
+        self.vars[OWN_DIR_VAR] = Setting(OWN_DIR_VAR, os.path.abspath(os.path.dirname(label)),
                                          Span(label, 1, 1), False)
         try:
             text = _OWN_DIR.sub(lambda m: f"${OWN_DIR_VAR}".ljust(len(m.group(0))), text)
@@ -316,8 +317,7 @@ class _Reader:
                 "source", f"`source {word.text}` is not read: the path uses "
                 f"{', '.join(word.unresolved)}, which the script does not set", word.span))
             return
-        path = word.text if os.path.isabs(word.text) else \
-            os.path.normpath(os.path.join(os.path.dirname(label), word.text))
+        path = path_from_script(word.text, label)
         if path in self.stack or len(self.stack) >= MAX_SOURCE_DEPTH:
             self.run.problems.append(ShellProblem(
                 "source", f"`source {word.text}` is not read again (it is already being "
@@ -334,6 +334,21 @@ class _Reader:
                 "variables it sets are not known", word.span))
             return
         self.read(path, text)
+
+
+def path_from_script(text: str, label: str) -> str:
+    """The file ``source TEXT`` in the script ``label`` reads. A relative path is taken from
+    the script's folder (operators start scripts from there). An absolute path inside that
+    folder, as ``"$RTC_DIR"/x.env`` gives (the script's own folder is an absolute path, see
+    :meth:`_Reader.read`), is written from the script's label again, so that a script
+    named ``out/a.sh`` sources ``out/x.env``, not ``/cwd/out/x.env`` or ``out/out/x.env``."""
+    here = os.path.dirname(label)
+    if not os.path.isabs(text):
+        return os.path.normpath(os.path.join(here, text))
+    own = os.path.abspath(here)
+    if os.path.isabs(here) or os.path.commonpath([own, text]) != own:
+        return os.path.normpath(text)
+    return os.path.normpath(os.path.join(here, os.path.relpath(text, own)))
 
 
 def _has_params(part) -> bool:
@@ -611,4 +626,4 @@ def _load_file(path: str):
 
 
 __all__ = ["Word", "Setting", "Command", "ShellProblem", "ShellRun", "read_shell",
-           "decode_script"]
+           "decode_script", "path_from_script"]

@@ -65,6 +65,29 @@ def check_quotes(attr: Attribute) -> None:
             raise ValueProblem(BAD_VALUE, f"'{attr.key}' value {w.text} uses single quotes, "
                                "which rtc keeps as part of the value; use double quotes",
                                w.span, f'write "{inner}" (or {inner} without quotes)')
+    _split_single_quotes(attr.key, words)
+
+
+def _split_single_quotes(key: str, words: list[Word]) -> None:
+    """`env X = ' 5'`: single quotes around spaces are read as separate words (``'`` and
+    ``5'``), which no attribute's shape fits; say so instead of "write `env NAME = value`"."""
+    opened = next((i for i, w in enumerate(words) if not w.quoted and w.text.startswith("'")),
+                  None)
+    if opened is None:
+        return
+    closed = next((j for j in range(opened + 1, len(words))
+                   if not words[j].quoted and words[j].text.endswith("'")), None)
+    if closed is None:
+        return
+    parts = [w.text for w in words[opened:closed + 1]]
+    shown = " ".join(parts)
+    inner = shown[1:-1]
+    first, last = words[opened].span, words[closed].span
+    span = Span(first.file, first.line, first.column, last.end_line, last.end_column)
+    raise ValueProblem(BAD_VALUE, f"'{key}' value {shown} uses single quotes, which are not "
+                       "string delimiters in .rtc: it is read as the separate words "
+                       + " and ".join(f"`{p}`" for p in parts) + "; use double quotes, or none",
+                       span, f'write "{inner}" (or {inner.strip()} without quotes)')
 
 
 def p_int(lo: int = 0, hi: int | None = None) -> Callable:

@@ -1,0 +1,107 @@
+"""Jobs of which only some nodes' scripts are given (RTC461).
+
+``rtc lint atlas-01.sh`` of one node of a two-node DP job lifts a job whose launch flags
+want more devices than the one script starts. The rules that judge a job over all of its
+nodes would report the absent nodes as mistakes (RTC210 world size, RTC302 DP coverage,
+RTC530 start ranks, and RTC451 when the DP head is among the absent nodes); for such a job
+they are dropped and one note says which nodes' scripts were given and what was skipped.
+
+A job counts as partial when the scripts give it fewer devices than its world size *and*
+its launch says it spans other nodes: a vLLM DP launch with ``--headless``, a start rank, or
+``--data-parallel-size-local`` below ``--data-parallel-size``; ``vllm serve --nnodes N``,
+``torchrun`` / ``msrun`` with more nodes than given; a Ray cluster (and a Ray worker
+without its head, whatever its device count). A single-node launch
+that wants more devices than it has (``-tp 16`` alone) stays an RTC210 error.
+"""
+
+from __future__ import annotations
+
+from rtc.checks.dp_launch import START_RANKS
+from rtc.checks.host_addressing import DP_ADDRESS
+from rtc.checks.node_fit import DP_COVERAGE
+from rtc.checks.world_size import WORLD_SIZE
+from rtc.diagnostics import Diagnostic, note
+from rtc.model.topology import Job
+from rtc.scripts import rules as R
+from rtc.scripts.lift import Group
+
+#: The rules that judge a job over all of its nodes (skipped for a partial job).
+NEEDS_ALL_NODES = tuple(r.code for r in (WORLD_SIZE, DP_COVERAGE, START_RANKS))
+#: Skipped too when the DP head is not among the scripts (its address is no given host).
+NEEDS_THE_HEAD = (DP_ADDRESS.code,)
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _spread(g: Group, job: Job) -> str | None:
+    """Why the launch spans other nodes than the given ones (flag text), else None."""
+    la = g.members[0].main
+    if g.kind in ("nnodes", "torchrun", "msrun"):
+        flag = "--nnodes" if la.has("--nnodes") else "--worker_num"
+        text = la.value(flag) or "1"
+        count = _int(text.split(":")[-1]) or 1
+        return f"{flag} {text}" if count > len(g.members) else None
+    if g.kind == "ray":
+        return "a Ray cluster"   # the head and its workers: `ray start --head` / `--address`
+    if g.kind != "dp":
+        return None
+    for m in g.members:
+        x = m.main
+        local = _int(x.value("--data-parallel-size-local"))
+        start = x.value("--data-parallel-start-rank")
+        if x.has("--headless") or (_int(start) or 0) > 0:
+            return (f"{m.node.name} runs {'--headless ' * x.has('--headless')}"
+                    f"{f'--data-parallel-start-rank {start}' if start else ''}").strip()
+        if local is not None and local < job.dp:
+            return f"--data-parallel-size {job.dp} with --data-parallel-size-local {local}"
+    return None
+
+
+def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagnostic, tuple]]:
+    """Job name -> (the RTC461 note, the rule ids to skip for it) for each partial job.
+    ``groups`` and ``jobs`` are :func:`rtc.scripts.lift.lift`'s input and output, in the
+    same order (one job per group)."""
+    out = {}
+    for g, job in zip(groups, jobs):
+        ray_worker = g.kind == "ray" and not any(
+            la.kind == "ray" and la.has("--head") for m in g.members for la in m.launches)
+        if not g.members or (job.device_count >= job.world_size and not ray_worker):
+            continue
+        why = "a Ray worker (`ray start --address`) whose head is not given" if ray_worker \
+            else _spread(g, job)
+        if why is None:
+            continue
+        if job.device_count < job.world_size:
+            why = f"{job.device_count} of the {job.world_size} devices its launch needs, {why}"
+        head = any(m.rank == 0 for m in g.members) if g.kind == "dp" else True
+        skip = NEEDS_ALL_NODES + (() if head else NEEDS_THE_HEAD)
+        names = ", ".join(m.node.name for m in g.members[:4]) + \
+            (f" and {len(g.members) - 4} more" if len(g.members) > 4 else "")
+        count = len(g.members)
+        msg = (f"job {job.name}: the scripts given start {count} node{'s' * (count > 1)} of "
+               f"it ({names}: {why}); the other nodes' scripts are not given, so the rules that "
+               f"need all of a job's nodes ({', '.join(skip)}) are skipped for it")
+        out[job.name] = (note(R.NODES_NOT_GIVEN, msg, job.span, subject=f"job {job.name}",
+                              hint="lint every node's script of the job in one run, e.g. "
+                                   "`rtc lint atlas-01.sh atlas-02.sh` (an rtc --out-dir: "
+                                   "`rtc lint DIR/*.sh`)"), skip)
+    return out
+
+
+def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnostic]:
+    """``diagnostics`` without the findings :func:`partial_jobs` skips (matched by the
+    job named in their subject), with its notes added."""
+    def skipped(d: Diagnostic) -> bool:
+        subject = (d.subject or "").split(",")[0]
+        name = subject[4:] if subject.startswith("job ") else None
+        return name in partial and d.code in partial[name][1]
+
+    return [d for d in diagnostics if not skipped(d)] + [n for n, _ in partial.values()]
+
+
+__all__ = ["partial_jobs", "drop_skipped", "NEEDS_ALL_NODES", "NEEDS_THE_HEAD"]
