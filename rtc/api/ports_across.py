@@ -42,7 +42,7 @@ def cross_file_ports(results: list) -> list[Diagnostic]:
                 job = f"{source}:{c.job}" if c.job else source
                 j = r.topology.job(c.job) if c.job else None
                 span = c.span or (j.span if j is not None else r.topology.span)
-                merged.add(dataclasses.replace(c, server=key, job=job, span=span))
+                merged.add(c._replace(server=key, job=job, span=span))
     first = done[0].topology
     topo = Topology(name="files", preset=first.preset, servers=list(servers.values()),
                     jobs=[], cann=first.cann, span=first.span)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 import tomllib
 from dataclasses import dataclass, fields
-from importlib import resources
 from typing import Any, Mapping
 
 from rtc.cost.errors import ModelConfigError
+from rtc.resources import package_text
 
 #: ``torch_dtype`` / ``dtype`` values -> bytes per element.
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4,
@@ -82,7 +82,7 @@ class ModelSpec:
 
 @functools.lru_cache(maxsize=1)
 def _presets() -> dict[str, ModelSpec]:
-    text = resources.files("rtc.cost").joinpath("models.toml").read_text("utf-8")
+    text = package_text("cost", "models.toml")
     names = {f.name for f in fields(ModelSpec)}
     out: dict[str, ModelSpec] = {}
     for key, row in tomllib.loads(text).items():

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.network.addressing import V6_KEY_OFFSET, FabricIndex, Subnet, mask
 
@@ -62,8 +63,7 @@ _NONE = object()          # "no domain seen yet"
 _V4_MAX = 0xFFFFFFFF      # address keys up to this are IPv4 (rtc.network.addressing.address_key)
 
 
-@dataclass(frozen=True)
-class End:
+class End(NamedTuple):
     """One device as the reachability model sees it."""
 
     server: object          # rtc.model.topology.Server

@@ -58,7 +58,7 @@ milliseconds); per-rank records are built on demand by :meth:`JobPlacement.recor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from rtc.parallel.groups import (Coords, GroupSet, ParallelSizes, _megatron_axes,
                                  megatron_masked_groups, vllm_groups)
@@ -76,8 +76,7 @@ ALL_DIMS: tuple[str, ...] = ("tp", "pcp", "pp", "dp", "ep")
 _MEGATRON_TOKEN = {"tp": "tp", "pcp": "cp", "pp": "pp", "dp": "dp"}
 
 
-@dataclass(frozen=True)
-class NodeInput:
+class NodeInput(NamedTuple):
     """The part of a job on one server, in rank-table order.
 
     ``device_ids`` ascending, without repeats; ``device_ips`` one per device (anything
@@ -89,8 +88,7 @@ class NodeInput:
     device_ips: tuple = ()
 
 
-@dataclass(frozen=True)
-class NodePlan:
+class NodePlan(NamedTuple):
     """Where one server's share of the job goes.
 
     * ``first_position``: rank-table position (``rank_id``) of the server's first device.
@@ -145,8 +143,7 @@ class NodePlan:
         return range(self.dp_start, self.dp_start + self.dp_local)
 
 
-@dataclass(frozen=True)
-class RankRecord:
+class RankRecord(NamedTuple):
     """Everything rtc knows about one global rank."""
 
     rank: int

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.model.topology import Job, LaunchSpec, Server, Topology, container_ids
 from rtc.parallel.placement import JobPlacement, NodePlan
@@ -82,8 +83,7 @@ CONNECTORS = {
 }
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(NamedTuple):
     """A shell variable of the script used as one argument (``"$MODEL"``)."""
 
     name: str

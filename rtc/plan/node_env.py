@@ -34,6 +34,7 @@ the launch script.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.model.topology import Job, Server, Topology
 from rtc.network.env import HCCL_DEFAULT_BASE, env_map
@@ -51,8 +52,7 @@ COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_
             "DISAGGREGATED_PREFILL_RANK_TABLE_PATH", "CUDA_VISIBLE_DEVICES")
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class EnvVar(NamedTuple):
     """One variable; ``path`` True means ``value`` is a file name in the output folder."""
 
     name: str

@@ -39,6 +39,7 @@ handful of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.diagnostics import Span
 from rtc.model.topology import Job, Topology
@@ -63,8 +64,7 @@ KIND_LABEL = {"hccl": "HCCL host ports", "api": "vLLM API server (--port)",
               "kv": "Mooncake kv_port", "adxl": "AscendDirectTransport random ports"}
 
 
-@dataclass(frozen=True)
-class PortClaim:
+class PortClaim(NamedTuple):
     """Ports ``lo``..``hi`` (inclusive) bound on ``server`` by ``job`` for ``kind``.
     ``assigned`` is True when rtc chose the value; ``span`` points at what set it."""
 
@@ -130,8 +130,7 @@ class JobPorts:
         return out
 
 
-@dataclass(frozen=True)
-class PortProblem:
+class PortProblem(NamedTuple):
     """A port setting rtc cannot use as written (e.g. HCCL_IF_BASE_PORT = 70000)."""
 
     job: str
