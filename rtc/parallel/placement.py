@@ -57,7 +57,6 @@ milliseconds); per-rank records are built on demand by :meth:`JobPlacement.recor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 from rtc.parallel.groups import (Coords, GroupSet, ParallelSizes, _megatron_axes,
@@ -155,7 +154,6 @@ class RankRecord(NamedTuple):
     groups: dict              # kind -> group index (creation order)
 
 
-@dataclass
 class JobPlacement:
     """A job's ranks on devices. Lists are indexed by global rank (``rank_node``,
     ``rank_position``) or by rank-table position (``position_node``, ``position_slot``);
@@ -163,20 +161,44 @@ class JobPlacement:
 
     sizes: ParallelSizes
     framework: str
-    mode: str                      # "vllm" (DP-aware node placement) or "positional"
-    layout: str                    # "vllm" or "megatron"
-    order: str | None              # Megatron order string (layout "megatron")
+    mode: str
+    layout: str
+    order: str | None
     nodes: tuple[NodePlan, ...]
     rank_node: list[int]
     rank_position: list[int]
     position_node: list[int]
     position_slot: list[int]
-    model_kind: str = "moe"
-    problems: list[str] = field(default_factory=list)
-    _groups: dict = field(default_factory=dict, repr=False)
-    _index: dict = field(default_factory=dict, repr=False)
-    _gs: GroupSet | None = field(default=None, repr=False)
-    _axes: list | None = field(default=None, repr=False)
+    model_kind: str
+    problems: list[str]
+    _groups: dict
+    _index: dict
+    _gs: GroupSet | None
+    _axes: list | None
+
+    def __init__(
+            self, sizes: ParallelSizes, framework: str, mode: str, layout: str,
+            order: str | None, nodes: tuple[NodePlan, ...], rank_node: list[int],
+            rank_position: list[int], position_node: list[int], position_slot: list[int],
+            model_kind: str = "moe", problems: list[str] | None = None,
+            _groups: dict | None = None, _index: dict | None = None,
+            _gs: GroupSet | None = None, _axes: list | None = None) -> None:
+        self.sizes = sizes
+        self.framework = framework
+        self.mode = mode
+        self.layout = layout
+        self.order = order
+        self.nodes = nodes
+        self.rank_node = rank_node
+        self.rank_position = rank_position
+        self.position_node = position_node
+        self.position_slot = position_slot
+        self.model_kind = model_kind
+        self.problems = [] if problems is None else problems
+        self._groups = {} if _groups is None else _groups
+        self._index = {} if _index is None else _index
+        self._gs = _gs
+        self._axes = _axes
 
     # -- sizes and models -----------------------------------------------------------
     @property

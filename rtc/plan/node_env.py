@@ -33,7 +33,6 @@ the launch script.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rtc.model.topology import Job, Server, Topology
@@ -61,7 +60,6 @@ class EnvVar(NamedTuple):
     path: bool = False
 
 
-@dataclass
 class NodeEnv:
     """The variables of ``job`` on ``server``, in the order they are exported; ``stem`` is
     the node's file stem, ``head`` whether it is the job's first server."""
@@ -70,7 +68,16 @@ class NodeEnv:
     server: Server
     stem: str
     head: bool
-    variables: list[EnvVar] = field(default_factory=list)
+    variables: list[EnvVar]
+
+    def __init__(
+            self, job: Job, server: Server, stem: str, head: bool,
+            variables: list[EnvVar] | None = None) -> None:
+        self.job = job
+        self.server = server
+        self.stem = stem
+        self.head = head
+        self.variables = [] if variables is None else variables
 
     def get(self, name: str) -> str | None:
         return next((v.value for v in self.variables if v.name == name), None)
