@@ -92,3 +92,97 @@ def test_device_ip_inventory_vnic_takes_the_vnic_address():
     bad = compile_text(_a3("inventory vnc"), "x.rtc")
     assert [(d.code, d.span.line, d.span.column) for d in bad.diagnostics][:1] == [
         ("RTC114", 7, 23)]
+
+
+# -- the links the plan needs, the captured topology, the HCCL link variables -------------
+
+def _one_server(extra: str = "") -> str:
+    text = CASE.read_text(encoding="utf-8")
+    return text.replace("servers atlas-01, atlas-02\n  dp 2", "servers atlas-01\n  dp 1" + extra)
+
+
+def test_link_down_with_roce_inside_the_server_is_an_error():
+    result = compile_text(_one_server("\n  env HCCL_INTRA_ROCE_ENABLE = 1"), str(CASE))
+    assert _severities(result, "RTC421") == [Severity.ERROR]
+
+
+def test_link_down_on_a_prefill_job_whose_decode_runs_elsewhere_is_an_error():
+    text = CASE.read_text(encoding="utf-8").replace(
+        "job serve {\n  servers atlas-01, atlas-02\n  dp 2\n  tp 8\n}",
+        "job p {\n  role prefill\n  servers atlas-01\n  tp 8\n  kv_connector mooncake\n}\n"
+        "job d {\n  role decode\n  servers atlas-02\n  tp 8\n  kv_connector mooncake\n}")
+    assert "role prefill" in text
+    result = compile_text(text, str(CASE))
+    assert Severity.ERROR in _severities(result, "RTC421")
+
+
+def test_topo_islands_feed_the_cost_model():
+    from rtc.cost.deployment import job_hardware
+    from rtc.cost.links import PCIE_GEN4, Site, pair_class
+
+    split = compile_file(str(CASES / "checks" / "RTC225-tp-without-hccs.rtc")).topology
+    mesh = compile_file(str(CASES / "checks" / "pass-tp-inside-hccs.rtc")).topology
+    hw_split = job_hardware(split, split.jobs[0])
+    hw_mesh = job_hardware(mesh, mesh.jobs[0])
+    assert hw_split.hccs_groups == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert pair_class(hw_split, Site(0, 0), Site(0, 4)) == PCIE_GEN4
+    assert pair_class(hw_split, Site(0, 0), Site(0, 3)) == "hccs-910b"
+    assert pair_class(hw_mesh, Site(0, 0), Site(0, 4)) == "hccs-910b"
+
+
+def test_topo_islands_of_the_handmade_captures():
+    from rtc.inventory.npu_smi import load_npu_smi_topo
+
+    inv = CASES.parent / "data" / "inventory" / "handmade"
+    want = {"910a": [(0, 1, 2, 3), (4, 5, 6, 7)], "910b": [tuple(range(8))],
+            "a3": [tuple(range(16))]}
+    for name, islands in want.items():
+        topo, _ = load_npu_smi_topo(inv / f"npu_smi_topo_{name}.txt")
+        assert topo.hccs_islands() == islands, name
+
+
+def test_tp_without_hccs_quotes_both_costs():
+    result = compile_file(str(CASES / "checks" / "RTC225-tp-without-hccs.rtc"))
+    (d,) = [d for d in result.diagnostics if d.code == "RTC225"]
+    assert "islands 0..3, 4..7" in d.message and "pcie-gen4" in d.message
+    slow, fast = [float(x) for x in __import__("re").findall(r"([0-9.]+) us", d.message)]
+    assert slow > fast > 0
+
+
+def test_intra_link_pairs_follow_hccl():
+    from rtc.network.env import intra_link
+
+    def link(pcie=None, roce=None):
+        env = {k: v for k, v in (("HCCL_INTRA_PCIE_ENABLE", pcie),
+                                 ("HCCL_INTRA_ROCE_ENABLE", roce)) if v is not None}
+        got, problem = intra_link(env)
+        return "refused" if problem else got
+
+    assert [link(), link("1"), link("1", "0"), link("0", "0")] == ["pcie"] * 4
+    assert [link("0", "1"), link(None, "1")] == ["roce", "roce"]
+    assert [link("1", "1"), link("0"), link(None, "0")] == ["refused"] * 3
+
+
+def test_every_known_hccl_variable_has_a_value_rule():
+    from rtc.checks.socket_env import KNOWN_HCCL
+    from rtc.network.env import ENV_VALUES, env_value_problem
+
+    assert set(KNOWN_HCCL) <= set(ENV_VALUES), sorted(set(KNOWN_HCCL) - set(ENV_VALUES))
+    for name, r in ENV_VALUES.items():
+        assert r.meaning and r.default and r.source, name
+    assert env_value_problem("HCCL_RDMA_TIMEOUT", "22", "Ascend910B") is not None
+    assert env_value_problem("HCCL_RDMA_TIMEOUT", "22", "Ascend910") is None
+    assert env_value_problem("HCCL_NPU_SOCKET_PORT_RANGE", "auto") is None
+    assert env_value_problem("HCCL_OP_RETRY_ENABLE", "L1:1,L1:0") == "L1 is given twice"
+    assert env_value_problem("HCCL_LOGIC_SUPERPOD_ID", "x" * 128) is not None
+
+
+def test_explain_an_hccl_variable():
+    from rtc.cli.rules_cmd import env_entry
+
+    text = env_entry("HCCL_BUFFSIZE")
+    for part in ("HCCL_BUFFSIZE", "unit: MB", "default: 200", "range: at least 1",
+                 "source: hicann/hccl"):
+        assert part in text, part
+    assert env_entry("hccl_intra_roce_enable").startswith("HCCL_INTRA_ROCE_ENABLE")
+    assert env_entry("NOT_A_VARIABLE") is None

@@ -63,6 +63,7 @@ PASS_FOR = {
     "RTC472": "pass-gpu-tp-inside-islands", "RTC473": "pass-gpu-captures-match",
     "RTC474": "pass-gpu-captures-match", "RTC476": "pass-gpu-nccl-topo-file",
     "RTC477": "pass-gpu-tp-inside-islands",
+    "RTC459": "pass-intra-link-env", "RTC460": "pass-intra-link-env",
 }
 
 

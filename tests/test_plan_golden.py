@@ -20,7 +20,7 @@ from rtc.resources import load_schema
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.rtc"))
 UPDATE = os.environ.get("RTC_UPDATE_GOLDEN") == "1"
-PATTERNS = ("*.env", "*.sh", "plan.json", "pd-ranktable*.json")
+PATTERNS = ("*.env", "*.sh", "plan.json", "pd-ranktable*.json", "mindie-*.json")
 
 
 def produced(out: Path) -> list[str]:

@@ -39,8 +39,9 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
     diags = list(rep.diagnostics)
     result = ImportResult(None, diags, rep.text, rep.form)
     if rep.doc is not None and rep.form is not None and \
-            rep.form not in ("hccl-v1.0", "hccl-v1.2", "hccl-v2.0"):
-        diags.append(error(IMPORT_FORM, "rtc import reads version 1.0, 1.2 and 2.0 rank tables; this "
+            rep.form not in ("hccl-v1.0", "hccl-v1.2", "hccl-v2.0", "mindie-global"):
+        diags.append(error(IMPORT_FORM, "rtc import reads version 1.0, 1.2 and 2.0 rank tables "
+                           "and MindIE global rank tables; this "
                            f"file is {rep.form}", None,
                            hint="rtc validate still checks it; edit it by hand"))
         return result
@@ -53,6 +54,10 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
         return result
     if rep.form == "hccl-v2.0":
         result.text = _import_v2(rep.doc, filename, diags, hardware, output_name, cluster_name)
+        return result
+    if rep.form == "mindie-global":
+        result.text = _import_global(rep.doc, filename, diags, hardware, output_name,
+                                     cluster_name)
         return result
     text = describe_table(rep.doc, rep.lowered.source_map, rep.lowered.topology.preset, filename,
                           diags, hardware=hardware, cluster_name=cluster_name)
@@ -94,6 +99,29 @@ def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, outp
                            f"{res.topology.preset.name} compiles it: {diff}", None,
                            hint="rtc writes the preset's ports, planes and net types; keep "
                                 "editing this table by hand (rtc validate still checks it)"))
+        return None
+    return text
+
+
+def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
+                   output_name: str, cluster_name: str | None) -> str | None:
+    """A MindIE global table's description (:mod:`rtc.tables.import_global`), compiled back
+    to its global table and compared; RTC659 when it differs."""
+    from rtc.emit import global_ranktable
+    from rtc.tables.import_global import IMPORT_GLOBAL, compare, describe_global
+
+    text = describe_global(doc, filename, diags, hardware=hardware, cluster_name=cluster_name)
+    if text is None:
+        return None
+    res = compile_text(text, output_name)
+    bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
+    pairs = [p for p in res.plan.pairs if p.prefill and p.decode] if res.plan else []
+    diff = (f"compiling it fails: {bad[0].code} {bad[0].message}" if bad else
+            compare(doc, global_ranktable.build(res.topology, pairs[0]) if pairs else None))
+    if diff is not None:
+        diags.append(error(IMPORT_GLOBAL, "the global rank table does not fit an rtc "
+                           f"description: {diff}", None, hint="keep editing this table by "
+                           "hand (rtc validate still checks it)"))
         return None
     return text
 

@@ -20,6 +20,9 @@ from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_
 from rtc.checks import a5_addresses, chip_version, one_machine
 from rtc.checks import dp_launch
 from rtc.checks import gpu_islands, nccl_env
+from rtc.checks import hccs_links, link_env
+from rtc.checks import mindie_launch
+from rtc.checks import nixl_pd
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -43,6 +46,12 @@ CHECKS = (
     dp_launch,
     # NVIDIA GPU servers: NVLink islands (RTC312, RTC313, RTC473), NCCL_IB_HCA (RTC472)
     gpu_islands, nccl_env,
+    # captured intra-server links (RTC225, RTC226) and the HCCL env that depends on them
+    hccs_links, link_env,
+    # MindIE jobs (RTC656-658)
+    mindie_launch,
+    # prefill/decode with vLLM's own connectors (NixlConnector; RTC533-RTC537)
+    nixl_pd,
 )
 
 #: The rules of every check module.

@@ -1,13 +1,14 @@
 """Values of environment variables rtc knows the meaning of (RTC458): each `env` line of a
 job for a variable in :data:`rtc.network.env.ENV_VALUES` must hold a value HCCL accepts.
 (``HCCL_IF_BASE_PORT`` and ``HCCL_HOST_SOCKET_PORT_RANGE`` are judged with the port plan,
-RTC441; interface variables by RTC452-RTC454.)"""
+RTC441; interface variables by RTC452-RTC454.) Ranges that differ by chip (HCCL_RDMA_TIMEOUT:
+5..20 on A2 / A3, 5..24 on 910A) are taken for the preset's chip."""
 
 from __future__ import annotations
 
 from rtc.diagnostics import error
 from rtc.model.topology import Topology
-from rtc.network.env import ENV_VALUES, env_value_problem
+from rtc.network.env import ENV_VALUES, JUDGED_ELSEWHERE, env_value_problem
 from rtc.plan import Plan
 from rtc.rules import rule
 
@@ -24,14 +25,31 @@ BAD_ENV_VALUE = rule("RTC458", "bad-env-value", "error",
 
 
 def check(topo: Topology, plan: Plan):
+    chip = topo.preset.chip
     for job in topo.jobs:
         for line in job.env:
-            problem = env_value_problem(line.name, line.value)
+            if line.name in JUDGED_ELSEWHERE:
+                continue
+            problem = env_value_problem(line.name, line.value, chip) \
+                if line.name != "HCCL_ALGO" else _algo_problem(line.value)
             if problem:
                 r = ENV_VALUES[line.name]
                 yield error(BAD_ENV_VALUE, f"job {job.name}: env {line.name}={line.value}: "
                             f"{line.name} {problem}", line.span, subject=f"job {job.name}",
                             hint=f"see {r.source}" if r.source else None)
+
+
+def _algo_problem(value: str) -> str | None:
+    """Why an ``HCCL_ALGO`` value is refused (rtc.cost.hccl_algo.parse_hccl_algo, which
+    follows HCCL's ParseAlgoString), or None."""
+    from rtc.cost.errors import HcclAlgoError
+    from rtc.cost.hccl_algo import parse_hccl_algo
+
+    try:
+        parse_hccl_algo(value)
+    except HcclAlgoError as exc:
+        return "is not accepted: " + str(exc).split(": ", 1)[-1]
+    return None
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).

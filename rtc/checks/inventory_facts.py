@@ -35,7 +35,9 @@ LINK_DOWN = rule("RTC421", "inventory-link-down", "error",
     Example: a loose optic on NPU 5 of atlas-01.
     Fix: fix the link (cable, optic, switch port), re-capture, or leave the device out of
     the job. A device whose jobs stay inside one server (or one super pod on A3 / Ascend
-    950, where HCCS / UB carry the traffic) does not use RoCE: then it is a note.""")
+    950, where HCCS / UB carry the traffic) does not use RoCE: then it is a note, unless
+    the job turns RoCE on inside the server (HCCL_INTRA_ROCE_ENABLE=1) or is a prefill /
+    decode job whose partner runs on another server (the KV cache crosses over RoCE).""")
 NET_HEALTH = rule("RTC422", "inventory-net-health", "error",
                   "A device the jobs use does not report net health Success.", """
     What: `hccn_tool -i N -net_health -g` printed something other than `Success`
@@ -68,7 +70,7 @@ _FIELDS = (("device_ip", "ip", "device IP"), ("gateway", "gateway", "gateway"),
 
 def check(topo: Topology, plan: Plan):
     used = devices_in_use(topo)
-    roce = _roce_needed(topo)
+    roce = _roce_needed(topo, plan)
     shared = Folded("servers")
     folders: dict = {}
     for s in topo.servers:
@@ -95,14 +97,24 @@ def check(topo: Topology, plan: Plan):
     yield from shared.emit()
 
 
-def _roce_needed(topo: Topology) -> dict[str, set[int]]:
+def _roce_needed(topo: Topology, plan: Plan | None = None) -> dict[str, set[int]]:
     """server name -> device ids in a table (a job's, or the cluster's without jobs) that
     spans several link units: servers, or super pods on presets with super pods (unless the
-    job sets HCCL_INTER_HCCS_DISABLE=TRUE). Only those devices talk over RoCE."""
+    job sets HCCL_INTER_HCCS_DISABLE=TRUE); plus every device of a job that turns RoCE on
+    inside its servers (HCCL_INTRA_ROCE_ENABLE=1 where HCCL acts on it) and of a prefill /
+    decode job whose partner runs on other servers (the KV cache moves over the NPUs'
+    RoCE ports). Only those devices talk over RoCE."""
+    from rtc.checks.link_env import intra_roce_applies
+
     tables = [(j, topo.rank_table_members(j)) for j in topo.jobs] or \
         [(None, topo.rank_table_members(None))]
     out: dict[str, set[int]] = {}
+    kv = _kv_over_roce(plan)
     for job, members in tables:
+        if job is not None and (job.name in kv or intra_roce_applies(topo, job)):
+            for s, devs in members:
+                out.setdefault(s.name, set()).update(d.device_id for d in devs)
+            continue
         env = {name: value for name, value, _ in job.env} if job is not None else {}
         pods = topo.preset.super_pod and \
             str(env.get("HCCL_INTER_HCCS_DISABLE", "")).upper() != "TRUE"
@@ -111,6 +123,20 @@ def _roce_needed(topo: Topology) -> dict[str, set[int]]:
         if len(units) > 1:
             for s, devs in members:
                 out.setdefault(s.name, set()).update(d.device_id for d in devs)
+    return out
+
+
+def _kv_over_roce(plan: Plan | None) -> set[str]:
+    """Names of the prefill / decode jobs whose partner of the pair runs on another server
+    (their KV transfer crosses servers over RoCE)."""
+    out: set[str] = set()
+    for pair in (plan.pairs if plan is not None else ()):
+        for a in pair.prefill:
+            for b in pair.decode:
+                sa = {p.server.name for p in a.placements}
+                sb = {p.server.name for p in b.placements}
+                if sa and sb and (sa != sb or len(sa) > 1):
+                    out.update((a.name, b.name))
     return out
 
 
@@ -212,8 +238,8 @@ def _status(s, inv, used: set, roce: set):
         if facts.net_health is not None and facts.net_health.value != "Success":
             sick.append((d.device_id, facts.net_health))
     span = s.span_of("inventory")
-    local = " (its jobs stay inside one server or super pod, so HCCL does not use RoCE " \
-        "there)"
+    local = " (its jobs stay inside one server or super pod and move no KV cache to another " \
+        "server, so HCCL does not use RoCE there)"
     for dev, fact in down:
         report = error if dev in roce else note
         yield report(LINK_DOWN, f"{s.name} device {dev} is in use but its RoCE link is "

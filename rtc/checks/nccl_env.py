@@ -49,9 +49,8 @@ ASCEND_CONNECTOR = rule("RTC477", "ascend-kv-connector-on-gpu", "error",
     vllm_ascend.distributed..., LLMDataDistCMgrConnector), which exist only in vllm-ascend.
     Why: vLLM on GPUs fails at start-up when it imports the connector module.
     Example: `kv_connector mooncake` in a `role prefill` job on hardware hgx-h100.
-    Fix: rtc does not plan GPU prefill/decode connectors yet (vLLM's NixlConnector,
-    MooncakeConnector); write the `--kv-transfer-config` yourself with `args`, and leave
-    `kv_connector` out.""")
+    Fix: use `kv_connector nixl` (vLLM's NixlConnector, planned by rtc), or write another
+    connector's `--kv-transfer-config` yourself with `args` and leave `kv_connector` out.""")
 
 _PORT = re.compile(r":[0-9]{1,3}$")
 
@@ -67,12 +66,12 @@ def check(topo: Topology, plan: Plan):
     yield from _topo_files(topo)
     yield from _captured_hcas(topo)
     for job in topo.jobs:
-        if job.kv_connector is not None:
+        if job.kv_connector is not None and job.kv_connector != "nixl":
             yield error(ASCEND_CONNECTOR, f"job {job.name}: kv_connector {job.kv_connector} is "
                         f"a vllm-ascend connector; vLLM on {topo.preset.name} cannot load it",
                         job.span_of("kv_connector"), subject=f"job {job.name}",
-                        hint="pass vLLM's own --kv-transfer-config (e.g. NixlConnector) with "
-                             "`args`, and remove `kv_connector`")
+                        hint="use `kv_connector nixl` (vLLM's NixlConnector), or pass another "
+                             "--kv-transfer-config with `args` and remove `kv_connector`")
         env = env_map(job)
         if "NCCL_IB_HCA" not in env:
             continue

@@ -19,7 +19,9 @@ TP_RATIO = rule("RTC520", "pd-tp-ratio", "error",
     raises "prefill_tp_size: ... must be greater than or equal to the decode_tp_size" and
     the guide requires a multiple, otherwise KV blocks go to the wrong ranks.
     Example: prefill `tp 4`, decode `tp 8`; or prefill `tp 6`, decode `tp 4`.
-    Fix: e.g. prefill TP16 with decode TP4 (D5).""")
+    Fix: e.g. prefill TP16 with decode TP4 (D5). With `kv_connector nixl` (vLLM's
+    NixlConnector, NVIDIA GPUs) either side may be larger, but the larger TP must be a
+    multiple of the smaller.""")
 CONNECTOR = rule("RTC521", "pd-connector", "error",
                  "Prefill and decode jobs lack a KV connector, or use different ones.", """
     What: a job of a prefill/decode pair without `kv_connector`, or the two sides with
@@ -75,7 +77,8 @@ LLMDD_TP = rule("RTC527", "llmdatadist-cross-node-tp", "error",
     Fix: keep TP inside a server, or use a Mooncake connector.""")
 PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
                     "A prefill/decode job is not a vLLM job.", """
-    What: a job in a prefill/decode pair with `framework` other than vllm.
+    What: a job in a prefill/decode pair with `framework` other than vllm (a pair whose
+    jobs are all `framework mindie` is MindIE's own disaggregation and fine).
     Why: the disaggregated launch (--kv-transfer-config) is vLLM's.
     Example: `role prefill` with `framework mindspore`.
     Fix: use `framework vllm` (the default).""")
@@ -100,10 +103,13 @@ def check(topo: Topology, plan: Plan):
         if not pair.prefill or not pair.decode:
             continue
         yield from _frameworks(pair)
-        yield from _connectors(pair)
+        if not _mindie_pair(pair):
+            yield from _connectors(pair, topo.preset.is_gpu)
         yield from _models(pair)
-        yield from _instance_sizes(pair)
-        yield from _tp_ratio(pair)
+        nixl = all(j.kv_connector == "nixl" for j in pair.jobs)
+        if not nixl:   # NixlConnector has no extra config and maps TP both ways
+            yield from _instance_sizes(pair)
+        yield from _tp_ratio(pair, nixl)
         yield from _decode_pp(pair)
         yield from _llmdatadist(topo, pair, version)
 
@@ -160,8 +166,16 @@ def _unpaired(topo: Topology, blocks: list, listed: dict):
                               hint=f"add the {other} job, or change the role")
 
 
+def _mindie_pair(pair) -> bool:
+    """Both sides MindIE: MindIE moves the KV cache itself (``inferMode dmi``), with no
+    vLLM connector (:mod:`rtc.plan.mindie`)."""
+    return all(j.framework == "mindie" for j in pair.jobs)
+
+
 def _frameworks(pair):
-    """RTC528: jobs of a pair that are not vLLM jobs."""
+    """RTC528: jobs of a pair that are not vLLM jobs (a pair of MindIE jobs is fine)."""
+    if _mindie_pair(pair):
+        return
     for j in pair.jobs:
         if j.framework != "vllm":
             yield error(PD_FRAMEWORK, f"job {j.name} takes part in prefill/decode "
@@ -170,13 +184,14 @@ def _frameworks(pair):
                         hint="use `framework vllm`")
 
 
-def _connectors(pair):
+def _connectors(pair, gpu: bool = False):
     """RTC521: a job of the pair without a KV connector, else two different connectors."""
     missing = [j for j in pair.jobs if not j.kv_connector]
     if missing:
+        example = "nixl" if gpu else "mooncake_layerwise"
         yield error(CONNECTOR, f"job {missing[0].name} is a {missing[0].role} job without "
                     "`kv_connector`", missing[0].span, subject=f"job {missing[0].name}",
-                    hint="add e.g. `kv_connector mooncake_layerwise` to both sides")
+                    hint=f"add e.g. `kv_connector {example}` to both sides")
         return
     kinds = {j.kv_connector for j in pair.jobs}
     if len(kinds) > 1:
@@ -216,10 +231,21 @@ def _instance_sizes(pair):
                         hint="give the instances the same sizes")
 
 
-def _tp_ratio(pair):
+def _tp_ratio(pair, nixl: bool = False):
     """RTC520: the first prefill job's TP below, or not a multiple of, the first decode
-    job's TP."""
+    job's TP. NixlConnector (``nixl``) maps either way: there, only the larger TP not being
+    a multiple of the smaller is reported (vLLM docs features/nixl_connector_compatibility.md,
+    heterogeneous TP; nixl_connector.py tp_ratio = local // remote TP)."""
     p, d = pair.prefill[0], pair.decode[0]
+    if nixl:
+        big, small = max(p.tp, d.tp), min(p.tp, d.tp)
+        if big % small:
+            yield error(TP_RATIO, f"prefill job {p.name} has tp {p.tp} and decode job "
+                        f"{d.name} tp {d.tp}: NixlConnector needs the larger TP to be a "
+                        "multiple of the smaller", p.span_of("tp"), subject=f"job {p.name}",
+                        related=[Related(d.span_of("tp"), f"{d.name}'s tp")],
+                        hint="e.g. prefill tp 8 with decode tp 4 or 16")
+        return
     if p.tp < d.tp or p.tp % d.tp:
         why = "smaller than" if p.tp < d.tp else "not a multiple of"
         yield error(TP_RATIO, f"prefill job {p.name} has tp {p.tp}, {why} decode job "

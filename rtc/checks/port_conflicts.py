@@ -88,7 +88,8 @@ CANN_VERSION = rule("RTC445", "unknown-cann-version", "warning",
     version.cfg` reports, e.g. `cann 8.2.RC1`.""")
 
 _SETTING = {"HCCL_IF_BASE_PORT": "env HCCL_IF_BASE_PORT", "port": "port",
-            "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port"}
+            "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port",
+            "proxy_port": "the prefill/decode proxy's port"}
 
 
 def check(topo: Topology, plan: Plan):

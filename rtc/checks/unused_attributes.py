@@ -72,7 +72,7 @@ def _unused(job: Job, paired: bool) -> list[tuple[str, str]]:
     vllm = job.framework == "vllm"
     if vllm and spec.entry is not None:
         out.append(("entry", "vLLM jobs serve `model`"))
-    if not vllm:
+    if not vllm and job.framework != "mindie":  # MindIE: modelWeightPath / modelName
         out += [(k, f"framework {job.framework} runs `entry`") for k in ("model", "served_name")
                 if getattr(spec, k) is not None]
         if "dcp" in given:

@@ -24,7 +24,8 @@ def explain_command(
     name: Optional[str] = typer.Argument(
         None, metavar="NAME", show_default=False,
         help="A rule id (RTC208), a rule name as `rtc rules` prints it (duplicate-device-ip; "
-             "underscores work too), or an attribute of the language (device_ip)."),
+             "underscores work too), an attribute of the language (device_ip), or an HCCL "
+             "variable (HCCL_BUFFSIZE)."),
     language_reference: bool = typer.Option(
         False, "--language-reference",
         help="Print the whole language reference (Markdown, docs/language.md)."),
@@ -52,10 +53,54 @@ def explain_command(
         return
     from rtc.report.language_reference import render_attribute_entry
 
-    entry = render_attribute_entry(name)
+    entry = render_attribute_entry(name) or env_entry(name)
     if entry is None:
         _unknown(name)
     write_stdout(entry)
+
+
+#: The rules besides RTC458 (the value) that judge a variable.
+_ENV_RULES = {
+    "HCCL_INTRA_PCIE_ENABLE": "RTC227, RTC460", "HCCL_INTRA_ROCE_ENABLE": "RTC227-RTC229, "
+    "RTC421, RTC460", "HCCL_INTER_HCCS_DISABLE": "RTC459, RTC421",
+    "HCCL_IF_BASE_PORT": "RTC440, RTC441, RTC444", "HCCL_HOST_SOCKET_PORT_RANGE": "RTC440, RTC441",
+    "HCCL_IF_IP": "RTC450 (fixed-hccl-if-ip)", "HCCL_SOCKET_IFNAME": "RTC453, RTC454",
+}
+
+
+def env_entry(name: str) -> str | None:
+    """`rtc explain HCCL_BUFFSIZE`: what an HCCL variable rtc knows does, its unit, range,
+    default and source (rtc.network.env.ENV_VALUES), or None for another name."""
+    from rtc.network.env import ENV_VALUES, JUDGED_ELSEWHERE
+
+    key = name.upper()
+    r = ENV_VALUES.get(key)
+    if r is None:
+        return None
+    if r.choices:
+        values = "one of " + ", ".join(r.choices) + (" (any case)" if r.nocase else "")
+    elif r.kind:
+        values = {"ports": "ports and LOW-HIGH ranges joined by ',', or auto (1..65535)",
+                  "retry": "L1:0|1 and / or L2:0|1 joined by ','",
+                  "algo": "level0:NA;level1:<algo>[;level2:<algo>], or per operator "
+                          "op=...;.../op=...",
+                  "text": f"text, at most {r.max_len} characters"}[r.kind]
+    else:
+        values = (f"at least {r.lo}" if r.hi is None else f"{r.lo}..{r.hi}") + \
+            (f", a multiple of {r.step}" if r.step > 1 else "") + \
+            "".join(f"; {chip}: {lo}..{hi}" for chip, lo, hi in r.chip_ranges)
+    rules = "RTC458 (value)" if key not in JUDGED_ELSEWHERE else ""
+    more = _ENV_RULES.get(key)
+    rules = ", ".join(x for x in (rules, more) if x)
+    import textwrap
+
+    lines = [f"{key} (HCCL environment variable: `env {key} = ...` in a job)", "",
+             textwrap.fill(r.meaning[:1].upper() + r.meaning[1:] + ".", 88), ""]
+    if r.unit:
+        lines.append(f"  unit: {r.unit}")
+    lines += [f"  range: {values}", f"  default: {r.default}", f"  checked by: {rules}",
+              f"  source: {r.source}"]
+    return "\n".join(lines) + "\n"
 
 
 def _rule(name: str):

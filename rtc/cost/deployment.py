@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from rtc.cost.captured import job_islands, with_islands
 from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
 from rtc.cost.links import Hardware, Site, hardware_of
@@ -58,10 +59,14 @@ def _groups(placement: JobPlacement, layout: Layout, moe: bool) -> dict[str, Gro
 
 def job_hardware(topology, job, *, nic: str | None = None) -> Hardware:
     """The preset's :class:`Hardware` with ``job``'s env applied (``HCCL_INTER_HCCS_
-    DISABLE``) and the cluster's largest server as the device count."""
-    return hardware_of(topology.preset, env=job.env, nic=nic,
-                       devices_per_server=max((len(s.devices) for s in topology.servers),
-                                              default=0) or None)
+    DISABLE``), the cluster's largest server as the device count, and the HCCS islands
+    of the job's servers' ``npu-smi info -t topo`` captures where they split the job's
+    NPUs otherwise than the preset (:func:`rtc.cost.captured.job_islands`)."""
+    hw = hardware_of(topology.preset, env=job.env, nic=nic,
+                     devices_per_server=max((len(s.devices) for s in topology.servers),
+                                            default=0) or None)
+    islands = job_islands(topology, job)
+    return hw if islands is None else with_islands(hw, islands)
 
 
 def deployment_of_job(topology, job, *, nic: str | None = None) -> Deployment:

@@ -17,7 +17,7 @@ from rtc.cost.errors import CostInputError, LayoutError
 from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
 from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
 from rtc.cost.params import CostParams
-from rtc.cost.schedule import StepCost, job_schedule, schedule
+from rtc.cost.schedule import StepCost, job_schedule, schedule, with_nccl_note
 from rtc.model.topology import Job, Topology
 
 #: Jobs larger than this are not searched by the advisor in a check (RTC310's numbers);
@@ -95,7 +95,8 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
                             prefill_tokens=options.prefill_tokens)
         dep = deployment_of_job(topology, job)      # once: its spans are cached on it
         try:
-            steps = tuple(schedule(dep, choice.spec, work, params, phase) for phase in phases)
+            steps = tuple(with_nccl_note(schedule(dep, choice.spec, work, params, phase),
+                                         dep, params) for phase in phases)
         except LayoutError as exc:
             raise CostInputError(f"job {job.name}: {exc} (model {choice.label})") from None
         out.append(JobCost(job, choice, steps))

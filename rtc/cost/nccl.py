@@ -124,3 +124,106 @@ def allreduce(nbytes: float, span: GroupSpan, params: CostParams, *,
     steps = 2 * (p - 1)
     return NcclEstimate(nbytes, p, link, algorithm, busbw, steps * alpha,
                         busbw_factor("allreduce", p) * nbytes / busbw)
+
+
+# ---------------------------------------------------------------- ring vs tree across servers
+#
+# Across servers NCCL also has its (double binary) tree: a chain inside each server, trees
+# between the servers. NCCL's tuning model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel;
+# reference cost-model.md 1.3 NCCL-TUNE) prices an AllReduce on p ranks over N servers as
+#
+#   ring:  latency (2(p-1) - 2(N-1))·α_intra + 2(N-1)·α_inter   algbw = busbw · p/(2(p-1))
+#   tree:  latency 2·((p/N - 1)·α_intra + log2(N)·α_inter)  algbw = 0.5 · 0.92 · busbw
+#
+# (the ring's inter-server steps are its 2(N-1) hops between servers, as in NCCL 2.2x;
+# the tree pays the intra-server chain and log2 N tree levels, up and down; its bus
+# bandwidth is capped at 92 % of the graph's). So the tree wins below a crossover size and the ring above it -
+# NCCL's own choice when NCCL_ALGO is not set. rtc uses the same split, with α per class
+# from links.toml (intra: the slowest in-server class crossed; inter: the NIC class) and
+# busbw as for the ring (:func:`class_busbw`). NVLS-tree (NVSwitch + IB SHARP) is not
+# modelled.
+
+#: NCCL's tree bandwidth cap (tuning.cc: ``busBw = min(busBw * .92, ...)`` for the tree
+#: AllReduce) and its bus-to-algorithm ratio for non-ring algorithms (``ratio = .5``).
+TREE_BW_CAP = 0.92
+TREE_RATIO = 0.5
+
+
+def _alphas(span: GroupSpan, params: CostParams) -> tuple[float, float]:
+    """(α intra-server, α inter-server) of the classes the group crosses (0 when none)."""
+    intra = [params.link(c).alpha for c in span.classes
+             if c != LOCAL and params.link(c).port != "nic"]
+    inter = [params.link(c).alpha for c in span.classes
+             if c != LOCAL and params.link(c).port == "nic"]
+    return max(intra, default=0.0), max(inter, default=0.0)
+
+
+def ring_and_tree(nbytes: float, span: GroupSpan, params: CostParams, *,
+                  nics: int | None = None) -> tuple[NcclEstimate, NcclEstimate] | None:
+    """(ring, tree) AllReduce estimates of ``nbytes`` per rank on a group over several
+    servers, with NCCL's latency split (see above); None for a group on one server.
+    Raises as :func:`allreduce`."""
+    if nbytes < 0:
+        raise CostInputError(f"message size must be at least 0 bytes, not {nbytes}")
+    p, n = span.size, span.servers
+    rated = class_busbw(span, params, nics)
+    if n <= 1 or p <= 1 or not rated:
+        return None
+    busbw, link = min(rated)
+    a_in, a_out = _alphas(span, params)
+    ring_alpha = (2 * (p - 1) - 2 * (n - 1)) * a_in + 2 * (n - 1) * a_out
+    ring = NcclEstimate(nbytes, p, link, "ring", busbw, ring_alpha,
+                        busbw_factor("allreduce", p) * nbytes / busbw)
+    levels = max(1, (n - 1).bit_length())                 # ceil(log2 N)
+    tree_alpha = 2 * ((p // n - 1) * a_in + levels * a_out)
+    tree = NcclEstimate(nbytes, p, link, "tree", busbw * TREE_BW_CAP, tree_alpha,
+                        nbytes / (TREE_RATIO * TREE_BW_CAP * busbw))
+    return ring, tree
+
+
+def tree_crossover(span: GroupSpan, params: CostParams, *, nics: int | None = None) -> float | None:
+    """The message size (bytes per rank) above which the ring beats the tree on this
+    group (their times are equal there); None on one server, or when the tree never wins
+    (its latency is not lower)."""
+    both = ring_and_tree(0.0, span, params, nics=nics)
+    if both is None:
+        return None
+    ring, tree = both
+    gain = ring.alpha - tree.alpha
+    p = span.size
+    per_byte = (1 / (TREE_RATIO * TREE_BW_CAP) - busbw_factor("allreduce", p)) / ring.busbw
+    if gain <= 0 or per_byte <= 0:
+        return None
+    return gain / per_byte
+
+
+def nccl_choice(nbytes: float, span: GroupSpan, params: CostParams, *,
+                nics: int | None = None) -> NcclEstimate:
+    """NCCL's AllReduce as it would choose it: on several servers the faster of ring and
+    tree (:func:`ring_and_tree`), else :func:`allreduce` (ring or NVLS)."""
+    both = ring_and_tree(nbytes, span, params, nics=nics)
+    if both is None:
+        return allreduce(nbytes, span, params, nics=nics)
+    return min(both, key=lambda e: e.seconds)
+
+
+def cross_server_note(span: GroupSpan, params: CostParams) -> str | None:
+    """One line for the cost report of a GPU job over several servers: which AllReduce
+    algorithm NCCL picks by size across all of the job's GPUs (tree below the crossover,
+    ring above), with a 1 MiB and a 256 MiB example; None on one server."""
+    small = ring_and_tree(float(1 << 20), span, params)
+    if small is None:
+        return None
+    big = ring_and_tree(float(1 << 28), span, params)
+    cross = tree_crossover(span, params)
+    nic = next((c for c in span.classes if c != LOCAL and params.link(c).port == "nic"), None)
+    where = (f"all {span.size} GPUs on {span.servers} servers"
+             + (f", {nic} x {_nics(span, None)} NICs per server" if nic else ""))
+    pick = ("the ring at every size (the tree saves no latency here)" if cross is None else
+            f"the tree below {cross / (1 << 20):,.1f} MiB per rank, the ring above")
+    def pair(both, size):
+        ring, tree = both
+        return (f"{size} tree {tree.seconds * 1e6:,.0f} us vs ring {ring.seconds * 1e6:,.0f} us")
+    return (f"NCCL AllReduce across servers ({where}): NCCL picks {pick} (rtc's reading of "
+            f"NCCL's tuning model, NVLS-tree not modelled); {pair(small, '1 MiB')}, "
+            f"{pair(big, '256 MiB')}")

@@ -396,6 +396,26 @@ def schedule(dep: Deployment, model: ModelSpec, workload: Workload, params: Cost
                     tuple(notes))
 
 
+def with_nccl_note(step: StepCost, dep: Deployment, params: CostParams) -> StepCost:
+    """``step`` with, for a GPU deployment over several servers, the line saying which
+    AllReduce algorithm NCCL picks across them by size (:func:`rtc.cost.nccl.
+    cross_server_note`) before the limits; ``step`` itself otherwise. For ``rtc cost``
+    (the advisor, which scores many layouts, does not pay for it)."""
+    from dataclasses import replace
+
+    from rtc.cost.nccl import cross_server_note
+
+    if dep.hardware.family != "nvidia":
+        return step
+    placed = [r for r, s in enumerate(dep.sites) if s is not None]
+    if len({dep.sites[r].server for r in placed}) < 2:
+        return step
+    line = cross_server_note(group_span(placed, dep.sites, dep.hardware), params)
+    if line is None:
+        return step
+    return replace(step, notes=step.notes[:-1] + (line,) + step.notes[-1:])
+
+
 def job_schedule(topology, job, model: ModelSpec, workload: Workload, params: CostParams,
                  phase: str = "decode") -> StepCost:
     """:func:`schedule` for a job of a compiled rtc Topology."""

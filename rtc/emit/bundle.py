@@ -17,11 +17,16 @@ jobs use the server):
                             not on NVIDIA GPU servers, whose preflight runs nccl-tests)
 ``pd-ranktable.json``       LLMDataDist prefill/decode table (:mod:`rtc.emit.pd_ranktable`)
 ``topo-S.json``             Ascend 950: the server's topology file (:mod:`rtc.emit.hccl_v2`)
-``global-ranktable.json``   with ``global_table``: the MindCluster / MindIE global table of
-                            each prefill/decode pair (:mod:`rtc.emit.global_ranktable`)
+``global-ranktable.json``   with ``global_table``, or when a prefill/decode pair has a MindIE
+                            job: the MindCluster / MindIE global table of each pair
+                            (:mod:`rtc.emit.global_ranktable`)
+``mindie-S.json``           ``framework mindie``: the node's keys of MindIE's config.json
+                            (:func:`rtc.plan.mindie.config_fragment`)
 ``plan.json``               the whole plan (:mod:`rtc.emit.plan_json`)
 ``nccl-topo-S.xml``         NVIDIA GPU servers with ``nccl_topo_file on``: NCCL_TOPO_FILE
                             (:mod:`rtc.emit.nccl_topo_xml`)
+``proxy-P.sh``              NIXL prefill/decode pair ``P``: vLLM's proxy in front of both
+                            sides (:mod:`rtc.emit.pd_proxy_script`)
 ==========================  ================================================================
 
 Everything here is rendered from the plan (:class:`rtc.plan.Plan`): the launches and port
@@ -41,6 +46,8 @@ from rtc.plan import Plan
 from rtc.plan.launch import JobLaunch
 from rtc.plan.node_env import NodeEnv, node_env
 from rtc.plan.calibration import plan_calibration
+from rtc.plan.disaggregation import pd_side
+from rtc.plan.mindie import config_fragment, needs_global_table
 from rtc.plan.preflight import ServerPreflight, plan_preflight
 from rtc.resources import load_schema
 from rtc.rules import SCHEMA_SELF
@@ -84,10 +91,11 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     for job in real:
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
     _add_topo_files(b, topo, jobs)
-    if global_table:
+    if global_table or needs_global_table(topo, plan.pairs):
         _add_global_tables(b, topo, plan.pairs, real)
     if topo.preset.is_gpu:
         _add_gpu_preflight(b, topo, real)
+        _add_proxies(b, plan, real)
     else:
         b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
         for sp in b.preflight:
@@ -108,6 +116,16 @@ def _add_gpu_preflight(b: Bundle, topo: Topology, real: list[Job]) -> None:
     for gp in plan_gpu_preflight(topo, real):
         b.add(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(gp, b.source), 0o755)
         _add_topo_file(b, gp)
+
+
+def _add_proxies(b: Bundle, plan: Plan, real: list[Job]) -> None:
+    """``proxy-<pair>.sh`` for each NIXL pair whose jobs are all being written."""
+    from rtc.emit import pd_proxy_script
+
+    names = {j.name for j in real}
+    for px in plan.proxies:
+        if px.prefill and px.decode and set(px.jobs) <= names:
+            b.add(f"proxy-{px.name}.sh", pd_proxy_script.render(px, b.source), 0o755)
 
 
 def _add_topo_file(b: Bundle, gp) -> None:
@@ -201,6 +219,11 @@ def _add_node_files(b: Bundle, topo: Topology, plan: Plan, job: Job, tables: dic
         if nl is not None:
             b.launch_files[(n.name, job.name)] = f"{stem}.sh"
             b.add(f"{stem}.sh", launch_script.render(nl, b.source, f"{stem}.env"), 0o755)
+        if job.framework == "mindie":
+            doc = config_fragment(job, server, n.device_count,
+                                  multi_node=sum(1 for m in pl.nodes if m.device_count) > 1,
+                                  pd=pd_side(plan.pairs, job) is not None)
+            b.add(f"mindie-{stem}.json", pd_ranktable.render(doc))
 
 
 def _add_plan_json(b: Bundle, topo: Topology, plan: Plan) -> None:

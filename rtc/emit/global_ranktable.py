@@ -19,8 +19,10 @@ One group per job (ClusterD builds one from each instance's hccl.json), prefill 
 group ids count from "1" (omniinfer's tools number 0 scheduler/router, 1 prefill, 2 decode;
 rtc has no scheduler server, so there is no group "0"). Inside a group servers and devices
 are in the job's rank order and ``rank_id`` counts from 0, as in the job's own table.
-``server_ip`` is the server's ``host`` (its pod IP when pods share the host network; rtc has
-no separate pod IP), ``device_logical_id`` the id the container sees (``visible_devices``),
+``server_ip`` is the server's ``container_ip`` (the pod IP: MindIE Motor's controller reads
+``server_ip`` as the node's address, RankTableLoader.cpp) or, without one, its ``host``
+(pods sharing the host network); ClusterD's documented form has no ``container_ip`` key,
+so rtc writes none, ``device_logical_id`` the id the container sees (``visible_devices``),
 ``deploy_server`` "0" (ClusterD's examples show "0" and "1"; the meaning is not documented).
 Version and super pod fields follow the hardware's 1.x table; Ascend 950 (2.0) has no
 documented global table form and is refused by the caller. Every value is a string.
@@ -55,8 +57,9 @@ def _group(topo: Topology, job: Job, group_id: int) -> dict:
             item["rank_id"] = str(rank)
             rank += 1
             items.append(item)
+        ip = server.container_ip if server.container_ip is not None else server.host_ip
         servers.append({"device": items, "server_id": server.server_id,
-                        "server_ip": str(server.host_ip) if server.host_ip is not None else ""})
+                        "server_ip": str(ip) if ip is not None else ""})
         if a3 and server.super_pod_id is not None:
             pods.setdefault(server.super_pod_id, []).append({"server_id": server.server_id})
     group = {"group_id": str(group_id), "deploy_server": "0",

@@ -10,7 +10,12 @@ Format (HCCL rank table docs rank_table_config_a2.md / _a3.md; see
                       "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "0"}]}]}
 
 * version "1.2" (Atlas A3 super pods): each device adds ``super_device_id``; each server
-  adds ``host_ip`` when known; a top-level ``super_pod_list`` lists the servers of each
+  adds ``host_ip`` when known;
+
+* any version: a server adds ``container_ip`` (after ``host_ip``) when it declares one, and
+  in a ``framework mindie`` job's table always (the host IP without one): MindIE reads it
+  to find its own server and refuses a multi-node table without it
+  (:mod:`rtc.plan.mindie`; Ascend Operator writes the pod IP there); a top-level ``super_pod_list`` lists the servers of each
   super pod (``[{"super_pod_id": "0", "server_list": [{"server_id": ...}]}]``).
 
 Every scalar is a JSON string; rank ids run 0..N-1 in rank order (servers in declared
@@ -36,12 +41,17 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
         return build_rank_table_v2(topo, job)
     members = topo.rank_table_members(job)
     version = topo.preset.ranktable_version
+    mindie = job is not None and job.framework == "mindie"
     server_list = []
     rank = 0
     for server, devices in members:
         entry: dict = {"server_id": server.server_id}
         if version == "1.2" and server.host_ip is not None:
             entry["host_ip"] = str(server.host_ip)
+        pod_ip = server.container_ip if server.container_ip is not None else \
+            (server.host_ip if mindie else None)
+        if pod_ip is not None:
+            entry["container_ip"] = str(pod_ip)
         devs = []
         for d in devices:
             item = {"device_id": str(d.device_id)}

@@ -35,6 +35,12 @@ from rtc.inventory.rules import NPU_SMI_UNREADABLE
 
 #: Link codes of ``npu-smi info -t topo`` (``PIB`` is reserved in the ACL API).
 LINK_CODES = ("X", "HCCS", "HCCS_SW", "SIO", "PIX", "PXB", "PIB", "PHB", "SYS", "NA")
+#: The codes of links HCCL's intra-server algorithms run over at HCCS speed: HCCS, HCCS
+#: through the A3 switches, and SIO between the two dies of one A3 chip (reference
+#: ranktable-formats.md 6.3; ``aclrtGetDevicesTopo`` ACL_RT_DEVS_TOPOLOGY_HCCS / HCCS_SW /
+#: SIO). Every other code (PIX, PXB, PIB, PHB, SYS) is a PCIe path through switches or the
+#: CPU; NA is unknown.
+HCCS_CODES = ("HCCS", "HCCS_SW", "SIO")
 
 #: a matrix label; its number is 1 to 20 ASCII digits (\d would take a fullwidth '８', and a
 #: 5,000-digit label would reach int()): another label ends the matrix, like other text
@@ -93,6 +99,29 @@ class TopoMatrix:
     def peers(self, a: int, code: str) -> list[int]:
         """Devices ``a`` reaches over ``code`` (e.g. all HCCS peers of NPU0)."""
         return [b for b in self.ids if b != a and self.link(a, b) == code]
+
+    def hccs_islands(self) -> list[tuple[int, ...]]:
+        """The NPUs joined by HCCS-class links, as connected components (each sorted,
+        ordered by their first id): pairs whose code is in :data:`HCCS_CODES` (``HCCS``,
+        ``HCCS_SW`` through the A3 switches, ``SIO`` between the dies of one A3 chip)
+        are joined; ``PIX`` / ``PXB`` / ``PHB`` / ``SYS`` (PCIe, the CPU) and ``NA`` are
+        not. A 910B server is one island of 8, a 910A server two of 4 (0-3, 4-7), a box
+        whose NPUs see each other only over PCIe is 8 islands of one."""
+        parent = {i: i for i in self.ids}
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for (a, b), f in self.links.items():
+            if a != b and a in parent and b in parent and f.value in HCCS_CODES:
+                parent[root(a)] = root(b)
+        groups: dict[int, list[int]] = {}
+        for i in self.ids:
+            groups.setdefault(root(i), []).append(i)
+        return sorted((tuple(sorted(g)) for g in groups.values()), key=lambda g: g[0])
 
 
 def _tokens(line: str) -> list[tuple[int, str]]:

@@ -87,7 +87,7 @@ def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, top
 
 
 _TEMPLATE_KEYS = ("server_id", "host", "super_pod", "device_ip", "gateway", "super_device_id",
-                  "eid")
+                  "eid", "container_ip")
 
 
 def _uses_i(decl: ServerDecl, diags: list[Diagnostic]) -> frozenset:
@@ -166,7 +166,8 @@ class _ServerLowering:
                       family=self.family, family_index=i if self.family else None,
                       inventory=self.inventory_path(), spans=self.spans,
                       incomplete=frozenset(self.incomplete),
-                      net_instances=self.net_instances())
+                      net_instances=self.net_instances(),
+                      container_ip=self.container_ip())
 
     def net_instances(self) -> dict:
         """``net_instance`` lines rendered with ``i``: layer -> name (a bad one reported)."""
@@ -249,6 +250,14 @@ class _ServerLowering:
         if fast and fast[0] is not None:
             return fast[0]
         return self.address(template, self.decl.span_of("host"), {"i": self.i}, "host")
+
+    def container_ip(self):
+        """The ``container_ip`` rendered with ``i`` (None: not given, or reported)."""
+        template = self.decl.container_ip
+        if template is None:
+            return None
+        return self.address(template, self.decl.span_of("container_ip"), {"i": self.i},
+                            "container_ip")
 
     def inventory_path(self) -> str | None:
         """The ``inventory`` folder, relative to the .rtc file's folder."""

@@ -88,11 +88,14 @@ class Server:
     address_sources: dict
     #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.
     net_instances: dict
+    #: The pod / container IP (``container_ip``; None: the pod shares the host network).
+    container_ip: IPAddress | None
 
     __slots__ = (
         "name", "server_id", "index", "span", "devices", "host_ip", "nic", "super_pod_id",
         "family", "family_index", "inventory", "spans", "incomplete", "visible_devices",
         "ib_hca", "nccl_topo_file", "inventory_facts", "address_sources", "net_instances",
+        "container_ip",
     )
 
     def __init__(
@@ -103,7 +106,8 @@ class Server:
             spans: dict | None = None, incomplete: frozenset = frozenset(),
             visible_devices: list[int] | None = None, ib_hca: tuple[str, ...] | None = None,
             nccl_topo_file: bool = False, inventory_facts: ServerInventory | None = None,
-            address_sources: dict | None = None, net_instances: dict | None = None) -> None:
+            address_sources: dict | None = None, net_instances: dict | None = None,
+            container_ip: IPAddress | None = None) -> None:
         self.name = name
         self.server_id = server_id
         self.index = index
@@ -123,6 +127,7 @@ class Server:
         self.inventory_facts = inventory_facts
         self.address_sources = {} if address_sources is None else address_sources
         self.net_instances = {} if net_instances is None else net_instances
+        self.container_ip = container_ip
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

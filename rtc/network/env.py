@@ -229,8 +229,12 @@ def single_ifname_problem(text: str, allow_list: bool = False) -> str | None:
 
 class EnvValueRule(NamedTuple):
     """What a variable's value may be: an integer in ``[lo, hi]`` (``step``: a multiple
-    of it), or one of ``choices`` (compared without case when ``nocase``); ``unit`` and
-    ``source`` say what it means and where that is documented."""
+    of it), or one of ``choices`` (compared without case when ``nocase``), or of a
+    ``kind``: ``ports`` (ports, ranges, ``auto``), ``retry`` (``L1:0,L2:1``), ``text``
+    (at most ``max_len`` characters), ``algo`` (HCCL_ALGO's syntax, judged by the check
+    with :func:`rtc.cost.hccl_algo.parse_hccl_algo`). ``chip_ranges`` replace ``lo`` /
+    ``hi`` on some chips (the preset's ``chip``). ``meaning``, ``unit``, ``default`` and
+    ``source`` are what `rtc explain NAME` prints."""
 
     lo: int | None = None
     hi: int | None = None
@@ -239,42 +243,207 @@ class EnvValueRule(NamedTuple):
     nocase: bool = False
     unit: str = ""
     source: str = ""
+    meaning: str = ""
+    default: str = ""
+    kind: str = ""
+    max_len: int | None = None
+    chip_ranges: tuple[tuple[str, int, int], ...] = ()
+
+    def bounds(self, chip: str | None = None) -> tuple[int | None, int | None]:
+        """(lo, hi) on ``chip`` (the preset's chip name; None: the general range)."""
+        for name, lo, hi in self.chip_ranges:
+            if name == chip:
+                return lo, hi
+        return self.lo, self.hi
 
 
 _ENV = "HCCL env docs (hicann/hccl docs/zh/user_guide/hccl_env/), via rtc reference " \
        "ranktable-formats.md section 7"
+_DOC = "hicann/hccl docs/zh/user_guide/hccl_env/{}.md"
+_CODE = "hicann/hccl src/common/alg_env_config.cc"
 
 #: The values HCCL accepts for the variables rtc knows the meaning of (data: one row per
-#: variable, with its source).
+#: variable, with its source). Every HCCL variable of rtc.checks.socket_env.KNOWN_HCCL has
+#: a row; HCCL_IF_BASE_PORT / HCCL_HOST_SOCKET_PORT_RANGE are judged with the port plan
+#: (RTC441) and HCCL_IF_IP / HCCL_SOCKET_IFNAME by RTC450 / RTC453, so their rows here only
+#: explain them.
 ENV_VALUES: dict[str, EnvValueRule] = {
-    "HCCL_BUFFSIZE": EnvValueRule(1, None, unit="MB per communicator buffer", source=_ENV),
-    "HCCL_CONNECT_TIMEOUT": EnvValueRule(120, 7200, unit="seconds", source=_ENV),
-    "HCCL_EXEC_TIMEOUT": EnvValueRule(0, 2147483647, unit="seconds (0: never)", source=_ENV),
-    "HCCL_INTRA_PCIE_ENABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
-    "HCCL_INTRA_ROCE_ENABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
-    "HCCL_INTER_HCCS_DISABLE": EnvValueRule(choices=("TRUE", "FALSE"), nocase=True, source=_ENV),
-    "HCCL_DETERMINISTIC": EnvValueRule(choices=("false", "true", "strict"), nocase=True,
-                                       source=_ENV),
-    "HCCL_WHITELIST_DISABLE": EnvValueRule(choices=("0", "1"), source=_ENV),
-    "HCCL_RDMA_TC": EnvValueRule(0, 255, 4, unit="RoCE traffic class (DSCP = TC / 4)",
-                                 source=_ENV),
-    "HCCL_RDMA_SL": EnvValueRule(0, 7, unit="RoCE service level", source=_ENV),
-    "HCCL_RDMA_TIMEOUT": EnvValueRule(5, 24, unit="exponent: 4.096 us x 2^value (A2/A3 up "
-                                      "to 20)", source=_ENV),
-    "HCCL_RDMA_RETRY_CNT": EnvValueRule(1, 7, unit="retries", source=_ENV),
-    "HCCL_OP_EXPANSION_MODE": EnvValueRule(choices=("HOST", "HOST_TS", "AI_CPU",
-                                                    "AICPU_CacheDisable", "AIV", "AICPU_TS",
-                                                    "CCU_MS", "CCU_SCHED"), source=_ENV),
+    "HCCL_BUFFSIZE": EnvValueRule(
+        1, None, unit="MB per communicator buffer", source=_DOC.format("HCCL_BUFFSIZE"),
+        default="200",
+        meaning="size of each communicator's shared data buffer; every communicator takes "
+                "2 x HCCL_BUFFSIZE of device memory (send and receive); a collective larger "
+                "than the buffer may run slower"),
+    "HCCL_CONNECT_TIMEOUT": EnvValueRule(
+        120, 7200, unit="seconds", source=_ENV, default="120",
+        meaning="how long link setup between devices may take (the effective wait is the "
+                "value + 20 s)"),
+    "HCCL_EXEC_TIMEOUT": EnvValueRule(
+        0, 2147483647, unit="seconds (0: never)", source=_ENV, default="1836",
+        chip_ranges=(("Ascend910", 1, 17340),),
+        meaning="how long devices wait for each other while a collective runs (910A: "
+                "(0, 17340], rounded down to a multiple of 68 s; AIV mode: up to 1091)"),
+    "HCCL_INTRA_PCIE_ENABLE": EnvValueRule(
+        choices=("0", "1"), source=f"{_DOC.format('HCCL_INTRA_PCIE_ENABLE')}; {_CODE} "
+        "ParseIntraLinkType", default="1 (PCIe) when neither it nor HCCL_INTRA_ROCE_ENABLE is set",
+        meaning="use PCIe between the NPUs of one server; with HCCL_INTRA_ROCE_ENABLE it picks "
+                "the intra-server link (both 1, or one set to 0 alone, is refused: RTC227); "
+                "documented as effective on the Atlas 300T Pro (910) and Atlas 200T A2 Box16, "
+                "not on A3 / Ascend 950"),
+    "HCCL_INTRA_ROCE_ENABLE": EnvValueRule(
+        choices=("0", "1"), source=f"{_DOC.format('HCCL_INTRA_ROCE_ENABLE')}; {_CODE} "
+        "ParseIntraLinkType", default="0",
+        meaning="use RoCE between the NPUs of one server (then every NPU needs a device_ip and "
+                "a working RoCE link even on one server); on A3 it applies only to "
+                "LLM-DataDist; with HCCL_INTRA_PCIE_ENABLE=1 and this 0, vllm-ascend turns on "
+                "hierarchical MC2 on A2"),
+    "HCCL_INTER_HCCS_DISABLE": EnvValueRule(
+        choices=("TRUE", "FALSE"), nocase=True, source=_DOC.format("HCCL_INTER_HCCS_DISABLE"),
+        default="FALSE",
+        meaning="A3 super pods: TRUE sends the traffic between the servers of one super pod "
+                "over RoCE (RDMA) instead of HCCS / UB (SDMA); not supported on A2, 910A or "
+                "Ascend 950"),
+    "HCCL_DETERMINISTIC": EnvValueRule(
+        choices=("false", "true", "strict"), nocase=True, source=_ENV, default="false",
+        meaning="deterministic reductions (strict: also a fixed reduction order; rank size "
+                ">= 3, symmetric multi-node only)"),
+    "HCCL_WHITELIST_DISABLE": EnvValueRule(
+        choices=("0", "1"), source=_ENV, default="1",
+        meaning="1: no check of peers against an IP whitelist; 0: check against "
+                "HCCL_WHITELIST_FILE"),
+    "HCCL_WHITELIST_FILE": EnvValueRule(
+        kind="text", max_len=4096, source=_ENV, default="unset",
+        meaning="path of the JSON whitelist ({\"host_ip\": [...]}) read when "
+                "HCCL_WHITELIST_DISABLE=0"),
+    "HCCL_RDMA_TC": EnvValueRule(
+        0, 255, 4, unit="RoCE traffic class (DSCP = TC / 4)", source=_ENV, default="132",
+        meaning="traffic class of HCCL's RoCE packets; must match the switches' PFC / ECN "
+                "queue"),
+    "HCCL_RDMA_SL": EnvValueRule(
+        0, 7, unit="RoCE service level", source=_ENV, default="4",
+        meaning="service level (priority) of HCCL's RoCE packets; must match the switch PFC "
+                "priority"),
+    "HCCL_RDMA_TIMEOUT": EnvValueRule(
+        5, 24, unit="exponent: retransmit timeout 4.096 us x 2^value",
+        source=_DOC.format("HCCL_RDMA_TIMEOUT"), default="20",
+        chip_ranges=(("Ascend910B", 5, 20), ("Ascend910_93", 5, 20), ("Ascend950", 0, 31)),
+        meaning="RoCE NIC retransmission timeout coefficient (A2 / A3: 5..20; 910A: 5..24; "
+                "Ascend 950 with a custom RDMA NIC: 0..31)"),
+    "HCCL_RDMA_RETRY_CNT": EnvValueRule(
+        1, 7, unit="retries", source=_ENV, default="7",
+        meaning="how often the RoCE NIC retransmits before the link is declared failed"),
+    "HCCL_RDMA_QPS_PER_CONNECTION": EnvValueRule(
+        1, 32, unit="queue pairs per rank pair (8 or fewer advised)",
+        source=_DOC.format("HCCL_RDMA_QPS_PER_CONNECTION"), default="1",
+        meaning="RoCE queue pairs between two ranks; data is spread over them (single-op "
+                "mode only; more than 8 costs memory without a gain)"),
+    "HCCL_MULTI_QP_THRESHOLD": EnvValueRule(
+        1, 8192, unit="KB per queue pair", source=_DOC.format("HCCL_MULTI_QP_THRESHOLD"),
+        default="512",
+        meaning="least data each queue pair carries when several are used; HCCL uses fewer "
+                "queue pairs for smaller messages"),
+    "HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT": EnvValueRule(
+        choices=("TRUE", "FALSE"), nocase=True,
+        source=_DOC.format("HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT"), default="FALSE",
+        meaning="A2, multi-server, host pages other than 4 KB: submit RDMA work over PCIe "
+                "Direct instead of HDC (1 MB more device huge-page memory per link)"),
+    "HCCL_RDMA_QP_PORT_CONFIG_PATH": EnvValueRule(
+        kind="text", max_len=4096, source=_DOC.format("HCCL_RDMA_QP_PORT_CONFIG_PATH"),
+        default="unset", meaning="path of the file giving each queue pair's source port"),
+    "HCCL_NPU_SOCKET_PORT_RANGE": EnvValueRule(
+        kind="ports", source=_DOC.format("HCCL_NPU_SOCKET_PORT_RANGE"), default="16666",
+        meaning="NPU-side listen ports (communicators built from root info): ports, ranges "
+                "LOW-HIGH joined by ',', or auto; every card of a communicator must set it "
+                "if one does"),
+    "HCCL_HOST_SOCKET_PORT_RANGE": EnvValueRule(
+        kind="ports", source=_ENV, default="unset (HCCL_IF_BASE_PORT's window)",
+        meaning="host-side listen ports, replacing the HCCL_IF_BASE_PORT window (judged with "
+                "the port plan, RTC441)"),
+    "HCCL_IF_BASE_PORT": EnvValueRule(
+        HCCL_BASE_MIN, HCCL_BASE_MAX, unit="first host port", source=_ENV,
+        default="60000 (16 ports before CANN 8.2, 32 from 8.2)",
+        meaning="first port of the host-side window HCCL listens in when communicators are "
+                "built from root info (judged with the port plan, RTC441)"),
+    "HCCL_IF_IP": EnvValueRule(
+        kind="text", max_len=64, source=_ENV, default="unset",
+        meaning="host IP HCCL uses to reach the root node (one address; wins over "
+                "HCCL_SOCKET_IFNAME)"),
+    "HCCL_SOCKET_IFNAME": EnvValueRule(
+        kind="text", max_len=4096, source=_ENV, default="unset",
+        meaning="host NIC names to take the host IP from (NCCL_SOCKET_IFNAME's syntax: "
+                "prefixes, '=' exact, '^' exclude; judged by RTC453)"),
+    "HCCL_SOCKET_FAMILY": EnvValueRule(
+        choices=("AF_INET", "AF_INET6"), source=_DOC.format("HCCL_SOCKET_FAMILY"),
+        default="AF_INET",
+        meaning="IP version of the NIC HCCL_SOCKET_IFNAME selects (and of the device NIC, "
+                "where the device has that version)"),
+    "HCCL_OP_EXPANSION_MODE": EnvValueRule(
+        choices=("HOST", "HOST_TS", "AI_CPU", "AICPU_CacheDisable", "AIV", "AICPU_TS",
+                 "CCU_MS", "CCU_SCHED"), source=_ENV,
+        default="A2: HOST; A3: AI_CPU; Ascend 950: AICPU_TS",
+        meaning="where collectives are expanded into tasks (host, AI CPU, vector cores)"),
+    "HCCL_ALGO": EnvValueRule(
+        kind="algo", source=f"{_DOC.format('HCCL_ALGO')}; {_CODE} ParseAlgoString",
+        default="unset (HCCL chooses)",
+        meaning="forces the algorithm per level, e.g. level0:NA;level1:ring or "
+                "allreduce=level0:NA;level1:H-D_R/allgather=level0:NA;level1:NHR"),
+    "HCCL_LOGIC_SUPERPOD_ID": EnvValueRule(
+        kind="text", max_len=127, source=_ENV, default="\"\" (the physical super pod id)",
+        meaning="A3, communicators built from root info: this process's logical super pod "
+                "(ignored with a rank table)"),
+    "HCCL_OP_RETRY_ENABLE": EnvValueRule(
+        kind="retry", source=_DOC.format("HCCL_OP_RETRY_ENABLE"), default="L1:0,L2:0",
+        meaning="A3: re-run a collective after an SDMA / RDMA error, per level (L1 between "
+                "servers, L2 between super pods; 0 or 1); needs HCCL_OP_EXPANSION_MODE=AI_CPU "
+                "and host_ip in the rank table"),
+    "HCCL_DIAGNOSE_ENABLE": EnvValueRule(
+        choices=("0", "1"), source=_DOC.format("HCCL_DIAGNOSE_ENABLE"), default="0",
+        meaning="keep details of the last 2,000 operators for the log when a task fails "
+                "(costs some speed)"),
+    "HCCL_ENTRY_LOG_ENABLE": EnvValueRule(
+        choices=("0", "1"), source=f"{_CODE} ParseEntryLogEnable", default="0",
+        meaning="log every collective's entry (0 or 1)"),
 }
 
+#: The variables whose values other rules judge (RTC441 with the port plan, RTC450, RTC453):
+#: RTC458 leaves them alone.
+JUDGED_ELSEWHERE = ("HCCL_IF_BASE_PORT", "HCCL_HOST_SOCKET_PORT_RANGE", "HCCL_IF_IP",
+                    "HCCL_SOCKET_IFNAME")
 
-def env_value_problem(name: str, value: str) -> str | None:
-    """Why ``value`` is not one HCCL accepts for ``name`` (None when it is, or when rtc has
-    no rule for the variable)."""
+
+def intra_link(env: dict) -> tuple[str, str | None]:
+    """The intra-server link HCCL picks from ``HCCL_INTRA_PCIE_ENABLE`` /
+    ``HCCL_INTRA_ROCE_ENABLE`` (``env``: NAME -> value, unset names absent), and why the
+    pair is refused (None when accepted), following HCCL's ParseIntraLinkType (hicann/hccl
+    src/common/alg_env_config.cc): both unset, (1, -), (1, 0), (0, 0) -> ``pcie``; (0, 1),
+    (-, 1) -> ``roce``; (1, 1), (0, -), (-, 0) are refused (EI0001 at start-up). Values
+    other than 0 / 1 are RTC458's: they give ``("pcie", None)`` here."""
+    pcie, roce = env.get("HCCL_INTRA_PCIE_ENABLE"), env.get("HCCL_INTRA_ROCE_ENABLE")
+    pcie = None if pcie is None else pcie.strip()
+    roce = None if roce is None else roce.strip()
+    if any(v is not None and v not in ("0", "1") for v in (pcie, roce)):
+        return "pcie", None
+    if pcie == "1" and roce == "1":
+        return "pcie", "both are 1; HCCL cannot use PCIe and RoCE inside a server at once"
+    if pcie == "0" and roce is None:
+        return "pcie", ("HCCL_INTRA_PCIE_ENABLE=0 without HCCL_INTRA_ROCE_ENABLE: HCCL refuses "
+                        "to turn PCIe off without turning RoCE on")
+    if pcie is None and roce == "0":
+        return "pcie", ("HCCL_INTRA_ROCE_ENABLE=0 without HCCL_INTRA_PCIE_ENABLE: HCCL refuses "
+                        "it (set HCCL_INTRA_PCIE_ENABLE too, or drop the line)")
+    return ("roce" if roce == "1" else "pcie"), None
+
+
+def env_value_problem(name: str, value: str, chip: str | None = None) -> str | None:
+    """Why ``value`` is not one HCCL accepts for ``name`` on ``chip`` (the preset's chip
+    name; None: the general range), or None when it is, when rtc has no rule for the
+    variable, or when the rule's ``kind`` is ``algo`` (the check parses HCCL_ALGO)."""
     r = ENV_VALUES.get(name)
-    if r is None:
+    if r is None or r.kind == "algo":
         return None
     v = value.strip()
+    if r.kind:
+        return _kind_problem(r, v)
     if r.choices:
         ok = v.upper() in {c.upper() for c in r.choices} if r.nocase else v in r.choices
         return None if ok else f"must be one of {', '.join(r.choices)}"
@@ -284,9 +453,38 @@ def env_value_problem(name: str, value: str) -> str | None:
         if re.fullmatch(r"-?[0-9]+", v):
             return f"has {len(v.lstrip('-')):,} digits, far too many" + unit
         return "must be a whole number" + (_digits_note(v) or unit)
-    if (r.lo is not None and n < r.lo) or (r.hi is not None and n > r.hi):
-        bound = f"at least {r.lo}" if r.hi is None else f"in {r.lo}..{r.hi}"
-        return f"must be {bound}" + (f" ({r.unit})" if r.unit else "")
+    lo, hi = r.bounds(chip)
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        bound = f"at least {lo}" if hi is None else f"in {lo}..{hi}"
+        on = f" on {chip}" if chip and (lo, hi) != (r.lo, r.hi) else ""
+        return f"must be {bound}{on}" + (f" ({r.unit})" if r.unit else "")
     if n % r.step:
         return f"must be a multiple of {r.step}" + (f" ({r.unit})" if r.unit else "")
+    return None
+
+
+_RETRY_ITEM = re.compile(r"L([12]):([01])\Z")
+
+
+def _kind_problem(r: EnvValueRule, v: str) -> str | None:
+    """The problem of a value of a ``kind`` rule (ports, retry, text)."""
+    if r.kind == "ports":
+        _ranges, problem = parse_port_ranges(v)
+        return None if problem is None else problem + " (ports, LOW-HIGH ranges joined by ',', " \
+            "or auto)"
+    if r.kind == "retry":
+        items = v.split(",")
+        seen = set()
+        for item in items:
+            m = _RETRY_ITEM.match(item.strip())
+            if not m:
+                return f"'{shown_value(item)}' is not L1:0/1 or L2:0/1 (e.g. \"L1:0,L2:1\")"
+            if m.group(1) in seen:
+                return f"L{m.group(1)} is given twice"
+            seen.add(m.group(1))
+        return None
+    if r.max_len is not None and len(v) > r.max_len:
+        return f"is {len(v):,} characters long; at most {r.max_len}"
+    if v == "":
+        return "is empty"
     return None

@@ -8,6 +8,7 @@ and the emitters alike.
 * :mod:`.node_env` - each node's environment (``HCCL_IF_IP``, ``*_SOCKET_IFNAME``,
   ``ASCEND_RT_VISIBLE_DEVICES``, ...);
 * :mod:`.disaggregation` - prefill/decode pairs;
+* :mod:`.nixl` - prefill/decode on NVIDIA GPUs (NixlConnector side channel, proxy);
 * :mod:`.preflight` - what each server's preflight checks and pings;
 * :mod:`.versions` - the vLLM releases and the flags each has (data, with sources).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from rtc.model.topology import Topology
 from rtc.plan.disaggregation import PdPair, pd_pairs
 from rtc.plan.launch import JobLaunch, plan_job, server_stems
+from rtc.plan.nixl import plan_proxies
 from rtc.plan.ports import PortPlan, plan_ports
 
 
@@ -29,14 +31,18 @@ class Plan:
     pairs: list[PdPair]
     stems: dict
     launches: dict[str, JobLaunch]
+    #: the proxy of each NIXL prefill/decode pair (:func:`rtc.plan.nixl.plan_proxies`)
+    proxies: list
 
     def __init__(
             self, ports: PortPlan, pairs: list[PdPair] | None = None,
-            stems: dict | None = None, launches: dict[str, JobLaunch] | None = None) -> None:
+            stems: dict | None = None, launches: dict[str, JobLaunch] | None = None,
+            proxies: list | None = None) -> None:
         self.ports = ports
         self.pairs = [] if pairs is None else pairs
         self.stems = {} if stems is None else stems
         self.launches = {} if launches is None else launches
+        self.proxies = [] if proxies is None else proxies
 
 
 def build_plan(topo: Topology) -> Plan:
@@ -50,6 +56,7 @@ def build_plan(topo: Topology) -> Plan:
             plan.launches[job.name] = plan_job(topo, job, plan.ports, plan.pairs, plan.stems)
         except ValueError:
             continue   # a placement that cannot be made is reported by RTC3xx
+    plan.proxies = plan_proxies(topo, plan.ports, plan.pairs, plan.launches)
     return plan
 
 

@@ -42,7 +42,9 @@ mode            when / what
 
 Prefill/decode jobs (:func:`rtc.plan.disaggregation.pd_pairs`) add ``--kv-transfer-config``
 with ``kv_role`` ``kv_producer`` / ``kv_consumer``, the plan's ``kv_port``, the
-connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides.
+connector and - for Mooncake - ``kv_connector_extra_config`` describing both sides. On
+NVIDIA GPUs ``kv_connector nixl`` writes vLLM's NixlConnector, and each node's
+environment gets the NIXL side channel and UCX devices (:mod:`rtc.plan.nixl`).
 
 ``framework mindspore`` / ``torch_npu`` (rank-table launches): one ``python3 ENTRY ARGS``
 per rank with ``RANK_ID`` (the rank table's ``rank_id``) and ``DEVICE_ID`` (the device's
@@ -51,6 +53,9 @@ position in the server's ``ASCEND_RT_VISIBLE_DEVICES``, i.e. the id the process 
 ``RANK``/``LOCAL_RANK`` per process and ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``.
 Per-rank values are passed with ``env NAME=VALUE`` on each process's command line (no
 per-rank env files).
+
+``framework mindie``: one MindIE Server daemon (``"$MINDIE_DAEMON"``) per server, after
+the node's ``config.json`` has the keys of ``mindie-<stem>.json`` (:mod:`rtc.plan.mindie`).
 
 ``framework megatron``: one ``torchrun --nnodes N --node_rank K --nproc_per_node L
 --master_addr HEAD --master_port P ENTRY ARGS`` per server.
@@ -69,6 +74,8 @@ from rtc.model.topology import Job, LaunchSpec, Server, Topology, container_ids
 from rtc.parallel.placement import JobPlacement, NodePlan
 from rtc.plan.disaggregation import PdPair, pd_side
 from rtc.plan.modes import job_mode
+from rtc.plan.nixl import is_nixl, nixl_env
+from rtc.network.env import env_map
 from rtc.plan.ports import (DEFAULT_API_PORT, DEFAULT_DP_RPC_PORT, DEFAULT_MASTER_PORT,
                             DEFAULT_RAY_PORT, JobPorts, PortPlan)
 from rtc.plan.versions import has, needs_comment, parse_version, version_text
@@ -79,6 +86,8 @@ CONNECTORS = {
                            "vllm_ascend.distributed.mooncake_layerwise_connector"),
     "llmdatadist": ("LLMDataDistCMgrConnector",
                     "vllm_ascend.distributed.llmdatadist_c_mgr_connector"),
+    # vLLM's own (NVIDIA GPUs): registered by name, no module path (rtc.plan.nixl)
+    "nixl": ("NixlConnector", None),
 }
 
 
@@ -259,6 +268,8 @@ def plan_job(topo: Topology, job: Job, ports: PortPlan, pairs: list[PdPair],
             _vllm_node(ctx, nl)
         elif mode == "ranktable":
             _ranktable_node(ctx, nl)
+        elif mode == "mindie":
+            _mindie_node(ctx, nl)
         else:
             _torchrun_node(ctx, nl, k)
         out.nodes.append(nl)
@@ -269,13 +280,18 @@ def kv_transfer_config(job: Job, side: tuple[PdPair, str] | None, jp: JobPorts |
                        engine_id: str) -> dict | None:
     """The ``--kv-transfer-config`` document of a prefill/decode job (None otherwise):
     connector and module, ``kv_role``, the planned ``kv_port``, ``engine_id`` and - except
-    for LLMDataDist - ``kv_connector_extra_config`` with both sides' dp/tp (pp) sizes."""
+    for LLMDataDist - ``kv_connector_extra_config`` with both sides' dp/tp (pp) sizes.
+    vLLM's NixlConnector gets only connector, role and ``engine_id`` (its port is
+    ``VLLM_NIXL_SIDE_CHANNEL_PORT``, :func:`rtc.plan.nixl.nixl_env`)."""
     if side is None or job.kv_connector not in CONNECTORS:
         return None
     pair, role = side
     name, module = CONNECTORS[job.kv_connector]
     doc: dict = {"kv_connector": name,
                  "kv_role": "kv_producer" if role == "prefill" else "kv_consumer"}
+    if module is None:   # NixlConnector: the side channel is in the env (rtc.plan.nixl)
+        doc["engine_id"] = engine_id
+        return doc
     if jp is not None and jp.kv_port is not None:
         doc["kv_port"] = str(jp.kv_port)
     doc["engine_id"] = engine_id
@@ -371,6 +387,9 @@ def _vllm_node(ctx: _Job, nl: NodeLaunch) -> None:
                 f"{job.name}-{nl.server.name}")
     {"single": _single, "dp-internal": _dp_shared, "dp-hybrid": _dp_shared,
      "dp-external": _dp_external, "ray": _ray, "nnodes": _nnodes}[nl.mode](ctx, nl, sv)
+    if ctx.side is not None and is_nixl(job):
+        nl.env += nixl_env(job, nl.server, jp.kv_port if jp is not None else None,
+                           env_map(job))
 
 
 def _single(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
@@ -545,3 +564,24 @@ def needs_feature(topo: Topology, jl: JobLaunch) -> list[str]:
     wanted = {"dp-internal": ["multi_node_dp"], "dp-external": ["external_lb"],
               "dp-hybrid": ["hybrid_lb"], "nnodes": ["nnodes"]}.get(jl.mode, [])
     return [f for f in wanted if has(v, f) is False]
+
+
+def _mindie_node(ctx: _Job, nl: NodeLaunch) -> None:
+    """One MindIE Server daemon on the node (:mod:`rtc.plan.mindie`); the env file has its
+    addresses and rank table, ``mindie-<stem>.json`` the keys of its config.json."""
+    from rtc.plan.mindie import DAEMON
+
+    job, n = ctx.job, nl.node
+    nl.variables.append(("MINDIE_DAEMON", DAEMON, "the MindIE Server binary"))
+    multi = len(ctx.servers) > 1
+    nl.comments.insert(0, f"MindIE Server on {len(ctx.servers)} server"
+                       f"{'s' if multi else ''}: ranks {_rng(n.first_rank, n.placed)}"
+                       + (" (the master: rank 0)" if nl.head and multi else "") + ".")
+    nl.comments.append(f"Merge mindie-{nl.stem}.json into the config.json MindIE reads "
+                       "(MIES_CONFIG_JSON_PATH, default $MIES_INSTALL_PATH/conf/config.json) "
+                       "before starting.")
+    if multi:
+        nl.comments.append("interNodeTLSEnabled is true (MindIE's default): put the "
+                           "interNodeTls* certificates in place, or set it false knowingly.")
+    nl.procs.append(Proc([Ref("MINDIE_DAEMON")] + list(ctx.user(nl.head)),
+                         user_args=ctx.user(nl.head)))

@@ -5,6 +5,7 @@ mode            when
 ==============  ============================================================================
 ``ranktable``   ``framework mindspore`` / ``torch_npu``: one process per rank from the table
 ``torchrun``    ``framework megatron``: ``torchrun`` per server
+``mindie``      ``framework mindie``: one MindIE Server daemon per server (:mod:`.mindie`)
 ``single``      vLLM on one server
 ``dp-internal`` vLLM, dp > 1 over several servers with whole replicas per server (the
                 default, ``lb internal``)
@@ -66,4 +67,6 @@ def job_mode(topo: Topology, job: Job) -> str:
         return "ranktable"
     if job.framework == "megatron":
         return "torchrun"
+    if job.framework == "mindie":
+        return "mindie"
     return vllm_mode(job, topo.placement(job))

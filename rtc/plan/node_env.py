@@ -14,7 +14,10 @@ Variables, in this order:
    except for a dense vLLM job with DP > 1, whose replicas are independent worlds;
 6. what the launch mode needs on the node: ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``
    (Ray), ``RANK_SIZE`` (rank-table launches), ``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``
-   (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist);
+   (torch_npu), ``DISAGGREGATED_PREFILL_RANK_TABLE_PATH`` (LLMDataDist); MindIE
+   (``framework mindie``, :mod:`rtc.plan.mindie`): ``MIES_CONTAINER_IP`` and
+   ``MIES_CONTAINER_MANAGEMENT_IP`` (the server's ``container_ip``, else its ``host``) and
+   ``RANKTABLEFILE`` (the rank table under MindIE 1.0's name, beside ``RANK_TABLE_FILE``);
 7. the job's own ``env`` lines, in the order written (a name written twice is an error,
    RTC115).
 
@@ -48,7 +51,8 @@ COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_
             "RANK_TABLE_FILE", "RANK_SIZE", "RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK",
             "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
             "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
-            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH", "CUDA_VISIBLE_DEVICES")
+            "DISAGGREGATED_PREFILL_RANK_TABLE_PATH", "CUDA_VISIBLE_DEVICES",
+            "MIES_CONTAINER_IP", "MIES_CONTAINER_MANAGEMENT_IP", "RANKTABLEFILE")
 
 
 class EnvVar(NamedTuple):
@@ -121,12 +125,27 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
         vs.append(EnvVar("HCCL_IF_BASE_PORT", str(jp.hccl_base), "rtc"))
     if table and not _independent_replicas(topo, job):
         vs.append(EnvVar("RANK_TABLE_FILE", table, "rtc", path=True))
+        if job.framework == "mindie":
+            vs.append(EnvVar("RANKTABLEFILE", table, "rtc", path=True))
+    if job.framework == "mindie":
+        _mindie_addresses(vs, server)
     for name, value in launch_env:
         vs.append(EnvVar(name, value, "rtc"))
     if pd_table:
         vs.append(EnvVar("DISAGGREGATED_PREFILL_RANK_TABLE_PATH", pd_table, "rtc", path=True))
     _job_lines(vs, env)
     return out
+
+
+def _mindie_addresses(vs: list[EnvVar], server: Server) -> None:
+    """MIES_CONTAINER_IP / MIES_CONTAINER_MANAGEMENT_IP of a MindIE node (none without an
+    address: RTC656 says so)."""
+    from rtc.plan.mindie import service_ip
+
+    ip = service_ip(server)
+    if ip is not None:
+        vs.append(EnvVar("MIES_CONTAINER_IP", ip, "rtc"))
+        vs.append(EnvVar("MIES_CONTAINER_MANAGEMENT_IP", ip, "rtc"))
 
 
 def _interfaces(vs: list[EnvVar], env: dict, names, value: str | None) -> None:

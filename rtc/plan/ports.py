@@ -21,6 +21,11 @@ Mooncake KV         ``kv_port`` + global rank of each rank on   every server of 
                     the host (default kv_port 14579)            (``kv_connector mooncake*``)
 AscendDirect-       [20000, 20000 + 1000 x NPUs per server)     every server of a Mooncake
 Transport (random)                                              job
+NIXL side channel   ``kv_port`` (VLLM_NIXL_SIDE_CHANNEL_PORT,   the servers of a
+                    default 5600) + DP rank or + global rank    ``kv_connector nixl`` job
+                    (by vLLM release: :mod:`rtc.plan.nixl`)
+PD proxy            ``proxy_port`` 8192                         head of a NIXL pair's first
+                                                                prefill job
 ==================  =========================================  ===========================
 
 Values the user gave are claimed as written; overlaps between them are errors reported by
@@ -42,7 +47,10 @@ from typing import NamedTuple
 
 from rtc.diagnostics import Span
 from rtc.model.topology import Job, Topology
+from rtc.plan.disaggregation import pd_pairs
 from rtc.plan.modes import job_mode
+from rtc.plan.nixl import DEFAULT_PROXY_PORT, side_channel_offsets
+from rtc.plan.versions import NIXL_DEFAULT_PORT, parse_version
 from rtc.network.env import (HCCL_BASE_MAX, HCCL_BASE_MIN, HCCL_DEFAULT_BASE, env_map,
                              hccl_window_size, parse_port_ranges, shown_value,
                              whole_number)
@@ -60,7 +68,9 @@ MOONCAKE = ("mooncake", "mooncake_layerwise")
 KIND_LABEL = {"hccl": "HCCL host ports", "api": "vLLM API server (--port)",
               "dp_rpc": "DP RPC (--data-parallel-rpc-port)", "ray": "Ray head (ray_port)",
               "master": "master port (--master-port, MASTER_PORT)",
-              "kv": "Mooncake kv_port", "adxl": "AscendDirectTransport random ports"}
+              "kv": "Mooncake kv_port", "adxl": "AscendDirectTransport random ports",
+              "nixl": "NIXL side channel (kv_port, VLLM_NIXL_SIDE_CHANNEL_PORT)",
+              "proxy": "prefill/decode proxy (--port)"}
 
 
 class PortClaim(NamedTuple):
@@ -104,6 +114,7 @@ class JobPorts:
     kv_port: int | None
     ray_port: int | None
     master_port: int | None
+    proxy_port: int | None
     assigned: dict
     moved_by: dict  # setting -> (default, PortClaim on it)
     shares_host_with: list
@@ -114,8 +125,8 @@ class JobPorts:
             hccl_ranges: list | None = None, port: int | None = None,
             dp_rpc_port: int | None = None, kv_port: int | None = None,
             ray_port: int | None = None, master_port: int | None = None,
-            assigned: dict | None = None, moved_by: dict | None = None,
-            shares_host_with: list | None = None) -> None:
+            proxy_port: int | None = None, assigned: dict | None = None,
+            moved_by: dict | None = None, shares_host_with: list | None = None) -> None:
         self.job = job
         self.head = head
         self.dp_address = dp_address
@@ -127,6 +138,7 @@ class JobPorts:
         self.kv_port = kv_port
         self.ray_port = ray_port
         self.master_port = master_port
+        self.proxy_port = proxy_port
         self.assigned = {} if assigned is None else assigned
         self.moved_by = {} if moved_by is None else moved_by
         self.shares_host_with = [] if shares_host_with is None else shares_host_with
@@ -318,7 +330,8 @@ def _job_needs(topo, plan: PortPlan, job: Job, servers: list, by_host: dict) -> 
              _dp_rpc_need(job, jp, servers, by_host)]
     mode = _mode(topo, job)
     found += [_ray_need(job, head, mode), _master_need(job, head, mode),
-              _kv_need(topo, job)]
+              _nixl_need(topo, job) if job.kv_connector == "nixl" else _kv_need(topo, job),
+              _proxy_need(topo, job, head)]
     return [need for need in found if need is not None]
 
 
@@ -452,6 +465,31 @@ def _kv_need(topo, job: Job) -> _Need | None:
                                                   if job.kv_port is not None
                                                   else "kv_connector"),
                          "kv_port + global rank")
+    return None
+
+
+def _nixl_need(topo, job: Job) -> _Need | None:
+    """The NIXL side-channel need (``kv_port`` + the offsets of
+    :func:`rtc.plan.nixl.side_channel_offsets` on each server), or None without ranks."""
+    offsets = side_channel_offsets(topo, job, parse_version(topo.vllm_version))
+    hosts = [(n, lo, hi) for n, (lo, hi) in offsets.items()]
+    if not hosts:
+        return None
+    width = max(hi for _, _, hi in hosts) + 1
+    return _Need("kv_port", "nixl", hosts, NIXL_DEFAULT_PORT, width, job.kv_port,
+                 job.span_of("kv_port" if job.kv_port is not None else "kv_connector"),
+                 "VLLM_NIXL_SIDE_CHANNEL_PORT + DP rank")
+
+
+def _proxy_need(topo, job: Job, head) -> _Need | None:
+    """The prefill/decode proxy's port (one port on ``head``) for the first prefill job of
+    a complete NIXL pair, else None."""
+    if job.kv_connector != "nixl" or job.role != "prefill":
+        return None
+    for pair in pd_pairs(topo):
+        if pair.prefill and pair.decode and pair.prefill[0] is job:
+            return _Need("proxy_port", "proxy", [(head.name, 0, 0)], DEFAULT_PROXY_PORT, 1,
+                         None, job.span_of("kv_connector"))
     return None
 
 

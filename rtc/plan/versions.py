@@ -13,6 +13,12 @@ feature            first       flags / behaviour
                                external load balancing
 ``nnodes``         0.11.1      ``--nnodes`` / ``--node-rank`` / ``--master-addr`` /
                                ``--master-port`` (a replica over several servers without Ray)
+``nixl``           0.9.0       vLLM's own ``NixlConnector`` (``kv_connector nixl``)
+``nixl_dp_port``   0.11.1      NIXL side channel: one port per DP engine
+                               (``VLLM_NIXL_SIDE_CHANNEL_PORT`` + DP rank, on the host of its
+                               engine core), and a TP group over several servers hands its
+                               KV cache on; before: one port per worker (+ DP rank x TP + TP
+                               rank) and the handshake failed for such TP groups
 ``start_rank_      0.28.0      an explicit ``--data-parallel-start-rank 0`` counts as set: a
 zero_set``                     head (no ``--headless``) with it infers hybrid load balancing,
                                with ``--data-parallel-size-local 1`` external, and then
@@ -50,6 +56,10 @@ FEATURES: dict[str, Feature] = {
     "hybrid_lb": Feature((0, 10, 2), "hybrid load balancing (--data-parallel-hybrid-lb)"),
     "nnodes": Feature((0, 11, 1), "a replica over several servers without Ray (--nnodes, "
                       "--node-rank, --master-addr, --master-port)"),
+    "nixl": Feature((0, 9, 0), "vLLM's NixlConnector (kv_connector nixl)"),
+    "nixl_dp_port": Feature((0, 11, 1), "the NIXL side channel with one port per DP "
+                                "engine, which serves every TP worker's metadata (a TP "
+                                "group over several servers)"),
     "start_rank_zero_set": Feature((0, 28, 0), "an explicit --data-parallel-start-rank 0 "
                                    "counts as set (hybrid/external load balancing is inferred "
                                    "on a head that passes it)"),
@@ -62,6 +72,18 @@ SOURCES: dict[str, str] = {
     "hybrid_lb": "vllm-project/vllm PR 21238 (--data-parallel-hybrid-lb, arg_utils.py "
                  "'Infer hybrid LB mode' when a start rank is set on a non-headless node)",
     "nnodes": "vLLM changelog (rtc's reading)",
+    "nixl": "vllm-project/vllm vllm/distributed/kv_transfer/kv_connector/factory.py "
+                      "(register_connector NixlConnector, PR 17751 'NixlConnector'); first "
+                      "release 0.9.0 is rtc's reading of the changelog",
+    "nixl_dp_port": "vllm-project/vllm PR 26338 (merged 2025-10, after 0.11.0; issue "
+                        "25981): nixl_connector.py NixlConnectorScheduler side_channel_port = "
+                        "VLLM_NIXL_SIDE_CHANNEL_PORT + data_parallel_rank (later "
+                        "data_parallel_index), before it + data_parallel_rank x "
+                        "tensor_parallel_size with each worker listening on + tp_rank "
+                        "(docs/features/nixl_connector_usage.md of PR 24249: 'base_port + "
+                        "dp_rank * tp_size + tp_rank'); the same release moved the default "
+                        "port 5557 -> 5600 (vllm/envs.py, PR 25056; llm-d PR 668 cites the "
+                        "0.11.1 release notes)",
     "start_rank_zero_set": "vllm-project/vllm PR 47692 (merged 2026-07-06; issue 47691): "
                            "arg_utils.py create_engine_config tests `data_parallel_start_rank "
                            "is not None` instead of its truthiness; first release 0.28 per "
@@ -109,6 +131,27 @@ VLLM_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-siz
                 "-ep": "--enable-expert-parallel", "-asc": "--api-server-count",
                 "-pcp": "--prefill-context-parallel-size", "-dcp": "--decode-context-parallel-size",
                 "-n": "--nnodes", "-r": "--node-rank"}
+
+#: vLLM's ``VLLM_NIXL_SIDE_CHANNEL_PORT`` default: 5557 up to 0.11.0, 5600 from 0.11.1
+#: (SOURCES["nixl_dp_port"]). rtc always exports the port it planned, so the default
+#: only says where rtc starts looking for a free one.
+NIXL_DEFAULT_PORT = 5600
+
+#: Names vLLM's KVConnectorFactory registers (vllm/distributed/kv_transfer/kv_connector/
+#: factory.py, the releases rtc read from 0.9 on; which release has which is not recorded
+#: except NixlConnector's, FEATURES["nixl"]). Another name needs
+#: ``kv_connector_module_path`` (vllm-ascend's connectors give theirs), else vLLM stops
+#: with "Unsupported connector type".
+VLLM_CONNECTORS = ("SharedStorageConnector", "ExampleConnector", "P2pNcclConnector",
+                   "LMCacheConnectorV1", "LMCacheMPConnector", "NixlConnector",
+                   "NixlPullConnector", "NixlPushConnector", "MultiConnector",
+                   "MoRIIOConnector", "OffloadingConnector", "DecodeBenchConnector",
+                   "MooncakeConnector", "MooncakeStoreConnector", "FlexKVConnectorV1",
+                   "SimpleCPUOffloadConnector", "HF3FSKVConnector")
+
+#: The roles vLLM's KVTransferConfig accepts (vllm/config/kv_transfer.py ``KVRole``):
+#: anything else is "Unsupported kv_role" at start-up.
+KV_ROLES = ("kv_producer", "kv_consumer", "kv_both")
 
 #: vllm-ascend removed the LLMDataDist connector (LLMDataDistCMgrConnector) in 0.13.
 LLMDATADIST_REMOVED: Version = (0, 13, 0)

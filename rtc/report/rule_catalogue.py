@@ -23,6 +23,7 @@ from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
 from rtc.tables import configmap, importer, jsonload, pods, recognise, semantic
+from rtc.tables import import_global
 from rtc.scripts import drift as script_drift
 from rtc.scripts import rules as script_rules
 
@@ -36,7 +37,8 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
     + script_rules.RULES + script_drift.RULES
-    + nccl_preflight.RULES)
+    + nccl_preflight.RULES
+    + import_global.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

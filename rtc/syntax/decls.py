@@ -161,6 +161,7 @@ class ServerDecl(Decl):
     net_instance: tuple[NetInstanceLine, ...] = ()
     ib_hca: tuple[str, ...] | None = None
     nccl_topo_file: bool | None = None
+    container_ip: Template | None = None
 
 
 class JobDecl(Decl):

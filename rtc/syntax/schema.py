@@ -184,6 +184,13 @@ _SERVER_ATTRS = {
         becomes="NCCL_IB_HCA in the env files; the HCA count is the NIC count of the cost "
         "model; job `env NCCL_IB_HCA` is checked against it (RTC472)",
         example="ib_hca mlx5_0, mlx5_1"),
+    "container_ip": AttrSpec(
+        p_address, doc="the pod / container IP when pods have their own IPs",
+        value="IP address, or a template in i", default="none (the pod shares the host's "
+        "network: MindIE jobs use the host IP)",
+        becomes="container_ip of the server in the rank table and the global rank table; "
+        "MIES_CONTAINER_IP of MindIE jobs (RTC656, RTC657)",
+        example="container_ip 172.16.0.6"),
 }
 
 _SERVER_EXAMPLE = """server atlas-01 {
@@ -249,10 +256,11 @@ _JOB_ATTRS = {
         becomes="prefill / decode: the prefill/decode pairing and kv_role kv_producer / "
         "kv_consumer; train: no vLLM API port in the port plan", example="role prefill"),
     "framework": AttrSpec(
-        p_choice("vllm", "mindspore", "torch_npu", "megatron"), doc="framework",
-        value="vllm, mindspore, torch_npu or megatron", default="vllm",
+        p_choice("vllm", "mindspore", "torch_npu", "megatron", "mindie"), doc="framework",
+        value="vllm, mindspore, torch_npu, megatron or mindie", default="vllm",
         becomes="the launch: vllm serve per server (vllm), python3 ENTRY per rank "
-        "(mindspore, torch_npu), torchrun per server (megatron)",
+        "(mindspore, torch_npu), torchrun per server (megatron), the MindIE daemon per "
+        "server with its env and a config.json fragment (mindie)",
         example="framework megatron"),
     "servers": AttrSpec(
         p_server_refs, doc="servers whose devices the job uses (all devices)",
@@ -315,17 +323,20 @@ _JOB_ATTRS = {
         default="29550 (the next free port when another job on that host has it)",
         becomes="--data-parallel-rpc-port", example="dp_rpc_port 12980"),
     "kv_connector": AttrSpec(
-        p_choice("mooncake", "mooncake_layerwise", "llmdatadist"),
+        p_choice("mooncake", "mooncake_layerwise", "llmdatadist", "nixl"),
         doc="KV transfer connector (PD disaggregation)",
-        value="mooncake, mooncake_layerwise or llmdatadist",
+        value="mooncake, mooncake_layerwise or llmdatadist (Ascend); nixl (NVIDIA GPUs)",
         default="none (no --kv-transfer-config)",
         becomes="--kv-transfer-config: kv_connector MooncakeConnectorV1, "
-        "MooncakeLayerwiseConnector or LLMDataDistCMgrConnector, and its module path",
+        "MooncakeLayerwiseConnector or LLMDataDistCMgrConnector, and its module path; "
+        "NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST/PORT in each node's env",
         example="kv_connector mooncake_layerwise"),
     "kv_port": AttrSpec(
         p_port, doc="KV transfer port", value=_PORT,
-        default="14579 with a Mooncake connector (the next free one when taken), else none",
-        becomes="kv_port in --kv-transfer-config; Mooncake binds kv_port + global rank",
+        default="14579 with a Mooncake connector, 5600 with nixl (the next free one when "
+        "taken), else none",
+        becomes="kv_port in --kv-transfer-config; Mooncake binds kv_port + global rank; "
+        "nixl: VLLM_NIXL_SIDE_CHANNEL_PORT (+ DP rank per engine)",
         example="kv_port 14579"),
     "ray_port": AttrSpec(
         p_port, doc="Ray head (GCS) port; Ray is used when given", value=_PORT,

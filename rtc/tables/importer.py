@@ -79,7 +79,7 @@ IMPORT_ROUND_TRIP = rule("RTC663", "import-round-trip", "error",
     Fix: report the bug; nothing was written.""")
 IMPORT_DROPPED = rule("RTC664", "import-dropped-key", "warning",
                       "rtc import drops a key the rtc language has no attribute for.", """
-    What: device_port, host_port, backup_device_ip/port, host_nic_ip, container_ip,
+    What: device_port, host_port, backup_device_ip/port, host_nic_ip, hardware_type,
     extension keys and the like, or host_ip in a 1.0 table (kept as `host`, which 1.0
     tables do not carry).
     Why: `rtc compile` will not write them, so the compiled table lacks them.
@@ -90,7 +90,7 @@ IMPORT_DROPPED = rule("RTC664", "import-dropped-key", "warning",
 MIN_FAMILY = 3
 
 _CANON_DEVICE = {"device_id", "device_ip", "rank_id", "super_device_id"}
-_CANON_SERVER = {"server_id", "device", "host_ip"}
+_CANON_SERVER = {"server_id", "device", "host_ip", "container_ip"}
 _CANON_TOP = {"status", "version", "server_count", "server_list", "super_pod_list"}
 
 
@@ -253,12 +253,14 @@ class _Srv:
     pod: str | None = None
     sdids: list | None = None
     server_id: str | None = None   # when the name had to differ from the server_id
+    container: object = None       # container_ip (the pod IP), when the table has one
 
     def shape(self) -> tuple:
         v4 = self.ips is None or all(ip.version == 4 for ip in self.ips)
         return (tuple(self.devices), self.ips is not None, v4, self.host is not None,
                 self.host is None or self.host.version == 4, self.pod is not None,
-                self.sdids is not None)
+                self.sdids is not None, self.container is not None,
+                self.container is None or self.container.version == 4)
 
 
 _NAME = re.compile(r"([^\[\]]*?)(\d+)([^\[\]\d]*)\Z")
@@ -309,6 +311,8 @@ def _server_block(s: _Srv) -> Block:
     attrs = [] if s.server_id is None else [("server_id", word(s.server_id))]
     if s.host is not None:
         attrs.append(("host", str(s.host)))
+    if s.container is not None:
+        attrs.append(("container_ip", str(s.container)))
     attrs.append(("devices", device_set(s.devices)))
     if s.ips is not None:
         attrs.append(("device_ip", _ip_plan_single(s.ips, s.devices)))
@@ -397,6 +401,11 @@ def _family_block(run: list[_Srv]) -> Block | None:
         if host is None:
             return None
         attrs.append(("host", host))
+    if run[0].container is not None:
+        pod_ip = _ipv4_template(xs, [int(s.container) for s in run])
+        if pod_ip is None:
+            return None
+        attrs.append(("container_ip", pod_ip))
     attrs.append(("devices", device_set(run[0].devices)))
     if run[0].ips is not None:
         plan = _family_ip_plan(xs, run)
@@ -568,7 +577,8 @@ def _server(s: dict, devs: list, version: str, pods: dict, smap, diags: list) ->
         diags.append(error(IMPORT_SHAPE, f"super_pod_id {pod!r} cannot be written in the rtc "
                            "language (braces start a template)", Span.whole_file(smap.filename)))
         return None
-    return _Srv(sid, ids, ips, host, pod, sdids)
+    container = ipaddress.ip_address(s["container_ip"]) if s.get("container_ip") else None
+    return _Srv(sid, ids, ips, host, pod, sdids, container=container)
 
 
 def _device_problem(sid: str, devs: list, ids: list[int], raw_ips: list[str],
@@ -629,7 +639,7 @@ def _normal(doc: dict, version: str) -> dict:
                          decimal(d.get("super_device_id")) if version == "1.2" else None))
         devs.sort()
         servers.append((devs[0][0], s["server_id"], _ipnorm(s.get("host_ip")) if version == "1.2" else None,
-                        tuple(devs)))
+                        tuple(devs), _ipnorm(s.get("container_ip"))))
     servers.sort()
     pods = {}
     if version == "1.2":

@@ -1,0 +1,168 @@
+"""Prefill/decode on NVIDIA GPUs with vLLM's NixlConnector (the plan: --kv-transfer-config,
+side-channel env and ports by vLLM release, the proxy), and NCCL's ring vs tree across
+servers in the cost model. In process (compile_text), no subprocesses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import EXAMPLES
+from rtc.api import compile_file, compile_text
+from rtc.cost import nccl
+from rtc.cost.links import Site, hardware_of
+from rtc.cost.params import load_params
+from rtc.cost.spans import group_span
+from rtc.model.presets import presets
+from rtc.plan.launch import kv_transfer_config
+from rtc.plan.versions import FEATURES, SOURCES
+
+PD = """cluster c {{
+  hardware hgx-h100
+  {version}
+}}
+server a {{
+  host 10.0.0.1
+  devices 0..7
+  ib_hca mlx5_0, mlx5_1
+}}
+server b {{
+  host 10.0.0.2
+  devices 0..7
+}}
+job p {{
+  role prefill
+  kv_connector nixl
+  servers a
+  dp 2
+  tp 4
+  {extra}
+}}
+job d {{
+  role decode
+  kv_connector nixl
+  servers b
+  dp 4
+  tp 2
+  lb {lb}
+}}
+"""
+
+
+def _compiled(version="vllm_version 0.11.1", extra="", lb="internal"):
+    return compile_text(PD.format(version=version, extra=extra, lb=lb), "pd.rtc")
+
+
+def _claims(result, kind):
+    return sorted((c.server, c.lo, c.hi) for cs in result.plan.ports.claims.values()
+                  for c in cs if c.kind == kind)
+
+
+def test_example_kv_transfer_config_env_and_proxy():
+    r = compile_file(str(EXAMPLES / "gpu-pd-h100.rtc"))
+    assert r.ok, [d.message for d in r.diagnostics]
+    words = r.plan.launches["decode"].nodes[0].procs[0].words()
+    doc = json.loads(words[words.index("--kv-transfer-config") + 1])
+    assert doc == {"kv_connector": "NixlConnector", "kv_role": "kv_consumer",
+                   "engine_id": "decode-gpu-d1"}
+    env = dict(r.plan.launches["prefill"].nodes[0].env)
+    assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "10.0.0.21"
+    assert env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "5600"
+    assert env["UCX_NET_DEVICES"].split(",")[:2] == ["mlx5_0:1", "mlx5_1:1"]
+    (px,) = r.plan.proxies
+    assert (px.name, px.server.name, px.port) == ("pd", "gpu-p1", 8192)
+    assert px.prefill == [("10.0.0.21", 8000)] and px.decode == [("10.0.0.22", 8000)]
+
+
+def test_side_channel_ports_follow_the_vllm_release():
+    # 0.11.1+: one port per DP engine (+ DP rank); up to 0.11.0: one per worker
+    # (+ DP rank x TP + TP rank); unknown: the range that holds both
+    assert _claims(_compiled(), "nixl") == [("a", 5600, 5601), ("b", 5600, 5603)]
+    assert _claims(_compiled("vllm_version 0.11.0"), "nixl") == [("a", 5600, 5607),
+                                                                 ("b", 5600, 5607)]
+    assert _claims(_compiled(""), "nixl") == [("a", 5600, 5607), ("b", 5600, 5607)]
+    assert FEATURES["nixl_dp_port"].first == (0, 11, 1) and "26338" in SOURCES["nixl_dp_port"]
+
+
+def test_kv_port_is_the_side_channel_base_and_moves_past_taken_ports():
+    r = _compiled(extra="kv_port 6000")
+    assert dict(r.plan.launches["p"].nodes[0].env)["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "6000"
+    moved = _compiled(extra="port 5601")     # the API port sits on the default's range
+    assert dict(moved.plan.launches["p"].nodes[0].env)["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "5602"
+    assert "UCX_NET_DEVICES" not in dict(moved.plan.launches["d"].nodes[0].env)  # no ib_hca
+
+
+def test_proxy_lists_every_api_server_of_external_lb():
+    text = PD.format(version="vllm_version 0.11.1", extra="", lb="external")
+    text = text.replace("servers b\n", "servers b, c\n").replace(
+        "job p {", "server c {\n  host 10.0.0.3\n  devices 0..7\n}\njob p {")
+    r = compile_text(text.replace("dp 4\n  tp 2", "dp 4\n  tp 4"), "pd.rtc")
+    (px,) = r.plan.proxies
+    assert px.decode == [("10.0.0.2", 8000), ("10.0.0.2", 8001), ("10.0.0.3", 8000),
+                         ("10.0.0.3", 8001)]
+    assert px.prefill == [("10.0.0.1", 8000)]
+    assert _claims(r, "proxy") == [("a", 8192, 8192)]
+
+
+def test_role_of_each_side_and_no_mooncake_fields():
+    r = _compiled()
+    pair = r.plan.pairs[0]
+    job = r.topology.job("p")
+    doc = kv_transfer_config(job, (pair, "prefill"), r.plan.ports.jobs["p"], "e")
+    assert doc == {"kv_connector": "NixlConnector", "kv_role": "kv_producer", "engine_id": "e"}
+
+
+@pytest.mark.parametrize("ptp,dtp,bad", [(4, 2, False), (2, 8, False), (8, 3, True)])
+def test_tp_ratio_either_way_with_nixl(ptp, dtp, bad):
+    text = PD.format(version="vllm_version 0.11.1", extra="", lb="internal")
+    text = text.replace("dp 2\n  tp 4", f"dp 1\n  tp {ptp}").replace(
+        "dp 4\n  tp 2", f"dp 1\n  tp {dtp}")
+    codes = [d.code for d in compile_text(text, "pd.rtc").diagnostics]
+    assert ("RTC520" in codes) is bad
+
+
+# ---------------------------------------------------------------- NCCL ring vs tree
+
+P = load_params("nominal")
+
+
+def _span(preset: str, servers: int, per: int = 8):
+    hw = hardware_of(presets()[preset])
+    sites = [Site(s, d) for s in range(servers) for d in range(per)]
+    return group_span(range(len(sites)), sites, hw)
+
+
+def test_tree_and_ring_latency_and_crossover_on_two_h100_servers():
+    # by hand: alpha NVLink 1.9 us, IB 4 us; p 16 on N 2 servers; busbw min(450 x 0.82,
+    # 8 x 50 x 0.85) = 340 GB/s. ring alpha (30 - 2) x 1.9 + 2 x 4 = 61.2 us; tree alpha
+    # 2 x (7 x 1.9 + 1 x 4) = 34.6 us; crossover 26.6 us / ((1/0.46 - 1.875) / 340 GB/s)
+    span = _span("hgx-h100", 2)
+    ring, tree = nccl.ring_and_tree(0.0, span, P)
+    assert ring.alpha == pytest.approx(61.2e-6) and tree.alpha == pytest.approx(34.6e-6)
+    cross = nccl.tree_crossover(span, P)
+    assert cross == pytest.approx(26.6e-6 * 340e9 / (1 / 0.46 - 1.875))
+    assert cross / 2**20 == pytest.approx(28.86, abs=0.01)
+    at = nccl.ring_and_tree(cross, span, P)
+    assert at[0].seconds == pytest.approx(at[1].seconds)
+    assert nccl.nccl_choice(cross / 4, span, P).algorithm == "tree"
+    assert nccl.nccl_choice(cross * 4, span, P).algorithm == "ring"
+
+
+def test_v8_stays_a_ring_and_one_server_has_no_tree():
+    big = nccl.nccl_choice(float(1 << 30), _span("hgx-a100", 3), P, nics=4)
+    assert big.algorithm == "ring" and big.link == "ib-hdr"
+    assert abs(big.measured_busbw / 1e9 - 84.8) / 84.8 < 0.05
+    assert nccl.ring_and_tree(1e6, _span("hgx-h100", 1), P) is None
+    assert nccl.nccl_choice(float(1 << 30), _span("hgx-h100", 1), P).algorithm == "nvls"
+
+
+def test_rtc_cost_of_the_two_server_example_says_which_algorithm():
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import cost_text
+
+    topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
+    text = cost_text(cost_jobs(topo, list(topo.jobs), ("decode",)))
+    assert ("NCCL AllReduce across servers (all 16 GPUs on 2 servers, ib-ndr x 8 NICs per "
+            "server): NCCL picks the tree below 28.9 MiB per rank, the ring above") in text
+    assert "1 MiB tree 41 us vs ring 67 us, 256 MiB tree 1,751 us vs ring 1,542 us" in text
