@@ -160,6 +160,10 @@ def rank_table(topology: Topology, job: Job | None = None) -> tuple[str, dict, l
         return "", doc, [error(SCHEMA_SELF, "internal error: the rank table rtc built fails "
                                f"schema {schema_name(doc)}: {bad[0].message}", None,
                                hint="please report this with your .rtc file; nothing was written")]
+    if doc["version"] == "2.0":  # rendered one rank at a time (memory)
+        from rtc.emit.hccl_v2 import render_v2
+
+        return render_v2(doc), doc, []
     return render(doc), doc, []
 
 

@@ -23,6 +23,7 @@ from rtc.checks import gpu_islands, nccl_env
 from rtc.checks import hccs_links, link_env
 from rtc.checks import mindie_launch
 from rtc.checks import nixl_pd
+from rtc.checks import a5_backup
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -52,6 +53,8 @@ CHECKS = (
     mindie_launch,
     # prefill/decode with vLLM's own connectors (NixlConnector; RTC533-RTC537)
     nixl_pd,
+    # Ascend 950: the backup rank (RTC231)
+    a5_backup,
 )
 
 #: The rules of every check module.

@@ -69,7 +69,7 @@ def check(topo: Topology, plan: Plan):
             yield from _super_pods(what, members)
         if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
-        if not reported_order:
+        if not reported_order and not topo.preset.is_a5:  # 2.0: no server_list, rank ids given
             found = list(_server_order(what, members))
             reported_order = bool(found)
             yield from found

@@ -19,6 +19,11 @@ attribute               has no effect
 ``gateway``, ``prefix`` peers through the host network and the HCAs
 ``ib_hca``,             on Ascend hardware: HCCL uses the NPUs' own RoCE ports (device_ip)
 ``nccl_topo_file``
+``eid``, ``plane``,     on hardware whose rank table is not version 2.0 (all but Ascend
+``port_eid``,           950): only 2.0 tables carry EIDs, planes, net layers and a backup
+``level_ip``,           rank
+``net_instance``,
+``backup``
 ======================  ===================================================================
 """
 
@@ -52,6 +57,8 @@ def check(topo: Topology, plan: Plan):
         yield from _super_pod_attributes(topo)
     if topo.origin == "description":
         yield from _vendor_attributes(topo)
+    if not topo.preset.is_a5 and topo.origin == "description":
+        yield from _rank_table_2_attributes(topo)
 
 
 _FIX = {"kv_connector": "pair the job (`role prefill` / `role decode`, or a disaggregation "
@@ -105,16 +112,36 @@ def _vendor_attributes(topo: Topology):
     why = ("NVIDIA GPU servers have no rank table; NCCL reaches its peers over the host "
            "network and the HCAs" if gpu else
            "HCCL uses the NPUs' own RoCE ports (device_ip), not host HCAs")
+    for s, attr in _written_once(topo, attrs):
+        yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect on "
+                      f"{topo.preset.name}: {why}", s.spans[attr], subject=s.label,
+                      hint=f"remove `{attr}`")
+
+
+def _written_once(topo: Topology, attrs: tuple):
+    """(server, attribute) for each of ``attrs`` written, once per server block (a
+    family once)."""
     seen: set = set()
     for s in topo.servers:
         key = s.family or s.name
         for attr in attrs:
             if attr in s.spans and (key, attr) not in seen:
                 seen.add((key, attr))
-                yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect on "
-                              f"{topo.preset.name}: {why}", s.spans[attr], subject=s.label,
-                              hint=f"remove `{attr}`")
+                yield s, attr
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (NOT_USED,)
+
+
+_V2_ATTRS = ("eid", "port_eid", "level_ip", "plane", "net_instance", "backup")
+
+
+def _rank_table_2_attributes(topo: Topology):
+    """RTC512 once per server block for rank table 2.0 attributes on other hardware."""
+    for s, attr in _written_once(topo, _V2_ATTRS):
+        yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect: "
+                      f"{topo.preset.name} uses rank table {topo.preset.ranktable_version}, "
+                      "which has no UB addresses, net layers or backup rank", s.spans[attr],
+                      subject=s.label, hint=f"remove `{attr}`, or use an Ascend 950 preset "
+                      "(atlas-950-superpod, atlas-850, atlas-350)")

@@ -17,7 +17,8 @@ Formats (HCCL ``rank_table_config_a5.md``; ``../shared/reference/ranktable-forma
 
 Numbers are JSON integers. Ranks are numbered like 1.x tables (servers in declared order,
 devices ascending); ``local_id`` is the physical device id (MindCluster uses the physical
-id in super pods). Levels come from the preset (:class:`rtc.model.presets.NetLevel`), lowest
+id in super pods), except for the server's ``backup`` device: local_id 64 and
+``replaced_local_id`` (HCCL's backup rank; HCOMM ``UpdaterFor64Plus1``). Levels come from the preset (:class:`rtc.model.presets.NetLevel`), lowest
 first:
 
 * ``net_instance_id``: the server's ``net_instance LAYER NAME`` when written; else at a
@@ -26,9 +27,13 @@ first:
   at a ``super_pod`` level the super pod (the level is left out for a server without
   one); at a ``cluster`` level ``CLUSTER`` (MindCluster mindcluster-tools const.py).
 * addresses: at an ``eid`` level one EID per die with the die's ports there (the in-server
-  mesh ports towards the server's other devices at the mesh level); at a ``device_ip``
-  level the device's RoCE address (``IPV4`` / ``IPV6``). A die without ports there, or a
-  device without the address, contributes no entry (checks report missing addresses).
+  mesh ports towards the server's other devices at the mesh level); where the server has
+  ``level_ip`` for the layer, one IPV4 / IPV6 address per die with those ports instead;
+  where it has ``port_eid``, one EID entry per port (MindCluster's physical EIDs); at a
+  ``device_ip`` level the device's RoCE address (``IPV4`` / ``IPV6``). A die without
+  ports there, or a device without the address, contributes no entry (checks report
+  missing addresses). ``plane_id``: the server's ``plane`` line for the layer, else the
+  preset's (the die number, or a fixed name such as ``CLUSTER``).
 * mesh ports: peer b of device a uses ``mesh_ports[j]`` where j is b's place among the
   preset's other devices (a physical, not a per-job, numbering).
 
@@ -48,6 +53,7 @@ from rtc.model.topology import Device, Job, Server, Topology
 from rtc.rules import SCHEMA_SELF
 
 CLUSTER_INSTANCE = "CLUSTER"  # MindCluster mindcluster-tools utils/const.py
+BACKUP_LOCAL_ID = 64  # the backup rank's local_id (HCOMM BACKUP_LOCAL_ID; the "64 + 1" spare)
 
 
 def mesh_port(preset: Preset, a: int, b: int) -> str | None:
@@ -88,27 +94,81 @@ def _plane(level: NetLevel, die: int) -> str:
     return str(die) if level.plane == "die" else level.plane
 
 
-def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: list[int]) -> list:
+def _die_ports(preset: Preset, level: NetLevel, device_id: int, peers: tuple) -> tuple:
+    """The ports of each die of ``device_id`` at ``level``: (die, [ports]) for the dies
+    with ports there (the mesh ports towards ``peers`` at the 1DMESH level)."""
+    if level.topo_type == "1DMESH":
+        ports = [p for b in peers if b != device_id
+                 for p in (mesh_port(preset, device_id, b),) if p is not None]
+    else:
+        ports = list(level.ports)
+    out = []
+    for die in range(preset.dies_per_device):
+        mine = [p for p in ports if p.split("/", 1)[0] == str(die)]
+        if mine:
+            out.append((die, mine))
+    return tuple(out)
+
+
+def _addresses(preset: Preset, level: NetLevel, dev: Device, peers: tuple,
+               cache: dict) -> list:
+    """The rank_addr_list of ``dev`` at ``level``. ``cache`` holds the port lists per
+    (layer, device id, peers): the same list objects serve every server with those
+    devices (65,536 ranks share a few dozen lists; the document is read-only)."""
     if level.address == "device_ip":
         ip = dev.device_ip
         if ip is None or not level.ports:
             return []
-        return [{"addr_type": "IPV6" if isinstance(ip, IPv6Address) else "IPV4",
-                 "addr": str(ip), "ports": list(level.ports), "plane_id": _plane(level, 0)}]
-    if dev.eids is None:
+        key = (level.net_layer, "ip")
+        ports = cache.get(key)
+        if ports is None:
+            ports = cache[key] = list(level.ports)
+        return [{"addr_type": _ip_type(ip), "addr": str(ip), "ports": ports,
+                 "plane_id": _plane_of(level, dev, 0)}]
+    if dev.eids is None and dev.port_eids is None and dev.port_ips is None:
         return []
-    if level.topo_type == "1DMESH":
-        ports = [p for b in peers if b != dev.device_id
-                 for p in (mesh_port(preset, dev.device_id, b),) if p is not None]
-    else:
-        ports = list(level.ports)
-    out = []
-    for die, eid in enumerate(dev.eids):
-        mine = [p for p in ports if p.split("/", 1)[0] == str(die)]
-        if mine:
-            out.append({"addr_type": "EID", "addr": eid, "ports": mine,
-                        "plane_id": _plane(level, die)})
-    return out
+    key = (level.net_layer, dev.device_id, peers)
+    per_die = cache.get(key)
+    if per_die is None:
+        per_die = cache[key] = _die_ports(preset, level, dev.device_id, peers)
+    if dev.port_ips is not None or dev.port_eids is not None:
+        got = _per_port_addresses(level, dev, per_die)
+        if got is not None:
+            return got
+    eids = dev.eids
+    if eids is None:
+        return []
+    return [{"addr_type": "EID", "addr": eids[die], "ports": mine,
+             "plane_id": _plane_of(level, dev, die)} for die, mine in per_die if die < len(eids)]
+
+
+def _ip_type(ip) -> str:
+    return "IPV6" if isinstance(ip, IPv6Address) else "IPV4"
+
+
+def _plane_of(level: NetLevel, dev: Device, die: int) -> str:
+    """The plane_id of ``die`` of ``dev`` at ``level``: its ``plane`` line, else the
+    preset's (:func:`_plane`)."""
+    names = dev.planes.get(level.net_layer) if dev.planes else None
+    if names:
+        return names[die] if len(names) > 1 else names[0]
+    return _plane(level, die)
+
+
+def _per_port_addresses(level: NetLevel, dev: Device, per_die: tuple) -> list | None:
+    """The ``level_ip`` addresses (one per die, with its ports) or ``port_eid`` EIDs (one
+    entry per port) of ``dev`` at ``level``; None when the device has neither there."""
+    layer = level.net_layer
+    ips = {die: ip for lay, die, ip in dev.port_ips or () if lay == layer}
+    if ips:
+        return [{"addr_type": _ip_type(ips[die]), "addr": str(ips[die]), "ports": mine,
+                 "plane_id": _plane_of(level, dev, die)} for die, mine in per_die if die in ips]
+    eids = {port: eid for lay, port, eid in dev.port_eids or () if lay == layer}
+    if not eids:
+        return None
+    return [{"addr_type": "EID", "addr": eids[p], "ports": [p],
+             "plane_id": _plane_of(level, dev, die)}
+            for die, mine in per_die for p in mine if p in eids]
 
 
 def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
@@ -116,14 +176,20 @@ def build_rank_table_v2(topo: Topology, job: Job | None = None) -> dict:
     preset = topo.preset
     defaults = default_instances(topo)
     ranks = []
+    cache: dict = {}
     for server, devices in topo.rank_table_members(job):
-        peers = [d.device_id for d in server.devices]
+        peers = tuple(d.device_id for d in server.devices)
         levels = [(lv, net_instance(server, lv, defaults)) for lv in preset.levels]
         for d in devices:
             level_list = [{"net_layer": lv.net_layer, "net_instance_id": inst,
                            "net_type": lv.net_type, "net_attr": "",
-                           "rank_addr_list": _addresses(preset, lv, d, peers)}
+                           "rank_addr_list": _addresses(preset, lv, d, peers, cache)}
                           for lv, inst in levels if inst is not None]
+            if server.backup is not None and server.backup[0] == d.device_id:
+                ranks.append({"rank_id": len(ranks), "local_id": BACKUP_LOCAL_ID,
+                              "device_id": d.device_id, "replaced_local_id": server.backup[1],
+                              "level_list": level_list})
+                continue
             ranks.append({"rank_id": len(ranks), "local_id": d.device_id,
                           "device_id": d.device_id, "level_list": level_list})
     return {"status": "completed", "version": "2.0", "rank_count": len(ranks),
@@ -179,15 +245,47 @@ def topology_files(topo: Topology, job: Job | None = None
     from rtc.schema import validate_document
 
     out = []
+    texts: dict = {}  # the file depends only on the device ids and the super pod level
     for server, _devs in topo.rank_table_members(job):
-        doc = build_topo_file(topo, server)
         name = topo_file_name(server)
-        bad = [p for p in validate_document(doc, "topo-v2.0", filename=name)
-               if p.severity is Severity.ERROR]
-        if bad:
-            return [], [error(SCHEMA_SELF, f"internal error: the topology file {name} rtc "
-                              f"built fails schema topo-v2.0: {bad[0].message}", None,
-                              hint="please report this with your .rtc file; nothing was "
-                              "written")]
-        out.append((name, render(doc)))
+        key = (tuple(d.device_id for d in server.devices), server.super_pod_id is None)
+        text = texts.get(key)
+        if text is None:
+            doc = build_topo_file(topo, server)
+            bad = [p for p in validate_document(doc, "topo-v2.0", filename=name)
+                   if p.severity is Severity.ERROR]
+            if bad:
+                return [], [error(SCHEMA_SELF, f"internal error: the topology file {name} "
+                                  f"rtc built fails schema topo-v2.0: {bad[0].message}", None,
+                                  hint="please report this with your .rtc file; nothing "
+                                  "was written")]
+            text = texts[key] = render(doc)
+        out.append((name, text))
     return out, []
+
+
+def render_v2(doc: dict) -> str:
+    """The JSON text of a 2.0 table, byte-identical to :func:`rtc.emit.hccl_json.render`
+    (``json.dumps(doc, indent=2, ensure_ascii=False)`` plus a newline), built one rank at a
+    time: the pieces of one rank are joined before the next is written, so a 65,536-rank
+    table never holds millions of small strings at once (it held 0.8 GB of them)."""
+    from rtc.emit.jsontext import _emitter, _quote
+
+    pieces: list[str] = []
+    emit = _emitter(pieces.append, 2)
+    parts = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            chunks = []
+            for item in value:
+                emit(item, 2)
+                chunks.append("".join(pieces))
+                pieces.clear()
+            text = "[\n    " + ",\n    ".join(chunks) + "\n  ]"
+            del chunks
+        else:
+            emit(value, 1)
+            text = "".join(pieces)
+            pieces.clear()
+        parts.append("\n  " + _quote(key) + ": " + text)
+    return "{" + ",".join(parts) + "\n}\n" if parts else "{}\n"

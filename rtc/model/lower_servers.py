@@ -160,6 +160,8 @@ class _ServerLowering:
             dies = self.preset.dies_per_device
             for k, dev in enumerate(devices if per_die else ()):
                 dev.eids = tuple(per_die[k * dies:(k + 1) * dies])
+        if decl.plane or decl.port_eid or decl.level_ip:
+            self.ub_layers(devices)
         return Server(name=self.name, server_id=self.render_once("server_id", self.name),
                       index=0, span=decl.name_span, devices=devices, host_ip=self.host(),
                       nic=decl.nic, super_pod_id=self.render_once("super_pod", None),
@@ -167,7 +169,57 @@ class _ServerLowering:
                       inventory=self.inventory_path(), spans=self.spans,
                       incomplete=frozenset(self.incomplete),
                       net_instances=self.net_instances(),
-                      container_ip=self.container_ip())
+                      container_ip=self.container_ip(),
+                      backup=(decl.backup.device, decl.backup.replaces) if decl.backup else None)
+
+    def ub_layers(self, devices: list[Device]) -> None:
+        """``plane``, ``port_eid`` and ``level_ip`` lines rendered per device (i, d, k):
+        ``Device.planes``, ``port_eids`` and ``port_ips``; a bad value is reported once."""
+        dies, ppd = self.preset.dies_per_device, self.preset.ports_per_die
+        for key in ("plane", "port_eid", "level_ip"):
+            for line in getattr(self.decl, key):
+                if len(line.values) not in (1, dies):
+                    self.report(key, ValueProblem(
+                        ADDRESS_COUNT, f"{key} {line.layer} of {self.name} gives "
+                        f"{len(line.values)} values for {dies} dies", line.span,
+                        "give one value for every die, or one per die in die order"))
+                    continue
+                for k, dev in enumerate(devices):
+                    env = {"i": self.i, "d": dev.device_id, "k": k}
+                    if not self._ub_line(key, line, dev, env, dies, ppd):
+                        break
+
+    def _ub_line(self, key: str, line, dev: Device, env: dict, dies: int, ppd: int) -> bool:
+        """One device's values of one ``plane`` / ``port_eid`` / ``level_ip`` line (False
+        after reporting a failure)."""
+        try:
+            texts = [t.render(**env) for t in line.values]
+        except ValueProblem as p:
+            self.report(key, p)
+            return False
+        if key == "plane":
+            dev.planes = {**(dev.planes or {}), line.layer: tuple(texts)}
+            return True
+        if key == "level_ip":
+            ips = [self.address(t, line.span, env, key) for t in line.values]
+            if None in ips:
+                return False
+            dev.port_ips = (dev.port_ips or ()) + tuple(
+                (line.layer, e, ips[e if len(ips) > 1 else 0]) for e in range(dies))
+            return True
+        try:
+            base = int(texts[0], 16)
+        except ValueError:
+            base = -1
+        if base < 0 or base + dies * ppd > EID_MAX:
+            self.report(key, ValueProblem(RENDERED_ADDRESS, f"port_eid {line.layer} of "
+                                          f"{self.name} gives '{texts[0]}', not an EID of "
+                                          "32 hex digits", line.span))
+            return False
+        dev.port_eids = (dev.port_eids or ()) + tuple(
+            (line.layer, f"{e}/{p}", f"{base + 1 + e * ppd + p:032x}")
+            for e in range(dies) for p in range(ppd))
+        return True
 
     def net_instances(self) -> dict:
         """``net_instance`` lines rendered with ``i``: layer -> name (a bad one reported)."""

@@ -42,19 +42,36 @@ class Device:
     super_device_id: int | None
     #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
     eids: tuple[str, ...] | None
+    #: Ascend 950: per-port EIDs ``((layer, "die/port", eid), ...)`` where a level lists one
+    #: address per port (``port_eid``; MindCluster's physical EIDs); None when not given.
+    port_eids: tuple[tuple[int, str, str], ...] | None
+    #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (``level_ip``, the
+    #: host NIC form of HCCL rank_table_config_a5.md), ``((layer, die, address), ...)``.
+    port_ips: tuple[tuple[int, int, object], ...] | None
+    #: Ascend 950: ``plane`` lines, layer -> plane_id per die (one name: every die).
+    planes: dict | None
 
-    __slots__ = ("device_id", "device_ip", "gateway", "prefix", "super_device_id", "eids")
+    __slots__ = (
+        "device_id", "device_ip", "gateway", "prefix", "super_device_id", "eids", "port_eids",
+        "port_ips", "planes",
+    )
 
     def __init__(
             self, device_id: int, device_ip: IPAddress | None = None,
             gateway: IPAddress | None = None, prefix: int | None = None,
-            super_device_id: int | None = None, eids: tuple[str, ...] | None = None) -> None:
+            super_device_id: int | None = None, eids: tuple[str, ...] | None = None,
+            port_eids: tuple[tuple[int, str, str], ...] | None = None,
+            port_ips: tuple[tuple[int, int, object], ...] | None = None,
+            planes: dict | None = None) -> None:
         self.device_id = device_id
         self.device_ip = device_ip
         self.gateway = gateway
         self.prefix = prefix
         self.super_device_id = super_device_id
         self.eids = eids
+        self.port_eids = port_eids
+        self.port_ips = port_ips
+        self.planes = planes
 
 
 class Server:
@@ -90,12 +107,14 @@ class Server:
     net_instances: dict
     #: The pod / container IP (``container_ip``; None: the pod shares the host network).
     container_ip: IPAddress | None
+    #: Ascend 950: the backup rank, (device id, replaced local_id) (``backup``); None: none.
+    backup: tuple[int, int] | None
 
     __slots__ = (
         "name", "server_id", "index", "span", "devices", "host_ip", "nic", "super_pod_id",
         "family", "family_index", "inventory", "spans", "incomplete", "visible_devices",
         "ib_hca", "nccl_topo_file", "inventory_facts", "address_sources", "net_instances",
-        "container_ip",
+        "container_ip", "backup",
     )
 
     def __init__(
@@ -107,7 +126,7 @@ class Server:
             visible_devices: list[int] | None = None, ib_hca: tuple[str, ...] | None = None,
             nccl_topo_file: bool = False, inventory_facts: ServerInventory | None = None,
             address_sources: dict | None = None, net_instances: dict | None = None,
-            container_ip: IPAddress | None = None) -> None:
+            container_ip: IPAddress | None = None, backup: tuple[int, int] | None = None) -> None:
         self.name = name
         self.server_id = server_id
         self.index = index
@@ -128,6 +147,7 @@ class Server:
         self.address_sources = {} if address_sources is None else address_sources
         self.net_instances = {} if net_instances is None else net_instances
         self.container_ip = container_ip
+        self.backup = backup
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

@@ -26,8 +26,8 @@ from typing import Callable
 
 from rtc.diagnostics import Span
 from rtc.syntax.ast import Assign, Attribute, ListArg, Word
-from rtc.syntax.decls import (AddressPlan, EnvLine, NetInstanceLine, ParamLine, PlacementRef,
-                              PolicyLine)
+from rtc.syntax.decls import (AddressPlan, BackupLine, EnvLine, LayerLine, NetInstanceLine,
+                              ParamLine, PlacementRef, PolicyLine)
 from rtc.syntax.values import (BAD_IP, BAD_RANGE, BAD_VALUE, ValueProblem, ascii_int,
                                attribute_words,
                                looks_like_placeholder, parse_int, parse_int_range, parse_ip,
@@ -162,12 +162,12 @@ EID_DIGITS = 32
 _HEX_RE = re.compile(r"[0-9A-Fa-f]{1,32}")
 
 
-def _eid_template(w: Word):
+def _eid_template(w: Word, hint: str = "copy it from `hccn_tool` (e.g. "
+                  "000000000000000000100000dfdf0020)"):
     t = parse_template(w.text, w.span)
     if t.is_constant and not _HEX_RE.fullmatch(t.text):
         raise ValueProblem(BAD_VALUE, f"'{t.text}' is not an EID: an EID is up to "
-                           f"{EID_DIGITS} hex digits", w.span,
-                           "copy it from `hccn_tool` (e.g. 000000000000000000100000dfdf0020)")
+                           f"{EID_DIGITS} hex digits", w.span, hint)
     return t
 
 
@@ -194,6 +194,56 @@ def p_net_instance(attr: Attribute) -> NetInstanceLine:
     layer = parse_int(words[0].text, words[0].span, lo=0, hi=7, what="net layer")
     return NetInstanceLine(layer, parse_template(words[1].text, words[1].span),
                            value_span(attr))
+
+
+def _layer_line(attr: Attribute, example: str, most: int | None = None) -> LayerLine:
+    """``KEY LAYER V[, V ...]``: a layer 0..7 and templates (in i, d, k)."""
+    words = attribute_words(attr)
+    if len(words) < 2 or (most is not None and len(words) > most + 1):
+        raise ValueProblem(BAD_VALUE, f"write `{attr.key} LAYER VALUE`, e.g. `{example}`",
+                           attr.span)
+    layer = parse_int(words[0].text, words[0].span, lo=0, hi=7, what="net layer")
+    return LayerLine(layer, tuple(parse_template(w.text, w.span) for w in words[1:]),
+                     value_span(attr))
+
+
+def p_plane(attr: Attribute) -> LayerLine:
+    """``plane LAYER NAME[, NAME]``: the rank table 2.0 ``plane_id`` at a layer, one name
+    for every die or one per die (HCCL rank_table_config_a5.md ``plane_id``)."""
+    return _layer_line(attr, "plane 1 plane{2*k}, plane{2*k+1}")
+
+
+def p_port_eid(attr: Attribute) -> LayerLine:
+    """``port_eid LAYER HEX``: one EID per port at a layer; HEX (a template in i, d, k) is
+    the device's EID with port number 0, a port's EID adds its number."""
+    line = _layer_line(attr, "port_eid 0 000000000000000000100000dfdf{i:02}{k}00", most=1)
+    _eid_template(attribute_words(attr)[1], "copy it from `hccn_tool` and write 00 for the "
+                  "port byte")
+    return line
+
+
+def p_level_ip(attr: Attribute) -> LayerLine:
+    """``level_ip LAYER ADDR[, ADDR]``: IPv4 / IPv6 addresses (templates in i, d, k) a UB
+    layer lists instead of EIDs, one per die or one for every die (the host NIC form of
+    HCCL rank_table_config_a5.md)."""
+    return _layer_line(attr, "level_ip 0 172.16.{i}.{d*2+10}")
+
+
+#: The local_id of a 2.0 backup rank (HCCL rank_table_config_a5.md local_id 0..64; HCOMM
+#: BACKUP_LOCAL_ID = 64, the "64 + 1" spare of a level-0 domain).
+BACKUP_LOCAL_ID = 64
+
+
+def p_backup(attr: Attribute) -> BackupLine:
+    """``backup DEVICE replaces LOCAL``: device id 0..64 and the local_id 0..63 it replaces."""
+    words = attribute_words(attr)
+    if len(words) != 3 or words[1].text != "replaces":
+        raise ValueProblem(BAD_VALUE, "write `backup DEVICE replaces LOCAL_ID`, e.g. "
+                           "`backup 7 replaces 3`", attr.span)
+    device = parse_int(words[0].text, words[0].span, lo=0, hi=BACKUP_LOCAL_ID, what="device id")
+    replaced = parse_int(words[2].text, words[2].span, lo=0, hi=BACKUP_LOCAL_ID - 1,
+                         what="replaced local_id")
+    return BackupLine(device, replaced, value_span(attr))
 
 
 def p_path(attr: Attribute) -> str:

@@ -86,6 +86,25 @@ class NetInstanceLine(NamedTuple):
     span: Span
 
 
+class LayerLine(NamedTuple):
+    """``plane`` / ``port_eid`` / ``level_ip`` lines (rank table 2.0): a network ``layer``,
+    its values (templates in i, d, k: one per die, or one for every die) and where the line
+    was written."""
+
+    layer: int
+    values: tuple
+    span: Span
+
+
+class BackupLine(NamedTuple):
+    """``backup DEVICE replaces LOCAL``: the server's spare NPU (rank table 2.0 backup rank,
+    ``local_id`` 64) and the ``local_id`` it stands in for."""
+
+    device: int
+    replaces: int
+    span: Span
+
+
 class Decl:
     """What every block has: its kind, label (None when omitted) and spans, the spans of
     the attributes that were read (attribute -> Span of its value), and the attributes that
@@ -159,6 +178,10 @@ class ServerDecl(Decl):
     visible_devices: tuple[int, ...] | None = None
     eid: AddressPlan | None = None
     net_instance: tuple[NetInstanceLine, ...] = ()
+    plane: tuple[LayerLine, ...] = ()
+    port_eid: tuple[LayerLine, ...] = ()
+    level_ip: tuple[LayerLine, ...] = ()
+    backup: BackupLine | None = None
     ib_hca: tuple[str, ...] | None = None
     nccl_topo_file: bool | None = None
     container_ip: Template | None = None

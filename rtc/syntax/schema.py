@@ -18,7 +18,8 @@ from rtc.syntax.ast import Attribute, Block, SourceFile
 from rtc.syntax.attribute_values import (MAX_PARALLEL, check_quotes, p_address,
                                          p_address_plan, p_args, p_bool, p_choice, p_cidr,
                                          p_cidr_list, p_devset, p_eid_plan, p_env, p_int,
-                                         p_job_refs, p_net_instance, p_nic, p_nic_list, p_param,
+                                         p_job_refs, p_level_ip, p_net_instance, p_nic, p_nic_list, p_param,
+                                         p_plane, p_port_eid, p_backup,
                                          p_path, p_placement, p_policy, p_port,
                                          p_server_refs, p_super_device_plan, p_template,
                                          p_word, value_span)
@@ -171,6 +172,36 @@ _SERVER_ATTRS = {
         "server_id; super pod layer: the super_pod; cluster layers: CLUSTER",
         becomes="net_instance_id of every rank of the server at that layer",
         example="net_instance 0 pod{i/8}_{i%8}"),
+    "plane": AttrSpec(
+        p_plane, repeat=True, doc="plane_id at one network layer (rank table 2.0)",
+        value="LAYER NAME[, NAME]: layer 0..7, one name for every die or one per die (die "
+        "order); templates in i, d, k",
+        default="the preset's: the die number at the UB levels, CLUSTER at the RoCE level",
+        becomes="plane_id of the server's rank_addr_list entries at that layer",
+        example="plane 1 plane{2*k}, plane{2*k+1}"),
+    "port_eid": AttrSpec(
+        p_port_eid, repeat=True, doc="one UB EID per port at one layer (rank table 2.0)",
+        value="LAYER HEX: the device's EID with port number 0 (a template in i, d, k); "
+        "port p of die e adds 1 + e*ports_per_die + p (MindCluster's physical EIDs)",
+        default="none (the layer lists one EID per die, from `eid`)",
+        becomes="one rank_addr_list entry per port at that layer, each with its own EID",
+        example="port_eid 0 000000000000000000100000dfdf{i:02}{k}00"),
+    "level_ip": AttrSpec(
+        p_level_ip, repeat=True, doc="IPv4/IPv6 per die at one UB layer (rank table 2.0)",
+        value="LAYER ADDR[, ADDR]: one address for every die or one per die; templates "
+        "in i, d, k",
+        default="none (the layer lists EIDs)",
+        becomes="IPV4 / IPV6 rank_addr_list entries (with the die's ports) at that layer "
+        "instead of EIDs",
+        example="level_ip 1 172.16.{i}.{d*2+5}, 172.16.{i}.{d*2+6}"),
+    "backup": AttrSpec(
+        p_backup, doc="the server's spare NPU: a rank table 2.0 backup rank",
+        value="DEVICE replaces LOCAL_ID: a device id of the server and the local_id 0..63 "
+        "it stands in for (one backup rank per table)",
+        default="none",
+        becomes="that device's rank gets local_id 64 and replaced_local_id LOCAL_ID (HCCL's "
+        "backup rank; HCOMM's 64 + 1 spare of a level-0 domain)",
+        example="backup 7 replaces 3"),
     "nccl_topo_file": AttrSpec(
         p_bool, doc="write an NCCL_TOPO_FILE for this NVIDIA GPU server (VMs)",
         value="on or off", default="off (NCCL detects the topology from /sys)",
@@ -215,11 +246,12 @@ _CLUSTER_ATTRS = {
     "hardware": AttrSpec(
         p_word, doc="hardware preset",
         value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, atlas-950-superpod, "
-        "atlas-850, generic, hgx-h100, hgx-h200, hgx-b200, hgx-a100, pcie-nvlink-2x2, "
+        "atlas-850, atlas-350, generic, hgx-h100, hgx-h200, hgx-b200, hgx-a100, pcie-nvlink-2x2, "
         "pcie-nvlink-4x2, gpu-pcie, generic-gpu",
         default="required (RTC116)",
         becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, 2.0 and "
-        "a topology file per server for atlas-950-superpod / atlas-850, none for the NVIDIA "
+        "a topology file per server for atlas-950-superpod / atlas-850 / atlas-350, none for "
+        "the NVIDIA "
         "GPU presets, whose outputs are env files, launch and preflight scripts; else 1.0) "
         "and the hardware rules", example="hardware atlas-800t-a2"),
     "cann": AttrSpec(

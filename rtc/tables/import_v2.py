@@ -2,7 +2,8 @@
 
 A 2.0 table has no server list: rtc's servers are the topology-file domains, i.e. the
 ranks sharing a level-0 ``net_instance_id`` (which must be contiguous in rank order, with
-``local_id`` equal to ``device_id``, devices ascending). Per server it reads the UB EIDs of
+``local_id`` equal to ``device_id``, devices ascending; a backup rank, ``local_id`` 64, is
+written as the server's ``backup DEVICE replaces LOCAL``). Per server it reads the UB EIDs of
 each die (level 0, die from the ports' ``die/`` prefix; the super pod level must carry the
 same ones), the super pod (the ``net_instance_id`` of layer 1) and the RoCE ``device_ip``
 (the IPV4 / IPV6 address of a ``device_ip`` level). A ``net_instance`` line is written only
@@ -36,6 +37,7 @@ class _Server:
     ips: list = field(default_factory=list)               # per device (None when absent)
     pod: str | None = None
     layers: dict = field(default_factory=dict)            # layer -> net_instance_id
+    backup: tuple | None = None                           # (device id, replaced local_id)
 
 
 def a5_preset_for(doc: dict, hardware: str | None) -> Preset:
@@ -78,7 +80,12 @@ def _servers(doc: dict, preset: Preset) -> tuple[list[_Server] | None, str | Non
             out.append(s)
         elif out[-1] is not s:
             return None, f"the ranks of level-0 instance {inst!r} are not contiguous"
-        if r["local_id"] != r["device_id"] or (s.devices and r["device_id"] <= s.devices[-1]):
+        if r["local_id"] == 64 and "replaced_local_id" in r and s.backup is None:
+            s.backup = (r["device_id"], r["replaced_local_id"])  # the backup rank
+        elif r["local_id"] != r["device_id"]:
+            return None, (f"rank {r['rank_id']}: local_id / device_id not ascending and equal "
+                          "within its server")
+        if s.devices and r["device_id"] <= s.devices[-1]:
             return None, (f"rank {r['rank_id']}: local_id / device_id not ascending and equal "
                           "within its server")
         s.devices.append(r["device_id"])
@@ -119,6 +126,8 @@ def _block(s: _Server, name: str, default0: str, preset: Preset) -> Block:
         attrs.append(("eid", plan))
     if s.pod is not None:
         attrs.append(("super_pod", word(s.pod)))
+    if s.backup is not None:
+        attrs.append(("backup", f"{s.backup[0]} replaces {s.backup[1]}"))
     defaults = {lv.net_layer: (default0 if lv.scope == "server" else s.pod
                                if lv.scope == "super_pod" else "CLUSTER")
                 for lv in preset.levels}

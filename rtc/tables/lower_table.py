@@ -68,18 +68,21 @@ from .jsonload import SourceMap
 __all__ = ["LoweredTable", "ServerOrigin", "choose_preset", "lower_table", "LOWERED_FORMS",
            "decimal", "address", "parse_address", "is_address", "max_device_id"]
 
-#: Forms that lower into a Topology (v2.0 tables and topology files do not).
-LOWERED_FORMS = ("hccl-v1.0", "hccl-v1.2", "pd-ranktable", "hccl-legacy-cloud", "hccl-legacy-lab")
+#: Forms that lower into a Topology (topology files do not; 2.0 tables by
+#: :mod:`rtc.tables.lower_v2`).
+LOWERED_FORMS = ("hccl-v1.0", "hccl-v1.2", "pd-ranktable", "hccl-legacy-cloud", "hccl-legacy-lab",
+                 "hccl-v2.0")
 
 # Attributes a check may ask a server for (Server.span_of); index + 1 is the placeholder's
 # end column. "server" is Server.span itself.
 _ATTRS = ("server", "name", "server_id", "host", "devices", "device_ip", "gateway", "prefix",
-          "super_pod", "super_device_id", "inventory", "nic", "visible_devices")
+          "super_pod", "super_device_id", "inventory", "nic", "visible_devices", "eid",
+          "net_instance")
 _ATTR_CODE = {a: n + 1 for n, a in enumerate(_ATTRS)}
 # Device-level attributes: the key inside a device object they stand for.
 _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "device_ip",
                "super_device_id": "super_device_id", "devices": "device_id",
-               "inventory": "device_id"}
+               "inventory": "device_id", "eid": "eid"}
 _NONE: frozenset = frozenset()
 _NO_IP = frozenset({"device_ip"})
 _DEVICE_IN_TEXT = re.compile(r"\bdevice (\d+)\b")
@@ -239,6 +242,9 @@ class ServerOrigin:
     devices: list = field(default_factory=list)   # [(device_id, device object path, dict)]
     pod: tuple | None = None            # the super_pod_id value naming its pod
     first_missing: dict = field(default_factory=dict)  # device key -> first device lacking it
+    #: (device_id, device key) -> the value's path where it is not a key of the device
+    #: object (2.0 tables: the address inside level_list)
+    subpaths: dict = field(default_factory=dict)
 
     def device_path(self, device_id: int):
         """(path, dict) of the device with this id (the last one when it repeats)."""
@@ -288,6 +294,8 @@ class LoweredTable:
         attr = _ATTRS[span.end_column - 1]
         dev_key = _DEVICE_KEY.get(attr)
         m = _DEVICE_IN_TEXT.search(text or "")
+        if dev_key is not None and m and (int(m.group(1)), dev_key) in o.subpaths:
+            return self._locate(o.subpaths[(int(m.group(1)), dev_key)])
         if dev_key is not None and m:
             hit = o.device_path(int(m.group(1)))
             if hit is not None:
@@ -301,9 +309,11 @@ class LoweredTable:
             missing = o.first_missing.get(dev_key)
             if missing is not None:
                 return self._locate(missing)
-            for _, path, d in o.devices:
+            for did, path, d in o.devices:
                 if dev_key in d:
                     return self._locate(path + (dev_key,))
+                if (did, dev_key) in o.subpaths:
+                    return self._locate(o.subpaths[(did, dev_key)])
         if attr == "host" and o.host is not None:
             return self._locate(o.host)
         if attr == "super_pod" and o.pod is not None:
@@ -406,6 +416,7 @@ class _RawServer:
     order: tuple = ()
     min_rank: float = float("inf")
     incomplete: frozenset = frozenset()  # see "Server order" in the module docstring
+    net_instances: dict = field(default_factory=dict)  # 2.0: layer -> net_instance_id
 
 
 _INF = float("inf")
@@ -560,12 +571,18 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
     (their values are not used)."""
     if form not in LOWERED_FORMS or not isinstance(doc, dict):
         return None
-    if form in ("hccl-v1.0", "hccl-v1.2"):
-        raw = _servers_v1(doc, form, bad_paths)
+    if form == "hccl-v2.0":
+        from .lower_v2 import preset_v2, servers_v2
+
+        preset, reason = preset_v2(doc, hardware)
+        raw = servers_v2(doc, bad_paths, preset)
     else:
-        raw = _servers_grouped(doc, form, bad_paths)
-    top = max((dv.device_id for rs in raw for dv in rs.devices), default=-1)
-    preset, reason = choose_preset(doc, form, hardware, top=top)
+        if form in ("hccl-v1.0", "hccl-v1.2"):
+            raw = _servers_v1(doc, form, bad_paths)
+        else:
+            raw = _servers_grouped(doc, form, bad_paths)
+        top = max((dv.device_id for rs in raw for dv in rs.devices), default=-1)
+        preset, reason = choose_preset(doc, form, hardware, top=top)
     filename = source_map.filename
     topo = Topology(name=name, preset=preset, servers=[], jobs=[], span=Span(filename, 1, 1),
                     origin="table")
@@ -582,7 +599,7 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
         server = Server(name=name_, server_id=sid, index=idx,
                         span=Span(filename, 0, idx + 1, 0, 1), devices=rs.devices, host_ip=rs.host,
                         super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden),
-                        incomplete=rs.incomplete)
+                        incomplete=rs.incomplete, net_instances=rs.net_instances)
         topo.servers.append(server)
         lt.origins.append(o)
     return lt

@@ -1,6 +1,6 @@
 """The version 2.0 (Ascend 950) rank table: level order (RTC650), address counts per net
-instance (RTC651), the backup rank (RTC652), plus rank_count (RTC633) and the rank ids
-(RTC630)."""
+instance (RTC651), the backup rank (RTC652), a port bound to two addresses of one level
+(RTC670), plus rank_count (RTC633) and the rank ids (RTC630)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,44 @@ V2_BACKUP = rule("RTC652", "v2-backup-rank", "error",
     Why: the 2.0 parser rejects other layouts.
     Example: two ranks with "local_id": 64.
     Fix: keep one backup rank and set its replaced_local_id.""")
+
+
+V2_PORT_TWICE = rule("RTC670", "v2-port-two-addresses", "error",
+                     "A port is bound to two addresses at one level of a 2.0 rank.", """
+    What: two rank_addr_list entries of one rank's level list the same `die/port`.
+    Why: HCCL rank_table_config_a5.md: "a port can be mapped to only one address within the
+    same network layer"; HCCL cannot tell which address the port's links use.
+    Example: EID A with ports ["0/4", "0/5"] and EID B with ports ["0/5"] at net_layer 1.
+    Fix: list each port under the one address that serves it.""")
+
+
+def _ports_once(ctx: _Ctx, lp: tuple, addrs: list) -> None:
+    """RTC670 for the first port that a second address of one level lists again."""
+    flat: list = []
+    for a in addrs:
+        ports = a.get("ports") if type(a) is dict else None
+        if type(ports) is list:
+            flat += ports
+    try:
+        if len(set(flat)) == len(flat):  # the common case, decided without a loop
+            return
+    except TypeError:  # a port that is not a string: the schema reported it
+        pass
+    owner: dict = {}
+    for m, a in enumerate(addrs):
+        ports = a.get("ports") if isinstance(a, dict) else None
+        for n, port in enumerate(ports if isinstance(ports, list) else ()):
+            if not isinstance(port, str):
+                continue
+            first = owner.setdefault(port, m)
+            if first != m:
+                pp = lp + ("rank_addr_list", m, "ports", n)
+                ctx.add(error(V2_PORT_TWICE, f"{format_path(pp)}: port {port} is already "
+                              f"bound to rank_addr_list[{first}] at this level",
+                              ctx.span(pp), related=[Related(ctx.span(
+                                  lp + ("rank_addr_list", first)), "first address")],
+                              hint="list each port under one address"))
+                return
 
 
 def _int2(v) -> int | None:
@@ -94,6 +132,7 @@ def _levels(ctx: _Ctx, rp: tuple, levels: list, instances: dict[tuple, tuple]) -
         addrs = lvl.get("rank_addr_list")
         if layer is None or not isinstance(inst, str) or not isinstance(addrs, list):
             continue
+        _ports_once(ctx, lp, addrs)
         key = (layer, inst)
         first = instances.get(key)
         if first is None:
@@ -108,4 +147,4 @@ def _levels(ctx: _Ctx, rp: tuple, levels: list, instances: dict[tuple, tuple]) -
 
 
 #: The rules this module reports (collected by rtc.tables.semantic.RULES).
-RULES = (V2_LEVELS, V2_ADDRESS_COUNT, V2_BACKUP)
+RULES = (V2_LEVELS, V2_ADDRESS_COUNT, V2_BACKUP, V2_PORT_TWICE)
