@@ -20,8 +20,7 @@ Rule id ranges (never reused):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -37,8 +36,7 @@ class Severity(enum.IntEnum):
         return {0: "note", 1: "warning", 2: "error"}[int(self)]
 
 
-@dataclass(frozen=True, order=True)
-class Span:
+class Span(NamedTuple):
     """A location in a source file. ``line`` and ``column`` are 1-based; ``end_line`` /
     ``end_column`` point one past the last character (0 when unknown). ``file`` is the
     path as the user gave it (or a label such as ``<stdin>``)."""
@@ -58,16 +56,14 @@ class Span:
         return cls(file, 1, 1)
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(NamedTuple):
     """A secondary location with a short label, e.g. the first definition of a duplicate."""
 
     span: Span
     message: str
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """One finding.
 
     ``code`` is the rule id (``RTC203``); ``subject`` optionally names what the finding is
@@ -99,7 +95,7 @@ class Diagnostic:
 
     def with_severity(self, severity: Severity) -> "Diagnostic":
         """Return a copy with another severity (used by policies and ``--strict``)."""
-        return replace(self, severity=severity)
+        return self._replace(severity=severity)
 
     def to_dict(self) -> dict:
         """The one plain-data record every reporter works from (stable keys). A span's

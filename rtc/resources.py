@@ -9,15 +9,25 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from pathlib import Path
+
+#: The installed ``rtc`` package folder. Package data is read from the file system next
+#: to the modules (rtc is installed as files, never run from a zip archive), which keeps
+#: ``importlib.resources`` and its imports (tempfile, zipfile, random) out of start-up.
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def package_text(subpackage: str, name: str) -> str:
+    """The UTF-8 text of data file ``name`` of ``rtc.<subpackage>`` (e.g. ``("model",
+    "presets.toml")``). Raises OSError when the file is missing (a broken install)."""
+    return (PACKAGE_DIR / subpackage / name).read_text("utf-8")
 
 
 def _data_dir(name: str) -> Path:
-    packaged = resources.files("rtc") / "_data" / name
+    packaged = PACKAGE_DIR / "_data" / name
     if packaged.is_dir():
-        return Path(str(packaged))
-    source = Path(__file__).resolve().parent.parent / name
+        return packaged
+    source = PACKAGE_DIR.parent / name
     if source.is_dir():
         return source
     raise FileNotFoundError(f"rtc package data folder '{name}' is missing (broken install?)")

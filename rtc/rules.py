@@ -15,15 +15,14 @@ internal errors (RTC004) and a missing helper program such as Graphviz (RTC005).
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rtc.diagnostics import Severity
 
 _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.NOTE}
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One rule: ``code`` (``RTC203``), a short kebab-case ``name``, its default
     ``severity``, a one-line ``summary`` and the ``explanation`` ``rtc explain`` prints
     (What / Why / Example / Fix paragraphs)."""

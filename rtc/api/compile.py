@@ -17,8 +17,6 @@ rank table of a compiled job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rtc.checks import run_checks
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.emit.hccl_json import build_rank_table, render, schema_name
@@ -31,16 +29,23 @@ from rtc.syntax.parser import parse_text
 from rtc.syntax.schema import elaborate
 
 
-@dataclass
 class CompileResult:
     """What a compile produced: the Topology (None when lowering could not start), its plan
     (None likewise), every diagnostic (sorted when shown), and the source texts by file
     name."""
 
     topology: Topology | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)
-    plan: Plan | None = None
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str]
+    plan: Plan | None
+
+    def __init__(
+            self, topology: Topology | None, diagnostics: list[Diagnostic] | None = None,
+            sources: dict[str, str] | None = None, plan: Plan | None = None) -> None:
+        self.topology = topology
+        self.diagnostics = [] if diagnostics is None else diagnostics
+        self.sources = {} if sources is None else sources
+        self.plan = plan
 
     @property
     def ok(self) -> bool:

@@ -9,7 +9,7 @@ A finding between two jobs of one file is left out here: the file's own check re
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 
 from rtc.checks import port_conflicts
 from rtc.diagnostics import Diagnostic
@@ -36,13 +36,14 @@ def cross_file_ports(results: list) -> list[Diagnostic]:
         for name, claims in r.plan.ports.claims.items():
             s = by_name.get(name)
             key = _key(s) if s is not None else name
-            if s is not None:
-                servers.setdefault(key, dataclasses.replace(s, name=key))
+            if s is not None and key not in servers:
+                servers[key] = copy.copy(s)
+                servers[key].name = key
             for c in claims:
                 job = f"{source}:{c.job}" if c.job else source
                 j = r.topology.job(c.job) if c.job else None
                 span = c.span or (j.span if j is not None else r.topology.span)
-                merged.add(dataclasses.replace(c, server=key, job=job, span=span))
+                merged.add(c._replace(server=key, job=job, span=span))
     first = done[0].topology
     topo = Topology(name="files", preset=first.preset, servers=list(servers.values()),
                     jobs=[], cann=first.cann, span=first.span)

@@ -26,7 +26,6 @@ a folder are reported (RTC647, a warning) and not compared.
 
 from __future__ import annotations
 
-import dataclasses
 
 import os
 from dataclasses import dataclass, field
@@ -142,7 +141,7 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
         unfit = check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
         unreadable = any(d.severity is Severity.ERROR for d in unfit)
         if unreadable:  # judging a table the chip cannot read as that hardware is only noise
-            unfit = [dataclasses.replace(d, hint=d.hint + " (rtc ran no hardware checks on "
+            unfit = [d._replace(hint=d.hint + " (rtc ran no hardware checks on "
                                          "this table)") for d in unfit]
         table_diags += unfit
         if inventory is not None:

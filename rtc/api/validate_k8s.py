@@ -8,7 +8,6 @@ waits for it (a note; an error with ``require_completed``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 
@@ -84,7 +83,7 @@ def _moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
 
     related = tuple(Related(move(r.span), r.message) for r in d.related)
     subject = f"ConfigMap {emb.name}, {d.subject}" if d.subject else f"ConfigMap {emb.name}"
-    return dataclasses.replace(d, span=move(d.span), related=related, subject=subject)
+    return d._replace(span=move(d.span), related=related, subject=subject)
 
 
 def table_statuses(data: bytes, filename: str) -> list[str | None]:
@@ -135,7 +134,6 @@ def initializing_json(data: bytes, filename: str, require_completed: bool
     report = TableReport(filename, text, form="initializing")
     emb = Embedded(filename, text, LineMap(1, 1, 0))
     d = _initializing(emb, filename, require_completed)
-    report.diagnostics = [dataclasses.replace(
-        d, message=d.message.replace(f"ConfigMap {filename}: ", f"{filename}: "),
+    report.diagnostics = [d._replace(message=d.message.replace(f"ConfigMap {filename}: ", f"{filename}: "),
         subject=None)]
     return report

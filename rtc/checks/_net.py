@@ -7,8 +7,6 @@ produced the finding, so a family of 4,096 servers written once gives one findin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rtc.diagnostics import Diagnostic, Related
 from rtc.textfmt import compact
 
@@ -18,12 +16,15 @@ def ids_text(ids) -> str:
     return compact(sorted(ids))
 
 
-@dataclass
 class Folded:
     """Findings folded by key: the first one is kept, the others counted."""
 
-    noun: str = "servers"
-    items: dict = field(default_factory=dict)
+    noun: str
+    items: dict
+
+    def __init__(self, noun: str = "servers", items: dict | None = None) -> None:
+        self.noun = noun
+        self.items = {} if items is None else items
 
     def add(self, key, diag: Diagnostic, who: str | None = None) -> None:
         got = self.items.get(key)

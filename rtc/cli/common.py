@@ -192,14 +192,12 @@ def reporter_for(fmt: str, command: str, label: str):
 
     def machine_report(diags: list[Diagnostic], sources: dict[str, str], *,
                        quiet: bool = False) -> None:
-        import dataclasses
-
         from rtc.diagnostics import Span
         from rtc.report.registry import FileInfo, ReportContext
         from rtc.report.text import summary
 
         if not sources:  # nothing was read: the problems concern the input as a whole
-            diags = [d if d.span is not None else dataclasses.replace(d, span=Span.whole_file(label))
+            diags = [d if d.span is not None else d._replace(span=Span.whole_file(label))
                      for d in diags]
         write_stdout(reporter(diags, ReportContext.make(sources, [FileInfo(label)], command)))
         if diags or not quiet:

@@ -147,8 +147,6 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
                     require_completed: bool = False, pods: Path | None = None):
     """Validate each file once (``-``: standard input; YAML is read as ConfigMaps):
     (diagnostics, sources by name, FileInfo per file, how many could not be read)."""
-    import dataclasses
-
     from rtc.api.validate import load_for_report, validate_source
     from rtc.diagnostics import Span
     from rtc.report.registry import FileInfo
@@ -170,7 +168,7 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
         if problem is not None:
             # attribute the I/O error to the file so per-file counts match the summary
             unreadable += 1
-            diags.append(dataclasses.replace(problem, span=Span.whole_file(label)))
+            diags.append(problem._replace(span=Span.whole_file(label)))
             infos.append(FileInfo(label))
             continue
         if looks_like_yaml(data, label):

@@ -13,8 +13,10 @@ Servers without a capture keep the preset's links.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from rtc.cost.links import PCIE_GEN4, Hardware
+if TYPE_CHECKING:  # the link classes (links.toml) are read only when a job is costed
+    from rtc.cost.links import Hardware
 
 Islands = tuple[tuple[int, ...], ...]
 
@@ -38,6 +40,8 @@ def restricted(islands: Islands, devices) -> Islands:
 def with_islands(hw: Hardware, islands: Islands) -> Hardware:
     """``hw`` with its HCCS groups replaced by the captured ``islands``; pairs between
     islands go over the preset's cross-group link, or PCIe Gen4 when it has none."""
+    from rtc.cost.links import PCIE_GEN4
+
     return dataclasses.replace(hw, hccs_groups=tuple(islands),
                                cross_group_link=hw.cross_group_link or PCIE_GEN4)
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rtc.cost.errors import CostInputError, ModelConfigError, ParamError
 
@@ -42,8 +41,7 @@ class LocatedError(CostInputError):
         self.span, self.hint = span, hint
 
 
-@dataclass(frozen=True)
-class ModelChoice:
+class ModelChoice(NamedTuple):
     """The model a job is costed with (None: none known), how it was chosen (``source``,
     e.g. ``cost_model qwen2.5-72b``), and bytes per weight parameter."""
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass, fields
-from importlib import resources
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from rtc.cost.errors import ModelConfigError
+from rtc.resources import package_text
 
 #: ``torch_dtype`` / ``dtype`` values -> bytes per element.
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4,
@@ -23,8 +22,7 @@ DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "half": 2, "float32"
                                "int8": 1}
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(NamedTuple):
     """A transformer as the cost model sees it.
 
     Counts are element counts (``hidden_size`` H, ``*_intermediate_size``, head sizes);
@@ -82,8 +80,8 @@ class ModelSpec:
 
 @functools.lru_cache(maxsize=1)
 def _presets() -> dict[str, ModelSpec]:
-    text = resources.files("rtc.cost").joinpath("models.toml").read_text("utf-8")
-    names = {f.name for f in fields(ModelSpec)}
+    text = package_text("cost", "models.toml")
+    names = set(ModelSpec._fields)
     out: dict[str, ModelSpec] = {}
     for key, row in tomllib.loads(text).items():
         spec = ModelSpec(**{k: v for k, v in row.items() if k in names})

@@ -21,12 +21,12 @@ import functools
 import math
 import tomllib
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from rtc.cost.errors import ParamError
 from rtc.cost.units import accepted, format_bandwidth, format_duration, parse_quantity
+from rtc.resources import package_text
 
 #: The named parameter sets of ``links.toml``.
 PARAM_SETS: tuple[str, ...] = ("nominal", "hccl-plan")
@@ -138,7 +138,7 @@ class CostParams:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict:
-    text = resources.files("rtc.cost").joinpath("links.toml").read_text("utf-8")
+    text = package_text("cost", "links.toml")
     return tomllib.loads(text)
 
 

@@ -26,7 +26,6 @@ fixed key order, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
-import socket
 from ipaddress import IPv4Address
 
 from rtc.model.topology import Job, Topology
@@ -42,7 +41,6 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
         return build_rank_table_v2(topo, job)
     members = topo.rank_table_members(job)
     version = topo.preset.ranktable_version
-    ntoa = socket.inet_ntoa
     mindie = job is not None and job.framework == "mindie"
     server_list = []
     rank = 0
@@ -61,8 +59,9 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
                 item["super_device_id"] = str(d.super_device_id)
             ip = d.device_ip
             if ip is not None:
-                # inet_ntoa of the packed bytes is str(ip) for IPv4, ~3x faster
-                item["device_ip"] = ntoa(ip.packed) if type(ip) is IPv4Address else str(ip)
+                # formatting the packed bytes is str(ip) for IPv4, ~2x faster
+                item["device_ip"] = ("%d.%d.%d.%d" % tuple(ip.packed) if type(ip) is IPv4Address
+                                     else str(ip))
             item["rank_id"] = str(rank)
             rank += 1
             devs.append(item)

@@ -14,7 +14,6 @@ takes the text path, which explains the problem.
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import os
 
@@ -84,8 +83,7 @@ def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, top
     for index, names in reported.values():
         if len(names) > 1:
             d = diags[index]
-            diags[index] = dataclasses.replace(
-                d, message=d.message[:-1] + f"; {len(names)} of its {total} servers)")
+            diags[index] = d._replace(message=d.message[:-1] + f"; {len(names)} of its {total} servers)")
 
 
 _TEMPLATE_KEYS = ("server_id", "host", "super_pod", "device_ip", "gateway", "super_device_id",

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
-from importlib import resources
+from typing import NamedTuple
+
+from rtc.resources import package_text
 
 
-@dataclass(frozen=True)
-class NetLevel:
+class NetLevel(NamedTuple):
     """One network level of a rank table 2.0 preset (one ``level_list`` entry per rank).
 
     ``scope``: ``server`` (the topology-file domain of one server), ``super_pod`` (only
@@ -42,8 +42,7 @@ class NetLevel:
     topo_type: str
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(NamedTuple):
     """One hardware preset. ``devices_per_server`` is 0 for ``generic`` (the cluster gives it)."""
 
     name: str
@@ -110,11 +109,9 @@ class Preset:
             given = tuple(tuple(sorted(i)) for i in islands)
             seen = {d for i in given for d in i}
             rest = tuple((d,) for d in range(count) if d not in seen)
-            return Preset(**{**self.__dict__, "devices_per_server": count,
-                             "nvlink_islands": given + rest})
-        return Preset(**{**self.__dict__, "devices_per_server": count,
-                         "hccs_groups": (tuple(range(count)),) if not self.hccs_groups
-                         else self.hccs_groups})
+            return self._replace(devices_per_server=count, nvlink_islands=given + rest)
+        return self._replace(devices_per_server=count,
+                             hccs_groups=self.hccs_groups or (tuple(range(count)),))
 
 
 #: Most NPUs a ``generic`` server may have (``devices_per_server``).
@@ -124,7 +121,7 @@ MAX_GENERIC_DEVICES = 64
 @functools.lru_cache(maxsize=1)
 def presets() -> dict[str, Preset]:
     """All presets by name."""
-    data = tomllib.loads(resources.files("rtc.model").joinpath("presets.toml").read_text("utf-8"))
+    data = tomllib.loads(package_text("model", "presets.toml"))
     out = {}
     for name, d in data.items():
         out[name] = Preset(

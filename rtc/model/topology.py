@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ipaddress
 import unicodedata
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 from rtc.diagnostics import Span
@@ -32,29 +31,49 @@ if TYPE_CHECKING:  # the inventory parsers are imported only when a server has c
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-@dataclass(slots=True)
 class Device:
     """One NPU (an HCCL device; on A3 one die). ``device_id`` is the physical id
     (``/dev/davinciN``), the rank table's ``device_id``."""
 
     device_id: int
-    device_ip: IPAddress | None = None
-    gateway: IPAddress | None = None
-    prefix: int | None = None
-    super_device_id: int | None = None
+    device_ip: IPAddress | None
+    gateway: IPAddress | None
+    prefix: int | None
+    super_device_id: int | None
     #: Ascend 950: the UB EID of each die (32 hex digits), die 0 first; None when not given.
-    eids: tuple[str, ...] | None = None
+    eids: tuple[str, ...] | None
     #: Ascend 950: per-port EIDs ``((layer, "die/port", eid), ...)`` where a level lists one
     #: address per port (``port_eid``; MindCluster's physical EIDs); None when not given.
-    port_eids: tuple[tuple[int, str, str], ...] | None = None
+    port_eids: tuple[tuple[int, str, str], ...] | None
     #: Ascend 950: IPv4 / IPv6 addresses a UB level lists instead of EIDs (``level_ip``, the
     #: host NIC form of HCCL rank_table_config_a5.md), ``((layer, die, address), ...)``.
-    port_ips: tuple[tuple[int, int, object], ...] | None = None
+    port_ips: tuple[tuple[int, int, object], ...] | None
     #: Ascend 950: ``plane`` lines, layer -> plane_id per die (one name: every die).
-    planes: dict | None = None
+    planes: dict | None
+
+    __slots__ = (
+        "device_id", "device_ip", "gateway", "prefix", "super_device_id", "eids", "port_eids",
+        "port_ips", "planes",
+    )
+
+    def __init__(
+            self, device_id: int, device_ip: IPAddress | None = None,
+            gateway: IPAddress | None = None, prefix: int | None = None,
+            super_device_id: int | None = None, eids: tuple[str, ...] | None = None,
+            port_eids: tuple[tuple[int, str, str], ...] | None = None,
+            port_ips: tuple[tuple[int, int, object], ...] | None = None,
+            planes: dict | None = None) -> None:
+        self.device_id = device_id
+        self.device_ip = device_ip
+        self.gateway = gateway
+        self.prefix = prefix
+        self.super_device_id = super_device_id
+        self.eids = eids
+        self.port_eids = port_eids
+        self.port_ips = port_ips
+        self.planes = planes
 
 
-@dataclass(slots=True)
 class Server:
     """One server. ``index`` is its position in declaration order; ``family_index`` the
     ``i`` of a family member (None for a plain server). ``spans`` maps attribute names
@@ -66,30 +85,69 @@ class Server:
     index: int
     span: Span
     devices: list[Device]
-    host_ip: IPAddress | None = None
-    nic: str | None = None
-    super_pod_id: str | None = None
-    family: str | None = None
-    family_index: int | None = None
-    inventory: str | None = None
-    spans: dict = field(default_factory=dict)
-    incomplete: frozenset = frozenset()
+    host_ip: IPAddress | None
+    nic: str | None
+    super_pod_id: str | None
+    family: str | None
+    family_index: int | None
+    inventory: str | None
+    spans: dict
+    incomplete: frozenset
     # Network model: physical ids the container sees, in order (container id = position;
     # None: the host's own numbering), the captures read from `inventory`, and where
     # device_ip / gateway / prefix came from ("dsl" or "inventory").
-    visible_devices: list[int] | None = None
+    visible_devices: list[int] | None
     #: NVIDIA GPU servers: the HCAs NCCL may use (``ib_hca``; None: not declared).
-    ib_hca: tuple[str, ...] | None = None
+    ib_hca: tuple[str, ...] | None
     #: NVIDIA GPU servers: write an NCCL_TOPO_FILE from the captures (``nccl_topo_file on``).
-    nccl_topo_file: bool = False
-    inventory_facts: ServerInventory | None = None
-    address_sources: dict = field(default_factory=dict)
+    nccl_topo_file: bool
+    inventory_facts: ServerInventory | None
+    address_sources: dict
     #: Ascend 950: ``net_instance`` lines as written, layer -> net_instance_id.
-    net_instances: dict = field(default_factory=dict)
+    net_instances: dict
     #: The pod / container IP (``container_ip``; None: the pod shares the host network).
-    container_ip: IPAddress | None = None
+    container_ip: IPAddress | None
     #: Ascend 950: the backup rank, (device id, replaced local_id) (``backup``); None: none.
-    backup: tuple[int, int] | None = None
+    backup: tuple[int, int] | None
+
+    __slots__ = (
+        "name", "server_id", "index", "span", "devices", "host_ip", "nic", "super_pod_id",
+        "family", "family_index", "inventory", "spans", "incomplete", "visible_devices",
+        "ib_hca", "nccl_topo_file", "inventory_facts", "address_sources", "net_instances",
+        "container_ip", "backup",
+    )
+
+    def __init__(
+            self, name: str, server_id: str, index: int, span: Span, devices: list[Device],
+            host_ip: IPAddress | None = None, nic: str | None = None,
+            super_pod_id: str | None = None, family: str | None = None,
+            family_index: int | None = None, inventory: str | None = None,
+            spans: dict | None = None, incomplete: frozenset = frozenset(),
+            visible_devices: list[int] | None = None, ib_hca: tuple[str, ...] | None = None,
+            nccl_topo_file: bool = False, inventory_facts: ServerInventory | None = None,
+            address_sources: dict | None = None, net_instances: dict | None = None,
+            container_ip: IPAddress | None = None, backup: tuple[int, int] | None = None) -> None:
+        self.name = name
+        self.server_id = server_id
+        self.index = index
+        self.span = span
+        self.devices = devices
+        self.host_ip = host_ip
+        self.nic = nic
+        self.super_pod_id = super_pod_id
+        self.family = family
+        self.family_index = family_index
+        self.inventory = inventory
+        self.spans = {} if spans is None else spans
+        self.incomplete = incomplete
+        self.visible_devices = visible_devices
+        self.ib_hca = ib_hca
+        self.nccl_topo_file = nccl_topo_file
+        self.inventory_facts = inventory_facts
+        self.address_sources = {} if address_sources is None else address_sources
+        self.net_instances = {} if net_instances is None else net_instances
+        self.container_ip = container_ip
+        self.backup = backup
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)
@@ -105,62 +163,101 @@ class Server:
         return f"server {self.name}"
 
 
-@dataclass
 class LaunchSpec:
     """A job's launch attributes as written (None / () when not given): the model path or
     name, ``served_name``, the per-rank ``entry`` script, extra argv words (``args`` on
     every node, ``head_args`` / ``worker_args``), ``executor`` (mp | ray), ``lb``
     (internal | external | hybrid), ``master_port``; ``spans`` says where each was written."""
 
-    model: str | None = None
-    served_name: str | None = None
-    entry: str | None = None
-    args: tuple[str, ...] = ()
-    head_args: tuple[str, ...] = ()
-    worker_args: tuple[str, ...] = ()
-    executor: str | None = None
-    lb: str | None = None
-    master_port: int | None = None
-    spans: dict = field(default_factory=dict)
+    model: str | None
+    served_name: str | None
+    entry: str | None
+    args: tuple[str, ...]
+    head_args: tuple[str, ...]
+    worker_args: tuple[str, ...]
+    executor: str | None
+    lb: str | None
+    master_port: int | None
+    spans: dict
+
+    def __init__(
+            self, model: str | None = None, served_name: str | None = None,
+            entry: str | None = None, args: tuple[str, ...] = (),
+            head_args: tuple[str, ...] = (), worker_args: tuple[str, ...] = (),
+            executor: str | None = None, lb: str | None = None, master_port: int | None = None,
+            spans: dict | None = None) -> None:
+        self.model = model
+        self.served_name = served_name
+        self.entry = entry
+        self.args = args
+        self.head_args = head_args
+        self.worker_args = worker_args
+        self.executor = executor
+        self.lb = lb
+        self.master_port = master_port
+        self.spans = {} if spans is None else spans
 
     def span_of(self, key: str, default: Span | None = None) -> Span | None:
         return self.spans.get(key, default)
 
 
-@dataclass
 class CostSpec:
     """A job's cost-model settings as written (None when not given): ``model`` the
     ``cost_model`` word (a preset name or a config.json path, relative paths already
     joined to the .rtc file's folder), ``decode_seqs`` / ``prefill_tokens`` tokens per DP
     rank per step, ``mtp_tokens`` speculative tokens per sequence; ``spans`` says where."""
 
-    model: str | None = None
-    decode_seqs: int | None = None
-    prefill_tokens: int | None = None
-    mtp_tokens: int | None = None
-    spans: dict = field(default_factory=dict)
+    model: str | None
+    decode_seqs: int | None
+    prefill_tokens: int | None
+    mtp_tokens: int | None
+    spans: dict
+
+    def __init__(
+            self, model: str | None = None, decode_seqs: int | None = None,
+            prefill_tokens: int | None = None, mtp_tokens: int | None = None,
+            spans: dict | None = None) -> None:
+        self.model = model
+        self.decode_seqs = decode_seqs
+        self.prefill_tokens = prefill_tokens
+        self.mtp_tokens = mtp_tokens
+        self.spans = {} if spans is None else spans
 
 
-@dataclass
 class LinksSpec:
     """The ``links`` block: the parameter set (``nominal`` / ``hccl-plan``, None: nominal)
     and the ``param KEY = VALUE`` lines in source order, with the block's span."""
 
     span: Span
-    preset: str | None = None
-    params: tuple[ParamLine, ...] = ()
-    preset_span: Span | None = None
+    preset: str | None
+    params: tuple[ParamLine, ...]
+    preset_span: Span | None
+
+    def __init__(
+            self, span: Span, preset: str | None = None, params: tuple[ParamLine, ...] = (),
+            preset_span: Span | None = None) -> None:
+        self.span = span
+        self.preset = preset
+        self.params = params
+        self.preset_span = preset_span
 
 
-@dataclass
 class Disaggregation:
     """One ``disaggregation`` block as written: job names with their spans (resolved into
     jobs by :func:`rtc.plan.disaggregation.pd_pairs`)."""
 
     name: str | None
     span: Span
-    prefill: list[tuple[str, Span]] = field(default_factory=list)
-    decode: list[tuple[str, Span]] = field(default_factory=list)
+    prefill: list[tuple[str, Span]]
+    decode: list[tuple[str, Span]]
+
+    def __init__(
+            self, name: str | None, span: Span, prefill: list[tuple[str, Span]] | None = None,
+            decode: list[tuple[str, Span]] | None = None) -> None:
+        self.name = name
+        self.span = span
+        self.prefill = [] if prefill is None else prefill
+        self.decode = [] if decode is None else decode
 
 
 def container_ids(server: Server, preset: Preset) -> tuple[dict[int, int], int]:
@@ -199,7 +296,6 @@ def file_name_problem(name: str) -> str | None:
     return None
 
 
-@dataclass(slots=True)
 class Placement:
     """The part of a job on one server: the device ids it uses there (ascending) and the
     user's local DP count if given (``on SERVER devices SET dp_local N``)."""
@@ -207,10 +303,19 @@ class Placement:
     server: Server
     device_ids: tuple[int, ...]
     span: Span
-    dp_local: int | None = None
+    dp_local: int | None
+
+    __slots__ = ("server", "device_ids", "span", "dp_local")
+
+    def __init__(
+            self, server: Server, device_ids: tuple[int, ...], span: Span,
+            dp_local: int | None = None) -> None:
+        self.server = server
+        self.device_ids = device_ids
+        self.span = span
+        self.dp_local = dp_local
 
 
-@dataclass(slots=True)
 class Job:
     """A job: its devices (per server), parallel sizes, role and framework.
 
@@ -219,33 +324,78 @@ class Job:
     name: str
     span: Span
     placements: list[Placement]
-    role: str = "serve"
-    framework: str = "vllm"
-    dp: int = 1
-    tp: int = 1
-    pp: int = 1
-    pcp: int = 1
-    dcp: int = 1
-    expert_parallel: bool = False
-    model_kind: str = "moe"
-    order: str | None = None
-    env: list[EnvLine] = field(default_factory=list)
-    policies: tuple[PolicyLine, ...] = ()
-    spans: dict = field(default_factory=dict)
-    incomplete: frozenset = frozenset()
+    role: str
+    framework: str
+    dp: int
+    tp: int
+    pp: int
+    pcp: int
+    dcp: int
+    expert_parallel: bool
+    model_kind: str
+    order: str | None
+    env: list[EnvLine]
+    policies: tuple[PolicyLine, ...]
+    spans: dict
+    incomplete: frozenset
     # Every `servers` / `on` reference in source order: (server name, device ids, span, via,
     # devices span).
-    claims: list = field(default_factory=list)
+    claims: list
     # Launch settings: the values the user wrote, None when not given; the values rtc
     # chose are in the plan (rtc.plan.Plan.ports.jobs[name]).
-    port: int | None = None            # vLLM --port
-    dp_address: IPAddress | None = None  # --data-parallel-address
-    dp_rpc_port: int | None = None     # --data-parallel-rpc-port
-    kv_connector: str | None = None    # mooncake | mooncake_layerwise | llmdatadist
-    kv_port: int | None = None         # kv_transfer_config kv_port
-    ray_port: int | None = None        # ray start --head --port
-    launch: LaunchSpec = field(default_factory=LaunchSpec)
-    cost: CostSpec = field(default_factory=CostSpec)
+    port: int | None            # vLLM --port
+    dp_address: IPAddress | None  # --data-parallel-address
+    dp_rpc_port: int | None     # --data-parallel-rpc-port
+    kv_connector: str | None    # mooncake | mooncake_layerwise | llmdatadist
+    kv_port: int | None         # kv_transfer_config kv_port
+    ray_port: int | None        # ray start --head --port
+    launch: LaunchSpec
+    cost: CostSpec
+
+    __slots__ = (
+        "name", "span", "placements", "role", "framework", "dp", "tp", "pp", "pcp", "dcp",
+        "expert_parallel", "model_kind", "order", "env", "policies", "spans", "incomplete",
+        "claims", "port", "dp_address", "dp_rpc_port", "kv_connector", "kv_port", "ray_port",
+        "launch", "cost",
+    )
+
+    def __init__(
+            self, name: str, span: Span, placements: list[Placement], role: str = "serve",
+            framework: str = "vllm", dp: int = 1, tp: int = 1, pp: int = 1, pcp: int = 1,
+            dcp: int = 1, expert_parallel: bool = False, model_kind: str = "moe",
+            order: str | None = None, env: list[EnvLine] | None = None,
+            policies: tuple[PolicyLine, ...] = (), spans: dict | None = None,
+            incomplete: frozenset = frozenset(), claims: list | None = None,
+            port: int | None = None, dp_address: IPAddress | None = None,
+            dp_rpc_port: int | None = None, kv_connector: str | None = None,
+            kv_port: int | None = None, ray_port: int | None = None,
+            launch: LaunchSpec | None = None, cost: CostSpec | None = None) -> None:
+        self.name = name
+        self.span = span
+        self.placements = placements
+        self.role = role
+        self.framework = framework
+        self.dp = dp
+        self.tp = tp
+        self.pp = pp
+        self.pcp = pcp
+        self.dcp = dcp
+        self.expert_parallel = expert_parallel
+        self.model_kind = model_kind
+        self.order = order
+        self.env = [] if env is None else env
+        self.policies = policies
+        self.spans = {} if spans is None else spans
+        self.incomplete = incomplete
+        self.claims = [] if claims is None else claims
+        self.port = port
+        self.dp_address = dp_address
+        self.dp_rpc_port = dp_rpc_port
+        self.kv_connector = kv_connector
+        self.kv_port = kv_port
+        self.ray_port = ray_port
+        self.launch = LaunchSpec() if launch is None else launch
+        self.cost = CostSpec() if cost is None else cost
 
     @property
     def world_size(self) -> int:
@@ -259,7 +409,6 @@ class Job:
         return self.spans.get(attr, self.span)
 
 
-@dataclass
 class Topology:
     """The whole lowered cluster. ``name`` is the cluster block's label (``cluster`` when
     it has none: ``named`` False); ``files`` maps file names to their text (for reports)."""
@@ -268,22 +417,54 @@ class Topology:
     preset: Preset
     servers: list[Server]
     jobs: list[Job]
-    cann: str | None = None
-    vllm_version: str | None = None
-    policies: tuple[PolicyLine, ...] = ()
-    span: Span | None = None
-    files: dict = field(default_factory=dict)
-    named: bool = True
-    spans: dict = field(default_factory=dict)      # cluster attribute -> where written
-    origin: str = "description"                    # or "table": lowered by rtc.tables
-    networks: list[HostNetwork] = field(default_factory=list)
-    fabrics: list[Fabric] = field(default_factory=list)
-    disaggregations: list[Disaggregation] = field(default_factory=list)
-    links: LinksSpec | None = None                 # the `links` block (cost model)
-    _by_name: dict | None = None
-    _placements: dict = field(default_factory=dict)
-    _members: dict = field(default_factory=dict)
-    _address_keys: list | None = None
+    cann: str | None
+    vllm_version: str | None
+    policies: tuple[PolicyLine, ...]
+    span: Span | None
+    files: dict
+    named: bool
+    spans: dict      # cluster attribute -> where written
+    origin: str                    # or "table": lowered by rtc.tables
+    networks: list[HostNetwork]
+    fabrics: list[Fabric]
+    disaggregations: list[Disaggregation]
+    links: LinksSpec | None                 # the `links` block (cost model)
+    _by_name: dict | None
+    _placements: dict
+    _members: dict
+    _address_keys: list | None
+
+    def __init__(
+            self, name: str, preset: Preset, servers: list[Server], jobs: list[Job],
+            cann: str | None = None, vllm_version: str | None = None,
+            policies: tuple[PolicyLine, ...] = (), span: Span | None = None,
+            files: dict | None = None, named: bool = True, spans: dict | None = None,
+            origin: str = "description", networks: list[HostNetwork] | None = None,
+            fabrics: list[Fabric] | None = None,
+            disaggregations: list[Disaggregation] | None = None,
+            links: LinksSpec | None = None, _by_name: dict | None = None,
+            _placements: dict | None = None, _members: dict | None = None,
+            _address_keys: list | None = None) -> None:
+        self.name = name
+        self.preset = preset
+        self.servers = servers
+        self.jobs = jobs
+        self.cann = cann
+        self.vllm_version = vllm_version
+        self.policies = policies
+        self.span = span
+        self.files = {} if files is None else files
+        self.named = named
+        self.spans = {} if spans is None else spans
+        self.origin = origin
+        self.networks = [] if networks is None else networks
+        self.fabrics = [] if fabrics is None else fabrics
+        self.disaggregations = [] if disaggregations is None else disaggregations
+        self.links = links
+        self._by_name = _by_name
+        self._placements = {} if _placements is None else _placements
+        self._members = {} if _members is None else _members
+        self._address_keys = _address_keys
 
     def span_of(self, attr: str) -> Span | None:
         """Where the cluster block's attribute ``attr`` was written (its label if not)."""

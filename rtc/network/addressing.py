@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 
 import ipaddress
-from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
 
@@ -39,32 +38,51 @@ def address_key(ip) -> int:
     return int(ip) + (V6_KEY_OFFSET if ip.version == 6 else 0)
 
 
-@dataclass
 class HostNetwork:
     """A host network: ``cidr`` and the NIC names (``nic``) attached to it. ``incomplete``
     holds the attributes that were written but could not be read (already reported)."""
 
     name: str
     span: Span
-    cidr: ipaddress.IPv4Network | ipaddress.IPv6Network | None = None
-    nics: tuple[str, ...] = ()
-    spans: dict = field(default_factory=dict)
-    incomplete: frozenset = frozenset()
+    cidr: ipaddress.IPv4Network | ipaddress.IPv6Network | None
+    nics: tuple[str, ...]
+    spans: dict
+    incomplete: frozenset
+
+    def __init__(
+            self, name: str, span: Span,
+            cidr: ipaddress.IPv4Network | ipaddress.IPv6Network | None = None,
+            nics: tuple[str, ...] = (), spans: dict | None = None,
+            incomplete: frozenset = frozenset()) -> None:
+        self.name = name
+        self.span = span
+        self.cidr = cidr
+        self.nics = nics
+        self.spans = {} if spans is None else spans
+        self.incomplete = incomplete
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)
 
 
-@dataclass
 class Fabric:
     """A routed RoCE fabric: ``subnets`` is a list of (network, span). ``incomplete`` holds
     the attributes that were written but could not be read (already reported)."""
 
     name: str
     span: Span
-    subnets: list = field(default_factory=list)
-    spans: dict = field(default_factory=dict)
-    incomplete: frozenset = frozenset()
+    subnets: list
+    spans: dict
+    incomplete: frozenset
+
+    def __init__(
+            self, name: str, span: Span, subnets: list | None = None,
+            spans: dict | None = None, incomplete: frozenset = frozenset()) -> None:
+        self.name = name
+        self.span = span
+        self.subnets = [] if subnets is None else subnets
+        self.spans = {} if spans is None else spans
+        self.incomplete = incomplete
 
     def span_of(self, attr: str) -> Span:
         return self.spans.get(attr, self.span)

@@ -7,7 +7,7 @@ Pure functions; no diagnostics here (the checks in ``rtc.checks`` turn problems 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rtc.diagnostics import Span
 
@@ -115,8 +115,7 @@ def parse_port_ranges(text: str) -> tuple[list[tuple[int, int]] | None, str | No
     return out, None
 
 
-@dataclass(frozen=True)
-class VisibleList:
+class VisibleList(NamedTuple):
     """``ASCEND_RT_VISIBLE_DEVICES`` as the runtime reads it.
 
     ``ids`` are the entries the runtime uses (it stops at the first invalid token);
@@ -156,8 +155,7 @@ def parse_visible_devices(text: str) -> VisibleList:
     return VisibleList(tuple(ids))
 
 
-@dataclass(frozen=True)
-class IfnameSpec:
+class IfnameSpec(NamedTuple):
     """``HCCL_SOCKET_IFNAME`` (same syntax as NCCL_SOCKET_IFNAME): a comma list of NIC
     name prefixes, ``=`` in front for exact names, ``^`` in front to exclude (``^=`` exact
     exclusions). ``problem`` is None when the value is valid."""
@@ -229,8 +227,7 @@ def single_ifname_problem(text: str, allow_list: bool = False) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class EnvValueRule:
+class EnvValueRule(NamedTuple):
     """What a variable's value may be: an integer in ``[lo, hi]`` (``step``: a multiple
     of it), or one of ``choices`` (compared without case when ``nocase``), or of a
     ``kind``: ``ports`` (ports, ranges, ``auto``), ``retry`` (``L1:0,L2:1``), ``text``

@@ -51,7 +51,7 @@ built (:meth:`Model.single_domain`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.network.addressing import V6_KEY_OFFSET, FabricIndex, Subnet, mask
 
@@ -62,8 +62,7 @@ _NONE = object()          # "no domain seen yet"
 _V4_MAX = 0xFFFFFFFF      # address keys up to this are IPv4 (rtc.network.addressing.address_key)
 
 
-@dataclass(frozen=True)
-class End:
+class End(NamedTuple):
     """One device as the reachability model sees it."""
 
     server: object          # rtc.model.topology.Server
@@ -74,25 +73,39 @@ class End:
     cls: object             # ("fabric", component) | OUTSIDE | NO_GATEWAY
 
 
-@dataclass
 class ClassPairFinding:
     """Unreachable pairs between two classes (or inside one) in one job / table."""
 
     a: object
     b: object
-    pairs: int = 0
-    example: tuple | None = None      # (End, End)
-    group: str | None = None          # which group kind the example comes from
+    pairs: int
+    example: tuple | None      # (End, End)
+    group: str | None          # which group kind the example comes from
+
+    def __init__(
+            self, a: object, b: object, pairs: int = 0, example: tuple | None = None,
+            group: str | None = None) -> None:
+        self.a = a
+        self.b = b
+        self.pairs = pairs
+        self.example = example
+        self.group = group
 
 
-@dataclass
 class JobReach:
     """The unreachable pairs of one job (``job`` None: the whole-cluster table)."""
 
     job: object
-    total: int = 0
-    findings: dict = field(default_factory=dict)  # (cls_a, cls_b) -> ClassPairFinding
-    sets: int = 0                                 # communication sets examined
+    total: int
+    findings: dict  # (cls_a, cls_b) -> ClassPairFinding
+    sets: int                                 # communication sets examined
+
+    def __init__(
+            self, job: object, total: int = 0, findings: dict | None = None, sets: int = 0) -> None:
+        self.job = job
+        self.total = total
+        self.findings = {} if findings is None else findings
+        self.sets = sets
 
 
 class Model:

@@ -64,7 +64,7 @@ The module is pure arithmetic built from ``range`` strides; all groups of a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Tuple
 
 __all__ = [
     "VLLM_DIMS",
@@ -150,8 +150,7 @@ class ParallelSizes:
         return self.dp * self.replica_size
 
 
-@dataclass(frozen=True)
-class Coords:
+class Coords(NamedTuple):
     """Coordinates of one rank in the ``[DP, PP, PCP, TP]`` layout."""
 
     dp: int
@@ -327,8 +326,7 @@ def ep_groups(sizes: ParallelSizes) -> Groups:
     return result
 
 
-@dataclass(frozen=True)
-class GroupSet:
+class GroupSet(NamedTuple):
     """All vLLM communication groups of one job (see :func:`vllm_groups`).
 
     * ``worlds``: torch worlds. MoE: one world of all ranks. Dense: one world per DP

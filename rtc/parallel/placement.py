@@ -57,8 +57,7 @@ milliseconds); per-rank records are built on demand by :meth:`JobPlacement.recor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from rtc.parallel.groups import (Coords, GroupSet, ParallelSizes, _megatron_axes,
                                  megatron_masked_groups, vllm_groups)
@@ -76,8 +75,7 @@ ALL_DIMS: tuple[str, ...] = ("tp", "pcp", "pp", "dp", "ep")
 _MEGATRON_TOKEN = {"tp": "tp", "pcp": "cp", "pp": "pp", "dp": "dp"}
 
 
-@dataclass(frozen=True)
-class NodeInput:
+class NodeInput(NamedTuple):
     """The part of a job on one server, in rank-table order.
 
     ``device_ids`` ascending, without repeats; ``device_ips`` one per device (anything
@@ -89,8 +87,7 @@ class NodeInput:
     device_ips: tuple = ()
 
 
-@dataclass(frozen=True)
-class NodePlan:
+class NodePlan(NamedTuple):
     """Where one server's share of the job goes.
 
     * ``first_position``: rank-table position (``rank_id``) of the server's first device.
@@ -145,8 +142,7 @@ class NodePlan:
         return range(self.dp_start, self.dp_start + self.dp_local)
 
 
-@dataclass(frozen=True)
-class RankRecord:
+class RankRecord(NamedTuple):
     """Everything rtc knows about one global rank."""
 
     rank: int
@@ -158,7 +154,6 @@ class RankRecord:
     groups: dict              # kind -> group index (creation order)
 
 
-@dataclass
 class JobPlacement:
     """A job's ranks on devices. Lists are indexed by global rank (``rank_node``,
     ``rank_position``) or by rank-table position (``position_node``, ``position_slot``);
@@ -166,20 +161,44 @@ class JobPlacement:
 
     sizes: ParallelSizes
     framework: str
-    mode: str                      # "vllm" (DP-aware node placement) or "positional"
-    layout: str                    # "vllm" or "megatron"
-    order: str | None              # Megatron order string (layout "megatron")
+    mode: str
+    layout: str
+    order: str | None
     nodes: tuple[NodePlan, ...]
     rank_node: list[int]
     rank_position: list[int]
     position_node: list[int]
     position_slot: list[int]
-    model_kind: str = "moe"
-    problems: list[str] = field(default_factory=list)
-    _groups: dict = field(default_factory=dict, repr=False)
-    _index: dict = field(default_factory=dict, repr=False)
-    _gs: GroupSet | None = field(default=None, repr=False)
-    _axes: list | None = field(default=None, repr=False)
+    model_kind: str
+    problems: list[str]
+    _groups: dict
+    _index: dict
+    _gs: GroupSet | None
+    _axes: list | None
+
+    def __init__(
+            self, sizes: ParallelSizes, framework: str, mode: str, layout: str,
+            order: str | None, nodes: tuple[NodePlan, ...], rank_node: list[int],
+            rank_position: list[int], position_node: list[int], position_slot: list[int],
+            model_kind: str = "moe", problems: list[str] | None = None,
+            _groups: dict | None = None, _index: dict | None = None,
+            _gs: GroupSet | None = None, _axes: list | None = None) -> None:
+        self.sizes = sizes
+        self.framework = framework
+        self.mode = mode
+        self.layout = layout
+        self.order = order
+        self.nodes = nodes
+        self.rank_node = rank_node
+        self.rank_position = rank_position
+        self.position_node = position_node
+        self.position_slot = position_slot
+        self.model_kind = model_kind
+        self.problems = [] if problems is None else problems
+        self._groups = {} if _groups is None else _groups
+        self._index = {} if _index is None else _index
+        self._gs = _gs
+        self._axes = _axes
 
     # -- sizes and models -----------------------------------------------------------
     @property

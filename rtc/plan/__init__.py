@@ -15,8 +15,6 @@ and the emitters alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rtc.model.topology import Topology
 from rtc.plan.disaggregation import PdPair, pd_pairs
 from rtc.plan.launch import JobLaunch, plan_job, server_stems
@@ -24,18 +22,27 @@ from rtc.plan.nixl import plan_proxies
 from rtc.plan.ports import PortPlan, plan_ports
 
 
-@dataclass
 class Plan:
     """The plan of a Topology: the port plan, the prefill/decode pairs, each (server, job)'s
     file stem, and the launch of every job that can be placed (``launches[job name]``; a
     job whose sizes do not fit its devices has none: the RTC3xx checks say why)."""
 
     ports: PortPlan
-    pairs: list[PdPair] = field(default_factory=list)
-    stems: dict = field(default_factory=dict)
-    launches: dict[str, JobLaunch] = field(default_factory=dict)
+    pairs: list[PdPair]
+    stems: dict
+    launches: dict[str, JobLaunch]
     #: the proxy of each NIXL prefill/decode pair (:func:`rtc.plan.nixl.plan_proxies`)
-    proxies: list = field(default_factory=list)
+    proxies: list
+
+    def __init__(
+            self, ports: PortPlan, pairs: list[PdPair] | None = None,
+            stems: dict | None = None, launches: dict[str, JobLaunch] | None = None,
+            proxies: list | None = None) -> None:
+        self.ports = ports
+        self.pairs = [] if pairs is None else pairs
+        self.stems = {} if stems is None else stems
+        self.launches = {} if launches is None else launches
+        self.proxies = [] if proxies is None else proxies
 
 
 def build_plan(topo: Topology) -> Plan:

@@ -7,13 +7,10 @@ all ``role prefill`` jobs with all ``role decode`` jobs (see :mod:`rtc.model.low
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rtc.diagnostics import Span
 from rtc.model.topology import Job, Topology
 
 
-@dataclass
 class PdPair:
     """Resolved prefill and decode jobs of one disaggregation (block or implicit)."""
 
@@ -21,7 +18,16 @@ class PdPair:
     span: Span | None
     prefill: list[Job]
     decode: list[Job]
-    implicit: bool = False
+    implicit: bool
+
+    def __init__(
+            self, name: str | None, span: Span | None, prefill: list[Job], decode: list[Job],
+            implicit: bool = False) -> None:
+        self.name = name
+        self.span = span
+        self.prefill = prefill
+        self.decode = decode
+        self.implicit = implicit
 
     @property
     def jobs(self) -> list[Job]:

@@ -68,7 +68,7 @@ and overridable from the environment (required at run time when the job gives no
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.model.topology import Job, LaunchSpec, Server, Topology, container_ids
 from rtc.parallel.placement import JobPlacement, NodePlan
@@ -91,14 +91,12 @@ CONNECTORS = {
 }
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(NamedTuple):
     """A shell variable of the script used as one argument (``"$MODEL"``)."""
 
     name: str
 
 
-@dataclass
 class Proc:
     """One process: argv (str or :class:`Ref`), per-process environment, whether it runs
     in the background, and the step it belongs to (Ray head: ``ray`` / ``serve``).
@@ -106,12 +104,24 @@ class Proc:
     (flag name -> Span; ``""``: the command line), and is empty for rtc's own plan."""
 
     argv: list
-    env: list = field(default_factory=list)      # [(name, value)]
-    background: bool = False
-    step: str | None = None
-    label: str = ""
-    user_args: tuple = ()                        # the args/head_args/worker_args part
-    spans: dict = field(default_factory=dict)    # flag -> Span (lifted scripts; "" = line)
+    env: list      # [(name, value)]
+    background: bool
+    step: str | None
+    label: str
+    user_args: tuple                        # the args/head_args/worker_args part
+    spans: dict    # flag -> Span (lifted scripts; "" = line)
+
+    def __init__(
+            self, argv: list, env: list | None = None, background: bool = False,
+            step: str | None = None, label: str = "", user_args: tuple = (),
+            spans: dict | None = None) -> None:
+        self.argv = argv
+        self.env = [] if env is None else env
+        self.background = background
+        self.step = step
+        self.label = label
+        self.user_args = user_args
+        self.spans = {} if spans is None else spans
 
     def words(self, values: dict | None = None) -> list[str]:
         """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
@@ -120,7 +130,6 @@ class Proc:
                 for a in self.argv]
 
 
-@dataclass
 class NodeLaunch:
     """What one server runs for one job: its processes, the node-level environment the
     launch needs, script comments, the script's variables ``(name, preset value or None,
@@ -129,27 +138,53 @@ class NodeLaunch:
     job: Job
     server: Server
     node: NodePlan
-    stem: str                    # file stem: server name, or server.job when shared
+    stem: str
     head: bool
     mode: str
-    procs: list[Proc] = field(default_factory=list)
-    env: list = field(default_factory=list)      # node-level env the launch needs [(n, v)]
-    comments: list[str] = field(default_factory=list)
-    variables: list = field(default_factory=list)
-    steps: tuple = ()
-    env_spans: dict = field(default_factory=dict)  # env name -> Span (lifted scripts)
+    procs: list[Proc]
+    env: list      # node-level env the launch needs [(n, v)]
+    comments: list[str]
+    variables: list
+    steps: tuple
+    env_spans: dict  # env name -> Span (lifted scripts)
+
+    def __init__(
+            self, job: Job, server: Server, node: NodePlan, stem: str, head: bool, mode: str,
+            procs: list[Proc] | None = None, env: list | None = None,
+            comments: list[str] | None = None, variables: list | None = None,
+            steps: tuple = (), env_spans: dict | None = None) -> None:
+        self.job = job
+        self.server = server
+        self.node = node
+        self.stem = stem
+        self.head = head
+        self.mode = mode
+        self.procs = [] if procs is None else procs
+        self.env = [] if env is None else env
+        self.comments = [] if comments is None else comments
+        self.variables = [] if variables is None else variables
+        self.steps = steps
+        self.env_spans = {} if env_spans is None else env_spans
 
 
-@dataclass
 class JobLaunch:
     """The launch of one job: its mode and one :class:`NodeLaunch` per server with devices
     (none when ``blocked`` says why no scripts can be written, e.g. a missing host IP)."""
 
     job: Job
     mode: str
-    nodes: list[NodeLaunch] = field(default_factory=list)
-    blocked: str | None = None
-    origin: str = "plan"          # or "script": lifted from launch scripts (rtc.scripts)
+    nodes: list[NodeLaunch]
+    blocked: str | None
+    origin: str          # or "script": lifted from launch scripts (rtc.scripts)
+
+    def __init__(
+            self, job: Job, mode: str, nodes: list[NodeLaunch] | None = None,
+            blocked: str | None = None, origin: str = "plan") -> None:
+        self.job = job
+        self.mode = mode
+        self.nodes = [] if nodes is None else nodes
+        self.blocked = blocked
+        self.origin = origin
 
     @property
     def nodes_by_server(self) -> dict[str, NodeLaunch]:

@@ -17,7 +17,7 @@ a fact rtc could not confirm in MindIE's code or docs (it is then not used, only
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LLM = "Ascend/MindIE-LLM @8b4871ad (2026-04-23)"
 _MOTOR = "Ascend/MindIE-Motor @5dfb024e (2026-03-31)"
@@ -26,8 +26,7 @@ _DOC_OLD = ("MindIE 1.0.RC2 / 1.0.RC3 / 1.0.0 docs, 'Multi-node inference' (mind
 _DOC_230 = "MindIE 2.3.0 docs, 'Multi-node inference' (envdeployment/instg/mindie_instg_0027)"
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """One MindIE fact: ``name`` (env variable or config key), what it is, the value rtc
     writes (or the limit it checks), the releases it holds for, its source, and whether it
     was verified in MindIE's own code or docs."""

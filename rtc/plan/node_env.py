@@ -36,7 +36,7 @@ the launch script.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.model.topology import Job, Server, Topology
 from rtc.network.env import HCCL_DEFAULT_BASE, env_map
@@ -55,8 +55,7 @@ COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_
             "MIES_CONTAINER_IP", "MIES_CONTAINER_MANAGEMENT_IP", "RANKTABLEFILE")
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class EnvVar(NamedTuple):
     """One variable; ``path`` True means ``value`` is a file name in the output folder."""
 
     name: str
@@ -65,7 +64,6 @@ class EnvVar:
     path: bool = False
 
 
-@dataclass
 class NodeEnv:
     """The variables of ``job`` on ``server``, in the order they are exported; ``stem`` is
     the node's file stem, ``head`` whether it is the job's first server."""
@@ -74,7 +72,16 @@ class NodeEnv:
     server: Server
     stem: str
     head: bool
-    variables: list[EnvVar] = field(default_factory=list)
+    variables: list[EnvVar]
+
+    def __init__(
+            self, job: Job, server: Server, stem: str, head: bool,
+            variables: list[EnvVar] | None = None) -> None:
+        self.job = job
+        self.server = server
+        self.stem = stem
+        self.head = head
+        self.variables = [] if variables is None else variables
 
     def get(self, name: str) -> str | None:
         return next((v.value for v in self.variables if v.name == name), None)

@@ -43,7 +43,7 @@ handful of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rtc.diagnostics import Span
 from rtc.model.topology import Job, Topology
@@ -73,8 +73,7 @@ KIND_LABEL = {"hccl": "HCCL host ports", "api": "vLLM API server (--port)",
               "proxy": "prefill/decode proxy (--port)"}
 
 
-@dataclass(frozen=True)
-class PortClaim:
+class PortClaim(NamedTuple):
     """Ports ``lo``..``hi`` (inclusive) bound on ``server`` by ``job`` for ``kind``.
     ``assigned`` is True when rtc chose the value; ``span`` points at what set it."""
 
@@ -96,7 +95,6 @@ class PortClaim:
         return f"{who}'s {KIND_LABEL[self.kind]} {ports}{extra}"
 
 
-@dataclass
 class JobPorts:
     """The launch ports of one job: what it uses (given or chosen) and what rtc chose.
 
@@ -106,20 +104,44 @@ class JobPorts:
     chose instead of the plain default; ``shares_host_with`` lists the other jobs on any of this job's servers."""
 
     job: str
-    head: str | None = None
-    dp_address: object = None
-    hccl_base: int | None = None
-    hccl_count: int = 32
-    hccl_ranges: list = field(default_factory=list)
-    port: int | None = None
-    dp_rpc_port: int | None = None
-    kv_port: int | None = None
-    ray_port: int | None = None
-    master_port: int | None = None
-    proxy_port: int | None = None
-    assigned: dict = field(default_factory=dict)
-    moved_by: dict = field(default_factory=dict)  # setting -> (default, PortClaim on it)
-    shares_host_with: list = field(default_factory=list)
+    head: str | None
+    dp_address: object
+    hccl_base: int | None
+    hccl_count: int
+    hccl_ranges: list
+    port: int | None
+    dp_rpc_port: int | None
+    kv_port: int | None
+    ray_port: int | None
+    master_port: int | None
+    proxy_port: int | None
+    assigned: dict
+    moved_by: dict  # setting -> (default, PortClaim on it)
+    shares_host_with: list
+
+    def __init__(
+            self, job: str, head: str | None = None, dp_address: object = None,
+            hccl_base: int | None = None, hccl_count: int = 32,
+            hccl_ranges: list | None = None, port: int | None = None,
+            dp_rpc_port: int | None = None, kv_port: int | None = None,
+            ray_port: int | None = None, master_port: int | None = None,
+            proxy_port: int | None = None, assigned: dict | None = None,
+            moved_by: dict | None = None, shares_host_with: list | None = None) -> None:
+        self.job = job
+        self.head = head
+        self.dp_address = dp_address
+        self.hccl_base = hccl_base
+        self.hccl_count = hccl_count
+        self.hccl_ranges = [] if hccl_ranges is None else hccl_ranges
+        self.port = port
+        self.dp_rpc_port = dp_rpc_port
+        self.kv_port = kv_port
+        self.ray_port = ray_port
+        self.master_port = master_port
+        self.proxy_port = proxy_port
+        self.assigned = {} if assigned is None else assigned
+        self.moved_by = {} if moved_by is None else moved_by
+        self.shares_host_with = [] if shares_host_with is None else shares_host_with
 
     def settings(self) -> dict:
         """Plain launch settings for emitters: env variables and vLLM flags with values
@@ -141,8 +163,7 @@ class JobPorts:
         return out
 
 
-@dataclass(frozen=True)
-class PortProblem:
+class PortProblem(NamedTuple):
     """A port setting rtc cannot use as written (e.g. HCCL_IF_BASE_PORT = 70000)."""
 
     job: str
@@ -152,17 +173,25 @@ class PortProblem:
     hint: str
 
 
-@dataclass
 class PortPlan:
     """Per-host claims (``claims[server name]``), per-job settings (``jobs[name]``) and
     problems with the written values."""
 
-    claims: dict = field(default_factory=dict)
-    jobs: dict = field(default_factory=dict)
-    problems: list = field(default_factory=list)
-    hccl_reason: str = ""
+    claims: dict
+    jobs: dict
+    problems: list
+    hccl_reason: str
     #: NVIDIA GPU hardware: no HCCL host-port window is planned.
-    gpu: bool = False
+    gpu: bool
+
+    def __init__(
+            self, claims: dict | None = None, jobs: dict | None = None,
+            problems: list | None = None, hccl_reason: str = "", gpu: bool = False) -> None:
+        self.claims = {} if claims is None else claims
+        self.jobs = {} if jobs is None else jobs
+        self.problems = [] if problems is None else problems
+        self.hccl_reason = hccl_reason
+        self.gpu = gpu
 
     def on(self, server: str) -> list[PortClaim]:
         return self.claims.get(server, [])
@@ -174,16 +203,27 @@ class PortPlan:
         return all(c.hi < lo or c.lo > hi for c in self.claims.get(server, ()))
 
 
-@dataclass
 class _Need:
-    key: str            # setting name
+    key: str
     kind: str
-    hosts: list         # [(server, offset_lo, offset_hi)]
+    hosts: list
     default: int
     step: int
     given: int | None
     span: Span | None
-    detail: str = ""
+    detail: str
+
+    def __init__(
+            self, key: str, kind: str, hosts: list, default: int, step: int, given: int | None,
+            span: Span | None, detail: str = "") -> None:
+        self.key = key
+        self.kind = kind
+        self.hosts = hosts
+        self.default = default
+        self.step = step
+        self.given = given
+        self.span = span
+        self.detail = detail
 
 
 def _ranks_by_server(topo, job) -> dict[str, tuple[int, int]]:

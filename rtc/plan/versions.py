@@ -39,13 +39,12 @@ say so in a comment; forms that need a later release get a comment naming it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Version = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(NamedTuple):
     first: Version
     what: str
 

@@ -18,7 +18,6 @@ exactly as before. ``--no-fold`` turns folding off; ``--max-findings N`` (see
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterable
 
 from rtc.diagnostics import Diagnostic, Related, finding_count, sorted_diagnostics
@@ -70,7 +69,7 @@ def folded(first: Diagnostic, examples: Iterable[Diagnostic], more: int) -> Diag
     shown = tuple(Related(d.span, f"also {d.subject}" if d.subject else "also here")
                   for d in examples if d.span is not None)
     message = f"{first.message} (and {more:,} more like it)"
-    return dataclasses.replace(first, message=message, related=first.related + shown,
+    return first._replace(message=message, related=first.related + shown,
                                repeats=first.repeats + more)
 
 

@@ -11,14 +11,12 @@ Attribute arguments are :class:`Word` (a bare word or a quoted string), :class:`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Union
+from typing import NamedTuple, Union
 
 from rtc.diagnostics import Span
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(NamedTuple):
     """A bare word (``10.0.0.6``, ``0..7``, ``{i/64}``) or a string (``quoted=True``,
     ``text`` without the quotes, escapes resolved)."""
 
@@ -27,16 +25,14 @@ class Word:
     quoted: bool = False
 
 
-@dataclass(frozen=True)
-class ListArg:
+class ListArg(NamedTuple):
     """A comma-separated list ``a, b, c`` (at least two items)."""
 
     items: tuple[Word, ...]
     span: Span
 
 
-@dataclass(frozen=True)
-class Assign:
+class Assign(NamedTuple):
     """``NAME = value`` (used by ``env``)."""
 
     name: Word
@@ -47,8 +43,7 @@ class Assign:
 Arg = Union[Word, ListArg, Assign]
 
 
-@dataclass(frozen=True)
-class Attribute:
+class Attribute(NamedTuple):
     """One fact: ``key arg arg ...`` on one line."""
 
     key: str
@@ -57,8 +52,7 @@ class Attribute:
     span: Span
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """``kind label { ... }``; ``label`` is None when omitted."""
 
     kind: str
@@ -68,8 +62,7 @@ class Block:
     span: Span
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """A parsed file: its name as given, its text, and its top-level blocks."""
 
     path: str

@@ -16,7 +16,6 @@ a third of this module's import cost per class, and every ``rtc`` run imports it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from rtc.diagnostics import Span
@@ -24,8 +23,7 @@ from rtc.syntax.ast import Word
 from rtc.syntax.values import Template
 
 
-@dataclass(frozen=True)
-class AddressPlan:
+class AddressPlan(NamedTuple):
     """How a server's per-device addresses (or super device ids) are given.
 
     ``kind`` is ``"list"`` (one template per device, in device order), ``"step"`` (a start
@@ -42,8 +40,7 @@ class AddressPlan:
     source: str = "ip"
 
 
-@dataclass(frozen=True)
-class PlacementRef:
+class PlacementRef(NamedTuple):
     """A job line ``on SERVER [devices SET] [dp_local N]``."""
 
     server: Word

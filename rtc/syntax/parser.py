@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
@@ -319,8 +319,7 @@ def _unclosed_brace(text: str, filename: str) -> Span | None:
     return Span(filename, line, col, line, col + 1)
 
 
-@dataclass(frozen=True)
-class _Failure:
+class _Failure(NamedTuple):
     """Where and how lark stopped: the 1-based position (the end of the text for an
     UnexpectedEOF), the offending token and the terminals the parser expected there."""
 

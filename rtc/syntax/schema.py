@@ -10,8 +10,7 @@ one entry in :data:`BLOCK_SPECS` and one field of its block's declaration class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from rtc.diagnostics import Diagnostic, Related, Span, error
 from rtc.rules import rule
@@ -54,8 +53,7 @@ BAD_LABEL = rule("RTC117", "bad-block-label", "error", "A block's name is missin
     Fix: write `server NAME {` or `family node[0..15] {`.""")
 
 
-@dataclass(frozen=True)
-class AttrSpec:
+class AttrSpec(NamedTuple):
     """How one attribute is read: its value parser, whether it may repeat, and what the
     language reference (``docs/language.md``, ``rtc explain NAME``) says about it: a
     one-line description (``doc``, also used in "did you mean" hints), the value in words,
@@ -72,8 +70,7 @@ class AttrSpec:
     example: str = ""
 
 
-@dataclass(frozen=True)
-class BlockSpec:
+class BlockSpec(NamedTuple):
     """Which attributes a block kind accepts, the declaration class they fill (one field
     per attribute, same name), whether the block needs a label, a one-line description and
     a short example for the language reference."""

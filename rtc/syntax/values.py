@@ -18,7 +18,6 @@ import ast as pyast
 import functools
 import ipaddress
 import re
-import socket
 import unicodedata
 from ipaddress import IPv4Address
 from dataclasses import dataclass
@@ -404,7 +403,7 @@ def fast_ipv4(text: str):
     then goes through :func:`ipaddress.ip_address` and its error messages."""
     if _DOTTED_QUAD.fullmatch(text) is None:
         return None
-    return ipaddress.IPv4Address(socket.inet_aton(text))
+    return ipaddress.IPv4Address(bytes(map(int, text.split("."))))
 
 
 def _check_octets(text: str, parts: list[str], span: Span, code) -> None:
@@ -527,8 +526,7 @@ def parse_int_range(text: str, span: Span, code=BAD_RANGE) -> list[int]:
     return list(range(lo, hi + 1))
 
 
-@dataclass(frozen=True)
-class FamilyName:
+class FamilyName(NamedTuple):
     """``node[0000..1023]`` -> prefix ``node``, indices 0..1023, zero-padded to width 4.
     ``name(i)`` gives a member's name (``node0007``)."""
 

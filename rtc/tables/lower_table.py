@@ -55,7 +55,6 @@ Spans
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import re
 from dataclasses import dataclass, field
@@ -192,7 +191,7 @@ def _iter_devices(doc, form):
 # --------------------------------------------------------------------------- hardware
 
 def _a3_typical(p: Preset) -> Preset:
-    return dataclasses.replace(p, ranktable_version="1.0", super_pod=False,
+    return p._replace(ranktable_version="1.0", super_pod=False,
                                device_ip_required_multi_server=True,
                                description=p.description + " (typical networking, rank table 1.0)")
 
