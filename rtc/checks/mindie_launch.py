@@ -30,9 +30,9 @@ MINDIE_TABLE = rule("RTC656", "mindie-multi-node-table", "error",
     Fix: give every server the same number of NPUs, at most 60 servers, and a `host`
     (or `container_ip` when pods have their own IPs).""")
 POD_IPS = rule("RTC657", "mindie-container-ip", "error",
-               "Two servers have the same container IP.", """
+               "A container IP repeats another server's, or a host or device IP.", """
     What: two servers whose `container_ip` is the same, or one server's `container_ip` that
-    is another server's `host`.
+    is another server's `host` or any server's device IP.
     Why: MindIE finds its own server in the rank table by MIES_CONTAINER_IP == container_ip;
     with two matches both nodes take the same ranks (and Kubernetes never gives two pods
     one IP: the description is wrong).
@@ -62,8 +62,15 @@ def check(topo: Topology, plan: Plan):
 
 
 def _pod_ips(topo: Topology):
-    """RTC657: a container_ip used twice, or equal to another server's host."""
+    """RTC657: a container_ip used twice, or equal to another server's host or to a device
+    IP (an NPU's RoCE address is never a pod's)."""
+    if not any(s.container_ip is not None for s in topo.servers):
+        return
     seen: dict = {}
+    for s in topo.servers:
+        for d in s.devices:
+            if d.device_ip is not None:
+                seen.setdefault(d.device_ip, (s, "device_ip"))
     for s in topo.servers:
         if s.host_ip is not None:
             seen.setdefault(s.host_ip, (s, "host"))
@@ -72,12 +79,12 @@ def _pod_ips(topo: Topology):
         if ip is None:
             continue
         other = seen.get(ip)
-        if other is not None and other[0] is not s:
+        if other is not None and (other[0] is not s or other[1] == "device_ip"):
             o, what = other
-            yield error(POD_IPS, f"container_ip {ip} of {s.name} is also the {what} of "
+            name = "a device IP" if what == "device_ip" else f"the {what}"
+            yield error(POD_IPS, f"container_ip {ip} of {s.name} is also {name} of "
                         f"{o.name}", s.span_of("container_ip"), subject=s.label,
-                        related=[Related(o.span_of(what if what == "host" else
-                                                   "container_ip"), f"{o.name}'s {what}")],
+                        related=[Related(o.span_of(what), f"{o.name}'s {what}")],
                         hint="give each server its own pod's IP (`kubectl get pods -o wide`)")
         seen[ip] = (s, "container_ip")
 

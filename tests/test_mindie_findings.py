@@ -1,0 +1,66 @@
+"""A fresh user's findings on MindIE, container_ip and the global rank table (each test
+fails on the code before its fix): container_ip in 1.x tables is validated (RTC634,
+RTC657, RTC665, RTC209) and never a traceback in rtc import."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import EXAMPLES
+from rtc.api import compile_file
+from rtc.api.importing import import_table
+from rtc.api.validate import validate_source
+from rtc.emit.hccl_json import build_rank_table
+
+EXAMPLE = EXAMPLES / "pd-mindie-a2.rtc"
+
+
+def _prefill_table() -> dict:
+    res = compile_file(str(EXAMPLE))
+    return build_rank_table(res.topology, res.topology.job("prefill"))
+
+
+def _with(container_ips) -> str:
+    doc = _prefill_table()
+    for s, ip in zip(doc["server_list"], container_ips):
+        if ip is None:
+            s.pop("container_ip", None)
+        else:
+            s["container_ip"] = ip
+    return json.dumps(doc, indent=2)
+
+
+def _codes(text: str) -> list[tuple]:
+    rep = validate_source(text, "t.json")
+    return [(d.code, d.severity.name.lower(), d.span.line if d.span else None)
+            for d in rep.diagnostics]
+
+
+def test_the_shipped_table_validates_cleanly():
+    assert _codes(_with(["172.16.2.1", "172.16.2.2"])) == []
+
+
+def test_bad_container_ip_is_located_and_import_refuses_without_a_traceback():
+    text = _with(["172.16.2.1", "not-an-ip"])
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "not-an-ip" in t)
+    assert _codes(text) == [("RTC634", "error", line)]
+    assert [c for c, *_ in _codes(_with(["172.16.2.1", " 172.16.2.2"]))] == ["RTC634"]
+    assert [c for c, *_ in _codes(_with(["172.16.2.1", "172.16.2.2,172.16.2.3"]))] == ["RTC634"]
+    result = import_table(text, "t.json")
+    assert result.text is None
+    assert [d.code for d in result.diagnostics] == ["RTC634", "RTC660"]
+
+
+def test_container_ip_on_some_servers_only_is_a_warning():
+    text = _with(["172.16.2.1", None])
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if '"p2"' in t)
+    assert _codes(text) == [("RTC665", "warning", line)]
+    assert _codes(_with([None, None])) == []
+
+
+def test_repeated_or_reserved_container_ip_in_a_table():
+    assert [c for c, *_ in _codes(_with(["172.16.2.1", "172.16.2.1"]))] == ["RTC657"]
+    assert [c for c, *_ in _codes(_with(["172.16.2.1", "127.0.0.1"]))] == ["RTC209"]
+    doc = json.loads(_with(["172.16.2.1", "172.16.2.2"]))
+    doc["server_list"][1]["container_ip"] = doc["server_list"][0]["device"][3]["device_ip"]
+    assert [c for c, *_ in _codes(json.dumps(doc, indent=2))] == ["RTC657"]
