@@ -64,3 +64,15 @@ def test_repeated_or_reserved_container_ip_in_a_table():
     doc = json.loads(_with(["172.16.2.1", "172.16.2.2"]))
     doc["server_list"][1]["container_ip"] = doc["server_list"][0]["device"][3]["device_ip"]
     assert [c for c, *_ in _codes(json.dumps(doc, indent=2))] == ["RTC657"]
+
+
+def test_mindie_hccl_if_ip_is_the_pod_ip_when_the_pod_has_one():
+    from rtc.api.compile import compile_text
+    from test_mindie import _files
+
+    files = _files(compile_file(str(EXAMPLE)))
+    assert "export HCCL_IF_IP=172.16.2.1\n" in files["p1.env"]
+    assert "export MIES_CONTAINER_IP=172.16.2.1\n" in files["p1.env"]
+    text = EXAMPLE.read_text().replace("  container_ip 172.16.2.{10+i}\n", "")
+    files = _files(compile_text(text, "x.rtc"))
+    assert "export HCCL_IF_IP=10.0.2.11\n" in files["d1.env"]

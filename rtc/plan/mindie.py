@@ -56,6 +56,10 @@ FACTS: tuple[Fact, ...] = (
     Fact("MIES_CONTAINER_MANAGEMENT_IP", "env: management-plane REST address",
          "as MIES_CONTAINER_IP", "1.0.RC2 .. 2.x",
          f"{_LLM} server_config.cpp GetManagementIPAddress; {_MOTOR} boot.sh (both = POD_IP)"),
+    Fact("HCCL_IF_IP", "env: the address HCCL's host-side sockets bind; inside a pod with its "
+         "own network namespace only the pod IP is there", "the server's container_ip, else "
+         "its host", "CANN 8.x", "hicann HCCL env docs (HCCL_IF_IP: an address of the "
+         "environment HCCL runs in); rtc's k8s target uses status.podIP likewise"),
     Fact("HOST_IP", "env: bare-metal deployments only (matched with server_id); not set in "
          "containers", "not written", "1.0.RC2 .. 2.x",
          f"{_LLM} ranktable_config.cpp GetHostIPAddress; {_DOC_OLD}"),
