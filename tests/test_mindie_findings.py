@@ -76,3 +76,26 @@ def test_mindie_hccl_if_ip_is_the_pod_ip_when_the_pod_has_one():
     text = EXAMPLE.read_text().replace("  container_ip 172.16.2.{10+i}\n", "")
     files = _files(compile_text(text, "x.rtc"))
     assert "export HCCL_IF_IP=10.0.2.11\n" in files["d1.env"]
+
+
+def _case_codes(name: str) -> list[str]:
+    from conftest import CASES
+    from rtc.api.compile import compile_text
+
+    case = CASES / "checks" / name
+    return [d.code for d in compile_text(case.read_text(encoding="utf-8"), str(case)).diagnostics]
+
+
+def test_a_mixed_mindie_vllm_pair_is_one_finding():
+    assert _case_codes("RTC528-mindie-mixed-pair.rtc") == ["RTC528"]
+
+
+def test_settings_mindie_does_not_use_are_reported_with_a_plain_hint():
+    from rtc.api.compile import compile_text
+
+    text = EXAMPLE.read_text().replace(
+        "  servers d[1..2]\n", "  servers d[1..2]\n  expert_parallel on\n  kv_connector nixl\n", 1)
+    res = compile_text(text, "x.rtc")
+    found = [(d.code, d.message.split(":")[1].strip(), d.hint) for d in res.diagnostics]
+    assert found == [("RTC512", "`expert_parallel` has no effect", "remove `expert_parallel`"),
+                     ("RTC512", "`kv_connector` has no effect", "remove `kv_connector`")]
