@@ -1,5 +1,5 @@
 """MindIE jobs (``framework mindie``): what MindIE Server refuses at start-up, found before
-(RTC656 rank table and node addresses, RTC657 pod IPs, RTC658 ports).
+(RTC656 rank table and node addresses, RTC657 pod IPs, RTC658 ports, RTC666 GPU hardware).
 
 The limits are MindIE's own (:data:`rtc.plan.mindie.FACTS`, read in MindIE-LLM's
 ``ranktable_config.cpp`` ``CheckParam`` and ``config_manager_impl.cpp`` ``CheckAllParam``):
@@ -49,13 +49,27 @@ MINDIE_PORT = rule("RTC658", "mindie-port", "error",
     Example: `port 1120`.
     Fix: choose another port (MindIE's default is 1025).""")
 
-RULES = (MINDIE_TABLE, POD_IPS, MINDIE_PORT)
+MINDIE_ON_GPU = rule("RTC666", "mindie-on-gpu", "error",
+                     "A `framework mindie` job on NVIDIA GPU hardware.", """
+    What: a job with `framework mindie` in a cluster whose hardware is an NVIDIA GPU preset.
+    Why: MindIE Server runs on Ascend NPUs only (CANN, HCCL and a rank table); on GPUs its
+    daemon finds no NPU and exits, and rtc's MindIE env and config.json keys do not apply.
+    Example: `framework mindie` with `hardware hgx-h100`.
+    Fix: use `framework vllm` on GPUs, or an Ascend preset (e.g. atlas-800t-a2).""")
+
+RULES = (MINDIE_TABLE, POD_IPS, MINDIE_PORT, MINDIE_ON_GPU)
 
 
 def check(topo: Topology, plan: Plan):
     yield from _pod_ips(topo)
     for job in topo.jobs:
         if job.framework != "mindie" or not job.placements:
+            continue
+        if topo.preset.is_gpu:
+            yield error(MINDIE_ON_GPU, f"job {job.name} has framework mindie, but hardware "
+                        f"{topo.preset.name} is NVIDIA GPUs; MindIE Server runs on Ascend "
+                        "NPUs only", job.span_of("framework"), subject=f"job {job.name}",
+                        hint="use `framework vllm` on GPUs, or an Ascend hardware preset")
             continue
         yield from _port(job, pd_side(plan.pairs, job) is not None)
         yield from _table(topo, job)
