@@ -100,3 +100,13 @@ def test_settings_mindie_does_not_use_are_reported_with_a_plain_hint():
     assert sorted(found) == [
         ("RTC512", "`expert_parallel` has no effect", "remove `expert_parallel`"),
         ("RTC512", "`kv_connector` has no effect", "remove `kv_connector`")]
+
+
+def test_inter_comm_port_is_the_shipped_config_json_value():
+    from rtc.plan.mindie import FACTS
+    from test_mindie import _files
+
+    frag = json.loads(_files(compile_file(str(EXAMPLE)))["mindie-d1.json"])
+    assert frag["ServerConfig"]["interCommPort"] == 1121
+    fact = next(f for f in FACTS if f.name == "ServerConfig.interCommPort")
+    assert fact.value.startswith("1121") and "src/server/conf/config.json" in fact.source

@@ -42,7 +42,7 @@ MINDIE_PORT = rule("RTC658", "mindie-port", "error",
                    "A MindIE job's port is outside 1024..65535 or one of its other ports.", """
     What: the `port` of a `framework mindie` job below 1024, or equal to a port rtc's
     config fragment gives MindIE for something else (management 1026, metrics 1027,
-    multiNodesInferPort 1120, interCommPort 1211 on prefill/decode jobs).
+    multiNodesInferPort 1120, interCommPort 1121 on prefill/decode jobs).
     Why: MindIE Server refuses ports outside [1024, 65535] and a REST port equal to
     multiNodesInferPort ('Endpoint port cannot be equal to multiNodesInferPort'); the
     others clash when it binds them.
