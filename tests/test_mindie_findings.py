@@ -110,3 +110,49 @@ def test_inter_comm_port_is_the_shipped_config_json_value():
     assert frag["ServerConfig"]["interCommPort"] == 1121
     fact = next(f for f in FACTS if f.name == "ServerConfig.interCommPort")
     assert fact.value.startswith("1121") and "src/server/conf/config.json" in fact.source
+
+
+def _global() -> dict:
+    from rtc.emit import global_ranktable
+
+    res = compile_file(str(EXAMPLE))
+    pair = next(p for p in res.plan.pairs if p.prefill and p.decode)
+    return global_ranktable.build(res.topology, pair)
+
+
+def _global_codes(doc: dict) -> list[str]:
+    return [d.code for d in validate_source(json.dumps(doc, indent=2), "g.json").diagnostics]
+
+
+def test_global_table_server_ip_on_two_servers_is_rtc667():
+    doc = _global()
+    groups = doc["server_group_list"]
+    groups[1]["server_list"][0]["server_ip"] = groups[0]["server_list"][0]["server_ip"]
+    assert _global_codes(doc) == ["RTC667"]
+    assert _global_codes(_global()) == []
+
+
+def test_one_group_global_table_import_is_located_with_a_hint():
+    doc = _global()
+    del doc["server_group_list"][1]
+    result = import_table(json.dumps(doc, indent=2), "g.json")
+    [d] = [d for d in result.diagnostics if d.code == "RTC659"]
+    assert result.text is None and "1 group" in d.message and d.hint
+    assert (d.span.line, d.span.column) != (1, 1) and d.span.line > 0
+
+
+def test_global_table_root_cause_comes_without_a_rank_echo():
+    doc = _global()
+    del doc["server_group_list"][0]["server_list"][0]["device"]
+    assert _global_codes(doc) == ["RTC611"]
+    doc = _global()
+    doc["server_group_list"][0]["server_list"][0]["device"][0]["rank_id"] = 0
+    assert _global_codes(doc) == ["RTC610"]
+    doc = _global()
+    doc["server_group_list"][0]["server_list"][0]["container_ip"] = 17216
+    [d] = validate_source(json.dumps(doc, indent=2), "g.json").diagnostics
+    assert d.code == "RTC610" and '"17216"' not in d.hint and "IP address" in d.message
+    doc = _global()
+    del doc["server_group_list"]
+    [d] = validate_source(json.dumps(doc, indent=2), "g.json").diagnostics
+    assert d.code == "RTC611" and "server_group_list" in d.hint
