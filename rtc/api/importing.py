@@ -57,7 +57,7 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
         return result
     if rep.form == "mindie-global":
         result.text = _import_global(rep.doc, filename, diags, hardware, output_name,
-                                     cluster_name)
+                                     cluster_name, rep.text)
         return result
     text = describe_table(rep.doc, rep.lowered.source_map, rep.lowered.topology.preset, filename,
                           diags, hardware=hardware, cluster_name=cluster_name)
@@ -103,13 +103,36 @@ def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, outp
     return text
 
 
+def _groups_span(source_text: str | None, filename: str):
+    """Where ``server_group_list`` is in the file (the whole file when it cannot be found)."""
+    from rtc.diagnostics import Span
+    from rtc.tables.jsonload import load_json
+
+    if source_text is None:
+        return Span.whole_file(filename)
+    _doc, smap, _d = load_json(source_text, filename=filename)
+    return smap.locate_nearest(("server_group_list",), key=True) if smap.parsed else \
+        Span.whole_file(filename)
+
+
 def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
-                   output_name: str, cluster_name: str | None) -> str | None:
+                   output_name: str, cluster_name: str | None,
+                   source_text: str | None = None) -> str | None:
     """A MindIE global table's description (:mod:`rtc.tables.import_global`), compiled back
-    to its global table and compared; RTC659 when it differs."""
+    to its global table and compared; RTC659 (at ``server_group_list``) when it has fewer
+    than two groups or compiles back otherwise."""
     from rtc.emit import global_ranktable
     from rtc.tables.import_global import IMPORT_GLOBAL, compare, describe_global
 
+    n = len(doc["server_group_list"])
+    if n < 2:
+        diags.append(error(IMPORT_GLOBAL, f"the global table has {n} group{'s' if n != 1 else ''}"
+                           "; rtc imports a global table as a prefill/decode pair of MindIE "
+                           "jobs (the first group prefill, the others decode), which needs "
+                           "two groups or more", _groups_span(source_text, filename),
+                           hint="import the instance's own hccl.json instead (`rtc import "
+                                "hccl.json`), or add the decode group"))
+        return None
     text = describe_global(doc, filename, diags, hardware=hardware, cluster_name=cluster_name)
     if text is None:
         return None
@@ -120,8 +143,9 @@ def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
             compare(doc, global_ranktable.build(res.topology, pairs[0]) if pairs else None))
     if diff is not None:
         diags.append(error(IMPORT_GLOBAL, "the global rank table does not fit an rtc "
-                           f"description: {diff}", None, hint="keep editing this table by "
-                           "hand (rtc validate still checks it)"))
+                           f"description: {diff}", _groups_span(source_text, filename),
+                           hint="keep editing this table by hand (rtc validate still checks "
+                                "it)"))
         return None
     return text
 

@@ -10,9 +10,9 @@ from rtc.plan import Plan
 from rtc.rules import rule
 
 RESERVED_ADDRESS = rule("RTC209", "reserved-address", "error",
-                        "A host or device IP is loopback, unspecified, multicast, link-local, broadcast or reserved.", """
-    What: e.g. `host 127.0.0.1`, `device_ip 0.0.0.0`, a 224.x multicast, a 169.254.x
-    link-local address, the limited broadcast 255.255.255.255 or a reserved 240.0.0.0/4
+                        "A host, container or device IP is loopback, unspecified, multicast, link-local, broadcast or reserved.", """
+    What: e.g. `host 127.0.0.1`, `container_ip 127.0.0.1`, `device_ip 0.0.0.0`, a 224.x
+    multicast, a 169.254.x link-local address, the limited broadcast 255.255.255.255 or a reserved 240.0.0.0/4
     (class E) address (IPv6: the addresses `ipaddress` marks reserved).
     Why: other servers cannot reach such an address: HCCL link setup between servers times
     out (HCCL_CONNECT_TIMEOUT) and vLLM's DP handshake waits 5 minutes then fails.
@@ -83,6 +83,15 @@ def check(topo: Topology, plan: Plan):
                     "address; other servers cannot reach it", s.span_of("host"), subject=s.label,
                     hint="use the address of the NIC other nodes reach (the one HCCL_IF_IP "
                          "will name)"), s.name)
+        if s.container_ip is not None:
+            why = _why(s.container_ip)
+            if why:
+                hosts.add(s.span_of("container_ip"), error(
+                    RESERVED_ADDRESS, f"container_ip {s.container_ip} of {s.name} is "
+                    f"{_article(why)} {why} address; other pods cannot reach it",
+                    s.span_of("container_ip"), subject=s.label,
+                    hint="use the pod's own IP (`kubectl get pods -o wide`), or leave "
+                         "container_ip out when the pod shares the host's network"), s.name)
         if id(s) not in flagged:
             continue
         for d in s.devices:

@@ -1,5 +1,5 @@
 """MindIE jobs (``framework mindie``): what MindIE Server refuses at start-up, found before
-(RTC656 rank table and node addresses, RTC657 pod IPs, RTC658 ports).
+(RTC656 rank table and node addresses, RTC657 pod IPs, RTC658 ports, RTC666 GPU hardware).
 
 The limits are MindIE's own (:data:`rtc.plan.mindie.FACTS`, read in MindIE-LLM's
 ``ranktable_config.cpp`` ``CheckParam`` and ``config_manager_impl.cpp`` ``CheckAllParam``):
@@ -30,9 +30,9 @@ MINDIE_TABLE = rule("RTC656", "mindie-multi-node-table", "error",
     Fix: give every server the same number of NPUs, at most 60 servers, and a `host`
     (or `container_ip` when pods have their own IPs).""")
 POD_IPS = rule("RTC657", "mindie-container-ip", "error",
-               "Two servers have the same container IP.", """
+               "A container IP repeats another server's, or a host or device IP.", """
     What: two servers whose `container_ip` is the same, or one server's `container_ip` that
-    is another server's `host`.
+    is another server's `host` or any server's device IP.
     Why: MindIE finds its own server in the rank table by MIES_CONTAINER_IP == container_ip;
     with two matches both nodes take the same ranks (and Kubernetes never gives two pods
     one IP: the description is wrong).
@@ -42,14 +42,22 @@ MINDIE_PORT = rule("RTC658", "mindie-port", "error",
                    "A MindIE job's port is outside 1024..65535 or one of its other ports.", """
     What: the `port` of a `framework mindie` job below 1024, or equal to a port rtc's
     config fragment gives MindIE for something else (management 1026, metrics 1027,
-    multiNodesInferPort 1120, interCommPort 1211 on prefill/decode jobs).
+    multiNodesInferPort 1120, interCommPort 1121 on prefill/decode jobs).
     Why: MindIE Server refuses ports outside [1024, 65535] and a REST port equal to
     multiNodesInferPort ('Endpoint port cannot be equal to multiNodesInferPort'); the
     others clash when it binds them.
     Example: `port 1120`.
     Fix: choose another port (MindIE's default is 1025).""")
 
-RULES = (MINDIE_TABLE, POD_IPS, MINDIE_PORT)
+MINDIE_ON_GPU = rule("RTC666", "mindie-on-gpu", "error",
+                     "A `framework mindie` job on NVIDIA GPU hardware.", """
+    What: a job with `framework mindie` in a cluster whose hardware is an NVIDIA GPU preset.
+    Why: MindIE Server runs on Ascend NPUs only (CANN, HCCL and a rank table); on GPUs its
+    daemon finds no NPU and exits, and rtc's MindIE env and config.json keys do not apply.
+    Example: `framework mindie` with `hardware hgx-h100`.
+    Fix: use `framework vllm` on GPUs, or an Ascend preset (e.g. atlas-800t-a2).""")
+
+RULES = (MINDIE_TABLE, POD_IPS, MINDIE_PORT, MINDIE_ON_GPU)
 
 
 def check(topo: Topology, plan: Plan):
@@ -57,13 +65,26 @@ def check(topo: Topology, plan: Plan):
     for job in topo.jobs:
         if job.framework != "mindie" or not job.placements:
             continue
+        if topo.preset.is_gpu:
+            yield error(MINDIE_ON_GPU, f"job {job.name} has framework mindie, but hardware "
+                        f"{topo.preset.name} is NVIDIA GPUs; MindIE Server runs on Ascend "
+                        "NPUs only", job.span_of("framework"), subject=f"job {job.name}",
+                        hint="use `framework vllm` on GPUs, or an Ascend hardware preset")
+            continue
         yield from _port(job, pd_side(plan.pairs, job) is not None)
         yield from _table(topo, job)
 
 
 def _pod_ips(topo: Topology):
-    """RTC657: a container_ip used twice, or equal to another server's host."""
+    """RTC657: a container_ip used twice, or equal to another server's host or to a device
+    IP (an NPU's RoCE address is never a pod's)."""
+    if not any(s.container_ip is not None for s in topo.servers):
+        return
     seen: dict = {}
+    for s in topo.servers:
+        for d in s.devices:
+            if d.device_ip is not None:
+                seen.setdefault(d.device_ip, (s, "device_ip"))
     for s in topo.servers:
         if s.host_ip is not None:
             seen.setdefault(s.host_ip, (s, "host"))
@@ -72,12 +93,12 @@ def _pod_ips(topo: Topology):
         if ip is None:
             continue
         other = seen.get(ip)
-        if other is not None and other[0] is not s:
+        if other is not None and (other[0] is not s or other[1] == "device_ip"):
             o, what = other
-            yield error(POD_IPS, f"container_ip {ip} of {s.name} is also the {what} of "
+            name = "a device IP" if what == "device_ip" else f"the {what}"
+            yield error(POD_IPS, f"container_ip {ip} of {s.name} is also {name} of "
                         f"{o.name}", s.span_of("container_ip"), subject=s.label,
-                        related=[Related(o.span_of(what if what == "host" else
-                                                   "container_ip"), f"{o.name}'s {what}")],
+                        related=[Related(o.span_of(what), f"{o.name}'s {what}")],
                         hint="give each server its own pod's IP (`kubectl get pods -o wide`)")
         seen[ip] = (s, "container_ip")
 

@@ -70,7 +70,8 @@ KV_CONFIG = rule("RTC537", "kv-transfer-config", "error",
 def check(topo: Topology, plan: Plan):
     version = parse_version(topo.vllm_version)
     for job in topo.jobs:
-        if job.kv_connector == "nixl" and pd_side(plan.pairs, job) is not None:
+        if job.kv_connector == "nixl" and job.framework != "mindie" \
+                and pd_side(plan.pairs, job) is not None:   # MindIE: RTC512
             yield from _nixl_job(topo, job, version)
     for jl in plan.launches.values():
         side = pd_side(plan.pairs, jl.job)

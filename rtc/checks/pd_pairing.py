@@ -78,7 +78,8 @@ LLMDD_TP = rule("RTC527", "llmdatadist-cross-node-tp", "error",
 PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
                     "A prefill/decode job is not a vLLM job.", """
     What: a job in a prefill/decode pair with `framework` other than vllm (a pair whose
-    jobs are all `framework mindie` is MindIE's own disaggregation and fine).
+    jobs are all `framework mindie` is MindIE's own disaggregation and fine; a pair mixing
+    mindie with another framework is reported once).
     Why: the disaggregated launch (--kv-transfer-config) is vLLM's.
     Example: `role prefill` with `framework mindspore`.
     Fix: use `framework vllm` (the default).""")
@@ -103,9 +104,10 @@ def check(topo: Topology, plan: Plan):
         if not pair.prefill or not pair.decode:
             continue
         yield from _frameworks(pair)
-        if not _mindie_pair(pair):
-            yield from _connectors(pair, topo.preset.is_gpu)
         yield from _models(pair)
+        if any(j.framework == "mindie" for j in pair.jobs):
+            continue   # MindIE moves the KV cache itself: no vLLM connector rules
+        yield from _connectors(pair, topo.preset.is_gpu)
         nixl = all(j.kv_connector == "nixl" for j in pair.jobs)
         if not nixl:   # NixlConnector has no extra config and maps TP both ways
             yield from _instance_sizes(pair)
@@ -173,8 +175,21 @@ def _mindie_pair(pair) -> bool:
 
 
 def _frameworks(pair):
-    """RTC528: jobs of a pair that are not vLLM jobs (a pair of MindIE jobs is fine)."""
+    """RTC528: jobs of a pair that are not vLLM jobs (a pair of MindIE jobs is fine); a pair
+    mixing MindIE with another framework is one finding: the sides must match."""
     if _mindie_pair(pair):
+        return
+    mindie = next((j for j in pair.jobs if j.framework == "mindie"), None)
+    if mindie is not None:
+        other = next(j for j in pair.jobs if j.framework != "mindie")
+        yield error(PD_FRAMEWORK, f"prefill/decode pair mixes frameworks: job {mindie.name} "
+                    f"has framework mindie, job {other.name} framework {other.framework}; "
+                    "MindIE's prefill/decode (inferMode dmi) hands the KV cache only to "
+                    "MindIE instances", other.span_of("framework"),
+                    subject=f"job {other.name}",
+                    related=[Related(mindie.span_of("framework"), f"{mindie.name}'s")],
+                    hint="give both sides the same framework: `framework mindie` on both, "
+                         "or `framework vllm` (with a `kv_connector`) on both")
         return
     for j in pair.jobs:
         if j.framework != "vllm":

@@ -12,6 +12,10 @@ attribute               has no effect
 ``model``,              on a job that is not vLLM (those run ``entry``)
 ``served_name``
 ``order``               on a job that is not Megatron-LM (vLLM's group order is fixed)
+``kv_connector``,       on a MindIE job (MindIE moves the KV cache itself; rtc's config
+``kv_port``,            fragment has no expert-parallel key)
+``expert_parallel``,
+``dcp``
 ``dcp``                 on a job that is not vLLM (only vLLM has decode context parallel)
 ``super_pod``,          on hardware without super pods (A2, 910A, generic): the rank table
 ``super_device_id``     is version 1.0 and carries neither
@@ -52,7 +56,9 @@ def check(topo: Topology, plan: Plan):
         for key, why in _unused(job, job.name in paired):
             span = job.launch.span_of(key) or job.span_of(key)
             yield warning(NOT_USED, f"job {job.name}: `{key}` has no effect: {why}", span,
-                          subject=f"job {job.name}", hint=f"remove `{key}`, or " + _FIX[key])
+                          subject=f"job {job.name}", hint=f"remove `{key}`" + (
+                              "" if job.framework == "mindie" and key in dict(_MINDIE_UNUSED)
+                              else ", or " + _FIX[key]))
     if not topo.preset.super_pod and topo.origin == "description":  # tables: RTC636
         yield from _super_pod_attributes(topo)
     if topo.origin == "description":
@@ -66,14 +72,25 @@ _FIX = {"kv_connector": "pair the job (`role prefill` / `role decode`, or a disa
         "kv_port": "pair the job (`role prefill` / `role decode`, or a disaggregation block)",
         "entry": "use `framework mindspore`, `torch_npu` or `megatron`",
         "model": "use `framework vllm`", "served_name": "use `framework vllm`",
-        "order": "use `framework megatron`", "dcp": "use `framework vllm`"}
+        "order": "use `framework megatron`", "dcp": "use `framework vllm`",
+        "expert_parallel": "use `framework vllm`"}
+
+
+_MINDIE_UNUSED = (
+    ("kv_connector", "MindIE moves the KV cache between its prefill and decode instances "
+     "itself (inferMode dmi); no connector is configured"),
+    ("kv_port", "MindIE's prefill/decode traffic uses interCommPort, not a KV connector port"),
+    ("expert_parallel", "rtc writes no MindIE expert-parallel key; set it in the model's "
+     "ModelConfig of config.json"),
+    ("dcp", "decode context parallel is vLLM's"),
+)
 
 
 def _unused(job: Job, paired: bool) -> list[tuple[str, str]]:
     """(attribute, why it does nothing) for the attributes of ``job`` without effect."""
     spec, given = job.launch, job.spans
     out = []
-    if not paired:
+    if not paired and job.framework != "mindie":
         out += [(k, "the job is in no prefill/decode pair") for k in ("kv_connector", "kv_port")
                 if k in given]
     vllm = job.framework == "vllm"
@@ -84,6 +101,8 @@ def _unused(job: Job, paired: bool) -> list[tuple[str, str]]:
                 if getattr(spec, k) is not None]
         if "dcp" in given:
             out.append(("dcp", f"decode context parallel is vLLM's; framework {job.framework}"))
+    if job.framework == "mindie":  # rtc's config fragment (rtc.plan.mindie) has no key for them
+        out += [(k, why) for k, why in _MINDIE_UNUSED if k in given]
     if job.framework != "megatron" and "order" in given:
         out.append(("order", "only Megatron-LM reads an order string"))
     return out

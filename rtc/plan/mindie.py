@@ -55,6 +55,10 @@ FACTS: tuple[Fact, ...] = (
     Fact("MIES_CONTAINER_MANAGEMENT_IP", "env: management-plane REST address",
          "as MIES_CONTAINER_IP", "1.0.RC2 .. 2.x",
          f"{_LLM} server_config.cpp GetManagementIPAddress; {_MOTOR} boot.sh (both = POD_IP)"),
+    Fact("HCCL_IF_IP", "env: the address HCCL's host-side sockets bind; inside a pod with its "
+         "own network namespace only the pod IP is there", "the server's container_ip, else "
+         "its host", "CANN 8.x", "hicann HCCL env docs (HCCL_IF_IP: an address of the "
+         "environment HCCL runs in); rtc's k8s target uses status.podIP likewise"),
     Fact("HOST_IP", "env: bare-metal deployments only (matched with server_id); not set in "
          "containers", "not written", "1.0.RC2 .. 2.x",
          f"{_LLM} ranktable_config.cpp GetHostIPAddress; {_DOC_OLD}"),
@@ -94,9 +98,13 @@ FACTS: tuple[Fact, ...] = (
     Fact("ServerConfig.managementPort / metricsPort", "management and metrics ports",
          "1026 / 1027 (MindIE's defaults)", "1.0.RC2 .. 2.x",
          "MindIE 2.0.RC1 docs mindie_service0285"),
-    Fact("ServerConfig.interCommPort", "port between P and D instances (dmi), 1024..65535",
-         "1211 (the code's default; the docs' examples show 1121)", "2.x",
-         f"{_LLM} include/config/config_info.h, server_config.cpp"),
+    Fact("ServerConfig.interCommPort", "port between P and D instances (dmi), 1024..65535; "
+         "the struct default 1211 applies only when config.json lacks the key, and the "
+         "shipped config.json always has it", "1121 (the shipped config.json's value)", "2.x",
+         "Ascend/MindIE-LLM @653bca61 src/server/conf/config.json (\"interCommPort\" : 1121, "
+         "the file MindIE installs); @017f9abe src/include/config/config_info.h "
+         "(ServerConfig::interCommPort = 1211, the in-code fallback); the MindIE docs' and "
+         "Motor's config examples all show 1121"),
     Fact("rank table limits", "server_count 2..60, 1..32 devices per server and the same "
          "number on every server, container_ip on every server, device_id 0..63, rank_id "
          "0..511 (multi-node)", "checked: RTC656, RTC658", "2.x",
@@ -116,7 +124,7 @@ DEFAULT_PORT = 1025
 MANAGEMENT_PORT = 1026
 METRICS_PORT = 1027
 MULTI_NODE_PORT = 1120
-INTER_COMM_PORT = 1211
+INTER_COMM_PORT = 1121
 MAX_SERVERS = 60
 MAX_LOCAL_DEVICES = 32
 MAX_DEVICE_ID = 63

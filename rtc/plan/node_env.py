@@ -3,7 +3,8 @@
 
 Variables, in this order:
 
-1. ``HCCL_IF_IP`` (and ``VLLM_HOST_IP`` for vLLM) - the server's ``host``;
+1. ``HCCL_IF_IP`` (and ``VLLM_HOST_IP`` for vLLM) - the server's ``host`` (a MindIE job on
+   a server with ``container_ip``: that pod IP, the address its network namespace has);
 2. ``HCCL_SOCKET_IFNAME``, ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME`` - the server's
    ``nic`` (a job ``env`` line for one of them replaces it, in place);
 3. ``ASCEND_RT_VISIBLE_DEVICES`` - the job's devices on the server, as container ids when
@@ -111,7 +112,10 @@ def node_env(topo: Topology, ports: PortPlan, job: Job, server: Server, device_i
     out = NodeEnv(job, server, stem, head)
     vs = out.variables
     env = env_map(job)
-    if server.host_ip is not None:
+    if job.framework == "mindie" and server.container_ip is not None:
+        # the pod's own network namespace has the pod IP, not the host's (FACTS HCCL_IF_IP)
+        vs.append(EnvVar("HCCL_IF_IP", str(server.container_ip), "rtc"))
+    elif server.host_ip is not None:
         vs.append(EnvVar("HCCL_IF_IP", str(server.host_ip), "rtc"))
         if job.framework == "vllm":
             vs.append(EnvVar("VLLM_HOST_IP", str(server.host_ip), "rtc"))

@@ -246,11 +246,22 @@ def _suggest(key: str, candidates: list[str], form: str) -> tuple[str | None, st
     return (best[1] if best[0] >= 0.6 else None), None
 
 
+#: Keys whose value is an IP address: a bare number there is no address, quoted or not.
+_ADDRESS_KEYS = frozenset({"device_ip", "host_ip", "server_ip", "container_ip",
+                           "backup_device_ip"})
+
+
 def _explain_type(err: SchemaError, form: str, info: _SchemaInfo) -> list[Finding]:
     """``type``: RTC610, with a quoting hint for a number where a string belongs and back."""
     path, inst = err.path, err.instance
     name, where = _name(path), _where(path)
     expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+    if expected == ["string"] and is_number(inst) and name in _ADDRESS_KEYS:
+        return [Finding(RULE_TYPE.code, Severity.ERROR, path,
+                        f"{where}: `{name}` must be an IP address in a JSON string, not the "
+                        f"bare number {json.dumps(inst)}",
+                        hint=f"write the address in quotes, e.g. \"{name}\": \"10.0.0.6\" "
+                             "(a number is no IP address)", value=inst)]
     if expected == ["string"] and is_number(inst):
         text = json.dumps(inst)
         quoted = str(int(inst)) if isinstance(inst, float) and inst.is_integer() and name != "version" else text
@@ -312,6 +323,9 @@ def _explain_required(err: SchemaError, form: str, info: _SchemaInfo) -> list[Fi
                     f"legacy group_list form and fails")
     if hint is None:
         hint = f"add `{missing}` to {where}"
+        if missing == "server_list" and not path:  # the global table's list is gone too
+            hint += (" (a MindIE / MindCluster global rank table has `server_group_list` "
+                     "instead: add that)")
     return [Finding(RULE_REQUIRED.code, Severity.ERROR, path,
                     f"{where}: required key `{missing}` is missing", hint=hint, value=None)]
 

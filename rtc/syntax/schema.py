@@ -219,8 +219,9 @@ _SERVER_ATTRS = {
         p_address, doc="the pod / container IP when pods have their own IPs",
         value="IP address, or a template in i", default="none (the pod shares the host's "
         "network: MindIE jobs use the host IP)",
-        becomes="container_ip of the server in the rank table and the global rank table; "
-        "MIES_CONTAINER_IP of MindIE jobs (RTC656, RTC657)",
+        becomes="container_ip of the server in the rank table; server_ip of the global rank "
+        "table (which has no container_ip key); MIES_CONTAINER_IP and HCCL_IF_IP of MindIE "
+        "jobs (RTC209, RTC656, RTC657)",
         example="container_ip 172.16.0.6"),
 }
 

@@ -77,7 +77,7 @@ LOWERED_FORMS = ("hccl-v1.0", "hccl-v1.2", "pd-ranktable", "hccl-legacy-cloud", 
 # end column. "server" is Server.span itself.
 _ATTRS = ("server", "name", "server_id", "host", "devices", "device_ip", "gateway", "prefix",
           "super_pod", "super_device_id", "inventory", "nic", "visible_devices", "eid",
-          "net_instance")
+          "net_instance", "container_ip")
 _ATTR_CODE = {a: n + 1 for n, a in enumerate(_ATTRS)}
 # Device-level attributes: the key inside a device object they stand for.
 _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "device_ip",
@@ -241,6 +241,7 @@ class ServerOrigin:
     device_key: tuple | None = None     # path whose *key* is the device array
     devices: list = field(default_factory=list)   # [(device_id, device object path, dict)]
     pod: tuple | None = None            # the super_pod_id value naming its pod
+    container: tuple | None = None      # the container_ip value (the pod IP)
     first_missing: dict = field(default_factory=dict)  # device key -> first device lacking it
     #: (device_id, device key) -> the value's path where it is not a key of the device
     #: object (2.0 tables: the address inside level_list)
@@ -318,6 +319,8 @@ class LoweredTable:
             return self._locate(o.host)
         if attr == "super_pod" and o.pod is not None:
             return self._locate(o.pod)
+        if attr == "container_ip" and o.container is not None:
+            return self._locate(o.container)
         return self._locate(o.anchor())
 
     def _related_text(self, r: Related, message: str) -> str:
@@ -411,6 +414,7 @@ class _RawServer:
     origin: ServerOrigin
     devices: list = field(default_factory=list)      # Device
     host: object = None
+    container: object = None
     pod: str | None = None
     hidden: frozenset = frozenset()
     order: tuple = ()
@@ -492,6 +496,9 @@ def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
         if "host_ip" in s:
             o.host = ("server_list", i, "host_ip")
             rs.host = _host(s["host_ip"], o.host, bad)
+        if "container_ip" in s:
+            o.container = ("server_list", i, "container_ip")
+            rs.container = _host(s["container_ip"], o.container, bad)
         devs = s.get("device")
         low = _INF
         if type(devs) is list:
@@ -599,7 +606,8 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
         server = Server(name=name_, server_id=sid, index=idx,
                         span=Span(filename, 0, idx + 1, 0, 1), devices=rs.devices, host_ip=rs.host,
                         super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden),
-                        incomplete=rs.incomplete, net_instances=rs.net_instances)
+                        incomplete=rs.incomplete, net_instances=rs.net_instances,
+                        container_ip=rs.container)
         topo.servers.append(server)
         lt.origins.append(o)
     return lt

@@ -1,6 +1,7 @@
 """The MindCluster / MindIE global rank table (``server_group_list``): unique group ids
 (RTC653), each group's rank ids exactly 0..n-1 (RTC654), a device IP or server_id used in
-two groups (RTC655), each group's server_count (RTC633) and its addresses (RTC634).
+two groups (RTC655), one server_ip on two servers (RTC667), each group's server_count
+(RTC633) and its addresses (RTC634).
 
 Source: MindCluster best practice ``dl_bestpractice_010`` (ClusterD builds one group per
 MindIE instance from that instance's hccl.json, so rank ids count per group) and
@@ -39,6 +40,17 @@ GROUP_SHARED = rule("RTC655", "global-shared-device", "error",
     Example: the decode group lists the prefill server's device 0 again.
     Fix: give each group its own devices.""")
 
+GROUP_SERVER_IP = rule("RTC667", "global-duplicate-server-ip", "error",
+                       "Two servers of a global rank table have the same server_ip.", """
+    What: two server entries with different server_id values but one server_ip, in one
+    group or in two.
+    Why: MindIE Motor's controller reaches each instance's node at its server_ip; two
+    nodes on one address make it send one node's role and requests to the other, and
+    rtc import cannot give two servers one host.
+    Example: the decode group's server copied from the prefill group with a new server_id
+    but the old server_ip.
+    Fix: give each server its own pod's IP (the host IP when pods share the host network).""")
+
 
 def _check_global(ctx: _Ctx) -> None:
     """The rules of a ``mindie-global`` table."""
@@ -47,6 +59,7 @@ def _check_global(ctx: _Ctx) -> None:
         return
     seen_ids: dict[str, tuple] = {}
     seen_devices: dict[tuple, tuple] = {}
+    seen_ips: dict[str, tuple] = {}
     for g, group in enumerate(groups):
         if not isinstance(group, dict):
             continue
@@ -61,6 +74,26 @@ def _check_global(ctx: _Ctx) -> None:
                               hint="number the groups uniquely (0 scheduler, 1 prefill, "
                                    "2 decode)"))
         _group(ctx, group, gp, g, seen_devices)
+        _server_ips(ctx, group, gp, seen_ips)
+
+
+def _server_ips(ctx: _Ctx, group: dict, gp: tuple, seen: dict) -> None:
+    """RTC667: a server_ip that another server_id already has (``seen``: ip -> (server_id,
+    path), filled in here)."""
+    servers = group.get("server_list")
+    for s, server in enumerate(servers if isinstance(servers, list) else ()):
+        if not isinstance(server, dict):
+            continue
+        ip, sid = server.get("server_ip"), server.get("server_id")
+        path = gp + ("server_list", s, "server_ip")
+        if not isinstance(ip, str) or not ip or not isinstance(sid, str) or path in ctx.bad:
+            continue
+        first = seen.setdefault(ip, (sid, path))
+        if first[0] != sid:
+            ctx.add(error(GROUP_SERVER_IP, f"{format_path(path)}: server_ip {ip} of server "
+                          f"{sid} is also the server_ip of server {first[0]}", ctx.span(path),
+                          related=[Related(ctx.span(first[1]), f"{first[0]}'s server_ip")],
+                          hint="give each server its own pod's IP (kubectl get pods -o wide)"))
 
 
 def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
@@ -74,19 +107,24 @@ def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
                       ctx.span(gp + ("server_count",)),
                       hint="server_count is the number of servers of the group"))
     ranks: list[int] = []
+    unknown = False   # a server or rank the schema reports: RTC654 would only echo it
     for s, server in enumerate(servers):
         sp = gp + ("server_list", s)
         if not isinstance(server, dict) or not isinstance(server.get("device"), list):
+            unknown = True
             continue
         _addresses(ctx, server.get("server_ip"), sp + ("server_ip",), "server_ip")
         for k, dev in enumerate(server["device"]):
             dp = sp + ("device", k)
             if not isinstance(dev, dict):
+                unknown = True
                 continue
             _addresses(ctx, dev.get("device_ip"), dp + ("device_ip",), "device_ip")
             r = decimal(dev.get("rank_id")) if dp + ("rank_id",) not in ctx.bad else None
             if r is not None:
                 ranks.append(r)
+            else:
+                unknown = True
             for key in ((dev.get("device_ip"),), (server.get("server_id"), dev.get("device_id"))):
                 if not all(isinstance(part, str) and part for part in key):
                     continue  # absent, empty or of the wrong type (the schema reports it)
@@ -99,11 +137,11 @@ def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
                                   ctx.span(dp), related=[Related(ctx.span(first[1]), "there")],
                                   hint="each NPU belongs to one instance"))
                     break
-    if ranks and sorted(ranks) != list(range(len(ranks))):
+    if ranks and not unknown and sorted(ranks) != list(range(len(ranks))):
         ctx.add(error(GROUP_RANKS, f"{format_path(gp)}: rank_id values are {_ids(sorted(ranks))}, "
                       f"not 0..{len(ranks) - 1}", ctx.span(gp + ("server_list",)),
                       hint="number each group's devices from 0 (one hccl.json per instance)"))
 
 
 #: The rules this module reports (collected by rtc.tables.semantic.RULES).
-RULES = (GROUP_ID, GROUP_RANKS, GROUP_SHARED)
+RULES = (GROUP_ID, GROUP_RANKS, GROUP_SHARED, GROUP_SERVER_IP)

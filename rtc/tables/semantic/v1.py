@@ -9,6 +9,7 @@ from rtc.diagnostics import error
 from ..lower_table import decimal
 from ._context import _Ctx, _server_label
 from .backups import _backups, _host_port
+from .containers import _container_ips
 from .counts import COUNT, _addresses, _ip_counts
 from .ranks import _rank_blocks, _rank_set
 from .super_pods import _super_pods
@@ -39,6 +40,7 @@ def _check_v1(ctx: _Ctx, form: str) -> None:
         _rank_blocks(ctx, servers, path_of=_v1_rank_path)
     if len({k for k, _ in ip_counts}) > 1:
         _ip_counts(ctx, [(k, ("server_list", i, "device", j, "device_ip")) for k, (i, j) in ip_counts])
+    _container_ips(ctx, sl)
     if v12:
         _super_pods(ctx, sl)
 
