@@ -30,7 +30,7 @@ from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift, table_server
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.shell import decode_script
+from rtc.scripts.shell import decode_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
 
@@ -107,6 +107,8 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             rep.diagnostics.append(note(R.NOT_READ, f"{label} is rtc's own {tool} script, not "
                                         "a node's launch: not linted", Span(label, 1, 1),
                                         hint="lint the S.sh launch scripts of the folder"))
+            rep.diagnostics += [error(R.UNREADABLE, p.message, p.span)
+                                for p in quote_problems(label, text)]
             continue
         for u in split_sections(label, text):
             u.given_name = names.get(label) or u.given_name
