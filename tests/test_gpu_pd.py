@@ -166,3 +166,38 @@ def test_rtc_cost_of_the_two_server_example_says_which_algorithm():
     assert ("NCCL AllReduce across servers (all 16 GPUs on 2 servers, ib-ndr x 8 NICs per "
             "server): NCCL picks the tree below 28.9 MiB per rank, the ring above") in text
     assert "1 MiB tree 41 us vs ring 67 us, 256 MiB tree 1,751 us vs ring 1,542 us" in text
+
+
+def test_global_ranktable_and_stdout_on_gpu_are_usage_errors(monkeypatch, capsys, tmp_path):
+    # fresh user's findings 3 and 17: --global-ranktable gave RTC003 "internal error";
+    # --stdout of a two-job file said "the file has 2 jobs" instead of "no rank table"
+    from test_out_dir_transaction import run_main
+
+    path = str(EXAMPLES / "gpu-pd-h100.rtc")
+    out = tmp_path / "d"
+    assert run_main(monkeypatch, "compile", path, "--out-dir", str(out),
+                    "--global-ranktable") == 2
+    err = capsys.readouterr().err
+    assert "error[RTC002]: --global-ranktable: hardware hgx-h100 is an NVIDIA GPU server" in err
+    assert "RTC003" not in err and not out.exists()
+    assert run_main(monkeypatch, "compile", path, "--stdout") == 2
+    err = capsys.readouterr().err
+    assert "NCCL has no rank table to write with -o / --stdout" in err and "2 jobs" not in err
+
+
+def test_compile_summary_names_the_kinds_it_wrote(monkeypatch, capsys, tmp_path):
+    # fresh user's finding 17: "env, launch, preflight, calibration, plan" on GPU, where
+    # no calibrate.sh is written
+    from test_out_dir_transaction import run_main
+
+    out = tmp_path / "d"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "gpu-pd-h100.rtc"), "--out-dir",
+                    str(out), "--no-diagrams") == 0
+    err = capsys.readouterr().err
+    assert f"rtc: wrote 8 files to {out}: 2 env, 2 launch, 1 proxy, 2 preflight, 1 plan\n" in err
+    assert not (out / "calibrate.sh").exists() and "calibration" not in err
+    out = tmp_path / "m"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "pd-mindie-a2.rtc"), "--out-dir",
+                    str(out), "--no-diagrams", "--global-ranktable") == 0
+    assert (f"19 files to {out}: 4 env, 4 launch, 4 preflight, 1 calibration, 1 plan, "
+            "1 global rank table, 4 MindIE config\n") in capsys.readouterr().err
