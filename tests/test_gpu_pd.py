@@ -163,8 +163,9 @@ def test_rtc_cost_of_the_two_server_example_says_which_algorithm():
 
     topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
     text = cost_text(cost_jobs(topo, list(topo.jobs), ("decode",)))
-    assert ("NCCL AllReduce across servers (all 16 GPUs on 2 servers, ib-ndr x 8 NICs per "
-            "server): NCCL picks the tree below 28.9 MiB per rank, the ring above") in text
+    assert ("NCCL AllReduce across servers (the EP group 0..15: 16 GPUs on 2 servers, "
+            "ib-ndr x 8 NICs per server): NCCL picks the tree below 28.9 MiB per rank, the "
+            "ring above") in text
     assert "1 MiB tree 41 us vs ring 67 us, 256 MiB tree 1,751 us vs ring 1,542 us" in text
 
 
@@ -201,3 +202,60 @@ def test_compile_summary_names_the_kinds_it_wrote(monkeypatch, capsys, tmp_path)
                     str(out), "--no-diagrams", "--global-ranktable") == 0
     assert (f"19 files to {out}: 4 env, 4 launch, 4 preflight, 1 calibration, 1 plan, "
             "1 global rank table, 4 MindIE config\n") in capsys.readouterr().err
+
+
+_THREE = """cluster c {{
+  hardware hgx-h100
+}}
+server a {{
+  host 10.0.0.1
+  devices 0..7
+  ib_hca mlx5_0
+}}
+server b {{
+  host 10.0.0.2
+  devices 0..7
+  ib_hca mlx5_0
+}}
+server c {{
+  host 10.0.0.3
+  devices 0..7
+  ib_hca mlx5_0
+}}
+job j {{
+  servers {servers}
+  {sizes}
+  cost_model qwen3-32b
+}}
+"""
+
+
+@pytest.mark.parametrize("servers,sizes,want", [
+    ("a, b, c", "tp 8\n  pp 3", None),
+    ("a, b, c", "dp 3\n  tp 8", None),
+    ("a, b", "tp 16", "the TP group 0..15: 16 GPUs on 2 servers, ib-ndr x 1 NIC per server"),
+])
+def test_nccl_note_only_for_a_cross_server_allreduce_with_the_declared_nics(servers, sizes,
+                                                                          want):
+    # fresh user's finding 12: "all 24 GPUs on 3 servers" for TP8 x PP3 and DP3 (no
+    # AllReduce across servers), and "ib-ndr x 8 NICs" where each server has ib_hca mlx5_0
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import cost_text
+
+    r = compile_text(_THREE.format(servers=servers, sizes=sizes), "t.rtc")
+    text = cost_text(cost_jobs(r.topology, list(r.topology.jobs), ("decode",)))
+    notes = [line for line in text.splitlines() if "NCCL AllReduce across servers" in line]
+    assert notes == ([] if want is None else [notes[0]]) and (want is None or want in notes[0])
+    # finding 17: NCCL's words on GPUs, not HCCL's
+    assert "hccl_test" not in text and "mesh" not in text and "nccl-tests" in text
+
+
+def test_cost_json_on_gpu_names_nccl_tests():
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import cost_document
+
+    topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
+    doc = cost_document(cost_jobs(topo, list(topo.jobs), ("decode",)), "x.rtc")
+    assert "nccl-tests" in doc["limits"] and "hccl_test" not in json.dumps(doc)
+    algos = {g["op"]: g["algorithm"] for g in doc["jobs"][0]["phases"][0]["groups"]}
+    assert algos["AllReduce"] == "NCCL nvls" and algos["AllGather"] == "NCCL"
