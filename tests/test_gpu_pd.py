@@ -259,3 +259,15 @@ def test_cost_json_on_gpu_names_nccl_tests():
     assert "nccl-tests" in doc["limits"] and "hccl_test" not in json.dumps(doc)
     algos = {g["op"]: g["algorithm"] for g in doc["jobs"][0]["phases"][0]["groups"]}
     assert algos["AllReduce"] == "NCCL nvls" and algos["AllGather"] == "NCCL"
+
+
+def test_rtc444_of_a_moved_proxy_port_reads_right_and_says_how_to_move_it():
+    # fresh user's finding 15: "the default the prefill/decode proxy's port 8192 ..." and
+    # a hint to "write them in the job", though no attribute sets the proxy's port
+    text = (EXAMPLES / "gpu-pd-h100.rtc").read_text().replace("  tp 8\n", "  tp 8\n  port 8192\n", 1)
+    [d] = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC444"]
+    assert d.message.startswith("job prefill: the prefill/decode proxy's default port 8192 "
+                                "lies in job prefill's vLLM API server (--port) 8192; rtc "
+                                "chose the prefill/decode proxy's port 8193")
+    assert "the default the" not in d.message and "write" not in d.hint
+    assert "the proxy's port has no attribute" in d.hint and "the job's `port`" in d.hint
