@@ -163,6 +163,111 @@ def test_rtc_cost_of_the_two_server_example_says_which_algorithm():
 
     topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
     text = cost_text(cost_jobs(topo, list(topo.jobs), ("decode",)))
-    assert ("NCCL AllReduce across servers (all 16 GPUs on 2 servers, ib-ndr x 8 NICs per "
-            "server): NCCL picks the tree below 28.9 MiB per rank, the ring above") in text
+    assert ("NCCL AllReduce across servers (the EP group 0..15: 16 GPUs on 2 servers, "
+            "ib-ndr x 8 NICs per server): NCCL picks the tree below 28.9 MiB per rank, the "
+            "ring above") in text
     assert "1 MiB tree 41 us vs ring 67 us, 256 MiB tree 1,751 us vs ring 1,542 us" in text
+
+
+def test_global_ranktable_and_stdout_on_gpu_are_usage_errors(monkeypatch, capsys, tmp_path):
+    # fresh user's findings 3 and 17: --global-ranktable gave RTC003 "internal error";
+    # --stdout of a two-job file said "the file has 2 jobs" instead of "no rank table"
+    from test_out_dir_transaction import run_main
+
+    path = str(EXAMPLES / "gpu-pd-h100.rtc")
+    out = tmp_path / "d"
+    assert run_main(monkeypatch, "compile", path, "--out-dir", str(out),
+                    "--global-ranktable") == 2
+    err = capsys.readouterr().err
+    assert "error[RTC002]: --global-ranktable: hardware hgx-h100 is an NVIDIA GPU server" in err
+    assert "RTC003" not in err and not out.exists()
+    assert run_main(monkeypatch, "compile", path, "--stdout") == 2
+    err = capsys.readouterr().err
+    assert "NCCL has no rank table to write with -o / --stdout" in err and "2 jobs" not in err
+
+
+def test_compile_summary_names_the_kinds_it_wrote(monkeypatch, capsys, tmp_path):
+    # fresh user's finding 17: "env, launch, preflight, calibration, plan" on GPU, where
+    # no calibrate.sh is written
+    from test_out_dir_transaction import run_main
+
+    out = tmp_path / "d"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "gpu-pd-h100.rtc"), "--out-dir",
+                    str(out), "--no-diagrams") == 0
+    err = capsys.readouterr().err
+    assert f"rtc: wrote 8 files to {out}: 2 env, 2 launch, 1 proxy, 2 preflight, 1 plan\n" in err
+    assert not (out / "calibrate.sh").exists() and "calibration" not in err
+    out = tmp_path / "m"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "pd-mindie-a2.rtc"), "--out-dir",
+                    str(out), "--no-diagrams", "--global-ranktable") == 0
+    assert (f"19 files to {out}: 4 env, 4 launch, 4 preflight, 1 calibration, 1 plan, "
+            "1 global rank table, 4 MindIE config\n") in capsys.readouterr().err
+
+
+_THREE = """cluster c {{
+  hardware hgx-h100
+}}
+server a {{
+  host 10.0.0.1
+  devices 0..7
+  ib_hca mlx5_0
+}}
+server b {{
+  host 10.0.0.2
+  devices 0..7
+  ib_hca mlx5_0
+}}
+server c {{
+  host 10.0.0.3
+  devices 0..7
+  ib_hca mlx5_0
+}}
+job j {{
+  servers {servers}
+  {sizes}
+  cost_model qwen3-32b
+}}
+"""
+
+
+@pytest.mark.parametrize("servers,sizes,want", [
+    ("a, b, c", "tp 8\n  pp 3", None),
+    ("a, b, c", "dp 3\n  tp 8", None),
+    ("a, b", "tp 16", "the TP group 0..15: 16 GPUs on 2 servers, ib-ndr x 1 NIC per server"),
+])
+def test_nccl_note_only_for_a_cross_server_allreduce_with_the_declared_nics(servers, sizes,
+                                                                          want):
+    # fresh user's finding 12: "all 24 GPUs on 3 servers" for TP8 x PP3 and DP3 (no
+    # AllReduce across servers), and "ib-ndr x 8 NICs" where each server has ib_hca mlx5_0
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import cost_text
+
+    r = compile_text(_THREE.format(servers=servers, sizes=sizes), "t.rtc")
+    text = cost_text(cost_jobs(r.topology, list(r.topology.jobs), ("decode",)))
+    notes = [line for line in text.splitlines() if "NCCL AllReduce across servers" in line]
+    assert notes == ([] if want is None else [notes[0]]) and (want is None or want in notes[0])
+    # finding 17: NCCL's words on GPUs, not HCCL's
+    assert "hccl_test" not in text and "mesh" not in text and "nccl-tests" in text
+
+
+def test_cost_json_on_gpu_names_nccl_tests():
+    from rtc.cost.jobs import cost_jobs
+    from rtc.report.cost_report import cost_document
+
+    topo = compile_file(str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc")).topology
+    doc = cost_document(cost_jobs(topo, list(topo.jobs), ("decode",)), "x.rtc")
+    assert "nccl-tests" in doc["limits"] and "hccl_test" not in json.dumps(doc)
+    algos = {g["op"]: g["algorithm"] for g in doc["jobs"][0]["phases"][0]["groups"]}
+    assert algos["AllReduce"] == "NCCL nvls" and algos["AllGather"] == "NCCL"
+
+
+def test_rtc444_of_a_moved_proxy_port_reads_right_and_says_how_to_move_it():
+    # fresh user's finding 15: "the default the prefill/decode proxy's port 8192 ..." and
+    # a hint to "write them in the job", though no attribute sets the proxy's port
+    text = (EXAMPLES / "gpu-pd-h100.rtc").read_text().replace("  tp 8\n", "  tp 8\n  port 8192\n", 1)
+    [d] = [d for d in compile_text(text, "p.rtc").diagnostics if d.code == "RTC444"]
+    assert d.message.startswith("job prefill: the prefill/decode proxy's default port 8192 "
+                                "lies in job prefill's vLLM API server (--port) 8192; rtc "
+                                "chose the prefill/decode proxy's port 8193")
+    assert "the default the" not in d.message and "write" not in d.hint
+    assert "the proxy's port has no attribute" in d.hint and "the job's `port`" in d.hint

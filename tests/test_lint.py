@@ -373,3 +373,50 @@ def test_out_dir_named_by_a_relative_path_sources_its_env_files(tmp_path, monkey
             [f"{d.code} {d.message}" for d in rep.diagnostics]
         assert ("RTC451" in rep.diagnostics[0].message) is not head
         assert "atlas-01.env" in rep.sources or "atlas-02.env" in rep.sources
+
+
+_Q = "'"
+#: (script line, whether `bash -n` rejects it): quoting inside ${...} and the like.
+_BASH_N = [
+    ('echo "${x:?the model' + _Q + 's path}"', True),
+    ('echo "${x#it' + _Q + 's}"', True),
+    ("echo ${x:-it's}", True),
+    ('echo "${x:-$(echo it' + _Q + 's)}"', True),
+    ("echo a#'b", True),
+    ('echo "${x:-it' + _Q + 's}" ' + _Q + 'b' + _Q, True),
+    ('echo "${x:-"it' + _Q + 's"}"', False),
+    ('echo "$(echo "it' + _Q + 's")"', False),
+    ('echo "${x:-' + _Q + 'a' + _Q + '}" it' + _Q + 's' + _Q, False),
+    ("echo $'it\\'s'", False),
+    ('echo "${x:-\\' + _Q + '}"', False),
+    ("# ${x:-it's}\necho ok", False),
+    ("a=$(case $x in a) echo 'q';; esac)", False),
+    ("cat <<EOF\n${x:-it's}\nEOF\necho ok", False),
+]
+
+
+@pytest.mark.parametrize("line,rejected", _BASH_N)
+def test_a_script_bash_n_rejects_is_rtc700(tmp_path, line, rejected):
+    # a fresh user's finding: proxy-pd.sh failed `bash -n` but `rtc lint` found nothing
+    import shutil
+    import subprocess
+
+    script = tmp_path / "node.sh"
+    script.write_text(f"{line}\nvllm serve /m --tensor-parallel-size 8\n")
+    if shutil.which("bash"):     # the table above is bash's own verdict
+        assert (subprocess.run(["bash", "-n", str(script)], capture_output=True,
+                               timeout=60).returncode != 0) == rejected
+    codes = [d.code for d in lint_files([str(script)]).diagnostics]
+    assert codes.count("RTC700") == (1 if rejected else 0), codes
+
+
+def test_a_broken_tool_script_is_rtc700_though_not_linted(tmp_path):
+    result, files = _compiled("gpu-pd-h100")
+    text = files["proxy-pd.sh"].replace("set PROXY to the path", "set PROXY: vLLM's path")
+    (tmp_path / "preflight-x.sh").write_text(files["preflight-gpu-p1.sh"].replace(
+        "\nset -", '\n: "${X:?it\'s}"\nset -', 1))
+    (tmp_path / "proxy-pd.sh").write_text(text)
+    rep = lint_files([str(tmp_path / "preflight-x.sh"), str(tmp_path / "proxy-pd.sh")])
+    got = sorted((Path(d.span.file).name, d.span.line) for d in rep.diagnostics
+                 if d.code == "RTC700")
+    assert [n for n, _ in got] == ["preflight-x.sh", "proxy-pd.sh"], got

@@ -119,3 +119,27 @@ def test_recompile_replaces_files_atomically(tmp_path: Path):
     assert not os.access(tmp_path / "atlas-01.env", os.X_OK)
     assert run_rtc("compile", str(src), "--out-dir", str(tmp_path), "--no-diagrams").returncode == 0
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first   # no temp files left
+
+
+def test_every_emitted_script_passes_bash_n_and_shellcheck():
+    # a fresh user's finding: proxy-pd.sh of gpu-pd-h100 was a bash syntax error (an
+    # apostrophe inside ${PROXY:?...}). The goldens are byte for byte what `rtc compile
+    # --out-dir` writes for every example (test_outputs_match_golden), so reading them
+    # checks every emitted script and env file without compiling again.
+    import shutil
+    import subprocess
+
+    files = []
+    for example in EXAMPLE_FILES:
+        scripts = sorted((GOLDEN / example.stem).glob("*.sh"))
+        assert scripts, f"{example.name}: no launch script among its goldens"
+        files += scripts + sorted((GOLDEN / example.stem).glob("*.env"))
+    bad = [f"{p.parent.name}/{p.name}: {r.stderr.strip()}" for p in files
+           if (r := subprocess.run(["bash", "-n", str(p)], capture_output=True, text=True,
+                                   timeout=60)).returncode]
+    assert bad == []
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (bash -n passed)")
+    res = subprocess.run(["shellcheck", "-s", "bash", *map(str, files)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[:3000]

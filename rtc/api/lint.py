@@ -31,7 +31,7 @@ from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift, table_server
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, partial_jobs
-from rtc.scripts.shell import decode_script, path_from_script
+from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
 
@@ -108,6 +108,8 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             rep.diagnostics.append(note(R.NOT_READ, f"{label} is rtc's own {tool} script, not "
                                         "a node's launch: not linted", Span(label, 1, 1),
                                         hint="lint the S.sh launch scripts of the folder"))
+            rep.diagnostics += [error(R.UNREADABLE, p.message, p.span)
+                                for p in quote_problems(label, text)]
             continue
         for u in split_sections(label, text):
             u.given_name = names.get(label) or u.given_name

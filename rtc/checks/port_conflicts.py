@@ -90,6 +90,8 @@ CANN_VERSION = rule("RTC445", "unknown-cann-version", "warning",
 _SETTING = {"HCCL_IF_BASE_PORT": "env HCCL_IF_BASE_PORT", "port": "port",
             "dp_rpc_port": "dp_rpc_port", "kv_port": "kv_port", "ray_port": "ray_port",
             "proxy_port": "the prefill/decode proxy's port"}
+#: How a moved default is named where it differs from "the default <setting>".
+_DEFAULT_OF = {"proxy_port": "the prefill/decode proxy's default port"}
 
 
 def check(topo: Topology, plan: Plan):
@@ -128,17 +130,29 @@ def check(topo: Topology, plan: Plan):
         jp = ports.jobs.get(job.name)
         if jp is None or not jp.assigned:
             continue
-        chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
-        why = "; ".join(f"the default {_SETTING.get(k, k)} {default} lies in {c.owner}"
-                        for k, (default, c) in jp.moved_by.items()) or \
-            (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
-             f"{', '.join(jp.shares_host_with)}" if jp.shares_host_with
-             else "a default port was already taken")
-        yield note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
-                   job.span,
-                   subject=f"job {job.name}",
-                   hint="launch with these values (rtc's launch scripts do), or write them in "
-                        "the job to pin them")
+        yield _assigned(job, jp)
+
+
+def _assigned(job, jp):
+    """The RTC444 note of a job some of whose ports rtc chose (``jp.assigned``): which
+    defaults were taken and by what, what rtc chose, and how to pin or move each."""
+    chosen = ", ".join(f"{_SETTING.get(k, k)} {v}" for k, v in jp.assigned.items())
+    why = "; ".join(f"{_DEFAULT_OF.get(k, 'the default ' + _SETTING.get(k, k))} {default} "
+                    f"lies in {c.owner}" for k, (default, c) in jp.moved_by.items()) or \
+        (f"it shares servers with job{'s' if len(jp.shares_host_with) > 1 else ''} "
+         f"{', '.join(jp.shares_host_with)}" if jp.shares_host_with
+         else "a default port was already taken")
+    own = [k for k in jp.assigned if k != "proxy_port"]
+    hint = "launch with these values (rtc's launch scripts do)"
+    if own:
+        hint += (", or write " + ", ".join(_SETTING.get(k, k) for k in own)
+                 + " in the job to pin " + ("it" if len(own) == 1 else "them"))
+    if "proxy_port" in jp.assigned:
+        hint += ("; the proxy's port has no attribute: proxy-<pair>.sh gets 8192, or the "
+                 "next free port when a setting of the plan holds 8192, so to keep 8192 "
+                 "give that setting another value (e.g. the job's `port`)")
+    return note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
+                job.span, subject=f"job {job.name}", hint=hint)
 
 
 def _overlap(topo, code, target, other, hosts: int):

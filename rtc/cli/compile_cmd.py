@@ -103,6 +103,11 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
     result = _compile(file, strict, out)
     if global_table:
         _check_global_table(result, out_dir)
+    if result.topology.preset.is_gpu and out_dir is None:  # before "which job?"
+        out(list(result.diagnostics), result.sources, quiet=True)
+        fail_usage(f"hardware {result.topology.preset.name} is an NVIDIA GPU server: NCCL "
+                   "has no rank table to write with -o / --stdout",
+                   "write the env files, launch and preflight scripts with --out-dir DIR")
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
     tables = _rank_tables(result, jobs, out_dir, output, out)
     if out_dir is not None and target == "k8s":
@@ -199,11 +204,6 @@ def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -
     from rtc.api import rank_table
 
     if result.topology.preset.is_gpu:  # NCCL has no rank table: env, scripts, diagrams
-        if out_dir is None:
-            out(list(result.diagnostics), result.sources, quiet=True)
-            fail_usage(f"hardware {result.topology.preset.name} is an NVIDIA GPU server: "
-                       "there is no rank table to write with -o / --stdout",
-                       "write the env files, launch and preflight scripts with --out-dir DIR")
         return []
     tables = []
     for j in jobs:
@@ -249,11 +249,46 @@ def _bundle(result, jobs, tables: list, out_dir: Path, out, global_table: bool =
             for name, text, mode in bundle.outputs]
 
 
+#: (test of a file name, what the compile summary calls it), first match wins (the names
+#: are those of :mod:`rtc.emit.bundle`); :data:`_KIND_ORDER` is the order it lists them.
+_KINDS = (
+    (lambda n: n.endswith(".env"), "env"),
+    (lambda n: n.startswith("preflight-") and n.endswith(".sh"), "preflight"),
+    (lambda n: n == "calibrate.sh", "calibration"),
+    (lambda n: n.startswith("proxy-") and n.endswith(".sh"), "proxy"),
+    (lambda n: n.endswith(".sh"), "launch"),
+    (lambda n: n == "plan.json", "plan"),
+    (lambda n: n.startswith("topo-") and n.endswith(".json"), "topology"),
+    (lambda n: n.startswith("nccl-topo-"), "NCCL topology"),
+    (lambda n: n.startswith("pd-ranktable"), "PD rank table"),
+    (lambda n: n.startswith("global-ranktable"), "global rank table"),
+    (lambda n: n.startswith("mindie-"), "MindIE config"),
+)
+_KIND_ORDER = ("env", "launch", "proxy", "preflight", "calibration", "plan", "topology",
+               "NCCL topology", "PD rank table", "global rank table", "MindIE config", "other")
+
+
+def file_kinds(names: list[str]) -> str:
+    """What the files ``names`` are, counted by kind in a fixed order, e.g. ``2 env, 2
+    launch, 1 plan``: only kinds that were written (no "calibration" without calibrate.sh);
+    a name of no known kind counts as ``other``."""
+    counts: dict[str, int] = {}
+    for n in names:
+        kind = next((k for test, k in _KINDS if test(n)), "other")
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{counts[k]} {k}" for k in _KIND_ORDER if k in counts)
+
+
 def _check_global_table(result, out_dir) -> None:
     """--global-ranktable needs --out-dir, a prefill/decode pair and a 1.x table (usage
     error else)."""
     if out_dir is None:
         fail_usage("--global-ranktable writes into --out-dir DIR")
+    if result.topology.preset.is_gpu:
+        fail_usage(f"--global-ranktable: hardware {result.topology.preset.name} is an NVIDIA "
+                   "GPU server, and NVIDIA GPU servers have no rank table (MindIE's global "
+                   "rank table is for Ascend NPUs; NCCL finds its peers itself)",
+                   "leave out --global-ranktable on GPU hardware")
     if result.topology.preset.is_a5:
         fail_usage("--global-ranktable: the global rank table has no documented Ascend 950 "
                    "(rank table 2.0) form", "leave out --global-ranktable on this hardware")
@@ -289,8 +324,8 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
-        typer.echo(f"rtc: wrote {len(extra)} env, launch, preflight, calibration, plan "
-                   f"(and topology) files to {out_dir}", err=True)
+        typer.echo(f"rtc: wrote {len(extra)} files to {out_dir}: "
+                   f"{file_kinds([p.name for p, _t, _m in extra])}", err=True)
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:

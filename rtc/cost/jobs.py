@@ -96,11 +96,19 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
         dep = deployment_of_job(topology, job)      # once: its spans are cached on it
         try:
             steps = tuple(with_nccl_note(schedule(dep, choice.spec, work, params, phase),
-                                         dep, params) for phase in phases)
+                                         dep, params, _declared_nics(job))
+                          for phase in phases)
         except LayoutError as exc:
             raise CostInputError(f"job {job.name}: {exc} (model {choice.label})") from None
         out.append(JobCost(job, choice, steps))
     return out
+
+
+def _declared_nics(job: Job) -> int | None:
+    """The fewest HCAs a server of ``job`` declares (``ib_hca``), or None when none of its
+    servers declares them (the preset's NIC count is used then)."""
+    counts = [len(p.server.ib_hca) for p in job.placements if p.server.ib_hca]
+    return min(counts) if counts else None
 
 
 def default_phase(job: Job) -> str:

@@ -207,18 +207,21 @@ def nccl_choice(nbytes: float, span: GroupSpan, params: CostParams, *,
     return min(both, key=lambda e: e.seconds)
 
 
-def cross_server_note(span: GroupSpan, params: CostParams) -> str | None:
-    """One line for the cost report of a GPU job over several servers: which AllReduce
-    algorithm NCCL picks by size across all of the job's GPUs (tree below the crossover,
-    ring above), with a 1 MiB and a 256 MiB example; None on one server."""
-    small = ring_and_tree(float(1 << 20), span, params)
+def cross_server_note(span: GroupSpan, params: CostParams, *, nics: int | None = None,
+                      group: str = "the group") -> str | None:
+    """One line for the cost report of a GPU group over several servers (``group`` names
+    it, e.g. ``the TP group 0..15``): which AllReduce algorithm NCCL picks by size on it
+    (tree below the crossover, ring above), with a 1 MiB and a 256 MiB example; None on
+    one server. ``nics``: NICs per server (the servers' ``ib_hca``; None: the preset's)."""
+    small = ring_and_tree(float(1 << 20), span, params, nics=nics)
     if small is None:
         return None
-    big = ring_and_tree(float(1 << 28), span, params)
-    cross = tree_crossover(span, params)
+    big = ring_and_tree(float(1 << 28), span, params, nics=nics)
+    cross = tree_crossover(span, params, nics=nics)
     nic = next((c for c in span.classes if c != LOCAL and params.link(c).port == "nic"), None)
-    where = (f"all {span.size} GPUs on {span.servers} servers"
-             + (f", {nic} x {_nics(span, None)} NICs per server" if nic else ""))
+    used = _nics(span, nics)
+    where = (f"{group}: {span.size} GPUs on {span.servers} servers"
+             + (f", {nic} x {used} NIC{'s' if used != 1 else ''} per server" if nic else ""))
     pick = ("the ring at every size (the tree saves no latency here)" if cross is None else
             f"the tree below {cross / (1 << 20):,.1f} MiB per rank, the ring above")
     def pair(both, size):

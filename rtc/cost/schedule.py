@@ -55,6 +55,17 @@ from rtc.textfmt import compact
 LIMITS = ("communication only: no compute model, no TPOT prediction; absolute times are "
           "+-2x until calibrated with hccl_test (rankings are more robust); congestion, "
           "PFC/ECN and link faults are not modelled")
+#: :data:`LIMITS` on NVIDIA GPUs, where nccl-tests (not hccl_test) is the measurement.
+GPU_LIMITS = ("communication only: no compute model, no TPOT prediction; absolute times are "
+              "+-2x until compared with nccl-tests on the servers (all_reduce_perf in "
+              "preflight-<server>.sh, read by rtc preflight nccl; rankings are more "
+              "robust); congestion, PFC/ECN and link faults are not modelled")
+
+
+def limits_of(step) -> str:
+    """The limits line of ``step`` (:data:`GPU_LIMITS` for a GPU deployment, else
+    :data:`LIMITS`)."""
+    return GPU_LIMITS if GPU_LIMITS in step.notes else LIMITS
 
 
 @dataclass(frozen=True)
@@ -389,31 +400,55 @@ def schedule(dep: Deployment, model: ModelSpec, workload: Workload, params: Cost
         notes.append("NVIDIA GPUs: the MoE method and its dispatch/combine are vllm-ascend's "
                      "(MC2 / ALLGATHER / ALLTOALL); vLLM on GPUs uses its own all2all "
                      "backends, so read the EP rows as indicative")
-    notes.append(LIMITS)
+    notes.append(GPU_LIMITS if dep.hardware.family == "nvidia" else LIMITS)
     label = params.name + "".join(f" {o}" for o in params.overrides)
     return StepCost(phase, dep.layout, model.name, label, tokens,
                     dep.layout.dp * workload.generated(phase), ctx.choice, tuple(rows),
                     tuple(notes))
 
 
-def with_nccl_note(step: StepCost, dep: Deployment, params: CostParams) -> StepCost:
-    """``step`` with, for a GPU deployment over several servers, the line saying which
-    AllReduce algorithm NCCL picks across them by size (:func:`rtc.cost.nccl.
-    cross_server_note`) before the limits; ``step`` itself otherwise. For ``rtc cost``
-    (the advisor, which scores many layouts, does not pay for it)."""
+#: Row operators NCCL runs as collectives (their HCCL algorithm names are replaced on GPUs).
+_NCCL_OPS = ("AllReduce", "AllGather", "ReduceScatter", "Broadcast")
+
+
+def with_nccl_note(step: StepCost, dep: Deployment, params: CostParams,
+                   nics: int | None = None) -> StepCost:
+    """``step`` told in NCCL's terms for a GPU deployment (``step`` itself otherwise):
+    the collective rows name the algorithm NCCL picks (``NCCL ring`` / ``nvls`` / ``tree``
+    for an AllReduce, :func:`rtc.cost.nccl.nccl_choice`; ``NCCL`` for the others) instead
+    of HCCL's, with a note that their times are rtc's common formulas; and, when a TP
+    group, or the EP group of a DP job with expert parallel, spans servers, the line of
+    :func:`rtc.cost.nccl.cross_server_note` for the largest such group before the
+    limits. ``nics``: NICs per server (the servers' ``ib_hca``; None: the preset's). For
+    ``rtc cost`` (the advisor, which scores many layouts, does not pay for it)."""
     from dataclasses import replace
 
-    from rtc.cost.nccl import cross_server_note
+    from rtc.cost.nccl import cross_server_note, nccl_choice
 
     if dep.hardware.family != "nvidia":
         return step
-    placed = [r for r, s in enumerate(dep.sites) if s is not None]
-    if len({dep.sites[r].server for r in placed}) < 2:
-        return step
-    line = cross_server_note(group_span(placed, dep.sites, dep.hardware), params)
-    if line is None:
-        return step
-    return replace(step, notes=step.notes[:-1] + (line,) + step.notes[-1:])
+    rows, spans = [], []
+    for r in step.rows:
+        span = group_span(r.ranks, dep.sites, dep.hardware)
+        if r.op in _NCCL_OPS and span.size > 1 and r.cost.stages:
+            algo = "NCCL" if r.op != "AllReduce" else \
+                f"NCCL {nccl_choice(r.bytes_per_call, span, params, nics=nics).algorithm}"
+            r = replace(r, cost=replace(r.cost, algorithm=algo))
+        rows.append(r)
+        ep_ar = r.kind == "ep" and dep.layout.dp > 1 and dep.layout.expert_parallel
+        if span.servers > 1 and ((r.kind == "tp" and r.op == "AllReduce") or ep_ar):
+            spans.append((span.size, r.kind, r.ranks, span))
+    notes = list(step.notes[:-1])
+    if any(r.cost.algorithm.startswith("NCCL") for r in rows):
+        notes.append("NVIDIA GPUs: the algorithm of a collective row is the one NCCL picks "
+                     "(rtc/cost/nccl.py); its time is rtc's common collective formula over "
+                     "the NCCL link classes")
+    if spans:
+        _size, kind, ranks, span = max(spans, key=lambda x: x[0])
+        line = cross_server_note(span, params, nics=nics,
+                                 group=f"the {kind.upper()} group {compact(ranks)}")
+        notes += [line] if line else []
+    return replace(step, rows=tuple(rows), notes=tuple(notes) + step.notes[-1:])
 
 
 def job_schedule(topology, job, model: ModelSpec, workload: Workload, params: CostParams,

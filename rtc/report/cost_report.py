@@ -10,7 +10,7 @@ import json
 
 from rtc.cost.jobs import Advice, JobCost
 from rtc.cost.layouts import LayoutScore
-from rtc.cost.schedule import LIMITS, explain, to_dict
+from rtc.cost.schedule import LIMITS, explain, limits_of, to_dict
 from rtc.cost.units import human_bytes, human_time
 from rtc.report.cost_tables import ranking_table, step_table
 
@@ -42,7 +42,9 @@ def group_cost_lines(jc: JobCost) -> tuple[str, ...]:
 def cost_document(costs: list[JobCost], source: str) -> dict:
     """The JSON form: format tag, source file, and per job its model and one schedule
     per phase (:func:`rtc.cost.schedule.to_dict`: seconds and bytes as numbers)."""
-    return {"format": COST_FORMAT, "source": source, "limits": LIMITS,
+    steps = [s for jc in costs for s in jc.steps]
+    return {"format": COST_FORMAT, "source": source,
+            "limits": limits_of(steps[0]) if steps else LIMITS,
             "jobs": [{"job": jc.job.name, "model": jc.model.spec.name,
                       "model_source": jc.model.source,
                       "phases": [to_dict(s) for s in jc.steps]} for jc in costs]}

@@ -5,7 +5,7 @@ printing."""
 from __future__ import annotations
 
 from rtc.cost.layouts import Ranking
-from rtc.cost.schedule import LIMITS, StepCost, explain
+from rtc.cost.schedule import LIMITS, StepCost, explain, limits_of
 from rtc.cost.units import human_bytes, human_time
 from rtc.textfmt import compact
 
@@ -37,8 +37,9 @@ def step_table(step: StepCost) -> str:
     lines.append(f"total per step {human_time(step.total)}; per {unit} "
                  f"{human_time(step.per_token)} ({step.generated:g} tokens per step)")
     lines.append("explain: " + explain(step).replace("\n", "\n         "))
-    lines += [f"note: {n}" for n in step.notes if n != LIMITS]
-    lines.append(f"limits: {LIMITS}")
+    limits = limits_of(step)
+    lines += [f"note: {n}" for n in step.notes if n != limits]
+    lines.append(f"limits: {limits}")
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ from rtc.rules import rule
 
 UNREADABLE = rule("RTC700", "script-unreadable", "error",
                   "A script (or part of one) cannot be read as shell.", """
-    What: a binary file, or a line with an unterminated quote that neither bashlex nor
-    shlex can split into words.
+    What: a binary file, or a quote (or `${`, `$(`) that bash never sees closed, so that
+    `bash -n` fails with "unexpected EOF while looking for matching"; bash pairs quotes
+    inside `${...}` even between double quotes (an apostrophe in `"${X:?it's}"`).
     Why: bash would fail on it too (or run something else than what it looks like); rtc
     cannot tell what the node runs, so nothing of that line is checked.
     Example: `vllm serve "$MODEL --port 8000` (the closing quote is missing).
