@@ -890,3 +890,20 @@ def test_fast_validation_of_plans_equals_full_validation(golden):
         fast, full = fast_full_equal(variant, schema)
         assert fast == full, n
         assert (n == 0) == (not full), n  # the golden is valid, every mutation is not
+
+
+@pytest.mark.parametrize("tail", ["\n", "\n\n  ", ""])
+def test_a_table_cut_after_a_value_says_the_file_ends_early(tail):
+    """Fresh user 2, finding 10: the closing `}` removed, the file ending in a newline: not
+    "missing `,` (the next one starts at line N, column 1)", there is no next value."""
+    text = '{\n  "version": "1.0",\n  "server_list": [\n    {"server_id": "a"}\n  ]' + tail
+    doc, smap, diags = load_json(text)
+    (d,) = diags
+    assert doc is None and (d.code, d.span.line, d.span.column) == ("RTC600", 5, 4)
+    assert "missing" not in d.message and "the file ends after this value" in d.message
+    assert "1 bracket still open (the innermost `{` at line 1, column 1" in d.message
+    cut = text[:text.index('{"server_id"')]         # cut at a line end inside the list
+    (d,) = load_json(cut + '{"server_id": "a", "x": "[{"}\n')[2]
+    assert "2 brackets still open (the innermost `[` at line 3, column 18; `]}`" in d.message
+    (d,) = load_json('{\n  "version": "1.0",\n')[2]
+    assert d.message == "the file ends where a key was expected (truncated file?)"
