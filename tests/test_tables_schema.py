@@ -907,3 +907,15 @@ def test_a_table_cut_after_a_value_says_the_file_ends_early(tail):
     assert "2 brackets still open (the innermost `[` at line 3, column 18; `]}`" in d.message
     (d,) = load_json('{\n  "version": "1.0",\n')[2]
     assert d.message == "the file ends where a key was expected (truncated file?)"
+
+
+def test_a_duplicate_version_with_two_values_names_both_and_the_one_read():
+    """Fresh user 2, finding 20: two top-level `version` keys ("2.0" then "1.0") decide the
+    form every other key is checked against: RTC604 names both and which one is read."""
+    text = '{\n  "version": "2.0",\n  "version": "1.0",\n  "server_list": []\n}'
+    (d,) = [d for d in load_json(text)[2] if d.code == "RTC604"]
+    assert (d.span.line, d.span.column) == (3, 3)
+    assert d.message.endswith('"2.0" first, then "1.0", so the table is read as version "1.0" '
+                              "and its other keys are checked against that form")
+    same = load_json(text.replace('"2.0"', '"1.0"'))[2]
+    assert [d.message.endswith("keep the last one)") for d in same] == [True]

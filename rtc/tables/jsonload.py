@@ -536,6 +536,20 @@ def _find_paths(doc, targets: dict[int, object]) -> dict[int, JsonPath]:
     return found
 
 
+_VALUE_AFTER_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\s]+)')
+
+
+def _two_versions(text: str, first: int, later: int) -> str:
+    """``: "2.0" first, then "1.0": the table is read as version "1.0"...`` for two
+    top-level ``version`` keys (at offsets ``first`` and ``later``) with different values;
+    "" when they agree. The version decides which form every other key is checked against."""
+    a, b = (_VALUE_AFTER_KEY.match(text, k) for k in (first, later))
+    if a is None or b is None or a.group(1) == b.group(1):
+        return ""
+    return (f": {a.group(1)} first, then {b.group(1)}, so the table is read as version "
+            f"{b.group(1)} and its other keys are checked against that form")
+
+
 def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     paths = _find_paths(doc, {id(d): d for d in dup_objs})
@@ -547,7 +561,9 @@ def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[D
                 RULE_DUPLICATE_KEY,
                 f"{format_path(path + (key,))}: duplicate key `{key}` in "
                 f"{'the top-level object' if not path else where}; only one value survives "
-                f"parsing (nlohmann::json, used by HCCL, and Python keep the last one)",
+                f"parsing (nlohmann::json, used by HCCL, and Python keep the last one)"
+                + (_two_versions(smap.text, first, later) if not path and key == "version"
+                   else ""),
                 smap.span(later, end),
                 hint=f"keep exactly one `{key}` in this object",
                 related=[Related(smap.span(first, _scanstring(smap.text, first + 1)[1]),
