@@ -349,3 +349,14 @@ def test_rtc310_on_ascend_950_names_ub_and_cites_no_absent_rules():
     assert "RTC34" not in d.message and "(not costed: rtc has no link figures for Ascend950 yet)" in d.message
     assert "the UB links between the servers of super pod 0 instead of the UB mesh" in d.hint
     assert "HCCS" not in d.hint
+
+
+def test_rtc_help_names_preflight_nccl():
+    """Fresh user 2, finding 19: `rtc --help` shows that `rtc preflight` has `nccl`."""
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+
+    out = CliRunner().invoke(app, ["--help"]).output
+    line = next(x for x in out.splitlines() if x.strip().startswith("preflight "))
+    assert "`nccl` (GPUs)" in line and "`report` (NPUs)" in line
