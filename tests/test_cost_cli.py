@@ -315,3 +315,48 @@ def test_deepseek_weights_are_fp8_and_the_h100_example_fits():
     cfg = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
            "quantization_config": {"quant_method": "fp8"}}
     assert model_from_hf_config(cfg).weight_bytes == 1
+
+
+def test_ascend_950_cost_and_advise_say_there_are_no_link_figures():
+    """Fresh user 2, finding 11: `rtc cost` / `rtc advise` on Ascend 950 say what is missing
+    (link figures for Ascend950), why (none published) and what to do, not "no link classes
+    in links.toml"; usage-level exit 2 like every other cost input rtc cannot use."""
+    from typer.testing import CliRunner
+
+    from conftest import EXAMPLES
+    from rtc.cli import app
+
+    for cmd in ("cost", "advise"):
+        res = CliRunner().invoke(app, [cmd, str(EXAMPLES / "a5-2node-dp2-tp8.rtc"),
+                                       "--model", "deepseek-v3"])
+        assert res.exit_code == 2
+        out = res.output
+        assert "no link figures for Ascend950 yet" in out and "links.toml" not in out
+        assert "hint: `rtc check` still checks the layout" in out
+
+
+def test_rtc310_on_ascend_950_names_ub_and_cites_no_absent_rules():
+    """RTC310 over two A5 nodes of one super pod: no "see RTC340-RTC342" (none is emitted)
+    and the hint names the super pod's UB, not "RoCE instead of HCCS"."""
+    from conftest import EXAMPLES
+
+    text = (EXAMPLES / "a5-2node-dp2-tp8.rtc").read_text(encoding="utf-8")
+    text = text.replace("  dp 2\n", "  dp 1\n").replace("  tp 8\n",
+                                                        "  tp 16\n  cost_model deepseek-v3\n")
+    result = compile_text(text, "a5.rtc")
+    (d,) = [d for d in result.diagnostics if d.code == "RTC310"]
+    assert not {"RTC340", "RTC341", "RTC342"} & {x.code for x in result.diagnostics}
+    assert "RTC34" not in d.message and "(not costed: rtc has no link figures for Ascend950 yet)" in d.message
+    assert "the UB links between the servers of super pod 0 instead of the UB mesh" in d.hint
+    assert "HCCS" not in d.hint
+
+
+def test_rtc_help_names_preflight_nccl():
+    """Fresh user 2, finding 19: `rtc --help` shows that `rtc preflight` has `nccl`."""
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+
+    out = CliRunner().invoke(app, ["--help"]).output
+    line = next(x for x in out.splitlines() if x.strip().startswith("preflight "))
+    assert "`nccl` (GPUs)" in line and "`report` (NPUs)" in line

@@ -42,7 +42,8 @@ def test_every_script_rule_has_a_failing_and_a_passing_case():
     passing = [p for p in SCRIPT_CASES if expectations(p) == []]
     wanted = {"RTC202", "RTC431", "RTC440", "RTC441", "RTC442", "RTC451", "RTC452", "RTC453",
               "RTC455", "RTC458", "RTC501", "RTC510", "RTC530", "RTC531", "RTC532", "RTC700",
-              "RTC701", "RTC702", "RTC703", "RTC708", "RTC461", "RTC210"}
+              "RTC701", "RTC702", "RTC703", "RTC708", "RTC461", "RTC210", "RTC463",
+              "RTC464"}
     assert wanted <= failing, sorted(wanted - failing)
     assert len(passing) >= 4
 
@@ -420,3 +421,93 @@ def test_a_broken_tool_script_is_rtc700_though_not_linted(tmp_path):
     got = sorted((Path(d.span.file).name, d.span.line) for d in rep.diagnostics
                  if d.code == "RTC700")
     assert [n for n, _ in got] == ["preflight-x.sh", "proxy-pd.sh"], got
+
+
+#: The 1,024- and 4,096-server families are linted at 128 servers (two super pods), the same
+#: form: linting 4,096 scripts takes ~20 s (rtc lint of the full --out-dirs exits 0 too).
+_SHRUNK = {"family-a3-1024": (("1023]", "0127]"), ("dp 1024", "dp 128")),
+           "family-a3-4096": (("4095]", "0127]"), ("dp 4096", "dp 128"))}
+
+
+def _out_dir_of(example: str, out: Path) -> list[str]:
+    """`rtc compile examples/EXAMPLE.rtc --out-dir OUT --no-diagrams` in process; the
+    `OUT/*.sh` a user lints (rtc's own preflight, calibrate and proxy scripts too)."""
+    from typer.testing import CliRunner
+
+    from conftest import EXAMPLES
+    from rtc.cli import app
+
+    src = EXAMPLES / f"{example}.rtc"
+    if example in _SHRUNK:
+        text = src.read_text(encoding="utf-8")
+        for old, new in _SHRUNK[example]:
+            assert old in text
+            text = text.replace(old, new)
+        src = out.parent / f"{example}.rtc"
+        src.write_text(text, encoding="utf-8")
+    res = CliRunner().invoke(app, ["compile", str(src), "--out-dir", str(out), "--no-diagrams"])
+    assert res.exit_code == 0, res.output
+    return sorted(str(p) for p in out.glob("*.sh"))
+
+
+def _all_examples() -> list[str]:
+    from conftest import EXAMPLES
+
+    return sorted(p.stem for p in EXAMPLES.glob("*.rtc"))
+
+
+@pytest.mark.parametrize("example", _all_examples())
+def test_lint_of_every_example_out_dir_is_clean(example, tmp_path):
+    """Fresh user 2, finding 3: `rtc lint OUT/*.sh` on rtc's own --out-dir of every example
+    exits 0 with at most notes (no --hardware: the hardware is the table's, or NVIDIA GPUs
+    from CUDA_VISIBLE_DEVICES; 2.0 tables are matched by launch order, RTC462)."""
+    from rtc.diagnostics import Severity
+
+    scripts = _out_dir_of(example, tmp_path)
+    rep = lint_files(scripts)
+    loud = [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics
+            if d.severity is not Severity.NOTE]
+    assert rep.ok and not loud, loud
+    launches = [s for s in scripts if not Path(s).name.startswith(("preflight-", "calibrate",
+                                                                   "proxy-"))]
+    mindie = {d.span.file for d in rep.diagnostics if d.code == "RTC463"}
+    jobs = rep.topology.jobs if rep.topology is not None else []
+    assert bool(jobs) == bool(set(launches) - mindie)
+    assert not mindie or example == "pd-mindie-a2"
+
+
+def test_lint_matches_a_2_0_table_by_launch_order_and_takes_its_eids(tmp_path):
+    """A 2.0 table names no hosts: the nodes are its servers in launch order (RTC462 says
+    which), and take its devices with their EIDs (no RTC221 / RTC211 / RTC704)."""
+    scripts = _out_dir_of("a5-2node-dp2-tp8", tmp_path)
+    rep = lint_files(scripts)
+    by_order = [d for d in rep.diagnostics if d.code == "RTC462"]
+    assert len(by_order) == 1 and "a5-node0 = 0_0, a5-node1 = 0_1" in by_order[0].message
+    node1 = next(s for s in rep.topology.servers if s.name == "a5-node1")
+    assert node1.server_id == "0_1" and node1.super_pod_id == "0"
+    assert node1.devices[0].eids and len(node1.devices[0].eids[0]) == 32
+    # without the table the EID / RoCE / super pod rules need data the scripts do not give
+    (tmp_path / "hccl.json").unlink()
+    rep = lint_files(scripts, hardware="atlas-950-superpod")
+    assert rep.ok and not {"RTC221", "RTC211", "RTC212", "RTC462"} & {d.code for d in rep.diagnostics}
+
+
+def test_lint_of_a_single_node_dp_launch_uses_the_whole_dp_size(tmp_path):
+    """vLLM runs `--data-parallel-size 2 -tp 4` without --data-parallel-size-local as 2
+    local engines (EngineArgs: the local DP size defaults to the DP size): 8 GPUs, the
+    CUDA_VISIBLE_DEVICES the env exports; not RTC210 "given 4"."""
+    script = ("export VLLM_HOST_IP=10.0.2.31\nexport NCCL_SOCKET_IFNAME=eth0\n"
+              "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+              "vllm serve /m --data-parallel-size 2 --tensor-parallel-size 4\n")
+    rep = lint_scripts([("box.sh", script)])
+    assert rep.ok, [d.message for d in rep.diagnostics]
+    assert [d.code for d in rep.diagnostics] == ["RTC464"]
+    assert rep.topology.preset.name == "generic-gpu"
+    assert rep.topology.preset.devices_per_server == 8
+    assert rep.topology.jobs[0].placements[0].device_ids == tuple(range(8))
+    # --hardware generic-gpu: as many GPUs as the scripts use, not "devices 0..-1"
+    rep = lint_scripts([("box.sh", script.replace("2,3,4,5,6,7", "2,3,4,5,6"))],
+                       hardware="generic-gpu")
+    assert rep.topology.preset.devices_per_server == 7
+    assert "0..-1" not in " ".join(d.message for d in rep.diagnostics)
+    assert any(d.code == "RTC210" and "given 7" in d.message for d in rep.diagnostics)

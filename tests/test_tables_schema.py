@@ -492,7 +492,7 @@ def test_every_rule_is_documented_and_exercised():
     from rtc.tables import jsonload, recognise
 
     modules = (jsonload, recognise, explain)
-    owned = {f"RTC6{n:02d}" for n in range(20)}
+    owned = {f"RTC6{n:02d}" for n in range(20)} | {"RTC465"}   # RTC465: MindIE config
     for m in modules:
         for r in m.RULES:
             assert "What" in r.explanation and "Why" in r.explanation \
@@ -890,3 +890,32 @@ def test_fast_validation_of_plans_equals_full_validation(golden):
         fast, full = fast_full_equal(variant, schema)
         assert fast == full, n
         assert (n == 0) == (not full), n  # the golden is valid, every mutation is not
+
+
+@pytest.mark.parametrize("tail", ["\n", "\n\n  ", ""])
+def test_a_table_cut_after_a_value_says_the_file_ends_early(tail):
+    """Fresh user 2, finding 10: the closing `}` removed, the file ending in a newline: not
+    "missing `,` (the next one starts at line N, column 1)", there is no next value."""
+    text = '{\n  "version": "1.0",\n  "server_list": [\n    {"server_id": "a"}\n  ]' + tail
+    doc, smap, diags = load_json(text)
+    (d,) = diags
+    assert doc is None and (d.code, d.span.line, d.span.column) == ("RTC600", 5, 4)
+    assert "missing" not in d.message and "the file ends after this value" in d.message
+    assert "1 bracket still open (the innermost `{` at line 1, column 1" in d.message
+    cut = text[:text.index('{"server_id"')]         # cut at a line end inside the list
+    (d,) = load_json(cut + '{"server_id": "a", "x": "[{"}\n')[2]
+    assert "2 brackets still open (the innermost `[` at line 3, column 18; `]}`" in d.message
+    (d,) = load_json('{\n  "version": "1.0",\n')[2]
+    assert d.message == "the file ends where a key was expected (truncated file?)"
+
+
+def test_a_duplicate_version_with_two_values_names_both_and_the_one_read():
+    """Fresh user 2, finding 20: two top-level `version` keys ("2.0" then "1.0") decide the
+    form every other key is checked against: RTC604 names both and which one is read."""
+    text = '{\n  "version": "2.0",\n  "version": "1.0",\n  "server_list": []\n}'
+    (d,) = [d for d in load_json(text)[2] if d.code == "RTC604"]
+    assert (d.span.line, d.span.column) == (3, 3)
+    assert d.message.endswith('"2.0" first, then "1.0", so the table is read as version "1.0" '
+                              "and its other keys are checked against that form")
+    same = load_json(text.replace('"2.0"', '"1.0"'))[2]
+    assert [d.message.endswith("keep the last one)") for d in same] == [True]

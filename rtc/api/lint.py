@@ -20,20 +20,28 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rtc.checks import (device_numbering, host_addressing, launch_settings, port_conflicts,
-                        ranktable_rules, run_checks, unused_attributes)
+from rtc.checks import (a5_addresses, device_numbering, gpu_islands, host_addressing,
+                        launch_settings, port_conflicts, ranktable_rules, run_checks,
+                        unused_attributes)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
 from rtc.model.presets import presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
-from rtc.scripts.lift import group_launches, lift, table_server
+from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, partial_jobs
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
+#: The preset of scripts that set up NVIDIA GPUs (CUDA_VISIBLE_DEVICES, NCCL_*) and nothing
+#: of Ascend's, without --hardware or a table: as many GPUs as the scripts use (RTC464).
+GUESSED_GPU = "generic-gpu"
+#: The MindIE Server binary (its launch is RTC463, not lifted).
+MINDIE_DAEMON = "mindieservice_daemon"
+#: Ascend variables: scripts that export one are for NPUs whatever else they set.
+_ASCEND_VARS = ("ASCEND_", "HCCL_", "RANK_TABLE_FILE")
 
 
 @dataclass
@@ -64,7 +72,8 @@ def _load(path: str):
 #: The second line of the tool scripts ``rtc compile --out-dir`` writes beside the launches.
 _TOOL_HEADERS = (("# rtc preflight of server", "preflight"),
                  ("# rtc preflight of GPU server", "preflight"),
-                 ("# rtc calibration runs", "calibration"))
+                 ("# rtc calibration runs", "calibration"),
+                 ("# rtc: prefill/decode proxy of", "prefill/decode proxy"))
 
 
 def _rtc_tool_script(text: str) -> str | None:
@@ -134,10 +143,12 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     _front_end_findings(rep, units)
     if not units:
         return rep
+    tables = [table] if table is not None else []
     if table is None:
-        table = _exported_table(rep, units, hardware, loader or _load)
+        table, tables = _exported_table(rep, units, hardware, loader or _load)
+    guessed = hardware is None and table is None and _gpu_scripts(units)
     preset = table.preset if table is not None and hardware is None else \
-        presets()[hardware or DEFAULT_HARDWARE]
+        presets()[hardware or (GUESSED_GPU if guessed else DEFAULT_HARDWARE)]
     nodes = group_nodes(units)
     groups = group_launches(nodes)
     for u in units:
@@ -150,10 +161,19 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
+    if guessed:
+        skip = skip | _NEED_ISLANDS
+        rep.diagnostics.append(note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / "
+                                    "NCCL variables: checked as NVIDIA GPU servers "
+                                    f"({GUESSED_GPU}, {topo.preset.devices_per_server} GPUs "
+                                    "each as the scripts use them); the NVLink-island rules "
+                                    "RTC312 / RTC313 are skipped (the islands are not known)",
+                                    topo.span, hint="give --hardware (e.g. hgx-h100) to "
+                                                    "check the islands too"))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     if table is not None:
-        rep.diagnostics += list(_against_table(topo, table, nodes))
+        rep.diagnostics += list(_against_table(topo, tables, lifted))
     if against is not None and against.topology is not None and against.plan is not None:
         from rtc.scripts.drift import drift
 
@@ -170,8 +190,22 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
 _NOT_FOR_SCRIPTS = frozenset(r.code for r in (
     port_conflicts.ASSIGNED, launch_settings.BLOCKED, host_addressing.NO_HOST,
     launch_settings.ENV_COMPUTED, device_numbering.NUMBERING, unused_attributes.NOT_USED))
-#: Rules about the rank table's device IPs: scripts do not give them (only ``--table``).
-_NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code, ranktable_rules.MISSING_SUPER_POD.code})
+#: Rules about the rank table's device IPs, super pods and (Ascend 950) EIDs: scripts do not
+#: give them (only ``--table`` or the RANK_TABLE_FILE they export).
+_NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code,
+                         ranktable_rules.MISSING_SUPER_POD.code, a5_addresses.MISSING_EID.code})
+
+
+#: Rules that need the servers' NVLink islands, which scripts do not give (RTC464).
+_NEED_ISLANDS = frozenset({gpu_islands.TP_ISLANDS.code, gpu_islands.SET_ISLANDS.code})
+
+
+def _gpu_scripts(units: list[Unit]) -> bool:
+    """True when the units' launches export CUDA_VISIBLE_DEVICES or an NCCL_* variable and
+    no Ascend one (ASCEND_*, HCCL_*, RANK_TABLE_FILE)."""
+    names = {n for u in units for la in (u.found.launches if u.found else []) for n in la.env}
+    gpu = any(n == "CUDA_VISIBLE_DEVICES" or n.startswith("NCCL_") for n in names)
+    return gpu and not any(n.startswith(_ASCEND_VARS) for n in names)
 
 
 def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
@@ -187,6 +221,15 @@ def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
             unknown.setdefault(name, span)
         if not u.found.launches and not (u.run and any(p.kind == "syntax" for p in u.run.problems)):
             where = f"section {u.given_name} of {u.label}" if u.first_line > 1 else u.label
+            daemon = u.found.unknown.get(MINDIE_DAEMON)
+            if daemon is not None:
+                rep.diagnostics.append(note(R.MINDIE_NOT_LINTED, f"{where} starts MindIE "
+                                            f"Server ({MINDIE_DAEMON}), which takes its "
+                                            "parallel sizes and ports from config.json: its "
+                                            "launch is not checked", daemon,
+                                            hint="check the description with `rtc check` and "
+                                                 "the rank table with `rtc validate`"))
+                continue
             rep.diagnostics.append(warning(R.NO_LAUNCH, f"{where} starts no process rtc "
                                            "recognises (vllm serve, ray start, torchrun, "
                                            "msrun, docker run)", Span(u.label, u.first_line, 1),
@@ -200,12 +243,23 @@ def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
                                     hint="what they start is not linted"))
 
 
-def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
+def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagnostic]:
+    """RTC704-706 (and the RTC462 note) of the lifted nodes against the rank tables (one
+    per job of a prefill/decode pair: each job is compared with the table of its head)."""
     out = []
-    ranks = sum(len(s.devices) for s in table.servers)
-    listed = ", ".join(str(s.host_ip or s.server_id) for s in table.servers[:4]) or "none"
+    listed = ", ".join(str(s.host_ip or s.server_id)
+                       for s in [s for t in tables for s in t.servers][:4]) or "none"
+    matched = lifted.table_servers
+    if lifted.matched_by_order:
+        pairs = ", ".join(f"{s.name} = {matched[s.name].server_id}" for s in topo.servers[:4])
+        more = f" and {len(topo.servers) - 4} more" if len(topo.servers) > 4 else ""
+        out.append(note(R.TABLE_BY_ORDER, "the rank table (version 2.0) names no hosts: "
+                        f"nodes matched to its servers in launch order ({pairs}{more})",
+                        topo.span, hint="HCCL gives each process the rank of its place in the "
+                                        "launch: keep the nodes' DP ranks in the table's "
+                                        "server order"))
     for s in topo.servers:
-        if table_server(table, s.name, s.host_ip) is None:
+        if matched.get(s.name) is None:
             what = f"host IP {s.host_ip}" if s.host_ip is not None else "no host IP"
             out.append(error(R.HOST_NOT_IN_TABLE, f"node {s.name} has {what}, which is no "
                              f"server of the rank table (servers {listed})",
@@ -214,7 +268,7 @@ def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
                                   "(HCCL_IF_IP), or regenerate the table"))
     for job in topo.jobs:
         for p in job.placements:
-            ts = table_server(table, p.server.name, p.server.host_ip)
+            ts = matched.get(p.server.name)
             have = {d.device_id for d in ts.devices} if ts is not None else set()
             extra = [d for d in p.device_ids if d not in have]
             if ts is not None and extra:
@@ -225,6 +279,7 @@ def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
                                  subject=p.server.label,
                                  hint="use the table's devices (ASCEND_RT_VISIBLE_DEVICES), "
                                       "or regenerate the table"))
+        ranks = _table_ranks(tables, matched, job)
         if job.framework == "vllm" and job.world_size != ranks:
             out.append(error(R.WORLD_NOT_TABLE, f"job {job.name}: world size "
                              f"{job.world_size} (dp {job.dp} x pp {job.pp} x tp {job.tp}) but "
@@ -232,6 +287,14 @@ def _against_table(topo: Topology, table: Topology, nodes) -> list[Diagnostic]:
                              subject=f"job {job.name}",
                              hint="make the parallel sizes and the table agree"))
     return out
+
+
+def _table_ranks(tables: list[Topology], matched: dict, job) -> int:
+    """The rank count of the table ``job``'s head node is in (the first table when the
+    head is in none)."""
+    head = matched.get(job.placements[0].server.name) if job.placements else None
+    table = next((t for t in tables if any(s is head for s in t.servers)), tables[0])
+    return sum(len(s.devices) for s in table.servers)
 
 
 def read_table(path: str, hardware: str | None = None, inventory=None, loader=None,
@@ -251,18 +314,31 @@ def read_table(path: str, hardware: str | None = None, inventory=None, loader=No
     return topo, rep.diagnostics
 
 
-def _exported_table(rep: LintReport, units: list[Unit], hardware, loader) -> Topology | None:
-    """The rank table the scripts export as RANK_TABLE_FILE, when they all name the same
-    file and it can be read here (its findings join the report); else None."""
+def _exported_table(rep: LintReport, units: list[Unit], hardware,
+                    loader) -> tuple[Topology | None, list[Topology]]:
+    """The rank tables the scripts export as RANK_TABLE_FILE that can be read here (their
+    findings join the report): one Topology of all their servers (None without any), and
+    each table. A prefill/decode pair exports one table per job; they must agree on the
+    hardware, else none is used (the scripts are then checked without a table)."""
     paths = {}
     for u in units:
         for la in (u.found.launches if u.found else []):
             s = la.env.get("RANK_TABLE_FILE")
             if s is not None and not s.unresolved:
                 paths.setdefault(s.value, s.span.file)
-    if len(paths) != 1:
-        return None
-    ((path, where),) = paths.items()
+    tables = [t for t in (_read_exported(rep, path, where, hardware, loader)
+                          for path, where in paths.items()) if t is not None]
+    if not tables or len({t.preset.name for t in tables}) != 1:
+        return None, []
+    if len(tables) == 1:
+        return tables[0], tables
+    servers = [s for t in tables for s in t.servers]
+    return Topology(name="tables", preset=tables[0].preset, servers=servers, jobs=[],
+                    origin="table"), tables
+
+
+def _read_exported(rep: LintReport, path: str, where: str, hardware, loader) -> Topology | None:
+    """The table RANK_TABLE_FILE names (``where``: the script that exports it), or None."""
     if os.path.isabs(path):     # "$RTC_DIR"/hccl.json: named from the script's label again
         path = path_from_script(path, where)
     data, _why = loader(path)

@@ -87,7 +87,7 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
 
     got = cross_server_tp_cost(topo, job, per_server)
     if got is None or isinstance(got, str):
-        return msg + (f" ({got})" if got else ""), _tp_hint(job, per_server)
+        return msg + (f" ({got})" if got else ""), _tp_hint(job, per_server, topo=topo)
     alt = got.best.layout.label
     msg += (f"; about {got.ratio:.1f}x the communication time of keeping TP inside one "
             f"server ({human_time(got.current.per_token)} vs "
@@ -121,9 +121,22 @@ def _words(layout) -> str:
     return f"tp {layout.tp}" + (" with " + " and ".join(extra) if extra else "")
 
 
-def _tp_hint(job, per_server: int, gpu: bool = False) -> str:
-    links, kind = ("the network instead of NVLink", "GPUs") if gpu else ("RoCE instead of HCCS",
-                                                                       "NPUs")
+def _between_servers(topo: Topology, job) -> str:
+    """What a TP group's AllReduce crosses between ``job``'s servers, instead of what:
+    on Ascend 950 UB joins the servers of one super pod (rank table 2.0 level 1) and RoCE
+    joins super pods; elsewhere RoCE replaces the HCCS inside a server."""
+    if not topo.preset.is_a5:
+        return "RoCE instead of HCCS"
+    pods = {p.server.super_pod_id for p in job.placements}
+    if len(pods) == 1 and None not in pods:
+        return (f"the UB links between the servers of super pod {next(iter(pods))} instead "
+                "of the UB mesh inside one server")
+    return "RoCE between super pods (or servers outside one) instead of UB"
+
+
+def _tp_hint(job, per_server: int, gpu: bool = False, topo: Topology | None = None) -> str:
+    links, kind = ("the network instead of NVLink", "GPUs") if gpu else (
+        _between_servers(topo, job) if topo is not None else "RoCE instead of HCCS", "NPUs")
     base = (f"every layer's AllReduce now crosses {links}; keep tp <= "
             f"{per_server} ({kind} per server) and spread DP/PP/EP across servers")
     if job.tp > per_server and job.tp % per_server == 0:

@@ -10,7 +10,10 @@ import typer
 from rtc.cli.app import app
 from rtc.cli.common import exit_for, fail_usage, report
 
-preflight_app = typer.Typer(help="Preflight checks of the servers before a launch.",
+preflight_app = typer.Typer(help="Preflight checks of the servers before a launch: "
+                            "`preflight report` (Ascend NPUs), `preflight nccl` (NVIDIA GPUs: "
+                            "nccl-tests busbw).",
+                            short_help="Preflight results: `report` (NPUs), `nccl` (GPUs).",
                             no_args_is_help=True, add_completion=False,
                             rich_markup_mode=None, pretty_exceptions_enable=False)
 app.add_typer(preflight_app, name="preflight")

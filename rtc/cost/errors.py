@@ -13,6 +13,15 @@ class ParamError(CostInputError):
     (``--param roce.alpha=20us``, or a row of ``links.toml``)."""
 
 
+class NoLinkData(ParamError):
+    """Hardware whose chip has no link classes in ``links.toml`` (Ascend 950 today): the
+    cost model has no figures to cost it with. ``hint`` says what the user can do."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class HcclAlgoError(CostInputError):
     """An ``HCCL_ALGO`` value that does not follow HCCL's format
     (``level0:NA;level1:<algo>[;level2:<algo>]``, optionally per operator)."""

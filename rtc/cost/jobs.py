@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rtc.cost.deployment import Layout, deployment_of_job
-from rtc.cost.errors import CostInputError, LayoutError
+from rtc.cost.errors import CostInputError, LayoutError, NoLinkData
 from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
 from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
 from rtc.cost.params import CostParams
@@ -187,6 +187,8 @@ def cross_server_tp_cost(topology: Topology, job: Job,
         advice = advise_job(topology, job, options=CostOptions(), choice=choice)
         params = advice.params       # read once, for both sides
         current = job_schedule(topology, job, choice.spec, job_workload(job), params)
+    except NoLinkData:
+        return f"not costed: rtc has no link figures for {topology.preset.chip} yet"
     except CostInputError:
         return "the cost inputs have errors (see RTC340-RTC342)"
     best = next((s for s in advice.ranking.scores if s.layout.tp <= per_server), None)

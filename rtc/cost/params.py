@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from rtc.cost.errors import ParamError
+from rtc.cost.errors import NoLinkData, ParamError
 from rtc.cost.units import accepted, format_bandwidth, format_duration, parse_quantity
 from rtc.resources import package_text
 
@@ -177,8 +177,14 @@ def chip_links(chip: str) -> ChipLinks:
     chips = _data()["chips"]
     row = chips.get(chip)
     if row is None:
-        raise ParamError(f"chip {chip!r} has no link classes in links.toml; known chips: "
-                         f"{', '.join(chips)}")
+        raise NoLinkData(f"rtc's cost model has no link figures for {chip} yet (chips with "
+                         f"figures: {', '.join(chips)}): no published measurements of its "
+                         "links (UB inside the node and super pod, RoCE between super pods) "
+                         "were found to base them on, so rtc cannot cost this hardware",
+                         "`rtc check` still checks the layout; `links { param ... }` and "
+                         "`--param` only change figures of the chips listed, so until "
+                         "measured figures are added measure the links on the servers with "
+                         "HCCL Test")
     return ChipLinks(chip=chip, family=row["family"], server_link=row["server_link"],
                      nic=row["nic"], die_pair_link=row.get("die_pair_link"),
                      super_pod_link=row.get("super_pod_link"),

@@ -88,10 +88,14 @@ class Group:
 
 @dataclass
 class Lifted:
-    """The lifted Topology and each job's lifted launch (job name -> JobLaunch)."""
+    """The lifted Topology, each job's lifted launch (job name -> JobLaunch) and the rank
+    table's server each node is (node name -> table Server; see :func:`match_table`)."""
 
     topology: Topology
     launches: dict = field(default_factory=dict)
+    table_servers: dict = field(default_factory=dict)
+    #: True when the nodes were matched to a table without host IPs (2.0) by rank order.
+    matched_by_order: bool = False
 
 
 def _int(text: str | None, default: int | None = None) -> int | None:
@@ -201,17 +205,22 @@ def _replica(la: Launch) -> int:
                * (_int(la.value("--prefill-context-parallel-size"), 1) or 1))
 
 
-def _devices(m: Member, g: Group, visible: list[int] | None, tp: int) -> tuple[int, ...]:
-    """The physical device ids the member uses for the job."""
+def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
+             gpu: bool = False) -> tuple[int, ...]:
+    """The physical device ids the member uses for the job: its ASCEND_RT_VISIBLE_DEVICES
+    (CUDA_VISIBLE_DEVICES on ``gpu`` hardware), else the first devices its launch needs
+    (a vLLM DP launch without ``--data-parallel-size-local`` runs the whole DP size on its
+    node: vLLM's EngineArgs default, ``data_parallel_size_local = data_parallel_size``)."""
     la = m.main
-    env = la.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    env = la.env.get("CUDA_VISIBLE_DEVICES" if gpu else "ASCEND_RT_VISIBLE_DEVICES")
     ids: list[int] = []
     if env is not None:
         ids = list(parse_visible_devices(env.value).ids)
     if not ids:
         if g.kind == "dp":
-            local = _int(la.value("--data-parallel-size-local"), 1)
-            count = (1 if local is None else local) * _replica(la)
+            dp = _int(la.value("--data-parallel-size"), 1) or 1
+            local = _int(la.value("--data-parallel-size-local"), dp)
+            count = (dp if local is None else local) * _replica(la)
         elif g.kind == "ray":
             ray = next((x for x in m.launches if x.kind == "ray"), None)
             count = _int(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
@@ -237,17 +246,23 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
     topo = Topology(name="scripts", preset=preset, servers=[], jobs=[], cann=cann,
                     vllm_version=vllm_version, span=span, files=dict(files or {}),
                     named=False, origin="scripts")
-    order = _node_order(nodes, groups, table)
+    matched, by_order = match_table(nodes, groups, table)
+    order = _node_order(nodes, groups, matched)
     servers: dict[str, Server] = {}
     used: dict[str, set] = {}
     for g in groups:
         for m in g.members:
             tp = _int(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
-            used.setdefault(m.node.name, set()).update(_devices(m, g, _visible(m.node), tp))
+            used.setdefault(m.node.name, set()).update(
+                _devices(m, g, _visible(m.node), tp, preset.is_gpu))
+    if preset.devices_per_server == 0:      # generic / generic-gpu: as many as the scripts use
+        preset = preset.with_devices(max([max(u) + 1 for u in used.values() if u] or [1]), ())
+        topo.preset = preset
     for k, node in enumerate(order):
-        servers[node.name] = _server(node, k, used.get(node.name, set()), table)
+        servers[node.name] = _server(node, k, used.get(node.name, set()),
+                                     matched.get(node.name))
     topo.servers = [servers[n.name] for n in order]
-    out = Lifted(topo)
+    out = Lifted(topo, table_servers=matched, matched_by_order=by_order)
     for g in groups:
         job, jl = _job(topo, g, servers)
         topo.jobs.append(job)
@@ -255,11 +270,11 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
     return out
 
 
-def _node_order(nodes: list[Node], groups: list[Group], table: Topology | None) -> list[Node]:
+def _node_order(nodes: list[Node], groups: list[Group], matched: dict) -> list[Node]:
     place: dict[str, tuple] = {}
     for gi, g in enumerate(groups):
         for m in g.members:
-            ts = table_server(table, m.node.name, m.node.host_ip)
+            ts = matched.get(m.node.name)
             key = (ts.index if ts is not None else 1 << 30, gi, m.rank)
             place[m.node.name] = min(place.get(m.node.name, key), key)
     return sorted(nodes, key=lambda n: place.get(n.name, (1 << 30, 1 << 30, 0)))
@@ -280,20 +295,47 @@ def table_server(table: Topology | None, name: str, host_ip) -> Server | None:
     return next((s for s in table.servers if s.server_id == name), None)
 
 
-def _server(node: Node, index: int, used: set, table: Topology | None) -> Server:
+def match_table(nodes: list[Node], groups: list[Group],
+                table: Topology | None) -> tuple[dict, bool]:
+    """The rank table's server each node is (node name -> Server, :func:`table_server`),
+    and whether they were matched by order. A 2.0 table (Ascend 950) names no hosts: its
+    servers are the level-0 instances in rank order, and a process's rank is its place in
+    the launch, so when no node matches by address or name and the table has as many
+    servers as there are nodes, node k of the launch order (job by job, head first) is
+    the table's server k."""
+    if table is None:
+        return {}, False
+    out = {}
+    for n in nodes:
+        ts = table_server(table, n.name, n.host_ip)
+        if ts is not None:
+            out[n.name] = ts
+    if out or any(s.host_ip is not None for s in table.servers):
+        return out, False
+    order: list[Node] = []
+    for g in groups:
+        order += [m.node for m in g.members if m.node not in order]
+    order += [n for n in nodes if n not in order]
+    if len(order) != len(table.servers):
+        return {}, False
+    return {n.name: ts for n, ts in zip(order, table.servers)}, True
+
+
+def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     unit = node.units[0]
     span = Span(unit.label, unit.first_line, 1)
-    ts = table_server(table, node.name, node.host_ip)
-    if ts is not None:
-        devices = [Device(d.device_id, d.device_ip, d.gateway, d.prefix, d.super_device_id)
-                   for d in ts.devices]
+    if ts is not None:   # the table's devices with every address it gives (EIDs on 2.0)
+        devices = [Device(d.device_id, d.device_ip, d.gateway, d.prefix, d.super_device_id,
+                          d.eids, d.port_eids, d.port_ips, d.planes) for d in ts.devices]
     else:
         devices = [Device(i) for i in sorted(used)]
     spans = {"host": node.host_span} if node.host_span else {}
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
                   super_pod_id=ts.super_pod_id if ts else None,
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,
-                  visible_devices=_visible(node))
+                  visible_devices=_visible(node),
+                  net_instances=dict(ts.net_instances) if ts else None,
+                  backup=ts.backup if ts else None)
 
 
 def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
@@ -316,7 +358,7 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     for m in g.members:
         s = servers[m.node.name]
         tp = _int(la.value("--tensor-parallel-size"), 1) or 1
-        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp)))
+        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu)))
         local = _int(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)
@@ -417,4 +459,5 @@ def _node_launch(job: Job, mode: str, m: Member, server: Server, head: bool) -> 
     return nl
 
 
-__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "table_server", "NOT_JOB_ENV"]
+__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "table_server", "match_table",
+           "NOT_JOB_ENV"]

@@ -1,4 +1,4 @@
-"""Rules of the script front end itself (RTC700-RTC708, RTC461): what could not be read, what
+"""Rules of the script front end itself (RTC700-RTC708, RTC461-RTC464): what could not be read, what
 rtc does not know, jobs whose other nodes' scripts are not given, and how the scripts compare
 with a rank table (``rtc lint --table``). The launch, port and environment mistakes in the
 scripts are reported by the compiler's own rules (:mod:`rtc.checks`) on the lifted plan."""
@@ -91,6 +91,39 @@ NODES_NOT_GIVEN = rule("RTC461", "job-nodes-not-given", "note",
     Fix: nothing, if you meant to lint one node; else lint every node's script in one run
     (`rtc lint out/*.sh`).""")
 
+TABLE_BY_ORDER = rule("RTC462", "table-matched-by-order", "note",
+                      "The scripts' nodes were matched to a 2.0 rank table's servers by launch order.", """
+    What: the rank table (`--table`, or the RANK_TABLE_FILE the scripts export) is a
+    version 2.0 table (Ascend 950), which lists no host IPs: its servers are the level-0
+    net instances in rank order. rtc lint gives node k of the launch (job by job, the DP
+    head first, then by start rank) the table's server k, and says which pairs it made.
+    Why: on a 2.0 table a process's rank is its place in the launch, not found by its host
+    IP; the table's devices, EIDs and RoCE addresses are then the nodes' (RTC211, RTC221
+    see them), and RTC705 / RTC706 compare the devices and world size.
+    Example: `rtc lint out/*.sh` of `rtc compile examples/a5-2node-dp2-tp8.rtc --out-dir out`.
+    Fix: nothing, if the pairs are right; else order the nodes' DP start ranks as the
+    table's servers.""")
+MINDIE_NOT_LINTED = rule("RTC463", "mindie-launch-not-linted", "note",
+                         "A script starts MindIE Server, whose launch rtc lint does not lift.", """
+    What: the script runs `mindieservice_daemon` (MindIE Server), as rtc's own MindIE
+    launch scripts do, and starts no vLLM / Ray / torchrun / msrun process.
+    Why: MindIE Server takes its parallel sizes and ports from its config.json, not from the
+    command line, so the script alone does not say what it runs; its env (HCCL_IF_IP,
+    ASCEND_RT_VISIBLE_DEVICES, RANK_TABLE_FILE) is read but the launch rules are not run.
+    Example: `rtc lint out/*.sh` of `rtc compile examples/pd-mindie-a2.rtc --out-dir out`.
+    Fix: nothing; check the description itself with `rtc check` (RTC656-RTC658 are
+    MindIE's rules), and the rank table with `rtc validate`.""")
+GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
+                   "rtc lint took NVIDIA GPU hardware from the scripts, without its NVLink islands.", """
+    What: no `--hardware` and no rank table, and the scripts export CUDA_VISIBLE_DEVICES
+    or NCCL_* variables and no Ascend ones: rtc lint checks them as generic NVIDIA GPU
+    servers with as many GPUs as the scripts use (ids from CUDA_VISIBLE_DEVICES).
+    Why: the scripts do not say which GPUs the servers have, so the NVLink-island rules
+    (RTC312, RTC313) have no islands to check against and are skipped; the other rules run.
+    Example: `rtc lint out/*.sh` of `rtc compile examples/gpu-pcie-2x4-dp2-tp4.rtc`.
+    Fix: give `--hardware hgx-h100` (or the preset of your servers) to run them too.""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
-         DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN)
+         DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
+         MINDIE_NOT_LINTED, GPU_GUESSED)

@@ -415,6 +415,9 @@ def _expecting_value(c: str, word: str) -> tuple[str, str | None]:
 
 def _expecting_key(c: str, word: str) -> tuple[str, str | None]:
     """(message, hint) for "Expecting property name enclosed in double quotes"."""
+    if c == "":
+        return ("the file ends where a key was expected (truncated file?)",
+                "check that the file was written completely and that every `{` and `[` is closed")
     if c == "'":
         return "object keys must use double quotes, not single quotes", "replace 'key' with \"key\""
     if word:
@@ -427,11 +430,37 @@ def _expecting_comma(text: str, pos: int, c: str) -> tuple[str, str | None, int]
     belongs, right after the previous value, when there is blank space before ``pos``."""
     hint = "add the comma, or close the bracket or string that was left open before it"
     prev = len(text[:pos].rstrip(" \t\r\n"))
+    if pos >= len(text.rstrip(" \t\r\n")):      # nothing follows: the file ends early
+        return _ends_early(text, prev), ("check that the file was written completely; a "
+                                         "cut-off copy misses its last lines"), prev
     if 0 < prev < pos:
         line, col = _line_col_of(text, pos)
         return (f"missing `,` after this value (the next one starts at line {line}, "
                 f"column {col})"), hint, prev
     return f"expected `,` or a closing bracket, found {_describe_char(c)}", hint, pos
+
+
+def _ends_early(text: str, end: int) -> str:
+    """The message for a document that stops after a value at ``end`` with brackets still
+    open: how many, and where the innermost was opened."""
+    stack: list[int] = []
+    in_string = escaped = False
+    for k, ch in enumerate(text[:end]):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append(k)
+        elif ch in "]}" and stack:
+            stack.pop()
+    if not stack:
+        return "the file ends after this value, before the document is closed (truncated file?)"
+    line, col = _line_col_of(text, stack[-1])
+    closing = "".join("}" if text[k] == "{" else "]" for k in reversed(stack))
+    return (f"the file ends after this value with {len(stack)} bracket"
+            f"{'s' if len(stack) > 1 else ''} still open (the innermost `{text[stack[-1]]}` at "
+            f"line {line}, column {col}; `{closing}` would close them): truncated file?")
 
 
 def _syntax_message(e: json.JSONDecodeError, text: str) -> tuple[str, str | None, int]:
@@ -507,6 +536,20 @@ def _find_paths(doc, targets: dict[int, object]) -> dict[int, JsonPath]:
     return found
 
 
+_VALUE_AFTER_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\s]+)')
+
+
+def _two_versions(text: str, first: int, later: int) -> str:
+    """``: "2.0" first, then "1.0": the table is read as version "1.0"...`` for two
+    top-level ``version`` keys (at offsets ``first`` and ``later``) with different values;
+    "" when they agree. The version decides which form every other key is checked against."""
+    a, b = (_VALUE_AFTER_KEY.match(text, k) for k in (first, later))
+    if a is None or b is None or a.group(1) == b.group(1):
+        return ""
+    return (f": {a.group(1)} first, then {b.group(1)}, so the table is read as version "
+            f"{b.group(1)} and its other keys are checked against that form")
+
+
 def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     paths = _find_paths(doc, {id(d): d for d in dup_objs})
@@ -518,7 +561,9 @@ def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[D
                 RULE_DUPLICATE_KEY,
                 f"{format_path(path + (key,))}: duplicate key `{key}` in "
                 f"{'the top-level object' if not path else where}; only one value survives "
-                f"parsing (nlohmann::json, used by HCCL, and Python keep the last one)",
+                f"parsing (nlohmann::json, used by HCCL, and Python keep the last one)"
+                + (_two_versions(smap.text, first, later) if not path and key == "version"
+                   else ""),
                 smap.span(later, end),
                 hint=f"keep exactly one `{key}` in this object",
                 related=[Related(smap.span(first, _scanstring(smap.text, first + 1)[1]),

@@ -144,7 +144,13 @@ def _detect_dict(doc: dict, diags: list[Diagnostic], source_map, filename, *, qu
     if guessed in ("pd-ranktable", "topo-v2.0", "mindie-global"):
         return guessed
     if "version" not in doc:
-        if guessed is None and not quiet:
+        if guessed is None and not quiet and {"ServerConfig", "BackendConfig"} & set(doc):
+            diags.append(note(RULE_MINDIE_CONFIG, "a MindIE config.json fragment (ServerConfig "
+                              "/ BackendConfig, as rtc writes mindie-<server>.json), not a "
+                              "rank table: not validated", _span(source_map, filename, ()),
+                              hint="validate the job's hccl.json; merge this file into the "
+                                   "node's MindIE config.json (MIES_CONFIG_JSON_PATH)"))
+        elif guessed is None and not quiet:
             diags.append(error(
                 RULE_NOT_A_TABLE,
                 "not a rank table: no `version` key and none of server_list, rank_list, "
@@ -190,4 +196,16 @@ def _detect_dict(doc: dict, diags: list[Diagnostic], source_map, filename, *, qu
     return None
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (RULE_UNKNOWN_VERSION, RULE_HETEROGENEOUS, RULE_NOT_A_TABLE, RULE_VERSION_CONTENT, RULE_OVERRIDE)
+RULE_MINDIE_CONFIG = rule("RTC465", "mindie-config-not-a-table", "note",
+                          "The file is a MindIE config.json fragment, not a rank table.", """
+    What: the JSON object has MindIE's `ServerConfig` / `BackendConfig` keys, as the
+    `mindie-<server>.json` files `rtc compile --out-dir` writes for `framework mindie`
+    jobs (the cluster-dependent keys of MindIE's config.json, to merge into the node's own).
+    Why: it is not read by HCCL, so there is nothing of a rank table to validate; `rtc
+    validate out/*.json` of an --out-dir should not fail on it.
+    Example: `rtc validate build/mindie-d1.json`.
+    Fix: nothing; validate the job's `hccl.json`, and check the description itself with
+    `rtc check` (MindIE's rules RTC656-RTC658).""")
+
+RULES = (RULE_UNKNOWN_VERSION, RULE_HETEROGENEOUS, RULE_NOT_A_TABLE, RULE_VERSION_CONTENT,
+         RULE_OVERRIDE, RULE_MINDIE_CONFIG)
