@@ -120,11 +120,36 @@ def _nodes(job: Job, pl, jl, ctx) -> list[dict]:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-#: One encoder for every value: ``json.dumps(x, ensure_ascii=False)`` builds a new
-#: JSONEncoder per call, and plan.json makes ~900,000 of them at 65,536 NPUs.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-_encode_key = json.JSONEncoder().encode
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+
+def _not_json(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+#: The C encoder that ``json.JSONEncoder(ensure_ascii=False).encode`` builds on every call
+#: (one-shot, no indent), built once: plan.json encodes ~900,000 values at 65,536 NPUs,
+#: and the per-call set-up cost more than the encoding. No circular-reference check (the
+#: document is a tree built by :func:`build`).
+_c_encoder = json.encoder.c_make_encoder(
+    None, _not_json, json.encoder.encode_basestring, None, ": ", ", ", False, False, True) \
+    if json.encoder.c_make_encoder is not None else None
+_py_encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_encode_key = json.encoder.encode_basestring_ascii  # what JSONEncoder().encode does for a str
 _encode_str = json.encoder.encode_basestring  # what the encoder above does for a str
+
+
+def _encode(x) -> str:
+    """``json.dumps(x, ensure_ascii=False)`` of a dict or list."""
+    if _c_encoder is None:
+        return _py_encode(x)
+    return "".join(_c_encoder(x, 0))
+
+
+def _scalars(values) -> bool:
+    """True when every value is a JSON scalar (exact types first: one C-level pass)."""
+    return _SCALAR_TYPES.issuperset(map(type, values)) or \
+        all(isinstance(v, _SCALARS) for v in values)
 
 
 def _one_line(x) -> str | None:
@@ -132,12 +157,11 @@ def _one_line(x) -> str | None:
     always do (ranks of a group, argv); so do dicts of scalars (a rank, a device) and
     dicts whose lists hold only scalars when they fit in 160 characters."""
     if isinstance(x, list):
-        return _encode(x) if all(isinstance(v, _SCALARS) for v in x) else None
+        return _encode(x) if _scalars(x) else None
     values = x.values()
-    if all(isinstance(v, _SCALARS) for v in values):
+    if _scalars(values):
         return _encode(x)
-    if all(isinstance(v, _SCALARS) or (isinstance(v, list) and
-                                       all(isinstance(w, _SCALARS) for w in v))
+    if all(isinstance(v, _SCALARS) or (isinstance(v, list) and _scalars(v))
            for v in values):
         text = _encode(x)
         return text if len(text) <= 160 else None
@@ -145,12 +169,15 @@ def _one_line(x) -> str | None:
 
 
 def _dump(x, indent: str) -> str:
-    if type(x) is str:
+    t = type(x)
+    if t is str:
         return _encode_str(x)
-    if type(x) is int:
+    if t is int:
         return int.__repr__(x)
+    if x is None:
+        return "null"
     if not x or not isinstance(x, (dict, list)):
-        return _encode(x)
+        return _py_encode(x)
     text = _one_line(x)
     if text is not None:
         return text
@@ -158,8 +185,25 @@ def _dump(x, indent: str) -> str:
     if isinstance(x, dict):
         items = [f"{inner}{_encode_key(k)}: {_dump(v, inner)}" for k, v in x.items()]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    items = [f"{inner}{_dump(v, inner)}" for v in x]
-    return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    return "[\n" + ",\n".join(_list_items(x, inner)) + "\n" + indent + "]"
+
+
+def _list_items(x: list, inner: str) -> list[str]:
+    """The lines of the items of a list that does not go on one line: :func:`_dump` of
+    each, with its one-line cases for a list or dict of scalars taken inline (plan.json
+    has ~400,000 such items at 65,536 NPUs: ranks, devices, groups, env pairs)."""
+    out = []
+    append = out.append
+    scalar_types = _SCALAR_TYPES.issuperset
+    c_encoder = _c_encoder
+    for v in x:
+        t = type(v)
+        if c_encoder is not None and (t is list and scalar_types(map(type, v))
+                                      or t is dict and scalar_types(map(type, v.values()))):
+            append(inner + "".join(c_encoder(v, 0)))
+        else:
+            append(inner + _dump(v, inner))
+    return out
 
 
 def render(doc: dict) -> str:

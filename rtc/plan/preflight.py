@@ -79,41 +79,65 @@ def _groups(topo, job):
 def _select(group, pods: bool, sink: dict) -> None:
     """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
     the group: at most PING_BUDGET picks per member)."""
-    keyed = []
+    unit_ids: dict = {}
+    members = []      # (unit number, server, device, ip text, (server name, device id))
+    reps = []         # the first member with an IP of each (unit, peer server and subnet)
+    seen = set()
     for s, d in group:
         unit, rep = _member_key(s, d, pods)
-        keyed.append((unit, rep, s, d, None if d.device_ip is None else str(d.device_ip)))
-    size = len(keyed)
-    units = Counter(k[0] for k in keyed)
-    if len(units) < 2:
+        u = unit_ids.setdefault(unit, len(unit_ids))
+        m = (u, s, d, None if d.device_ip is None else str(d.device_ip), (s.name, d.device_id))
+        members.append(m)
+        if m[3] is not None and (u, rep) not in seen:
+            seen.add((u, rep))
+            reps.append(m)
+    if len(unit_ids) < 2:
         return
-    reps: list = []
-    seen = set()
-    for k in keyed:
-        if k[4] is not None and (k[0], k[1]) not in seen:
-            seen.add((k[0], k[1]))
-            reps.append(k)
-    rep_units = Counter(k[0] for k in reps)
+    size = len(members)
+    units = Counter(m[0] for m in members)
+    rep_units = Counter(m[0] for m in reps)
     n = len(reps)
-    for pos, (unit, _rep, s, d, _ip) in enumerate(keyed):
+    rep_unit = [m[0] for m in reps]
+    # run_end[idx]: the index after the run of representatives of rep_unit[idx]'s unit
+    # (an A3 super pod's 1,024 NPUs are one run): skipping the member's own unit jumps
+    # over it instead of stepping through it one by one.
+    run_end = [n] * n
+    for idx in range(n - 2, -1, -1):
+        run_end[idx] = run_end[idx + 1] if rep_unit[idx] == rep_unit[idx + 1] else idx + 1
+    offsets = [1 + (j * n) // PING_BUDGET for j in range(PING_BUDGET)]
+    pairs = [(m[3], m[4]) for m in reps]
+    # With distinct IPs among the representatives, picks of one IP are one pair, so a
+    # fresh bucket can be filled in one step (same keys, order and values as setdefault).
+    distinct = len({p[0] for p in pairs}) == n
+
+    def other(idx: int, unit: int) -> int:
+        while rep_unit[idx] == unit:
+            idx = run_end[idx] % n
+        return idx
+
+    for pos, (unit, s, d, _ip, key) in enumerate(members):
         peers = size - units[unit]
         if peers <= 0:
             continue
-        bucket = sink.setdefault((s.name, d.device_id), {})
+        bucket = sink.get(key)
+        fresh = bucket is None
+        if fresh:
+            bucket = sink[key] = {}
         if peers <= PING_BUDGET:
-            chosen = [k for k in keyed if k[0] != unit and k[4] is not None]
+            chosen = [(m[3], m[4]) for m in members if m[0] != unit and m[3] is not None]
         elif n - rep_units[unit] <= PING_BUDGET:
-            chosen = [k for k in reps if k[0] != unit]
+            chosen = [pairs[k] for k, m in enumerate(reps) if m[0] != unit]
         else:
-            chosen = []
+            # 16 representatives spread evenly, starting after the member's own position
             start = (pos * n) // size
-            for j in range(PING_BUDGET):
-                idx = (start + 1 + (j * n) // PING_BUDGET) % n
-                while reps[idx][0] == unit:
-                    idx = (idx + 1) % n
-                chosen.append(reps[idx])
-        for k in chosen:
-            bucket.setdefault(k[4], (k[2].name, k[3].device_id))
+            chosen = [pairs[i if rep_unit[i] != unit else other(i, unit)]
+                      for i in [(start + off) % n for off in offsets]]
+            if fresh and distinct:
+                bucket.update(chosen)
+                continue
+        add = bucket.setdefault
+        for ip, value in chosen:
+            add(ip, value)
 
 
 def plan_preflight(topo: Topology, ports: PortPlan, pairs: list[PdPair],
