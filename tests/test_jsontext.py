@@ -54,3 +54,11 @@ def test_flat_object_lists_same_as_json_dumps(key_list, data):
     doc = {"server_list": [{"server_id": "%s%%", "device": rows}]}
     assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
     assert dumps_indented(rows) == json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, st.booleans())
+def test_one_line_encoder_same_as_json_dumps(value, ascii_only):
+    from rtc.textfmt import one_line_encoder
+
+    assert one_line_encoder(ascii_only)(value) == json.dumps(value, ensure_ascii=ascii_only)

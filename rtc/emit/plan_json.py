@@ -21,6 +21,7 @@ import json
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
+from rtc.textfmt import one_line_encoder
 
 FORMAT = 1
 
@@ -121,29 +122,11 @@ def _nodes(job: Job, pl, jl, ctx) -> list[dict]:
 
 _SCALARS = (str, int, float, bool, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
-
-
-def _not_json(o):
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
-#: The C encoder that ``json.JSONEncoder(ensure_ascii=False).encode`` builds on every call
-#: (one-shot, no indent), built once: plan.json encodes ~900,000 values at 65,536 NPUs,
-#: and the per-call set-up cost more than the encoding. No circular-reference check (the
-#: document is a tree built by :func:`build`).
-_c_encoder = json.encoder.c_make_encoder(
-    None, _not_json, json.encoder.encode_basestring, None, ": ", ", ", False, False, True) \
-    if json.encoder.c_make_encoder is not None else None
-_py_encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+#: ``json.dumps(x, ensure_ascii=False)``, with one encoder for the ~900,000 values of a
+#: 65,536-NPU plan.
+_encode = one_line_encoder(ensure_ascii=False)
 _encode_key = json.encoder.encode_basestring_ascii  # what JSONEncoder().encode does for a str
 _encode_str = json.encoder.encode_basestring  # what the encoder above does for a str
-
-
-def _encode(x) -> str:
-    """``json.dumps(x, ensure_ascii=False)`` of a dict or list."""
-    if _c_encoder is None:
-        return _py_encode(x)
-    return "".join(_c_encoder(x, 0))
 
 
 def _scalars(values) -> bool:
@@ -177,7 +160,7 @@ def _dump(x, indent: str) -> str:
     if x is None:
         return "null"
     if not x or not isinstance(x, (dict, list)):
-        return _py_encode(x)
+        return _encode(x)
     text = _one_line(x)
     if text is not None:
         return text
@@ -195,12 +178,11 @@ def _list_items(x: list, inner: str) -> list[str]:
     out = []
     append = out.append
     scalar_types = _SCALAR_TYPES.issuperset
-    c_encoder = _c_encoder
     for v in x:
         t = type(v)
-        if c_encoder is not None and (t is list and scalar_types(map(type, v))
-                                      or t is dict and scalar_types(map(type, v.values()))):
-            append(inner + "".join(c_encoder(v, 0)))
+        if t is list and scalar_types(map(type, v)) or \
+                t is dict and scalar_types(map(type, v.values())):
+            append(inner + _encode(v))
         else:
             append(inner + _dump(v, inner))
     return out

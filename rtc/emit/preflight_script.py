@@ -30,10 +30,10 @@ Which NPUs ping which peers is planned by :mod:`rtc.plan.preflight`."""
 
 from __future__ import annotations
 
-import json
 import shlex
 
 from rtc.plan.preflight import ServerPreflight
+from rtc.textfmt import one_line_encoder
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 FORMAT = 1
@@ -64,24 +64,31 @@ def ping_lines(sp: ServerPreflight) -> list[str]:
             for ip, (server, did) in targets.items()]
 
 
+#: ``json.dumps`` (ASCII), with one encoder for the ~10 values of each of thousands of
+#: scripts.
+_dumps = one_line_encoder(ensure_ascii=True)
+
+
 def render_expect(doc: dict) -> str:
     """Compact, line-per-entry JSON (deterministic)."""
+    dumps = _dumps
     lines = ["{"]
     items = list(doc.items())
     for i, (k, v) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         if isinstance(v, list) and v:
-            lines.append(f"  {json.dumps(k)}: [")
-            lines += [f"    {json.dumps(x)}{',' if j < len(v) - 1 else ''}" for j, x in enumerate(v)]
+            lines.append(f"  {dumps(k)}: [")
+            last = len(v) - 1
+            lines += [f"    {dumps(x)}{',' if j < last else ''}" for j, x in enumerate(v)]
             lines.append(f"  ]{comma}")
         elif isinstance(v, dict) and v:
-            lines.append(f"  {json.dumps(k)}: {{")
+            lines.append(f"  {dumps(k)}: {{")
             sub = list(v.items())
-            lines += [f"    {json.dumps(a)}: {json.dumps(b)}{',' if j < len(sub) - 1 else ''}"
+            lines += [f"    {dumps(a)}: {dumps(b)}{',' if j < len(sub) - 1 else ''}"
                       for j, (a, b) in enumerate(sub)]
             lines.append(f"  }}{comma}")
         else:
-            lines.append(f"  {json.dumps(k)}: {json.dumps(v)}{comma}")
+            lines.append(f"  {dumps(k)}: {dumps(v)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
