@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 
 from rtc.model.topology import Job, Topology
+from rtc.network.addressing import ip_text
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
 from rtc.textfmt import one_line_encoder
@@ -26,8 +27,23 @@ from rtc.textfmt import one_line_encoder
 FORMAT = 1
 
 
-def _ip(x):
-    return None if x is None else str(x)
+def _ip_texts():
+    """``text(ip) -> str(ip)`` (None for None), each address object converted once: the
+    servers' devices and the job's ranks name the same ~65,536 objects, and
+    ``str(IPv4Address)`` is a Python-level call (:func:`~rtc.network.addressing.ip_text`).
+    Keys are ``id``: every address lives in the
+    topology while the document is built."""
+    memo: dict = {}
+
+    def text(ip):
+        if ip is None:
+            return None
+        got = memo.get(id(ip))
+        if got is None:
+            got = memo[id(ip)] = ip_text(ip)
+        return got
+
+    return text
 
 
 def build(topo: Topology, plan: Plan, ctx) -> dict:
@@ -37,6 +53,7 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
                "vllm_version": topo.vllm_version,
                "ranktable_version": topo.preset.ranktable_version,
                "devices_per_server": topo.preset.devices_per_server}
+    _ip = _ip_texts()
     servers = [{
         "name": s.name, "server_id": s.server_id, "host": _ip(s.host_ip), "nic": s.nic,
         "super_pod_id": s.super_pod_id,
@@ -45,7 +62,7 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
                      "gateway": _ip(d.gateway), "prefix": d.prefix,
                      "super_device_id": d.super_device_id} for d in s.devices]}
         for s in topo.servers]
-    jobs = [_job(topo, job, ctx) for job in ctx.jobs if job is not None]
+    jobs = [_job(topo, job, ctx, _ip) for job in ctx.jobs if job is not None]
     ports = [{"server": s.name, "lo": c.lo, "hi": c.hi, "kind": c.kind, "job": c.job,
               "assigned": c.assigned}
              for s in topo.servers
@@ -64,19 +81,27 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
             "files": sorted(ctx.file_names() + ["plan.json"])}
 
 
-def _job(topo: Topology, job: Job, ctx) -> dict:
+def _job(topo: Topology, job: Job, ctx, ip_text) -> dict:
     """One job: sizes, launch mode, every rank with its coordinates, groups, nodes."""
     pl = topo.placement(job)
     spec = job.launch
     jl = ctx.launches.get(job.name)
     ranks = []
+    # pl.server_of / device_of / device_ip_of, inline (65,536 ranks)
+    nodes, rank_node, pos_node, pos_slot = pl.nodes, pl.rank_node, pl.position_node, \
+        pl.position_slot
     for r in range(pl.world):
         c = pl.coords(r)
         p = pl.rank_position[r]
+        n = rank_node[r]
+        device = ip = None
+        if p >= 0:
+            node, slot = nodes[pos_node[p]], pos_slot[p]
+            device = node.device_ids[slot]
+            ip = ip_text(node.device_ips[slot]) if slot < len(node.device_ips) else None
         ranks.append({"rank": r, "rank_id": p if p >= 0 else None,
-                      "server": pl.server_of(r), "device_id": pl.device_of(r),
-                      "device_ip": pl.device_ip_of(r),
-                      "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
+                      "server": nodes[n].name if n >= 0 else None, "device_id": device,
+                      "device_ip": ip, "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
     groups = {dim: [list(g) for g in pl.groups(dim)] for dim in pl.dims}
     vllm = job.framework == "vllm"
     return {

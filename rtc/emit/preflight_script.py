@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import shlex
 
+from rtc.network.addressing import ip_text
 from rtc.plan.preflight import ServerPreflight
 from rtc.textfmt import one_line_encoder
 
@@ -48,11 +49,10 @@ def expectations(sp: ServerPreflight, source: str) -> dict:
     s = sp.server
     devices = []
     for d in sp.devices:
-        devices.append({"device_id": d.device_id,
-                        "ip": str(d.device_ip) if d.device_ip is not None else None,
-                        "gateway": str(d.gateway) if d.gateway is not None else None})
+        devices.append({"device_id": d.device_id, "ip": ip_text(d.device_ip),
+                        "gateway": ip_text(d.gateway)})
     return {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
-            "host": str(s.host_ip) if s.host_ip is not None else None,
+            "host": ip_text(s.host_ip),
             "devices": devices,
             "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
             "pings": sum(len(t) for t in sp.pings.values())}

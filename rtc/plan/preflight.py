@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rtc.model.topology import Device, Job, Server, Topology
-from rtc.network.addressing import subnet_of
+from rtc.network.addressing import ip_text, subnet_of
 from rtc.network.env import HCCL_DEFAULT_BASE, env_map, hccl_window_size
 from rtc.plan.disaggregation import PdPair
 from rtc.plan.ports import PortPlan
@@ -86,7 +86,7 @@ def _select(group, pods: bool, sink: dict) -> None:
     for s, d in group:
         unit, rep = _member_key(s, d, pods)
         u = unit_ids.setdefault(unit, len(unit_ids))
-        m = (u, s, d, None if d.device_ip is None else str(d.device_ip), (s.name, d.device_id))
+        m = (u, s, d, ip_text(d.device_ip), (s.name, d.device_id))
         members.append(m)
         if m[3] is not None and (u, rep) not in seen:
             seen.add((u, rep))
