@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from ipaddress import IPv4Address
+from socket import inet_ntoa as _ntoa
 from typing import Iterable
 
 # JSON indexes first ([12] -> [*]), then IPv6-looking runs, numbers and dotted numbers (-> #).
@@ -84,3 +86,14 @@ def one_line_encoder(ensure_ascii: bool = False):
         return plain(x)  # a scalar (the C encoder takes containers only)
 
     return encode
+
+
+def ip_text(ip) -> str | None:
+    """``str(ip)`` (None for None); an IPv4 address through ``socket.inet_ntoa`` of its
+    packed bytes: the same text, ~3x faster than ``IPv4Address.__str__`` (emitters write
+    one per device, tens of thousands per run)."""
+    if ip is None:
+        return None
+    if type(ip) is IPv4Address:
+        return _ntoa(ip.packed)
+    return str(ip)

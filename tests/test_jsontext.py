@@ -1,4 +1,4 @@
-"""The fast JSON writer is byte-identical to json.dumps(indent=2, ensure_ascii=False)."""
+"""The fast JSON writers are byte-identical to json.dumps (and ip_text to str)."""
 
 from __future__ import annotations
 
@@ -62,3 +62,11 @@ def test_one_line_encoder_same_as_json_dumps(value, ascii_only):
     from rtc.textfmt import one_line_encoder
 
     assert one_line_encoder(ascii_only)(value) == json.dumps(value, ensure_ascii=ascii_only)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.ip_addresses(), st.none()))
+def test_ip_text_is_str(ip):
+    from rtc.textfmt import ip_text
+
+    assert ip_text(ip) == (None if ip is None else str(ip))

@@ -19,10 +19,9 @@ from __future__ import annotations
 import json
 
 from rtc.model.topology import Job, Topology
-from rtc.network.addressing import ip_text
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
-from rtc.textfmt import one_line_encoder
+from rtc.textfmt import ip_text, one_line_encoder
 
 FORMAT = 1
 
@@ -30,7 +29,7 @@ FORMAT = 1
 def _ip_texts():
     """``text(ip) -> str(ip)`` (None for None), each address object converted once: the
     servers' devices and the job's ranks name the same ~65,536 objects, and
-    ``str(IPv4Address)`` is a Python-level call (:func:`~rtc.network.addressing.ip_text`).
+    ``str(IPv4Address)`` is a Python-level call (:func:`~rtc.textfmt.ip_text`).
     Keys are ``id``: every address lives in the
     topology while the document is built."""
     memo: dict = {}

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import shlex
 
-from rtc.network.addressing import ip_text
 from rtc.plan.preflight import ServerPreflight
-from rtc.textfmt import one_line_encoder
+from rtc.textfmt import ip_text, one_line_encoder
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 FORMAT = 1

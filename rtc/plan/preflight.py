@@ -24,10 +24,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rtc.model.topology import Device, Job, Server, Topology
-from rtc.network.addressing import ip_text, subnet_of
+from rtc.network.addressing import subnet_of
 from rtc.network.env import HCCL_DEFAULT_BASE, env_map, hccl_window_size
 from rtc.plan.disaggregation import PdPair
 from rtc.plan.ports import PortPlan
+from rtc.textfmt import ip_text
 
 PING_BUDGET = 16
 
