@@ -77,12 +77,14 @@ def _groups(topo, job):
                 yield out
 
 
-def _select(group, pods: bool, sink: dict) -> None:
-    """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
-    the group: at most PING_BUDGET picks per member)."""
+def _members(group, pods: bool) -> tuple[list, list, int]:
+    """(members, representatives, number of link units) of a group: each member as
+    (unit number, server, device, ip text, (server name, device id)); the
+    representatives are the first member with an IP of each (unit, peer server and
+    subnet), in group order."""
     unit_ids: dict = {}
-    members = []      # (unit number, server, device, ip text, (server name, device id))
-    reps = []         # the first member with an IP of each (unit, peer server and subnet)
+    members = []
+    reps = []
     seen = set()
     for s, d in group:
         unit, rep = _member_key(s, d, pods)
@@ -92,19 +94,32 @@ def _select(group, pods: bool, sink: dict) -> None:
         if m[3] is not None and (u, rep) not in seen:
             seen.add((u, rep))
             reps.append(m)
-    if len(unit_ids) < 2:
+    return members, reps, len(unit_ids)
+
+
+def _run_ends(rep_unit: list[int]) -> list[int]:
+    """For each index, the index after its run of equal units (an A3 super pod's 1,024
+    NPUs are one run), so skipping a member's own unit jumps over the run instead of
+    stepping through it one by one."""
+    n = len(rep_unit)
+    run_end = [n] * n
+    for idx in range(n - 2, -1, -1):
+        run_end[idx] = run_end[idx + 1] if rep_unit[idx] == rep_unit[idx + 1] else idx + 1
+    return run_end
+
+
+def _select(group, pods: bool, sink: dict) -> None:
+    """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
+    the group: at most PING_BUDGET picks per member)."""
+    members, reps, n_units = _members(group, pods)
+    if n_units < 2:
         return
     size = len(members)
     units = Counter(m[0] for m in members)
     rep_units = Counter(m[0] for m in reps)
     n = len(reps)
     rep_unit = [m[0] for m in reps]
-    # run_end[idx]: the index after the run of representatives of rep_unit[idx]'s unit
-    # (an A3 super pod's 1,024 NPUs are one run): skipping the member's own unit jumps
-    # over it instead of stepping through it one by one.
-    run_end = [n] * n
-    for idx in range(n - 2, -1, -1):
-        run_end[idx] = run_end[idx + 1] if rep_unit[idx] == rep_unit[idx + 1] else idx + 1
+    run_end = _run_ends(rep_unit)
     offsets = [1 + (j * n) // PING_BUDGET for j in range(PING_BUDGET)]
     pairs = [(m[3], m[4]) for m in reps]
     # With distinct IPs among the representatives, picks of one IP are one pair, so a
