@@ -17,6 +17,8 @@ steadier than wall time on a noisy machine) over ``--runs`` runs and the peak RS
   groups    rtc groups FILE --format json --dim all
   diagram   rtc diagram FILE -o topo.svg    (collapsed topology view)
   out-dir   rtc compile FILE --out-dir DIR --no-diagrams  (every per-node file)
+  broken-json, broken-github, broken-sarif
+            the broken table's validate in the other report formats (--format FMT)
 
 It prints a table with each time's ratio to the floor and the growth factor per doubling
 of NPUs (from wall and from CPU time), and writes the figures as JSON (``--json``, default
@@ -42,7 +44,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STEPS = ("floor", "compile", "validate", "broken", "groups", "diagram", "out-dir")
+STEPS = ("floor", "compile", "validate", "broken", "groups", "diagram", "out-dir",
+         "broken-json", "broken-github", "broken-sarif")
 
 
 def rtc_cmd() -> list[str]:
@@ -185,6 +188,8 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict,
         "out-dir": rtc_cmd() + ["compile", str(src), "--out-dir", str(work / "out"),
                                 "--no-diagrams"],
     }
+    for fmt in ("json", "github", "sarif"):  # the broken table in the other report formats
+        steps[f"broken-{fmt}"] = rtc_cmd() + ["validate", "--format", fmt, str(broken)]
     steps = {name: argv for name, argv in steps.items()
              if commands.get(name, True) and name in wanted}
     times: dict = {name: [] for name in steps}
@@ -228,13 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                  f"--max-npus >= --min-npus (unknown steps: {', '.join(unknown) or 'none'})")
 
     commands = {name: has_command(name) for name in ("validate", "groups", "diagram")}
-    commands["broken"] = commands["validate"]
+    for name in ("broken", "broken-json", "broken-github", "broken-sarif"):
+        commands[name] = commands["validate"]
     sizes = []
     n = args.min_npus
     while n <= args.max_npus:
         sizes.append(n)
         n *= 2
     rows = []
+    load_before = os.getloadavg()  # the machine is shared: say how busy it was
     with tempfile.TemporaryDirectory(prefix="rtc-bench-") as tmp:
         work = Path(tmp)
         for kind in args.kinds.split(","):
@@ -243,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print_row(row, rows)
     result = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "runs": args.runs,
-              "rows": rows}
+              "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "rows": rows}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {args.json}")
@@ -255,7 +262,7 @@ def print_row(row: dict, rows: list[dict]) -> None:
     the floor, growth against the previous (half as large) size from wall and from CPU
     time, peak RSS."""
     if len(rows) == 1:
-        print(f"{'kind':<4} {'NPUs':>6}  {'step':<9} {'wall s':>8} {'x floor':>8} {'cpu s':>8} "
+        print(f"{'kind':<4} {'NPUs':>6}  {'step':<13} {'wall s':>8} {'x floor':>8} {'cpu s':>8} "
               f"{'x floor':>8} {'x/2x wall':>9} {'x/2x cpu':>9} {'peak RSS':>9}  exit")
     prev = rows[-2] if len(rows) > 1 and rows[-2]["kind"] == row["kind"] else None
     floor, floor_cpu = row["floor"]["median_s"], row["floor"]["cpu_median_s"]
@@ -266,7 +273,7 @@ def print_row(row: dict, rows: list[dict]) -> None:
         p = prev.get(s) if prev else None
         growth = f"{m['median_s'] / p['median_s']:.2f}" if p else "-"
         growth_cpu = f"{m['cpu_median_s'] / p['cpu_median_s']:.2f}" if p and p['cpu_median_s'] else "-"
-        print(f"{row['kind']:<4} {row['npus']:>6}  {s:<9} {m['median_s']:8.3f} "
+        print(f"{row['kind']:<4} {row['npus']:>6}  {s:<13} {m['median_s']:8.3f} "
               f"{m['median_s'] / floor:8.2f} {m['cpu_median_s']:8.3f} "
               f"{m['cpu_median_s'] / floor_cpu:8.2f} {growth:>9} {growth_cpu:>9} "
               f"{m['peak_rss_mb']:7.0f}MB  {','.join(map(str, m['exit_codes']))}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from ipaddress import IPv4Address
+from socket import inet_ntoa as _ntoa
 from typing import Iterable
 
 # JSON indexes first ([12] -> [*]), then IPv6-looking runs, numbers and dotted numbers (-> #).
@@ -57,3 +59,41 @@ def span_range(first: int, count: int) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 group', '2 groups'."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _not_json(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def one_line_encoder(ensure_ascii: bool = False):
+    """``encode(x) -> str``: what ``json.dumps(x, ensure_ascii=ensure_ascii)`` returns
+    (one line, ``", "`` and ``": "`` separators), for writers that encode many small
+    values. ``json.dumps`` and ``JSONEncoder.encode`` build a new C encoder on every call
+    of a dict or list, which costs more than encoding a rank's few fields; this one is
+    built once. No check for circular references (rtc's documents are trees)."""
+    import json
+
+    quote = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    make = json.encoder.c_make_encoder
+    if make is None:  # no C accelerator: the standard encoder
+        return json.JSONEncoder(ensure_ascii=ensure_ascii, check_circular=False).encode
+    c_encode = make(None, _not_json, quote, None, ": ", ", ", False, False, True)
+    plain = json.JSONEncoder(ensure_ascii=ensure_ascii, check_circular=False).encode
+
+    def encode(x) -> str:
+        if type(x) is dict or type(x) is list:
+            return "".join(c_encode(x, 0))
+        return plain(x)  # a scalar (the C encoder takes containers only)
+
+    return encode
+
+
+def ip_text(ip) -> str | None:
+    """``str(ip)`` (None for None); an IPv4 address through ``socket.inet_ntoa`` of its
+    packed bytes: the same text, ~3x faster than ``IPv4Address.__str__`` (emitters write
+    one per device, tens of thousands per run)."""
+    if ip is None:
+        return None
+    if type(ip) is IPv4Address:
+        return _ntoa(ip.packed)
+    return str(ip)

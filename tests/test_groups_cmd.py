@@ -207,3 +207,25 @@ def test_render_json_is_plain_json_with_one_line_groups():
     assert json.loads(text) == doc
     lines = text.splitlines()
     assert sum(1 for line in lines if line.lstrip().startswith('{"index": ')) == 2
+
+
+
+def test_groups_json_is_the_document_rendered():
+    # `rtc groups --format json` joins each group's line from per-rank member texts
+    # (issue 19); it must be exactly the rendered document, for every kind of group,
+    # also with a rank without a device IP (null) and a non-ASCII server name.
+    from rtc.api import compile_text
+    from rtc.report.groups import _dim_document, _Labels, groups_json
+
+    topo = compile_text(D5.read_text(encoding="utf-8"), "pd.rtc").topology
+    dims = ("tp", "pcp", "pp", "dp", "ep")
+    assert groups_json(topo, topo.jobs, dims, "pd.rtc") == \
+        render_json(groups_document(topo, topo.jobs, dims, "pd.rtc"))
+    for job in topo.jobs:
+        pl = topo.placement(job)
+        labels = _Labels(pl)
+        labels.ip[0], labels.server[0] = None, "nœud-0"
+        plain = _dim_document(pl, labels, "tp")
+        encoded = _dim_document(pl, labels, "tp", encoded=True)
+        assert [json.loads(g) for g in encoded["groups"]] == plain["groups"]
+        assert '"nœud-0"' in encoded["groups"][0] and '"device_ip": null' in encoded["groups"][0]

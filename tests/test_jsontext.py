@@ -1,4 +1,4 @@
-"""The fast JSON writer is byte-identical to json.dumps(indent=2, ensure_ascii=False)."""
+"""The fast JSON writers are byte-identical to json.dumps (and ip_text to str)."""
 
 from __future__ import annotations
 
@@ -54,3 +54,19 @@ def test_flat_object_lists_same_as_json_dumps(key_list, data):
     doc = {"server_list": [{"server_id": "%s%%", "device": rows}]}
     assert dumps_indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
     assert dumps_indented(rows) == json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, st.booleans())
+def test_one_line_encoder_same_as_json_dumps(value, ascii_only):
+    from rtc.textfmt import one_line_encoder
+
+    assert one_line_encoder(ascii_only)(value) == json.dumps(value, ensure_ascii=ascii_only)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.ip_addresses(), st.none()))
+def test_ip_text_is_str(ip):
+    from rtc.textfmt import ip_text
+
+    assert ip_text(ip) == (None if ip is None else str(ip))

@@ -33,7 +33,7 @@ def groups_command(
       rtc groups examples/pd-a3.rtc --job decode --format json
     """
     from rtc.api import compile_file
-    from rtc.report.groups import groups_document, groups_text, render_json
+    from rtc.report.groups import groups_json, groups_text
 
     if dim not in _DIMS + ("all",):
         fail_usage(f"--dim must be one of {', '.join(_DIMS)}, all (not '{dim}')")
@@ -52,7 +52,6 @@ def groups_command(
                    "add a `job NAME` block with a `servers ...` line and a `tp N` line")
     dims = _DIMS if dim == "all" else (dim,)
     if fmt == "json":
-        doc = groups_document(topo, jobs, dims, str(file))
-        typer.echo(render_json(doc), nl=False)
+        typer.echo(groups_json(topo, jobs, dims, str(file)), nl=False)
     else:
         typer.echo(groups_text(topo, jobs, dims), nl=False)

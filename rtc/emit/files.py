@@ -169,9 +169,10 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
     if durable is None:
         durable = len(entries) <= 64
     current = None
+    staging = _Staging()
     try:
         for current in entries:
-            _stage(current, durable)
+            _stage(current, durable, staging)
         if not durable:
             sync_all()
         for current in sorted(entries, key=lambda e: e.special):
@@ -218,9 +219,10 @@ def _check_target(path: Path, follow: bool, folders: _Folders) -> tuple[Path, os
     when it is a folder, or its folder is missing or not writable. ``folders`` caches
     each folder's resolved path (once checked), so a name that is no symlink costs one
     ``lstat`` instead of a ``realpath`` of every component."""
-    target = _resolved(path, folders) if follow else path
+    target, st = _resolved(path, folders) if follow else (path, _NOT_READ)
     try:
-        st = os.stat(target) if follow else os.lstat(target)
+        if st is _NOT_READ:
+            st = os.stat(target) if follow else os.lstat(target)
     except FileNotFoundError:
         st = None
     except OSError as exc:
@@ -240,32 +242,81 @@ def _check_target(path: Path, follow: bool, folders: _Folders) -> tuple[Path, os
     return target, st
 
 
-def _resolved(path: Path, folders: _Folders) -> Path:
-    """``os.path.realpath(path)``, from the cached resolved folder when ``path`` itself is
-    not a symlink."""
-    real = folders.real.get(path.parent)
+_NOT_READ = object()  # the stat of a target that has not been read yet
+
+
+def _resolved(path: Path, folders: _Folders):
+    """(``os.path.realpath(path)``, its ``os.stat`` or None when there is nothing, or
+    :data:`_NOT_READ`): from the cached resolved folder when ``path`` itself is not a
+    symlink, whose ``lstat`` then is the target's stat (one call per new file)."""
+    parent = path.parent
+    real = folders.real.get(parent)
     if real is None:
-        real = folders.real[path.parent] = Path(os.path.realpath(path.parent))
+        real = folders.real[parent] = Path(os.path.realpath(parent))
     try:
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            return Path(os.path.realpath(path))
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return real / path.name, None
     except OSError:
-        pass
-    return real / path.name
+        return real / path.name, _NOT_READ
+    if stat.S_ISLNK(st.st_mode):
+        return Path(os.path.realpath(path)), _NOT_READ
+    return real / path.name, st
 
 
-def _stage(e: _Entry, durable: bool) -> None:
-    """Write the new content of ``e`` to a temporary file beside its target."""
+class _Staging:
+    """What every temporary file of one transaction shares: the umask (read once, not
+    twice per file) and a random token for the temporary names."""
+
+    def __init__(self) -> None:
+        self.umask = os.umask(0)
+        os.umask(self.umask)
+        self.token = os.urandom(4).hex()
+
+
+_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def _stage(e: _Entry, durable: bool, staging: _Staging) -> None:
+    """Write the new content of ``e`` to a temporary file beside its target
+    (``.NAME.TOKEN.tmp``, created exclusively), with its final permission bits: ``e.mode``,
+    else those of the file it replaces, else 0o666 less the umask (as :func:`_set_mode`)."""
     if e.special:
         return
-    fd, e.tmp = tempfile.mkstemp(prefix=f".{e.target.name}.", suffix=".tmp", dir=e.target.parent)
-    with os.fdopen(fd, "wb") as f:
-        f.write(e.payload)
-        f.flush()
-        if durable:
-            os.fsync(f.fileno())
     old = e.st if e.st is not None and stat.S_ISREG(e.st.st_mode) else None
-    _set_mode(e.tmp, e.mode, old)
+    if e.mode is not None:
+        want = e.mode
+    elif old is not None:
+        want = old.st_mode & 0o7777
+    else:
+        want = 0o666 & ~staging.umask
+    fd = _create_temp(e, staging, want)
+    try:
+        view = memoryview(e.payload)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+        if want & (staging.umask | ~0o777):  # bits the creation mode could not give
+            os.chmod(e.tmp, want)
+    finally:
+        os.close(fd)
+
+
+def _create_temp(e: _Entry, staging: _Staging, mode: int) -> int:
+    """Create ``e``'s temporary file (its name in ``e.tmp``) and return its descriptor."""
+    folder, name = str(e.target.parent), e.target.name
+    for attempt in range(100):
+        token = staging.token if not attempt else os.urandom(4).hex()
+        tmp = os.path.join(folder, f".{name}.{token}.tmp")
+        try:
+            fd = os.open(tmp, _TMP_FLAGS, mode)
+        except FileExistsError:
+            continue
+        e.tmp = tmp
+        return fd
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(e.target))
 
 
 def _commit(e: _Entry) -> None:

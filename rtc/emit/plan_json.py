@@ -21,12 +21,28 @@ import json
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
+from rtc.textfmt import ip_text, one_line_encoder
 
 FORMAT = 1
 
 
-def _ip(x):
-    return None if x is None else str(x)
+def _ip_texts():
+    """``text(ip) -> str(ip)`` (None for None), each address object converted once: the
+    servers' devices and the job's ranks name the same ~65,536 objects, and
+    ``str(IPv4Address)`` is a Python-level call (:func:`~rtc.textfmt.ip_text`).
+    Keys are ``id``: every address lives in the
+    topology while the document is built."""
+    memo: dict = {}
+
+    def text(ip):
+        if ip is None:
+            return None
+        got = memo.get(id(ip))
+        if got is None:
+            got = memo[id(ip)] = ip_text(ip)
+        return got
+
+    return text
 
 
 def build(topo: Topology, plan: Plan, ctx) -> dict:
@@ -36,6 +52,7 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
                "vllm_version": topo.vllm_version,
                "ranktable_version": topo.preset.ranktable_version,
                "devices_per_server": topo.preset.devices_per_server}
+    _ip = _ip_texts()
     servers = [{
         "name": s.name, "server_id": s.server_id, "host": _ip(s.host_ip), "nic": s.nic,
         "super_pod_id": s.super_pod_id,
@@ -44,7 +61,7 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
                      "gateway": _ip(d.gateway), "prefix": d.prefix,
                      "super_device_id": d.super_device_id} for d in s.devices]}
         for s in topo.servers]
-    jobs = [_job(topo, job, ctx) for job in ctx.jobs if job is not None]
+    jobs = [_job(topo, job, ctx, _ip) for job in ctx.jobs if job is not None]
     ports = [{"server": s.name, "lo": c.lo, "hi": c.hi, "kind": c.kind, "job": c.job,
               "assigned": c.assigned}
              for s in topo.servers
@@ -63,19 +80,27 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
             "files": sorted(ctx.file_names() + ["plan.json"])}
 
 
-def _job(topo: Topology, job: Job, ctx) -> dict:
+def _job(topo: Topology, job: Job, ctx, ip_text) -> dict:
     """One job: sizes, launch mode, every rank with its coordinates, groups, nodes."""
     pl = topo.placement(job)
     spec = job.launch
     jl = ctx.launches.get(job.name)
     ranks = []
+    # pl.server_of / device_of / device_ip_of, inline (65,536 ranks)
+    nodes, rank_node, pos_node, pos_slot = pl.nodes, pl.rank_node, pl.position_node, \
+        pl.position_slot
     for r in range(pl.world):
         c = pl.coords(r)
         p = pl.rank_position[r]
+        n = rank_node[r]
+        device = ip = None
+        if p >= 0:
+            node, slot = nodes[pos_node[p]], pos_slot[p]
+            device = node.device_ids[slot]
+            ip = ip_text(node.device_ips[slot]) if slot < len(node.device_ips) else None
         ranks.append({"rank": r, "rank_id": p if p >= 0 else None,
-                      "server": pl.server_of(r), "device_id": pl.device_of(r),
-                      "device_ip": pl.device_ip_of(r),
-                      "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
+                      "server": nodes[n].name if n >= 0 else None, "device_id": device,
+                      "device_ip": ip, "dp": c.dp, "pp": c.pp, "pcp": c.pcp, "tp": c.tp})
     groups = {dim: [list(g) for g in pl.groups(dim)] for dim in pl.dims}
     vllm = job.framework == "vllm"
     return {
@@ -120,11 +145,18 @@ def _nodes(job: Job, pl, jl, ctx) -> list[dict]:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-#: One encoder for every value: ``json.dumps(x, ensure_ascii=False)`` builds a new
-#: JSONEncoder per call, and plan.json makes ~900,000 of them at 65,536 NPUs.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-_encode_key = json.JSONEncoder().encode
+_SCALAR_TYPES = frozenset(_SCALARS)
+#: ``json.dumps(x, ensure_ascii=False)``, with one encoder for the ~900,000 values of a
+#: 65,536-NPU plan.
+_encode = one_line_encoder(ensure_ascii=False)
+_encode_key = json.encoder.encode_basestring_ascii  # what JSONEncoder().encode does for a str
 _encode_str = json.encoder.encode_basestring  # what the encoder above does for a str
+
+
+def _scalars(values) -> bool:
+    """True when every value is a JSON scalar (exact types first: one C-level pass)."""
+    return _SCALAR_TYPES.issuperset(map(type, values)) or \
+        all(isinstance(v, _SCALARS) for v in values)
 
 
 def _one_line(x) -> str | None:
@@ -132,12 +164,11 @@ def _one_line(x) -> str | None:
     always do (ranks of a group, argv); so do dicts of scalars (a rank, a device) and
     dicts whose lists hold only scalars when they fit in 160 characters."""
     if isinstance(x, list):
-        return _encode(x) if all(isinstance(v, _SCALARS) for v in x) else None
+        return _encode(x) if _scalars(x) else None
     values = x.values()
-    if all(isinstance(v, _SCALARS) for v in values):
+    if _scalars(values):
         return _encode(x)
-    if all(isinstance(v, _SCALARS) or (isinstance(v, list) and
-                                       all(isinstance(w, _SCALARS) for w in v))
+    if all(isinstance(v, _SCALARS) or (isinstance(v, list) and _scalars(v))
            for v in values):
         text = _encode(x)
         return text if len(text) <= 160 else None
@@ -145,10 +176,13 @@ def _one_line(x) -> str | None:
 
 
 def _dump(x, indent: str) -> str:
-    if type(x) is str:
+    t = type(x)
+    if t is str:
         return _encode_str(x)
-    if type(x) is int:
+    if t is int:
         return int.__repr__(x)
+    if x is None:
+        return "null"
     if not x or not isinstance(x, (dict, list)):
         return _encode(x)
     text = _one_line(x)
@@ -158,8 +192,24 @@ def _dump(x, indent: str) -> str:
     if isinstance(x, dict):
         items = [f"{inner}{_encode_key(k)}: {_dump(v, inner)}" for k, v in x.items()]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    items = [f"{inner}{_dump(v, inner)}" for v in x]
-    return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    return "[\n" + ",\n".join(_list_items(x, inner)) + "\n" + indent + "]"
+
+
+def _list_items(x: list, inner: str) -> list[str]:
+    """The lines of the items of a list that does not go on one line: :func:`_dump` of
+    each, with its one-line cases for a list or dict of scalars taken inline (plan.json
+    has ~400,000 such items at 65,536 NPUs: ranks, devices, groups, env pairs)."""
+    out = []
+    append = out.append
+    scalar_types = _SCALAR_TYPES.issuperset
+    for v in x:
+        t = type(v)
+        if t is list and scalar_types(map(type, v)) or \
+                t is dict and scalar_types(map(type, v.values())):
+            append(inner + _encode(v))
+        else:
+            append(inner + _dump(v, inner))
+    return out
 
 
 def render(doc: dict) -> str:

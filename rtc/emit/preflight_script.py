@@ -30,10 +30,10 @@ Which NPUs ping which peers is planned by :mod:`rtc.plan.preflight`."""
 
 from __future__ import annotations
 
-import json
 import shlex
 
 from rtc.plan.preflight import ServerPreflight
+from rtc.textfmt import ip_text, one_line_encoder
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 FORMAT = 1
@@ -48,11 +48,10 @@ def expectations(sp: ServerPreflight, source: str) -> dict:
     s = sp.server
     devices = []
     for d in sp.devices:
-        devices.append({"device_id": d.device_id,
-                        "ip": str(d.device_ip) if d.device_ip is not None else None,
-                        "gateway": str(d.gateway) if d.gateway is not None else None})
+        devices.append({"device_id": d.device_id, "ip": ip_text(d.device_ip),
+                        "gateway": ip_text(d.gateway)})
     return {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
-            "host": str(s.host_ip) if s.host_ip is not None else None,
+            "host": ip_text(s.host_ip),
             "devices": devices,
             "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
             "pings": sum(len(t) for t in sp.pings.values())}
@@ -64,24 +63,31 @@ def ping_lines(sp: ServerPreflight) -> list[str]:
             for ip, (server, did) in targets.items()]
 
 
+#: ``json.dumps`` (ASCII), with one encoder for the ~10 values of each of thousands of
+#: scripts.
+_dumps = one_line_encoder(ensure_ascii=True)
+
+
 def render_expect(doc: dict) -> str:
     """Compact, line-per-entry JSON (deterministic)."""
+    dumps = _dumps
     lines = ["{"]
     items = list(doc.items())
     for i, (k, v) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         if isinstance(v, list) and v:
-            lines.append(f"  {json.dumps(k)}: [")
-            lines += [f"    {json.dumps(x)}{',' if j < len(v) - 1 else ''}" for j, x in enumerate(v)]
+            lines.append(f"  {dumps(k)}: [")
+            last = len(v) - 1
+            lines += [f"    {dumps(x)}{',' if j < last else ''}" for j, x in enumerate(v)]
             lines.append(f"  ]{comma}")
         elif isinstance(v, dict) and v:
-            lines.append(f"  {json.dumps(k)}: {{")
+            lines.append(f"  {dumps(k)}: {{")
             sub = list(v.items())
-            lines += [f"    {json.dumps(a)}: {json.dumps(b)}{',' if j < len(sub) - 1 else ''}"
+            lines += [f"    {dumps(a)}: {dumps(b)}{',' if j < len(sub) - 1 else ''}"
                       for j, (a, b) in enumerate(sub)]
             lines.append(f"  }}{comma}")
         else:
-            lines.append(f"  {json.dumps(k)}: {json.dumps(v)}{comma}")
+            lines.append(f"  {dumps(k)}: {dumps(v)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

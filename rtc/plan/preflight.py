@@ -28,6 +28,7 @@ from rtc.network.addressing import subnet_of
 from rtc.network.env import HCCL_DEFAULT_BASE, env_map, hccl_window_size
 from rtc.plan.disaggregation import PdPair
 from rtc.plan.ports import PortPlan
+from rtc.textfmt import ip_text
 
 PING_BUDGET = 16
 
@@ -76,44 +77,83 @@ def _groups(topo, job):
                 yield out
 
 
+def _members(group, pods: bool) -> tuple[list, list, int]:
+    """(members, representatives, number of link units) of a group: each member as
+    (unit number, server, device, ip text, (server name, device id)); the
+    representatives are the first member with an IP of each (unit, peer server and
+    subnet), in group order."""
+    unit_ids: dict = {}
+    members = []
+    reps = []
+    seen = set()
+    for s, d in group:
+        unit, rep = _member_key(s, d, pods)
+        u = unit_ids.setdefault(unit, len(unit_ids))
+        m = (u, s, d, ip_text(d.device_ip), (s.name, d.device_id))
+        members.append(m)
+        if m[3] is not None and (u, rep) not in seen:
+            seen.add((u, rep))
+            reps.append(m)
+    return members, reps, len(unit_ids)
+
+
+def _run_ends(rep_unit: list[int]) -> list[int]:
+    """For each index, the index after its run of equal units (an A3 super pod's 1,024
+    NPUs are one run), so skipping a member's own unit jumps over the run instead of
+    stepping through it one by one."""
+    n = len(rep_unit)
+    run_end = [n] * n
+    for idx in range(n - 2, -1, -1):
+        run_end[idx] = run_end[idx + 1] if rep_unit[idx] == rep_unit[idx + 1] else idx + 1
+    return run_end
+
+
 def _select(group, pods: bool, sink: dict) -> None:
     """Add each member's pings for one group to ``sink[(server, device id)]`` (linear in
     the group: at most PING_BUDGET picks per member)."""
-    keyed = []
-    for s, d in group:
-        unit, rep = _member_key(s, d, pods)
-        keyed.append((unit, rep, s, d, None if d.device_ip is None else str(d.device_ip)))
-    size = len(keyed)
-    units = Counter(k[0] for k in keyed)
-    if len(units) < 2:
+    members, reps, n_units = _members(group, pods)
+    if n_units < 2:
         return
-    reps: list = []
-    seen = set()
-    for k in keyed:
-        if k[4] is not None and (k[0], k[1]) not in seen:
-            seen.add((k[0], k[1]))
-            reps.append(k)
-    rep_units = Counter(k[0] for k in reps)
+    size = len(members)
+    units = Counter(m[0] for m in members)
+    rep_units = Counter(m[0] for m in reps)
     n = len(reps)
-    for pos, (unit, _rep, s, d, _ip) in enumerate(keyed):
+    rep_unit = [m[0] for m in reps]
+    run_end = _run_ends(rep_unit)
+    offsets = [1 + (j * n) // PING_BUDGET for j in range(PING_BUDGET)]
+    pairs = [(m[3], m[4]) for m in reps]
+    # With distinct IPs among the representatives, picks of one IP are one pair, so a
+    # fresh bucket can be filled in one step (same keys, order and values as setdefault).
+    distinct = len({p[0] for p in pairs}) == n
+
+    def other(idx: int, unit: int) -> int:
+        while rep_unit[idx] == unit:
+            idx = run_end[idx] % n
+        return idx
+
+    for pos, (unit, s, d, _ip, key) in enumerate(members):
         peers = size - units[unit]
         if peers <= 0:
             continue
-        bucket = sink.setdefault((s.name, d.device_id), {})
+        bucket = sink.get(key)
+        fresh = bucket is None
+        if fresh:
+            bucket = sink[key] = {}
         if peers <= PING_BUDGET:
-            chosen = [k for k in keyed if k[0] != unit and k[4] is not None]
+            chosen = [(m[3], m[4]) for m in members if m[0] != unit and m[3] is not None]
         elif n - rep_units[unit] <= PING_BUDGET:
-            chosen = [k for k in reps if k[0] != unit]
+            chosen = [pairs[k] for k, m in enumerate(reps) if m[0] != unit]
         else:
-            chosen = []
+            # 16 representatives spread evenly, starting after the member's own position
             start = (pos * n) // size
-            for j in range(PING_BUDGET):
-                idx = (start + 1 + (j * n) // PING_BUDGET) % n
-                while reps[idx][0] == unit:
-                    idx = (idx + 1) % n
-                chosen.append(reps[idx])
-        for k in chosen:
-            bucket.setdefault(k[4], (k[2].name, k[3].device_id))
+            chosen = [pairs[i if rep_unit[i] != unit else other(i, unit)]
+                      for i in [(start + off) % n for off in offsets]]
+            if fresh and distinct:
+                bucket.update(chosen)
+                continue
+        add = bucket.setdefault
+        for ip, value in chosen:
+            add(ip, value)
 
 
 def plan_preflight(topo: Topology, ports: PortPlan, pairs: list[PdPair],

@@ -10,7 +10,7 @@ once and reused for every kind of group.
 from __future__ import annotations
 
 from rtc.parallel.placement import ALL_DIMS, JobPlacement
-from rtc.textfmt import compact
+from rtc.textfmt import compact, one_line_encoder
 
 FORMAT = "rtc-groups/1"
 
@@ -80,6 +80,7 @@ class _Labels:
                     text = ip_cache[raw] = str(raw)
                 self.ip[r] = text
         self._text: list | None = None
+        self._members: list | None = None
 
     def text(self, r: int) -> str:
         if self._text is None:
@@ -94,6 +95,13 @@ class _Labels:
                     out.append(f"{i} ({s}:{self.device[i]} {self.ip[i]})")
             self._text = out
         return self._text[r]
+
+    def member_texts(self) -> list[str]:
+        """The JSON text of every rank's member object (as in ``groups_document``),
+        encoded once per job and shared by every kind of group."""
+        if self._members is None:
+            self._members = [_dump(_member(self.pl, self, r)) for r in range(self.pl.world)]
+        return self._members
 
 
 def _servers_of(pl: JobPlacement, group) -> list[str]:
@@ -140,12 +148,31 @@ def groups_text(topo, jobs, dims=ALL_DIMS) -> str:
 
 def groups_document(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> dict:
     """The JSON document for ``rtc groups --format json`` (schemas/groups.schema.json)."""
+    return _document(topo, jobs, dims, file, encoded=False)
+
+
+def groups_json(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> str:
+    """``render_json(groups_document(...))``, the same text, without building a dict per
+    member of every group (5 per rank with every kind of group: ~330,000 at 65,536
+    NPUs): each rank's member object is encoded once per job and every group line is
+    joined from those texts."""
+    return render_json(_document(topo, jobs, dims, file, encoded=True))
+
+
+class _Encoded(str):
+    """A group's line, already JSON text (:func:`groups_json`); :func:`render_json`
+    writes it as it is."""
+
+    __slots__ = ()
+
+
+def _document(topo, jobs, dims, file, *, encoded: bool) -> dict:
     doc_jobs = []
     for job in jobs:
         pl = topo.placement(job)
         labels = _Labels(pl)
         nodes = _nodes_document(pl)
-        groups = {dim: _dim_document(pl, labels, dim) for dim in dims}
+        groups = {dim: _dim_document(pl, labels, dim, encoded) for dim in dims}
         doc_jobs.append({
             "job": job.name,
             "framework": job.framework,
@@ -189,45 +216,57 @@ def _nodes_document(pl: JobPlacement) -> list:
     return nodes
 
 
-def _dim_document(pl: JobPlacement, labels: _Labels, dim: str) -> dict:
+def _member(pl: JobPlacement, labels: _Labels, r: int) -> dict:
+    p = pl.rank_position[r]
+    return {"rank": r, "rank_id": p if p >= 0 else None, "server": labels.server[r],
+            "device_id": labels.device[r], "device_ip": labels.ip[r]}
+
+
+def _dim_document(pl: JobPlacement, labels: _Labels, dim: str, encoded: bool = False) -> dict:
     """The ``groups[dim]`` entry of a job's document: why there are none, or every group
-    with its members."""
+    with its members (``encoded``: each group as its :class:`_Encoded` line)."""
     why = pl.why_absent(dim)
     if why is not None:
         return {"present": False, "reason": why}
     items = []
     crossing = 0
-    pos = pl.rank_position
-    for i, g in enumerate(pl.groups(dim)):
-        servers = _servers_of(pl, g)
-        cross = len(servers) > 1
-        crossing += cross
-        items.append({
-            "index": i,
-            "ranks": list(g),
-            "cross_server": cross,
-            "servers": servers,
-            "members": [{"rank": r, "rank_id": pos[r] if pos[r] >= 0 else None,
-                         "server": labels.server[r], "device_id": labels.device[r],
-                         "device_ip": labels.ip[r]} for r in g],
-        })
+    groups = pl.groups(dim)
+    if encoded:
+        texts = labels.member_texts()
+        for i, g in enumerate(groups):
+            servers = _servers_of(pl, g)
+            cross = len(servers) > 1
+            crossing += cross
+            items.append(_Encoded(
+                f'{{"index": {i}, "ranks": [{", ".join(map(str, g))}], "cross_server": '
+                f'{"true" if cross else "false"}, "servers": {_dump(servers)}, "members": ['
+                + ", ".join([texts[r] for r in g]) + "]}"))
+    else:
+        for i, g in enumerate(groups):
+            servers = _servers_of(pl, g)
+            cross = len(servers) > 1
+            crossing += cross
+            items.append({"index": i, "ranks": list(g), "cross_server": cross,
+                          "servers": servers,
+                          "members": [_member(pl, labels, r) for r in g]})
     return {"present": True, "count": len(items),
-            "size": len(items[0]["ranks"]) if items else 0,
+            "size": len(groups[0]) if groups else 0,
             "crossing": crossing, "groups": items}
 
 
 _ONE_LINE_ITEMS = {"groups", "nodes", "worlds"}
 
 
+#: One-line JSON text of a value (one encoder for the ~150,000 lines of a 65,536-NPU
+#: document: json.dumps builds a new one per call).
+_dump = one_line_encoder(ensure_ascii=False)
+
+
 def render_json(doc: dict) -> str:
     """Deterministic JSON text: 2-space indent, except that every group, node and world
     is one line (compact and fast: the C encoder does each line). Ends with a newline."""
-    import json
-
     out: list[str] = []
-    # One encoder for the ~150,000 lines of a 65,536-NPU document (json.dumps with
-    # separators builds a new encoder per call).
-    dump = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    dump = _dump
 
     def emit(value, indent: int, one_line_items: bool) -> None:
         pad = "  " * (indent + 1)
@@ -243,7 +282,9 @@ def render_json(doc: dict) -> str:
             out.append("[\n")
             for i, v in enumerate(value):
                 out.append(pad)
-                if one_line_items:
+                if type(v) is _Encoded:
+                    out.append(v)
+                elif one_line_items:
                     out.append(dump(v))
                 else:
                     emit(v, indent + 1, False)
