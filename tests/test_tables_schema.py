@@ -492,7 +492,7 @@ def test_every_rule_is_documented_and_exercised():
     from rtc.tables import jsonload, recognise
 
     modules = (jsonload, recognise, explain)
-    owned = {f"RTC6{n:02d}" for n in range(20)} | {"RTC465"}   # RTC465: MindIE config
+    owned = {f"RTC6{n:02d}" for n in range(20)} | {"RTC668"}   # RTC668: MindIE config
     for m in modules:
         for r in m.RULES:
             assert "What" in r.explanation and "Why" in r.explanation \

@@ -798,13 +798,13 @@ def test_huge_json_number_is_located():
 
 def test_a_mindie_config_fragment_is_a_note_not_an_error(tmp_path):
     """Fresh user 2, finding 21: `rtc validate` of the mindie-<server>.json rtc writes says
-    it is a MindIE config.json fragment (RTC465 note, exit 0), not "not a rank table"."""
+    it is a MindIE config.json fragment (RTC668 note, exit 0), not "not a rank table"."""
     from rtc.api.validate import validate_source
 
     text = json.dumps({"ServerConfig": {"ipAddress": "172.16.2.11", "port": 1025},
                        "BackendConfig": {"npuDeviceIds": [[0, 1]]}})
     rep = validate_source(text, "mindie-d1.json")
-    assert [(d.code, d.severity.name) for d in rep.diagnostics] == [("RTC465", "NOTE")]
+    assert [(d.code, d.severity.name) for d in rep.diagnostics] == [("RTC668", "NOTE")]
     assert "MindIE config.json fragment" in rep.diagnostics[0].message
     rep = validate_source('{"Other": 1}', "x.json")
     assert [d.code for d in rep.diagnostics] == ["RTC607"]
