@@ -215,6 +215,9 @@ def test_port_eid_level_ip_and_plane_reach_the_table_and_back():
     ("  eid base {i}00\n  plane 1 a, b, c\n", "RTC206", 9),
     ("  eid base {i}00\n  level_ip 1 172.16.{i}.{d*300}\n", "RTC207", 9),
     ("  eid base {i}00\n  port_eid 0 xyz\n", "RTC114", 9),
+    # a templated EID of 33 hex digits is refused like the literal (fresh2 finding 2)
+    ("  eid base {i}00\n  port_eid 0 000000000000000000100000dfdf{i:02}{k}00\n", "RTC207", 9),
+    ("  eid base 000000000000000000100000dfdf00{1000+i}00\n", "RTC207", 8),
     # port EIDs at layer 0 only: the super pod layer (1) has no address
     ("  port_eid 0 000000000000000000100000dfdf{i}{k}00\n", "RTC221", 4),
 ])
@@ -310,3 +313,23 @@ def test_ub_layer_forms_match_golden():
     text, _doc, problems = rank_table(result.topology)
     assert problems == [] and text.encode() == (folder / "rank-table.json").read_bytes()
     assert validate_source(text, "rank-table.json").diagnostics == []
+
+
+def test_readme_port_eid_example_gives_32_digit_eids():
+    """The README's port_eid line, in a 64-node family, compiles to full 32-digit EIDs
+    with the server, device and port numbers in place (fresh2 finding 2)."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    lines = [x.split("#")[0] + "\n" for x in readme.splitlines()
+             if x.strip().startswith(("port_eid 0 ", "level_ip 1 "))]
+    src = _UB.replace("n[0..1]", "n[00..63]").replace("super_pod 0", "super_pod {i/32}") % (
+        "".join(lines))
+    result = compile_text(src, "x.rtc")
+    errs = [(d.code, d.message) for d in result.diagnostics if d.severity.name == "ERROR"]
+    assert errs == []
+    _t, doc, _p = rank_table(result.topology)
+    eids = [a["addr"] for r in doc["rank_list"] for a in r["level_list"][0]["rank_addr_list"]]
+    assert {len(e) for e in eids} == {32} and len(set(eids)) == len(eids)
+    # n63 device 1 die 1 port 0: the device's EID (...dfdf 63 1 00) + 1 + 9
+    assert "0" * 17 + "100000dfdf6310a" in eids
