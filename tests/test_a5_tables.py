@@ -57,6 +57,13 @@ def _dup_device(doc: dict) -> dict:
     return doc
 
 
+def _shared_instance(doc: dict) -> dict:
+    """The table of two servers given one level-0 name (fresh2 finding 1)."""
+    for r in doc["rank_list"][:8]:
+        r["level_list"][0]["net_instance_id"] = "0_1"
+    return doc
+
+
 def _two_pods_no_ip(doc: dict) -> dict:
     for r in doc["rank_list"][8:]:
         r["level_list"][1]["net_instance_id"] = "1"
@@ -75,6 +82,8 @@ def _two_pods(doc: dict) -> dict:
     ("RTC224", _dup_eid, None, ('"addr"', '"rank_id": 9,')),
     ("RTC208", _dup_ip, None, ('"addr": "10.30.0.2"', '"rank_id": 9,')),
     ("RTC204", _dup_device, None, ('"device_id": 2', '"rank_id": 10,')),  # the repeat
+    # the instance's device list starts again at rank 8: a second server, as compiled
+    ("RTC232", _shared_instance, None, ('"net_instance_id": "0_1"', '"rank_id": 8,')),
     # the first rank without an address: its object (the line above its rank_id)
     ("RTC211", _two_pods_no_ip, _two_pods, ('"rank_id": 8,', '"rank_id": 8,', -1)),
 ])
@@ -333,3 +342,13 @@ def test_readme_port_eid_example_gives_32_digit_eids():
     assert {len(e) for e in eids} == {32} and len(set(eids)) == len(eids)
     # n63 device 1 die 1 port 0: the device's EID (...dfdf 63 1 00) + 1 + 9
     assert "0" * 17 + "100000dfdf6310a" in eids
+
+
+def test_shared_level0_instance_is_one_rule_in_both_front_ends():
+    """compile refuses what validate would refuse, with the same rule (fresh2 finding 1)."""
+    from conftest import CASES
+
+    src = (CASES / "checks" / "RTC232-shared-net-instance.rtc").read_text()
+    assert "RTC232" in [d.code for d in compile_text(src, "x.rtc").diagnostics]
+    _t, rep = _validate(_shared_instance(copy.deepcopy(GOLD)))
+    assert [d.code for d in rep.diagnostics] == ["RTC232"]

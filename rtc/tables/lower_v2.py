@@ -18,6 +18,11 @@ ranks that share a level-0 ``net_instance_id`` (the topology-file domain, as
 * the super pod: the ``net_instance_id`` at the preset's super pod layer;
 * every level's ``net_instance_id`` (``Server.net_instances``).
 
+A rank whose ``device_id`` is the first device of its level-0 instance again starts a
+second server with that instance (two servers given one ``net_instance 0``), which the
+model check RTC232 reports as the compile does; another repeated device stays in the
+server (RTC204).
+
 Servers are kept in rank order (by their lowest ``rank_id``). Hardware: ``--hardware``,
 else ``atlas-950-superpod`` when a rank has a layer-1 level (a UB super pod), else
 ``atlas-350`` when no rank lists a level-0 address (MindCluster's standard-card form), else
@@ -137,9 +142,14 @@ def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
         if did is None or inst is None:
             continue  # the schema (or RTC650) reported it
         rs = by_instance.get(inst)
+        sid = inst
+        if rs is not None and rs.devices and rs.devices[0].device_id == did:
+            # the instance's device list starts again: a second server (RTC232), named
+            # by its first rank (a 2.0 table has no server_id to clash: no RTC203)
+            rs, sid = None, f"{inst}@rank_list[{k}]"
         if rs is None:
             rs = by_instance[inst] = _RawServer(
-                inst, ServerOrigin(server_id=ip + ("net_instance_id",), obj=rp))
+                sid, ServerOrigin(server_id=ip + ("net_instance_id",), obj=rp))
             rs.order = (_INF, k)
             order.append(rs)
         _add_rank(rs, r, rp, did, _Addresses(levels, ip_layers, bad), bad)
