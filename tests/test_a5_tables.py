@@ -305,6 +305,9 @@ def test_backup_rank_is_emitted_validated_and_imported():
     ("family n[0..1]", "7 replaces 3", "has 2 backup ranks", 9),
     ("server n0", "9 replaces 3", "backup device 9 is not one of its devices", 9),
     ("server n0", "3 replaces 3", "replaces itself", 9),
+    # fresh2 finding 6: the replaced local_id must be another device of the server
+    ("server n0", "7 replaces 12", "replaces local_id 12, but atlas-950-superpod has "
+     "devices 0..7", 9),
 ])
 def test_rtc231_backup_rank(block, value, message, line):
     src = _BACKUP % (block, value)
@@ -352,3 +355,14 @@ def test_shared_level0_instance_is_one_rule_in_both_front_ends():
     assert "RTC232" in [d.code for d in compile_text(src, "x.rtc").diagnostics]
     _t, rep = _validate(_shared_instance(copy.deepcopy(GOLD)))
     assert [d.code for d in rep.diagnostics] == ["RTC232"]
+
+
+def test_rtc231_replaced_local_id_of_a_table():
+    """A 2.0 table's backup rank replacing a local_id its instance does not have."""
+    src = (_BACKUP % ("server n0", "7 replaces 3")).replace("{i}", "0")
+    text, _doc, _p = rank_table(compile_text(src, "x.rtc").topology)
+    assert validate_source(text, "hccl.json").diagnostics == []
+    bad = text.replace('"replaced_local_id": 3', '"replaced_local_id": 12')
+    (d,) = validate_source(bad, "hccl.json").diagnostics
+    assert d.code == "RTC231" and "replaces local_id 12 (replaced_local_id)" in d.message
+    assert d.span.line == _line_of(bad, '"replaced_local_id": 12', '"local_id": 64')

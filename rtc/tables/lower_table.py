@@ -77,7 +77,7 @@ LOWERED_FORMS = ("hccl-v1.0", "hccl-v1.2", "pd-ranktable", "hccl-legacy-cloud", 
 # end column. "server" is Server.span itself.
 _ATTRS = ("server", "name", "server_id", "host", "devices", "device_ip", "gateway", "prefix",
           "super_pod", "super_device_id", "inventory", "nic", "visible_devices", "eid",
-          "net_instance", "container_ip")
+          "net_instance", "container_ip", "backup")
 _ATTR_CODE = {a: n + 1 for n, a in enumerate(_ATTRS)}
 # Device-level attributes: the key inside a device object they stand for.
 _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "device_ip",
@@ -246,6 +246,7 @@ class ServerOrigin:
     #: (device_id, device key) -> the value's path where it is not a key of the device
     #: object (2.0 tables: the address inside level_list)
     subpaths: dict = field(default_factory=dict)
+    backup: tuple | None = None         # 2.0: the backup rank's replaced_local_id value
 
     def device_path(self, device_id: int):
         """(path, dict) of the device with this id (the last one when it repeats)."""
@@ -321,6 +322,8 @@ class LoweredTable:
             return self._locate(o.pod)
         if attr == "container_ip" and o.container is not None:
             return self._locate(o.container)
+        if attr == "backup" and o.backup is not None:
+            return self._locate(o.backup)
         return self._locate(o.anchor())
 
     def _related_text(self, r: Related, message: str) -> str:
@@ -421,6 +424,7 @@ class _RawServer:
     min_rank: float = float("inf")
     incomplete: frozenset = frozenset()  # see "Server order" in the module docstring
     net_instances: dict = field(default_factory=dict)  # 2.0: layer -> net_instance_id
+    backup: tuple | None = None  # 2.0: (device_id, replaced_local_id) of the backup rank
 
 
 _INF = float("inf")
@@ -607,7 +611,7 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
                         span=Span(filename, 0, idx + 1, 0, 1), devices=rs.devices, host_ip=rs.host,
                         super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden),
                         incomplete=rs.incomplete, net_instances=rs.net_instances,
-                        container_ip=rs.container)
+                        container_ip=rs.container, backup=rs.backup)
         topo.servers.append(server)
         lt.origins.append(o)
     return lt

@@ -183,6 +183,10 @@ def _add_rank(rs: _RawServer, r: dict, rp: tuple, did: int,
         rs.hidden = _NO_IP
     rs.devices.append(dev)
     o.devices.append((did, rp, r))
+    replaced = r.get("replaced_local_id")
+    if r.get("local_id") == 64 and rp + ("local_id",) not in bad and rs.backup is None \
+            and type(replaced) is int and rp + ("replaced_local_id",) not in bad:
+        rs.backup, o.backup = (did, replaced), rp + ("replaced_local_id",)  # RTC231
     rank = None if rp + ("rank_id",) in bad else decimal(r.get("rank_id"))
     if rank is not None and rank < rs.order[0]:
         rs.order = (rank, rs.order[1])
