@@ -366,3 +366,10 @@ def test_rtc231_replaced_local_id_of_a_table():
     (d,) = validate_source(bad, "hccl.json").diagnostics
     assert d.code == "RTC231" and "replaces local_id 12 (replaced_local_id)" in d.message
     assert d.span.line == _line_of(bad, '"replaced_local_id": 12', '"local_id": 64')
+
+
+def test_rank_list_of_the_wrong_type_does_not_crash_the_hardware_inference():
+    """A hypothesis-found crash: "rank_list": 1 reached preset_v2's loop."""
+    rep = validate_source('{"version": "2.0", "rank_count": 2, "status": "completed", '
+                          '"rank_list": 1}\n', "hccl.json")
+    assert rep.diagnostics and all(d.span.line >= 1 for d in rep.diagnostics)

@@ -45,14 +45,15 @@ def preset_v2(doc: dict, hardware: str | None) -> tuple[Preset, str]:
     """The preset to check a 2.0 table against and how it was chosen."""
     if hardware is not None:
         return presets()[hardware], f"{hardware} (--hardware)"
+    ranks = doc.get("rank_list") if isinstance(doc.get("rank_list"), list) else ()
     pods = any(isinstance(lv, dict) and lv.get("net_layer") == 1
-               for r in doc.get("rank_list") or () if isinstance(r, dict)
+               for r in ranks if isinstance(r, dict)
                for lv in (r.get("level_list") if isinstance(r.get("level_list"), list) else ()))
     if pods:
         return presets()["atlas-950-superpod"], ("atlas-950-superpod (inferred: version "
                                                  '"2.0" with a super pod level, net_layer 1)')
     if not any(isinstance(lv, dict) and lv.get("net_layer") == 0 and lv.get("rank_addr_list")
-               for r in doc.get("rank_list") or () if isinstance(r, dict)
+               for r in ranks if isinstance(r, dict)
                for lv in (r.get("level_list") if isinstance(r.get("level_list"), list) else ())):
         return presets()["atlas-350"], ('atlas-350 (inferred: version "2.0" without net_layer 1 '
                                         "and without level-0 addresses, the standard-card form; "
