@@ -64,6 +64,11 @@ def _shared_instance(doc: dict) -> dict:
     return doc
 
 
+def _device_99(doc: dict) -> dict:
+    doc["rank_list"][1]["device_id"] = 99
+    return doc
+
+
 def _two_pods_no_ip(doc: dict) -> dict:
     for r in doc["rank_list"][8:]:
         r["level_list"][1]["net_instance_id"] = "1"
@@ -83,6 +88,8 @@ def _two_pods(doc: dict) -> dict:
     ("RTC208", _dup_ip, None, ('"addr": "10.30.0.2"', '"rank_id": 9,')),
     ("RTC204", _dup_device, None, ('"device_id": 2', '"rank_id": 10,')),  # the repeat
     # the instance's device list starts again at rank 8: a second server, as compiled
+    # at the rank's device_id, not at the server's first net_instance_id (fresh2 finding 9)
+    ("RTC205", _device_99, None, ('"device_id": 99', '"rank_id": 1,')),
     ("RTC232", _shared_instance, None, ('"net_instance_id": "0_1"', '"rank_id": 8,')),
     # the first rank without an address: its object (the line above its rank_id)
     ("RTC211", _two_pods_no_ip, _two_pods, ('"rank_id": 8,', '"rank_id": 8,', -1)),
@@ -373,3 +380,12 @@ def test_rank_list_of_the_wrong_type_does_not_crash_the_hardware_inference():
     rep = validate_source('{"version": "2.0", "rank_count": 2, "status": "completed", '
                           '"rank_list": 1}\n', "hccl.json")
     assert rep.diagnostics and all(d.span.line >= 1 for d in rep.diagnostics)
+
+
+def test_rtc221_names_the_layer_and_port_eid():
+    """port_eid at layer 0 only: RTC221 names layer 1 and the attributes that fill it
+    (fresh2 finding 12)."""
+    src = _UB % "  port_eid 0 000000000000000000100000dfdf{i}{k}00\n"
+    (d,) = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC221"]
+    assert "no UB address (eid, port_eid or level_ip) at layer 1" in d.message
+    assert "`port_eid 1 HEX` / `level_ip 1 ADDR`" in d.hint

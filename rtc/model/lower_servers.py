@@ -18,6 +18,7 @@ import ipaddress
 import os
 
 from rtc.diagnostics import Diagnostic, Span, error
+from rtc.model.net_layers import NET_LAYER, layer_problem
 from rtc.model.presets import Preset
 from rtc.model.topology import Device, Server, Topology
 from rtc.rules import rule
@@ -179,6 +180,8 @@ class _ServerLowering:
         dies, ppd = self.preset.dies_per_device, self.preset.ports_per_die
         for key in ("plane", "port_eid", "level_ip"):
             for line in getattr(self.decl, key):
+                if not self.layer_ok(key, line):
+                    continue
                 if len(line.values) not in (1, dies):
                     self.report(key, ValueProblem(
                         ADDRESS_COUNT, f"{key} {line.layer} of {self.name} gives "
@@ -225,10 +228,24 @@ class _ServerLowering:
             for e in range(dies) for p in range(ppd))
         return True
 
+    def layer_ok(self, key: str, line) -> bool:
+        """False after reporting RTC674 for a line whose layer the preset has no level for
+        (or, for ``port_eid`` / ``level_ip``, no UB level)."""
+        why = layer_problem(self.preset, line.layer, key)
+        if why is None:
+            return True
+        self.report(key, ValueProblem(NET_LAYER, f"{key} {line.layer} of {self.name}: "
+                                      f"{why}; the line would be ignored", line.span,
+                                      "use one of the levels named, or drop the line (the "
+                                      "RoCE address is `device_ip`)"))
+        return False
+
     def net_instances(self) -> dict:
         """``net_instance`` lines rendered with ``i``: layer -> name (a bad one reported)."""
         out = {}
         for line in self.decl.net_instance:
+            if not self.layer_ok("net_instance", line):
+                continue
             try:
                 name = line.name.render(i=self.i)
             except ValueProblem as p:
@@ -463,4 +480,4 @@ class _ServerLowering:
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (ADDRESS_COUNT, RENDERED_ADDRESS)
+RULES = (ADDRESS_COUNT, RENDERED_ADDRESS, NET_LAYER)

@@ -86,6 +86,7 @@ _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "devi
 _NONE: frozenset = frozenset()
 _NO_IP = frozenset({"device_ip"})
 _DEVICE_IN_TEXT = re.compile(r"\bdevice (\d+)\b")
+_DEVICE_ID_IN_TEXT = re.compile(r"\bdevice ids? (\d+)\b")
 
 
 # --------------------------------------------------------------------------- values
@@ -284,9 +285,12 @@ class LoweredTable:
             return Span.whole_file(self.filename)
         return self.source_map.locate_nearest(path, key=key)
 
-    def resolve_span(self, span: Span | None, text: str | None = None) -> Span | None:
+    def resolve_span(self, span: Span | None, text: str | None = None,
+                     message: str = "") -> Span | None:
         """The JSON span for ``span`` when it is a placeholder (else ``span`` unchanged);
-        ``text`` (a subject or related message) may name ``device N``."""
+        ``text`` (a subject or related message) may name ``device N``; for ``devices``
+        without a device list key (2.0 tables), ``message`` naming ``device id N`` puts it
+        at that rank's device_id."""
         if not self.is_placeholder(span):
             return span
         idx = span.column - 1
@@ -306,7 +310,11 @@ class LoweredTable:
                     return self._locate(path + (dev_key,))
                 return self._locate(path)
         if attr == "devices":
-            return self._locate(o.device_key, key=True) if o.device_key else self._locate(o.anchor())
+            if o.device_key:
+                return self._locate(o.device_key, key=True)
+            m = _DEVICE_ID_IN_TEXT.search(message)
+            hit = o.device_path(int(m.group(1))) if m else None
+            return self._locate(hit[0] + ("device_id",) if hit else o.anchor())
         if dev_key is not None and attr != "inventory":
             missing = o.first_missing.get(dev_key)
             if missing is not None:
@@ -351,7 +359,7 @@ class LoweredTable:
         related = d.related
         changed = False
         if self.is_placeholder(span):
-            span = self.resolve_span(span, d.subject)
+            span = self.resolve_span(span, d.subject, d.message)
             changed = True
         if any(self.is_placeholder(r.span) for r in related):
             related = tuple(Related(self.resolve_span(r.span, self._related_text(r, d.message)),
