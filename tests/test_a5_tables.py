@@ -389,3 +389,54 @@ def test_rtc221_names_the_layer_and_port_eid():
     (d,) = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC221"]
     assert "no UB address (eid, port_eid or level_ip) at layer 1" in d.message
     assert "`port_eid 1 HEX` / `level_ip 1 ADDR`" in d.hint
+
+
+def _set(path: tuple, value):
+    """A mutation of GOLD: the value at ``path`` (a rank_list path) set to ``value``."""
+    def mutate(doc: dict) -> dict:
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+        return doc
+    return mutate
+
+
+_L0 = ("level_list", 0, "rank_addr_list", 0)
+
+
+@pytest.mark.parametrize("rule, mutate, where", [
+    # fresh2 finding 4: addresses not of their addr_type
+    ("RTC671", _set(("rank_list", 0) + _L0 + ("addr",), "xyz"), ('"xyz"', '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0) + _L0 + ("addr",), "00" * 17),
+     ('"' + "00" * 17, '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0, "level_list", 2, "rank_addr_list", 0, "addr"),
+                    "10.30.0.300"), ('"10.30.0.300"', '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0, "level_list", 2, "rank_addr_list", 0, "addr_type"),
+                    "IPV6"), ('"addr": "10.30.0.1"', '"rank_id": 0,')),
+    # fresh2 finding 5: structure the schema cannot say
+    ("RTC672", _set(("rank_list", 1, "local_id"), 0), ('"local_id": 0', '"rank_id": 1,')),
+    ("RTC673", _set(("rank_list", 1, "local_id"), 1.0), ('"local_id": 1.0', '"rank_id": 1,')),
+    ("RTC652", _set(("rank_list", 7, "replaced_local_id"), 3),
+     ('"replaced_local_id"', '"rank_id": 7,')),
+    ("RTC674", _set(("rank_list", 2, "level_list", 2, "net_layer"), 2),
+     ('"net_layer": 2', '"rank_id": 2,')),
+    ("RTC674", lambda doc: [lv.__setitem__("net_layer", 7) for r in doc["rank_list"]
+                            for lv in r["level_list"][2:]] and doc,
+     ('"net_layer": 7', '"rank_id": 0,')),
+    # fresh2 finding 9: a port the NPU does not have, not a duplicate EID
+    ("RTC675", _set(("rank_list", 0) + _L0 + ("ports", 0), "9/99"), ('"9/99"', '"rank_id": 0,')),
+    ("RTC676", _set(("rank_list", 0, "level_list", 1, "rank_addr_list", 0, "ports", 0), "0/0"),
+     ('"0/0"', '"net_layer": 1,')),
+])
+def test_2_0_field_rules(rule, mutate, where):
+    text, rep = _validate(mutate(copy.deepcopy(GOLD)))
+    assert [d.code for d in rep.diagnostics] == [rule], [(d.code, d.message)
+                                                         for d in rep.diagnostics]
+    assert rep.diagnostics[0].span.line == _line_of(text, *where), rep.diagnostics[0].message
+    assert rep.diagnostics[0].hint
+
+
+def test_2_0_field_rules_pass_on_rtc_s_own_table():
+    _t, rep = _validate(copy.deepcopy(GOLD))
+    assert rep.diagnostics == []

@@ -480,4 +480,4 @@ class _ServerLowering:
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (ADDRESS_COUNT, RENDERED_ADDRESS, NET_LAYER)
+RULES = (ADDRESS_COUNT, RENDERED_ADDRESS)

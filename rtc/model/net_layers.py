@@ -55,3 +55,7 @@ def layer_problem(preset: Preset, layer: int, key: str) -> str | None:
                 + ", ".join(str(lv.net_layer) for lv in preset.levels
                             if lv.address == "eid") + ")")
     return None
+
+
+#: The rules this module declares (joined in rtc.report.rule_catalogue).
+RULES = (NET_LAYER,)
