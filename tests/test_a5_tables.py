@@ -440,3 +440,26 @@ def test_2_0_field_rules(rule, mutate, where):
 def test_2_0_field_rules_pass_on_rtc_s_own_table():
     _t, rep = _validate(copy.deepcopy(GOLD))
     assert rep.diagnostics == []
+
+
+def test_atlas_350_eid_and_super_pod_are_flagged_and_name_nothing():
+    """fresh2 finding 8: `eid base` and `super_pod` on atlas-350 are RTC512 with a 950
+    hint, and super_pod does not rename the level-0 instance."""
+    src = _A350.replace("  device_ip 10.0.0.{d+1}\n", "  device_ip 10.0.0.{d+1}\n"
+                        "  eid base 000000000000000000100000dfdf0000\n  super_pod 0\n")
+    result = compile_text(src, "x.rtc")
+    found = {d.message.split("`")[1]: d for d in result.diagnostics if d.code == "RTC512"}
+    assert set(found) == {"eid", "super_pod"}
+    assert "atlas-950-superpod" in found["super_pod"].hint
+    _t, doc, _p = rank_table(result.topology)
+    assert doc["rank_list"][0]["level_list"][0]["net_instance_id"] == "h1"
+
+
+def test_import_infers_the_hardware_validate_infers():
+    """fresh2 finding 8: rtc's own atlas-350 table imports without --hardware."""
+    from rtc.api.importing import import_table
+
+    text, _doc, _p = rank_table(compile_text(_A350, "x.rtc").topology)
+    assert validate_source(text, "hccl.json").hardware.startswith("atlas-350")
+    imported = import_table(text, "hccl.json")
+    assert imported.ok and "hardware atlas-350" in imported.text

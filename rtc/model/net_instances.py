@@ -18,9 +18,12 @@ CLUSTER_INSTANCE = "CLUSTER"  # MindCluster mindcluster-tools utils/const.py
 
 def default_instances(topo: Topology) -> dict[int, str]:
     """id(server) -> its default level-0 instance ``<super pod>_<n>`` (servers with a
-    super pod only; n counts the pod's servers in declared order)."""
+    super pod only, on a preset with a super pod level; n counts the pod's servers in
+    declared order)."""
     seen: dict[str, int] = {}
-    out = {}
+    out: dict[int, str] = {}
+    if not any(lv.scope == "super_pod" for lv in topo.preset.levels):
+        return out  # no super pod level (atlas-350): super_pod names no instance
     for s in topo.servers:
         if s.super_pod_id is not None:
             n = seen.get(s.super_pod_id, 0)

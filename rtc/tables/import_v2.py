@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, error
-from rtc.model.presets import Preset, presets
+from rtc.model.presets import Preset
 from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_source, word
 
 from .importer import IMPORT_SHAPE, _ip_plan_single
+from .lower_v2 import preset_v2
 
 __all__ = ["describe_v2", "first_difference", "first_difference_at", "a5_preset_for",
            "unwritten_feature"]
@@ -42,13 +43,10 @@ class _Server:
 
 
 def a5_preset_for(doc: dict, hardware: str | None) -> Preset:
-    """``--hardware`` when given, else atlas-950-superpod when any rank has a layer-1 level
-    (a UB super pod), else atlas-850."""
-    if hardware is not None:
-        return presets()[hardware]
-    pods = any(lv.get("net_layer") == 1 for r in doc.get("rank_list", ())
-               for lv in r.get("level_list", ()))
-    return presets()["atlas-950-superpod" if pods else "atlas-850"]
+    """``--hardware`` when given, else the hardware ``rtc validate`` infers for the table
+    (:func:`rtc.tables.lower_v2.preset_v2`: atlas-950-superpod with a layer-1 level,
+    atlas-350 without level-0 addresses, else atlas-850), so both commands agree."""
+    return preset_v2(doc, hardware)[0]
 
 
 def _die(addr: dict) -> int:
