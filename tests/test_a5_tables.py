@@ -463,3 +463,12 @@ def test_import_infers_the_hardware_validate_infers():
     assert validate_source(text, "hccl.json").hardware.startswith("atlas-350")
     imported = import_table(text, "hccl.json")
     assert imported.ok and "hardware atlas-350" in imported.text
+
+
+def test_validate_as_atlas_350_refuses_ub_addresses():
+    """fresh2 finding 8: --hardware atlas-350 on a table with UB EIDs is RTC674."""
+    text = json.dumps(GOLD, indent=2) + "\n"
+    rep = validate_source(text, "hccl.json", hardware="atlas-350")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC674"]
+    assert "atlas-350 has no UB ports at layer 0" in d.message
+    assert validate_source(text, "hccl.json", hardware="atlas-950-superpod").diagnostics == []

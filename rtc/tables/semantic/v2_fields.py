@@ -212,7 +212,8 @@ def check_v2_hardware(ctx: _Ctx, preset) -> None:
                 continue
             layer = lv.get("net_layer")
             if type(layer) is int and lp + ("net_layer",) not in ctx.bad:
-                why = layer_problem(preset, layer, "net_layer")
+                why = layer_problem(preset, layer, "net_layer") or \
+                    _portless(preset, layer, lv.get("rank_addr_list"))
                 if why is not None:
                     layers.append((lp + ("net_layer",), why))
             if preset.ports_per_die:
@@ -225,6 +226,18 @@ def check_v2_hardware(ctx: _Ctx, preset) -> None:
             more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
             ctx.add(error(rule_, f"{format_path(path)}: {why}{more}", ctx.span(path),
                           hint=hint))
+
+
+def _portless(preset, layer: int, addrs) -> str | None:
+    """Why addresses at ``layer`` do not fit ``preset``: a UB level without ports there
+    (atlas-350 has no UB mesh: its table lists no EID), or None."""
+    level = next((lv for lv in preset.levels if lv.net_layer == layer), None)
+    if level is None or level.address != "eid" or level.ports or not addrs or \
+            (level.topo_type == "1DMESH" and preset.mesh_ports):
+        return None
+    return (f"layer {layer} lists addresses, but {preset.name} has no UB ports at layer "
+            f"{layer} (its table lists none there): the table is of other hardware, e.g. "
+            "atlas-850")
 
 
 def _ports_of(lv: dict, lp: tuple, preset, out: list, ctx_bad: frozenset) -> None:
