@@ -73,8 +73,9 @@ def _shared_level0(topo: Topology, members, defaults: dict, level):
             "device twice)", span, subject=at.label,
             related=[Related(other.span_of("net_instance") if level.net_layer in
                              other.net_instances else other.span, f"{other.name}")],
-            hint="give each server its own `net_instance 0 NAME` (or drop the line to use "
-                 "the default <super pod>_<n>)"), s.name)
+            hint="give each server its own `net_instance 0 NAME` (in a family, make it "
+                 "depend on i, e.g. `pod0_{i}`), or drop the line to use the default "
+                 "<super pod>_<n>"), s.name)
     yield from folded.emit()
 
 

@@ -24,12 +24,14 @@ NET_LAYER = rule("RTC674", "bad-net-layer", "error",
     preset has no level for (e.g. `port_eid 5` on atlas-950-superpod, whose levels are
     0, 1 and 3), or `port_eid` / `level_ip` names the RoCE level (3), whose address is
     the device's `device_ip`; in a 2.0 table, a level's `net_layer` that is no level of
-    the hardware (e.g. 2 or 7 on atlas-950-superpod).
+    the hardware (e.g. 2 or 7 on atlas-950-superpod), or addresses at a UB level the
+    hardware has no ports for (EIDs at level 0 with `--hardware atlas-350`).
     Why: HCCL builds one network domain per layer; a layer the hardware does not have
     is read as another network (ranks at layer 2 and 3 never meet), and a line for it
     would be silently ignored by the compile.
-    Fix: use the preset's layers (`rtc explain RTC674` lists the rule; `rtc check`
-    names the levels); for the RoCE address write `device_ip`.""")
+    Fix: use the layers the message lists (the preset's levels, rtc/model/presets.toml);
+    for the RoCE address write `device_ip`; for a table, pass the `--hardware` it was
+    built for.""")
 
 
 def levels_text(preset: Preset) -> str:
