@@ -218,3 +218,16 @@ def test_rtc_import_round_trips_the_2_0_tables(golden):
     else:
         assert "net_instance" not in imported.text and "eid base 000000000000000000100000dfdf0100" \
             in imported.text
+
+
+def test_stdout_says_the_topology_files_were_not_written():
+    """fresh2 finding 13; and finding 15: rtc import --help names version 2.0."""
+    r = run_rtc("compile", str(TWO), "--stdout")
+    assert r.returncode == 0 and json.loads(r.stdout)["version"] == "2.0"
+    assert "the 2 topology files (topo-<server>.json) it is paired with were not written" \
+        in r.stderr
+    from rtc.cli.import_cmd import import_command
+    import inspect
+
+    help_text = inspect.signature(import_command).parameters["table"].default.help
+    assert "1.0, 1.2 or 2.0" in help_text

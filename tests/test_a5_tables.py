@@ -57,6 +57,18 @@ def _dup_device(doc: dict) -> dict:
     return doc
 
 
+def _shared_instance(doc: dict) -> dict:
+    """The table of two servers given one level-0 name (fresh2 finding 1)."""
+    for r in doc["rank_list"][:8]:
+        r["level_list"][0]["net_instance_id"] = "0_1"
+    return doc
+
+
+def _device_99(doc: dict) -> dict:
+    doc["rank_list"][1]["device_id"] = 99
+    return doc
+
+
 def _two_pods_no_ip(doc: dict) -> dict:
     for r in doc["rank_list"][8:]:
         r["level_list"][1]["net_instance_id"] = "1"
@@ -75,6 +87,10 @@ def _two_pods(doc: dict) -> dict:
     ("RTC224", _dup_eid, None, ('"addr"', '"rank_id": 9,')),
     ("RTC208", _dup_ip, None, ('"addr": "10.30.0.2"', '"rank_id": 9,')),
     ("RTC204", _dup_device, None, ('"device_id": 2', '"rank_id": 10,')),  # the repeat
+    # the instance's device list starts again at rank 8: a second server, as compiled
+    # at the rank's device_id, not at the server's first net_instance_id (fresh2 finding 9)
+    ("RTC205", _device_99, None, ('"device_id": 99', '"rank_id": 1,')),
+    ("RTC232", _shared_instance, None, ('"net_instance_id": "0_1"', '"rank_id": 8,')),
     # the first rank without an address: its object (the line above its rank_id)
     ("RTC211", _two_pods_no_ip, _two_pods, ('"rank_id": 8,', '"rank_id": 8,', -1)),
 ])
@@ -215,6 +231,9 @@ def test_port_eid_level_ip_and_plane_reach_the_table_and_back():
     ("  eid base {i}00\n  plane 1 a, b, c\n", "RTC206", 9),
     ("  eid base {i}00\n  level_ip 1 172.16.{i}.{d*300}\n", "RTC207", 9),
     ("  eid base {i}00\n  port_eid 0 xyz\n", "RTC114", 9),
+    # a templated EID of 33 hex digits is refused like the literal (fresh2 finding 2)
+    ("  eid base {i}00\n  port_eid 0 000000000000000000100000dfdf{i:02}{k}00\n", "RTC207", 9),
+    ("  eid base 000000000000000000100000dfdf00{1000+i}00\n", "RTC207", 8),
     # port EIDs at layer 0 only: the super pod layer (1) has no address
     ("  port_eid 0 000000000000000000100000dfdf{i}{k}00\n", "RTC221", 4),
 ])
@@ -293,6 +312,9 @@ def test_backup_rank_is_emitted_validated_and_imported():
     ("family n[0..1]", "7 replaces 3", "has 2 backup ranks", 9),
     ("server n0", "9 replaces 3", "backup device 9 is not one of its devices", 9),
     ("server n0", "3 replaces 3", "replaces itself", 9),
+    # fresh2 finding 6: the replaced local_id must be another device of the server
+    ("server n0", "7 replaces 12", "replaces local_id 12, but atlas-950-superpod has "
+     "devices 0..7", 9),
 ])
 def test_rtc231_backup_rank(block, value, message, line):
     src = _BACKUP % (block, value)
@@ -310,3 +332,143 @@ def test_ub_layer_forms_match_golden():
     text, _doc, problems = rank_table(result.topology)
     assert problems == [] and text.encode() == (folder / "rank-table.json").read_bytes()
     assert validate_source(text, "rank-table.json").diagnostics == []
+
+
+def test_readme_port_eid_example_gives_32_digit_eids():
+    """The README's port_eid line, in a 64-node family, compiles to full 32-digit EIDs
+    with the server, device and port numbers in place (fresh2 finding 2)."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    lines = [x.split("#")[0] + "\n" for x in readme.splitlines()
+             if x.strip().startswith(("port_eid 0 ", "level_ip 1 "))]
+    src = _UB.replace("n[0..1]", "n[00..63]").replace("super_pod 0", "super_pod {i/32}") % (
+        "".join(lines))
+    result = compile_text(src, "x.rtc")
+    errs = [(d.code, d.message) for d in result.diagnostics if d.severity.name == "ERROR"]
+    assert errs == []
+    _t, doc, _p = rank_table(result.topology)
+    eids = [a["addr"] for r in doc["rank_list"] for a in r["level_list"][0]["rank_addr_list"]]
+    assert {len(e) for e in eids} == {32} and len(set(eids)) == len(eids)
+    # n63 device 1 die 1 port 0: the device's EID (...dfdf 63 1 00) + 1 + 9
+    assert "0" * 17 + "100000dfdf6310a" in eids
+
+
+def test_shared_level0_instance_is_one_rule_in_both_front_ends():
+    """compile refuses what validate would refuse, with the same rule (fresh2 finding 1)."""
+    from conftest import CASES
+
+    src = (CASES / "checks" / "RTC232-shared-net-instance.rtc").read_text()
+    assert "RTC232" in [d.code for d in compile_text(src, "x.rtc").diagnostics]
+    _t, rep = _validate(_shared_instance(copy.deepcopy(GOLD)))
+    assert [d.code for d in rep.diagnostics] == ["RTC232"]
+
+
+def test_rtc231_replaced_local_id_of_a_table():
+    """A 2.0 table's backup rank replacing a local_id its instance does not have."""
+    src = (_BACKUP % ("server n0", "7 replaces 3")).replace("{i}", "0")
+    text, _doc, _p = rank_table(compile_text(src, "x.rtc").topology)
+    assert validate_source(text, "hccl.json").diagnostics == []
+    bad = text.replace('"replaced_local_id": 3', '"replaced_local_id": 12')
+    (d,) = validate_source(bad, "hccl.json").diagnostics
+    assert d.code == "RTC231" and "replaces local_id 12 (replaced_local_id)" in d.message
+    assert d.span.line == _line_of(bad, '"replaced_local_id": 12', '"local_id": 64')
+
+
+def test_rank_list_of_the_wrong_type_does_not_crash_the_hardware_inference():
+    """A hypothesis-found crash: "rank_list": 1 reached preset_v2's loop."""
+    rep = validate_source('{"version": "2.0", "rank_count": 2, "status": "completed", '
+                          '"rank_list": 1}\n', "hccl.json")
+    assert rep.diagnostics and all(d.span.line >= 1 for d in rep.diagnostics)
+
+
+def test_rtc221_names_the_layer_and_port_eid():
+    """port_eid at layer 0 only: RTC221 names layer 1 and the attributes that fill it
+    (fresh2 finding 12)."""
+    src = _UB % "  port_eid 0 000000000000000000100000dfdf{i}{k}00\n"
+    (d,) = [d for d in compile_text(src, "x.rtc").diagnostics if d.code == "RTC221"]
+    assert "no UB address (eid, port_eid or level_ip) at layer 1" in d.message
+    assert "`port_eid 1 HEX` / `level_ip 1 ADDR`" in d.hint
+
+
+def _set(path: tuple, value):
+    """A mutation of GOLD: the value at ``path`` (a rank_list path) set to ``value``."""
+    def mutate(doc: dict) -> dict:
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+        return doc
+    return mutate
+
+
+_L0 = ("level_list", 0, "rank_addr_list", 0)
+
+
+@pytest.mark.parametrize("rule, mutate, where", [
+    # fresh2 finding 4: addresses not of their addr_type
+    ("RTC671", _set(("rank_list", 0) + _L0 + ("addr",), "xyz"), ('"xyz"', '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0) + _L0 + ("addr",), "00" * 17),
+     ('"' + "00" * 17, '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0, "level_list", 2, "rank_addr_list", 0, "addr"),
+                    "10.30.0.300"), ('"10.30.0.300"', '"rank_id": 0,')),
+    ("RTC671", _set(("rank_list", 0, "level_list", 2, "rank_addr_list", 0, "addr_type"),
+                    "IPV6"), ('"addr": "10.30.0.1"', '"rank_id": 0,')),
+    # fresh2 finding 5: structure the schema cannot say
+    ("RTC672", _set(("rank_list", 1, "local_id"), 0), ('"local_id": 0', '"rank_id": 1,')),
+    ("RTC673", _set(("rank_list", 1, "local_id"), 1.0), ('"local_id": 1.0', '"rank_id": 1,')),
+    ("RTC652", _set(("rank_list", 7, "replaced_local_id"), 3),
+     ('"replaced_local_id"', '"rank_id": 7,')),
+    ("RTC674", _set(("rank_list", 2, "level_list", 2, "net_layer"), 2),
+     ('"net_layer": 2', '"rank_id": 2,')),
+    ("RTC674", lambda doc: [lv.__setitem__("net_layer", 7) for r in doc["rank_list"]
+                            for lv in r["level_list"][2:]] and doc,
+     ('"net_layer": 7', '"rank_id": 0,')),
+    # fresh2 finding 9: a port the NPU does not have, not a duplicate EID
+    ("RTC675", _set(("rank_list", 0) + _L0 + ("ports", 0), "9/99"), ('"9/99"', '"rank_id": 0,')),
+    ("RTC676", _set(("rank_list", 0, "level_list", 1, "rank_addr_list", 0, "ports", 0), "0/0"),
+     ('"0/0"', '"net_layer": 1,')),
+])
+def test_2_0_field_rules(rule, mutate, where):
+    text, rep = _validate(mutate(copy.deepcopy(GOLD)))
+    assert [d.code for d in rep.diagnostics] == [rule], [(d.code, d.message)
+                                                         for d in rep.diagnostics]
+    assert rep.diagnostics[0].span.line == _line_of(text, *where), rep.diagnostics[0].message
+    assert rep.diagnostics[0].hint
+
+
+def test_2_0_field_rules_pass_on_rtc_s_own_table():
+    _t, rep = _validate(copy.deepcopy(GOLD))
+    assert rep.diagnostics == []
+
+
+def test_atlas_350_eid_and_super_pod_are_flagged_and_name_nothing():
+    """fresh2 finding 8: `eid base` and `super_pod` on atlas-350 are RTC512 with a 950
+    hint, and super_pod does not rename the level-0 instance."""
+    src = _A350.replace("  device_ip 10.0.0.{d+1}\n", "  device_ip 10.0.0.{d+1}\n"
+                        "  eid base 000000000000000000100000dfdf0000\n  super_pod 0\n")
+    result = compile_text(src, "x.rtc")
+    found = {d.message.split("`")[1]: d for d in result.diagnostics if d.code == "RTC512"}
+    assert set(found) == {"eid", "super_pod"}
+    assert "atlas-950-superpod" in found["super_pod"].hint
+    _t, doc, _p = rank_table(result.topology)
+    assert doc["rank_list"][0]["level_list"][0]["net_instance_id"] == "h1"
+
+
+def test_import_infers_the_hardware_validate_infers():
+    """fresh2 finding 8: rtc's own atlas-350 table imports without --hardware."""
+    from rtc.api.importing import import_table
+
+    text, _doc, _p = rank_table(compile_text(_A350, "x.rtc").topology)
+    assert validate_source(text, "hccl.json").hardware.startswith("atlas-350")
+    imported = import_table(text, "hccl.json")
+    assert imported.ok and "hardware atlas-350" in imported.text
+
+
+def test_validate_as_atlas_350_refuses_ub_addresses():
+    """fresh2 finding 8: --hardware atlas-350 on a table with UB EIDs is RTC674."""
+    text = json.dumps(GOLD, indent=2) + "\n"
+    rep = validate_source(text, "hccl.json", hardware="atlas-350")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC674"]
+    assert "atlas-350 has no UB ports at layer 0" in d.message
+    assert validate_source(text, "hccl.json", hardware="atlas-950-superpod").diagnostics == []

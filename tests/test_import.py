@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -334,3 +335,36 @@ def test_import_usage_and_io_errors(tmp_path):
     assert res.returncode == 2 and "cannot write" in res.stderr
     res = run_rtc("import", "-", "--name", "doc", input=table.read_text("utf-8"))
     assert res.returncode == 0 and "cluster doc {" in res.stdout
+
+
+_UB_FORMS = [("  plane 1 a{k}, b{k}\n", "plane_id", "`plane`"),
+             ("  level_ip 1 172.16.{i}.{d*2+5}, 172.16.{i}.{d*2+6}\n", "addr_type", "`level_ip`"),
+             ("  port_eid 0 000000000000000000100000dfdf{i}{k}00\n", "rank_addr_list", "`port_eid`")]
+
+
+@pytest.mark.parametrize("line, key, feature", _UB_FORMS)
+def test_2_0_ub_forms_are_refused_located_and_named(line, key, feature):
+    """fresh2 finding 7: a table rtc compiled with plane / level_ip / port_eid is refused
+    with RTC662 at the JSON path, naming the language feature, no inner rule id."""
+    from rtc.api import compile_text, rank_table
+
+    src = ("cluster c {\n  hardware atlas-950-superpod\n}\nfamily n[0..1] {\n  devices 0..1\n"
+           "  super_pod 0\n  device_ip 10.0.{i}.{d+1}\n  eid base 00000000000000000000000000{i}0000\n"
+           + line + "}\n")
+    res = compile_text(src, "x.rtc")
+    assert res.ok, [(d.code, d.message) for d in res.diagnostics]
+    text, _doc, _p = rank_table(res.topology)
+    result = import_table(text, "hccl.json")
+    (d,) = [d for d in result.diagnostics if d.code == "RTC662"]
+    assert feature in d.message and "rtc import does not write yet" in d.message
+    assert not re.search(r"RTC\d{3}", d.message)
+    assert d.span is not None and f'"{key}"' in text.splitlines()[d.span.line - 1]
+
+
+def test_2_0_difference_names_the_table_value_first():
+    from rtc.tables.import_v2 import first_difference_at
+
+    want = {"rank_list": [{"addr_type": "IPV4"}]}
+    got = {"rank_list": [{"addr_type": "EID"}]}
+    assert first_difference_at(want, got) == (
+        ("rank_list", 0, "addr_type"), "the table has 'IPV4'; the description compiles to 'EID'")

@@ -53,7 +53,8 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
                                 "them too), then import again"))
         return result
     if rep.form == "hccl-v2.0":
-        result.text = _import_v2(rep.doc, filename, diags, hardware, output_name, cluster_name)
+        result.text = _import_v2(rep.doc, filename, diags, hardware, output_name, cluster_name,
+                                 rep.lowered.source_map if rep.lowered else None)
         return result
     if rep.form == "mindie-global":
         result.text = _import_global(rep.doc, filename, diags, hardware, output_name,
@@ -74,29 +75,34 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
 
 
 def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, output_name: str,
-               cluster_name: str | None) -> str | None:
+               cluster_name: str | None, smap=None) -> str | None:
     """A 2.0 table's description (:mod:`rtc.tables.import_v2`), compiled back and compared
     (without ``status``); RTC662 when the preset does not give the same table."""
-    from rtc.tables.import_v2 import describe_v2, first_difference
+    from rtc.tables.import_v2 import _path_text, describe_v2, first_difference_at
 
-    text = describe_v2(doc, filename, diags, hardware=hardware, cluster_name=cluster_name)
+    locate = smap.locate_nearest if smap is not None and smap.parsed else None
+    text = describe_v2(doc, filename, diags, hardware=hardware, cluster_name=cluster_name,
+                       locate=locate)
     if text is None:
         return None
     res = compile_text(text, output_name)
     bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
     if bad or res.topology is None:  # e.g. IPv4 at level 0 where the preset has UB EIDs
-        diags.append(error(IMPORT_SHAPE, "the 2.0 table does not fit an rtc description: "
-                           + (f"{bad[0].code} {bad[0].message}" if bad else "no topology"),
+        diags.append(error(IMPORT_SHAPE, "the 2.0 table does not fit an rtc description: the "
+                           "description rtc can write from it does not compile ("
+                           + (bad[0].message if bad else "no topology") + ")",
                            None, hint="rtc writes the preset's levels (UB EIDs at levels 0-1, "
                            "RoCE device_ip at level 3); keep editing this table by hand"))
         return None
     _, built, _problems = rank_table(res.topology, None)
     want = {k: v for k, v in doc.items() if k != "status"}
     got = {k: v for k, v in built.items() if k != "status"}
-    diff = first_difference(want, got)
+    diff = first_difference_at(want, got)
     if diff is not None:
-        diags.append(error(IMPORT_SHAPE, "the 2.0 table is laid out otherwise than hardware "
-                           f"{res.topology.preset.name} compiles it: {diff}", None,
+        path, what = diff
+        diags.append(error(IMPORT_SHAPE, f"{_path_text(path)}: the 2.0 table is laid out "
+                           f"otherwise than hardware {res.topology.preset.name} compiles it: "
+                           f"{what}", locate(path) if locate else None,
                            hint="rtc writes the preset's ports, planes and net types; keep "
                                 "editing this table by hand (rtc validate still checks it)"))
         return None

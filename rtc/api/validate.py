@@ -43,7 +43,7 @@ from rtc.tables.recognise import detect_form
 from rtc.tables.jsonload import SourceMap, load_json
 from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, lower_table
 from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
-                                 check_version_fit)
+                                 check_v2_preset, check_version_fit)
 from rtc.textfmt import format_ids
 
 #: A compile check's finding that a table or schema rule at the same place supersedes
@@ -143,7 +143,8 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
         if unreadable:  # judging a table the chip cannot read as that hardware is only noise
             unfit = [d._replace(hint=d.hint + " (rtc ran no hardware checks on "
                                          "this table)") for d in unfit]
-        table_diags += unfit
+        table_diags += unfit + check_v2_preset(doc if form == "hccl-v2.0" and not unreadable
+                                               else {}, smap, bad, lowered.topology.preset)
         if inventory is not None:
             table_diags += _attach_inventory(lowered, inventory)
         if not unreadable:

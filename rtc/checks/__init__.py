@@ -24,6 +24,7 @@ from rtc.checks import hccs_links, link_env
 from rtc.checks import mindie_launch
 from rtc.checks import nixl_pd
 from rtc.checks import a5_backup
+from rtc.checks import a5_instances
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -55,6 +56,8 @@ CHECKS = (
     nixl_pd,
     # Ascend 950: the backup rank (RTC231)
     a5_backup,
+    # Ascend 950: level-0 and super pod net instances (RTC232, RTC233)
+    a5_instances,
 )
 
 #: The rules of every check module.

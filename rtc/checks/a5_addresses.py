@@ -93,6 +93,15 @@ def has_ub_address(preset, server, d) -> bool:
     return _eid_layers(preset, server) <= have
 
 
+def _missing_layers(preset, server, devs) -> str:
+    """The UB layers (``"0, 1"``) where some of ``devs`` have no address."""
+    need = sorted(_eid_layers(preset, server))
+    have = [{x[0] for x in d.port_eids or ()} | {x[0] for x in d.port_ips or ()}
+            for d in devs if d.eids is None]
+    return ", ".join(str(n) for n in need if any(n not in h for h in have)) or \
+        ", ".join(map(str, need))
+
+
 def _eids_of(d):
     """(die, EID) of each die EID and per-port EID of a device (a port's die is the number
     before its ``/``); one EID may serve its die at several levels."""
@@ -156,11 +165,17 @@ def check(topo: Topology, plan: Plan):
                 if s.incomplete & _UB_KEYS or all(has_ub_address(topo.preset, s, d)
                                                   for d in devs):
                     continue
+                layers = _missing_layers(topo.preset, s, devs)
+                one = layers.split(",")[0]
                 folded.add((MISSING_EID.code, s.span), error(
                     MISSING_EID, f"{what} has {sum(len(d) for _s, d in members)} ranks but "
-                    f"{s.name} has no eid (UB EID per die)", s.span, subject=s.label,
-                    hint="add `eid base HEX` (die 0 of the first device; from `hccn_tool`) "
-                         "or one EID per die"), s.name)
+                    f"{s.name} has no UB address (eid, port_eid or level_ip) at layer "
+                    f"{layers}: HCCL's rank_addr_list there would be empty", s.span,
+                    subject=s.label,
+                    hint="add `eid base HEX` (die 0 of the first device; from `hccn_tool`; "
+                         f"used at every UB layer) or one EID per die, or `port_eid {one} HEX` "
+                         f"/ `level_ip {one} ADDR` for each layer named"),
+                    s.name)
         units = {("pod", s.super_pod_id) if s.super_pod_id is not None else ("srv", s.name)
                  for s, _d in members}
         if len(units) < 2:

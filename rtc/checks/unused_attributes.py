@@ -33,6 +33,7 @@ attribute               has no effect
 
 from __future__ import annotations
 
+from rtc.checks.a5_addresses import uses_eids
 from rtc.diagnostics import warning
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
@@ -59,8 +60,11 @@ def check(topo: Topology, plan: Plan):
                           subject=f"job {job.name}", hint=f"remove `{key}`" + (
                               "" if job.framework == "mindie" and key in dict(_MINDIE_UNUSED)
                               else ", or " + _FIX[key]))
-    if not topo.preset.super_pod and topo.origin == "description":  # tables: RTC636
+    pods = topo.preset.super_pod or any(lv.scope == "super_pod" for lv in topo.preset.levels)
+    if not pods and topo.origin == "description":  # tables: RTC636
         yield from _super_pod_attributes(topo)
+    if topo.preset.is_a5 and not uses_eids(topo.preset) and topo.origin == "description":
+        yield from _ub_attributes(topo)
     if topo.origin == "description":
         yield from _vendor_attributes(topo)
     if not topo.preset.is_a5 and topo.origin == "description":
@@ -121,7 +125,22 @@ def _super_pod_attributes(topo: Topology):
                               f"{topo.preset.name} has no super pods (rank table "
                               f"{topo.preset.ranktable_version})", s.spans[attr],
                               subject=s.label, hint=f"remove `{attr}`, or use hardware "
-                                                    "atlas-800-a3")
+                                                    + _POD_HARDWARE[topo.preset.is_a5])
+
+
+#: Hardware with super pods, by whether the preset is an Ascend 950 one.
+_POD_HARDWARE = {False: "atlas-800-a3", True: "atlas-950-superpod (or atlas-850 with super_pod)"}
+
+
+def _ub_attributes(topo: Topology):
+    """RTC512 once per server block for UB address attributes on Ascend 950 hardware
+    without UB (the Atlas 350 card: no mesh, no super pod, no EID in its table)."""
+    for s, attr in _written_once(topo, ("eid", "port_eid", "level_ip")):
+        yield warning(NOT_USED, f"server {s.name}: `{attr}` has no effect: "
+                      f"{topo.preset.name} has no UB level with ports, so its rank table "
+                      "lists no EIDs (only the RoCE device_ip)", s.spans[attr],
+                      subject=s.label, hint=f"remove `{attr}`, or use hardware "
+                      "atlas-850 / atlas-950-superpod for UB-connected nodes")
 
 
 def _vendor_attributes(topo: Topology):

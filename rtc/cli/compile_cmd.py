@@ -120,6 +120,11 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
     out(list(result.diagnostics), result.sources, quiet=True)
     if stdout:
         write_stdout(tables[0][1])
+        if result.topology.preset.is_a5:  # the 2.0 table's topology files have no stdout
+            n = len(result.topology.rank_table_members(jobs[0] if jobs else None))
+            typer.echo(f"rtc: note: --stdout printed the 2.0 rank table only; the {n} "
+                       "topology files (topo-<server>.json) it is paired with were not "
+                       "written: use -o FILE or --out-dir DIR for them", err=True)
         return
     _write_table(tables[0], topo_files)
 

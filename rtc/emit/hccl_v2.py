@@ -48,11 +48,11 @@ from __future__ import annotations
 from ipaddress import IPv6Address
 
 from rtc.diagnostics import Diagnostic, Severity, error
+from rtc.model.net_instances import default_instances, net_instance
 from rtc.model.presets import NetLevel, Preset
 from rtc.model.topology import Device, Job, Server, Topology
 from rtc.rules import SCHEMA_SELF
 
-CLUSTER_INSTANCE = "CLUSTER"  # MindCluster mindcluster-tools utils/const.py
 BACKUP_LOCAL_ID = 64  # the backup rank's local_id (HCOMM BACKUP_LOCAL_ID; the "64 + 1" spare)
 
 
@@ -61,33 +61,6 @@ def mesh_port(preset: Preset, a: int, b: int) -> str | None:
     mesh has no port for it)."""
     j = b if b < a else b - 1
     return preset.mesh_ports[j] if 0 <= j < len(preset.mesh_ports) else None
-
-
-def default_instances(topo: Topology) -> dict[int, str]:
-    """id(server) -> its default level-0 instance ``<super pod>_<n>`` (servers with a
-    super pod only; n counts the pod's servers in declared order)."""
-    seen: dict[str, int] = {}
-    out = {}
-    for s in topo.servers:
-        if s.super_pod_id is not None:
-            n = seen.get(s.super_pod_id, 0)
-            seen[s.super_pod_id] = n + 1
-            out[id(s)] = f"{s.super_pod_id}_{n}"
-    return out
-
-
-def net_instance(server: Server, level: NetLevel, defaults: dict) -> str | None:
-    """The server's ``net_instance_id`` at ``level`` (None: the level does not apply)."""
-    given = server.net_instances.get(level.net_layer)
-    if level.scope == "super_pod" and server.super_pod_id is None:
-        return None
-    if given is not None:
-        return given
-    if level.scope == "server":
-        return defaults.get(id(server), server.server_id)
-    if level.scope == "super_pod":
-        return server.super_pod_id
-    return CLUSTER_INSTANCE
 
 
 def _plane(level: NetLevel, die: int) -> str:

@@ -18,9 +18,11 @@ import ipaddress
 import os
 
 from rtc.diagnostics import Diagnostic, Span, error
+from rtc.model.net_layers import NET_LAYER, layer_problem
 from rtc.model.presets import Preset
 from rtc.model.topology import Device, Server, Topology
 from rtc.rules import rule
+from rtc.syntax.attribute_values import EID_DIGITS
 from rtc.syntax.decls import AddressPlan, Decl, ServerDecl
 from rtc.syntax.values import (BAD_IP, BAD_TEMPLATE, FamilyName, Template, ValueProblem,
                                fast_ipv4, parse_family_name, parse_ip)
@@ -178,6 +180,8 @@ class _ServerLowering:
         dies, ppd = self.preset.dies_per_device, self.preset.ports_per_die
         for key in ("plane", "port_eid", "level_ip"):
             for line in getattr(self.decl, key):
+                if not self.layer_ok(key, line):
+                    continue
                 if len(line.values) not in (1, dies):
                     self.report(key, ValueProblem(
                         ADDRESS_COUNT, f"{key} {line.layer} of {self.name} gives "
@@ -208,7 +212,10 @@ class _ServerLowering:
                 (line.layer, e, ips[e if len(ips) > 1 else 0]) for e in range(dies))
             return True
         try:
-            base = int(texts[0], 16)
+            base = int(self._eid_text(texts[0], f"port_eid {line.layer}", line.span), 16)
+        except ValueProblem as p:
+            self.report(key, p)
+            return False
         except ValueError:
             base = -1
         if base < 0 or base + dies * ppd > EID_MAX:
@@ -221,10 +228,24 @@ class _ServerLowering:
             for e in range(dies) for p in range(ppd))
         return True
 
+    def layer_ok(self, key: str, line) -> bool:
+        """False after reporting RTC674 for a line whose layer the preset has no level for
+        (or, for ``port_eid`` / ``level_ip``, no UB level)."""
+        why = layer_problem(self.preset, line.layer, key)
+        if why is None:
+            return True
+        self.report(key, ValueProblem(NET_LAYER, f"{key} {line.layer} of {self.name}: "
+                                      f"{why}; the line would be ignored", line.span,
+                                      "use one of the levels named, or drop the line (the "
+                                      "RoCE address is `device_ip`)"))
+        return False
+
     def net_instances(self) -> dict:
         """``net_instance`` lines rendered with ``i``: layer -> name (a bad one reported)."""
         out = {}
         for line in self.decl.net_instance:
+            if not self.layer_ok("net_instance", line):
+                continue
             try:
                 name = line.name.render(i=self.i)
             except ValueProblem as p:
@@ -245,14 +266,16 @@ class _ServerLowering:
         dies = self.preset.dies_per_device
         try:
             if plan.kind == "base":
-                base = int(plan.items[0].render(i=self.i), 16)
+                base = int(self._eid_text(plan.items[0].render(i=self.i), "eid base", span),
+                           16)
                 values = [base + j for j in range(n * dies)]
             elif len(plan.items) != n * dies:
                 raise ValueProblem(ADDRESS_COUNT, f"{self.name} has {n} devices x {dies} dies "
                                    f"but eid lists {len(plan.items)}", span,
                                    "give one EID per die in device order, or `eid base HEX`")
             else:
-                values = [int(t.render(i=self.i), 16) for t in plan.items]
+                values = [int(self._eid_text(t.render(i=self.i), "eid", span), 16)
+                          for t in plan.items]
         except ValueProblem as p:
             self.report("eid", p)
             return None
@@ -265,6 +288,19 @@ class _ServerLowering:
                                             "128 bits", span, "an EID has 32 hex digits"))
             return None
         return [f"{v:032x}" for v in values]
+
+    def _eid_text(self, text: str, what: str, span: Span) -> str:
+        """``text`` when it has at most 32 hex digits (a templated EID gets the literal's
+        RTC114 length rule here, as RTC207: a longer one would be read as another number
+        with a leading digit dropped); raises ValueProblem otherwise."""
+        if len(text) > EID_DIGITS:
+            raise ValueProblem(RENDERED_ADDRESS, f"{what} of {self.name} renders to '{text}', "
+                               f"{len(text)} hex digits; an EID has {EID_DIGITS} (128 bits), so "
+                               "the table would get another number with a digit dropped", span,
+                               f"shorten the fixed part of the template by "
+                               f"{len(text) - EID_DIGITS} digit(s) so that every server "
+                               f"renders {EID_DIGITS} (e.g. drop a leading 0)")
+        return text
 
     def report(self, key: str, p: ValueProblem) -> None:
         """Mark ``key`` incomplete on this server and report its first failure: once per

@@ -26,6 +26,7 @@ from rtc.tables import configmap, importer, jsonload, pods, recognise, semantic
 from rtc.tables import import_global
 from rtc.scripts import drift as script_drift
 from rtc.scripts import rules as script_rules
+from rtc.model import net_layers
 
 #: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
 #: the JSON front end and schema, table rules, import, preflight.
@@ -38,7 +39,8 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
     + script_rules.RULES + script_drift.RULES
     + nccl_preflight.RULES
-    + import_global.RULES)
+    + import_global.RULES
+    + net_layers.RULES)
 
 #: Every rule, sorted by code.
 RULES: tuple[Rule, ...] = tuple(sorted(PIPELINE_ORDER, key=lambda r: r.code))

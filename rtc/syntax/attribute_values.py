@@ -239,7 +239,7 @@ def p_plane(attr: Attribute) -> LayerLine:
 def p_port_eid(attr: Attribute) -> LayerLine:
     """``port_eid LAYER HEX``: one EID per port at a layer; HEX (a template in i, d, k) is
     the device's EID with port number 0, a port's EID adds its number."""
-    line = _layer_line(attr, "port_eid 0 000000000000000000100000dfdf{i:02}{k}00", most=1)
+    line = _layer_line(attr, "port_eid 0 00000000000000000100000dfdf{i:02}{k}00", most=1)
     _eid_template(attribute_words(attr)[1], "copy it from `hccn_tool` and write 00 for the "
                   "port byte")
     return line

@@ -185,7 +185,7 @@ _SERVER_ATTRS = {
         "port p of die e adds 1 + e*ports_per_die + p (MindCluster's physical EIDs)",
         default="none (the layer lists one EID per die, from `eid`)",
         becomes="one rank_addr_list entry per port at that layer, each with its own EID",
-        example="port_eid 0 000000000000000000100000dfdf{i:02}{k}00"),
+        example="port_eid 0 00000000000000000100000dfdf{i:02}{k}00"),
     "level_ip": AttrSpec(
         p_level_ip, repeat=True, doc="IPv4/IPv6 per die at one UB layer (rank table 2.0)",
         value="LAYER ADDR[, ADDR]: one address for every die or one per die; templates "

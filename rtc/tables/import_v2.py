@@ -21,12 +21,14 @@ import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, error
-from rtc.model.presets import Preset, presets
+from rtc.model.presets import Preset
 from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_source, word
 
 from .importer import IMPORT_SHAPE, _ip_plan_single
+from .lower_v2 import preset_v2
 
-__all__ = ["describe_v2", "first_difference", "a5_preset_for"]
+__all__ = ["describe_v2", "first_difference", "first_difference_at", "a5_preset_for",
+           "unwritten_feature"]
 
 
 @dataclass
@@ -41,13 +43,10 @@ class _Server:
 
 
 def a5_preset_for(doc: dict, hardware: str | None) -> Preset:
-    """``--hardware`` when given, else atlas-950-superpod when any rank has a layer-1 level
-    (a UB super pod), else atlas-850."""
-    if hardware is not None:
-        return presets()[hardware]
-    pods = any(lv.get("net_layer") == 1 for r in doc.get("rank_list", ())
-               for lv in r.get("level_list", ()))
-    return presets()["atlas-950-superpod" if pods else "atlas-850"]
+    """``--hardware`` when given, else the hardware ``rtc validate`` infers for the table
+    (:func:`rtc.tables.lower_v2.preset_v2`: atlas-950-superpod with a layer-1 level,
+    atlas-350 without level-0 addresses, else atlas-850), so both commands agree."""
+    return preset_v2(doc, hardware)[0]
 
 
 def _die(addr: dict) -> int:
@@ -137,15 +136,69 @@ def _block(s: _Server, name: str, default0: str, preset: Preset) -> Block:
     return Block("server", name, attrs)
 
 
+#: The language's per-layer attributes rtc import does not write yet, by what a table shows.
+_NOT_WRITTEN = {"ip": "IP addresses at a UB level (the language's `level_ip`)",
+                "ports": "one EID per port (the language's `port_eid`)",
+                "plane": "plane_ids other than the preset's (the language's `plane`)"}
+
+
+def _plane_default(level, die: int) -> str:
+    return str(die) if level.plane == "die" else level.plane
+
+
+def unwritten_feature(doc: dict, preset: Preset) -> tuple[tuple, str] | None:
+    """(JSON path, what) of the first rank_addr_list entry that needs ``level_ip``,
+    ``port_eid`` or ``plane`` to be described, which rtc import does not write yet."""
+    levels = {lv.net_layer: lv for lv in preset.levels}
+    for k, r in enumerate(doc.get("rank_list", ())):
+        seen: dict = {}  # die -> its EID at the first UB level listing it
+        for n, lv in enumerate(r.get("level_list", ())):
+            if getattr(levels.get(lv.get("net_layer")), "address", "") != "eid":
+                continue
+            for a in lv.get("rank_addr_list", ()):
+                if a.get("addr_type") == "EID" and \
+                        seen.setdefault(_die(a), a.get("addr")) != a.get("addr"):
+                    # another EID for the die at another layer: per-port EIDs
+                    return (("rank_list", k, "level_list", n, "rank_addr_list"),
+                            _NOT_WRITTEN["ports"])
+        for n, lv in enumerate(r.get("level_list", ())):
+            level = levels.get(lv.get("net_layer"))
+            if level is None:
+                continue
+            addrs = lv.get("rank_addr_list", ())
+            for m, a in enumerate(addrs):
+                path = ("rank_list", k, "level_list", n, "rank_addr_list", m)
+                if level.address == "eid" and a.get("addr_type") in ("IPV4", "IPV6"):
+                    return path + ("addr_type",), _NOT_WRITTEN["ip"]
+                if a.get("plane_id") != _plane_default(level, _die(a)):
+                    return path + ("plane_id",), _NOT_WRITTEN["plane"]
+            dies = [_die(a) for a in addrs if a.get("addr_type") == "EID"]
+            if len(dies) != len(set(dies)):
+                return ("rank_list", k, "level_list", n, "rank_addr_list"), _NOT_WRITTEN["ports"]
+    return None
+
+
 def describe_v2(doc: dict, filename: str, diags: list[Diagnostic], *,
-                hardware: str | None = None, cluster_name: str | None = None) -> str | None:
+                hardware: str | None = None, cluster_name: str | None = None,
+                locate=None) -> str | None:
     """The rtc description of a valid 2.0 table ``doc``, or None after adding RTC662 to
-    ``diags`` when its layout cannot be written."""
+    ``diags`` when its layout cannot be written. ``locate(path)`` gives the span of a JSON
+    path (None: the findings have no location)."""
     preset = a5_preset_for(doc, hardware)
     if not preset.is_a5:
         diags.append(error(IMPORT_SHAPE, f"hardware {preset.name} compiles to version "
                            f"{preset.ranktable_version} tables but this table is version 2.0",
                            None, hint="leave out --hardware, or pass an Ascend 950 preset"))
+        return None
+    unwritten = unwritten_feature(doc, preset)
+    if unwritten is not None:
+        path, what = unwritten
+        diags.append(error(IMPORT_SHAPE, f"{_path_text(path)}: the table uses {what}, which "
+                           "rtc import does not write yet (rtc compile does): the "
+                           "description would compile to another table",
+                           locate(path) if locate else None,
+                           hint="keep the .rtc file the table was compiled from, or edit the "
+                                "table by hand (rtc validate still checks it)"))
         return None
     servers, why = _servers(doc, preset)
     if servers is None:
@@ -171,6 +224,36 @@ def describe_v2(doc: dict, filename: str, diags: list[Diagnostic], *,
                 "`rtc compile` of this file (no job: the whole cluster) gives the table back;",
                 "the topology files are derived from the preset: compare them with the "
                 "factory ones."]))
+
+
+def _path_text(path: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def first_difference_at(a, b, path: tuple = ()) -> tuple[tuple, str] | None:
+    """(JSON path, what differs) where table ``a`` and the compiled ``b`` first differ,
+    the message naming the table's value first, or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if key not in b:
+                return path + (key,), "the table has it; the description compiles without it"
+            if key not in a:
+                return path, f"the description compiles to an extra {key!r}"
+            got = first_difference_at(a[key], b[key], path + (key,))
+            if got:
+                return got
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return path, f"the table has {len(a)} items; the description compiles to {len(b)}"
+        for n, (x, y) in enumerate(zip(a, b)):
+            got = first_difference_at(x, y, path + (n,))
+            if got:
+                return got
+        return None
+    if a == b and type(a) is type(b):
+        return None
+    return path, f"the table has {a!r}; the description compiles to {b!r}"
 
 
 def first_difference(a, b, path: str = "") -> str | None:

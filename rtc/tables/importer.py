@@ -65,9 +65,13 @@ IMPORT_SHAPE = rule("RTC662", "import-not-expressible", "error",
                     "The table has a layout the rtc language cannot express.", """
     What: e.g. ranks that do not follow server order and device id order, some devices of
     a server with a device_ip and others without, several addresses in one device_ip,
-    super device ids on only some devices, or hardware whose table version differs.
+    super device ids on only some devices, or hardware whose table version differs; in a
+    2.0 table also per-port EIDs, IP addresses at a UB level or plane_ids other than the
+    preset's: the language has them (`port_eid`, `level_ip`, `plane`) but rtc import does
+    not write them yet.
     Why: `rtc compile` numbers ranks in declaration order and gives every device of a
-    server the same kinds of values; the description would compile to another table.
+    server the same kinds of values; the description would compile to another table, and
+    rtc writes no description it cannot compile back to the same table.
     Example: device 0 with rank 1 and device 1 with rank 0.
     Fix: renumber the table in rtc's order (servers by rank, devices ascending) first.""")
 IMPORT_ROUND_TRIP = rule("RTC663", "import-round-trip", "error",

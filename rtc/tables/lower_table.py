@@ -77,7 +77,7 @@ LOWERED_FORMS = ("hccl-v1.0", "hccl-v1.2", "pd-ranktable", "hccl-legacy-cloud", 
 # end column. "server" is Server.span itself.
 _ATTRS = ("server", "name", "server_id", "host", "devices", "device_ip", "gateway", "prefix",
           "super_pod", "super_device_id", "inventory", "nic", "visible_devices", "eid",
-          "net_instance", "container_ip")
+          "net_instance", "container_ip", "backup")
 _ATTR_CODE = {a: n + 1 for n, a in enumerate(_ATTRS)}
 # Device-level attributes: the key inside a device object they stand for.
 _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "device_ip",
@@ -86,6 +86,7 @@ _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "devi
 _NONE: frozenset = frozenset()
 _NO_IP = frozenset({"device_ip"})
 _DEVICE_IN_TEXT = re.compile(r"\bdevice (\d+)\b")
+_DEVICE_ID_IN_TEXT = re.compile(r"\bdevice ids? (\d+)\b")
 
 
 # --------------------------------------------------------------------------- values
@@ -246,6 +247,7 @@ class ServerOrigin:
     #: (device_id, device key) -> the value's path where it is not a key of the device
     #: object (2.0 tables: the address inside level_list)
     subpaths: dict = field(default_factory=dict)
+    backup: tuple | None = None         # 2.0: the backup rank's replaced_local_id value
 
     def device_path(self, device_id: int):
         """(path, dict) of the device with this id (the last one when it repeats)."""
@@ -283,9 +285,12 @@ class LoweredTable:
             return Span.whole_file(self.filename)
         return self.source_map.locate_nearest(path, key=key)
 
-    def resolve_span(self, span: Span | None, text: str | None = None) -> Span | None:
+    def resolve_span(self, span: Span | None, text: str | None = None,
+                     message: str = "") -> Span | None:
         """The JSON span for ``span`` when it is a placeholder (else ``span`` unchanged);
-        ``text`` (a subject or related message) may name ``device N``."""
+        ``text`` (a subject or related message) may name ``device N``; for ``devices``
+        without a device list key (2.0 tables), ``message`` naming ``device id N`` puts it
+        at that rank's device_id."""
         if not self.is_placeholder(span):
             return span
         idx = span.column - 1
@@ -305,7 +310,11 @@ class LoweredTable:
                     return self._locate(path + (dev_key,))
                 return self._locate(path)
         if attr == "devices":
-            return self._locate(o.device_key, key=True) if o.device_key else self._locate(o.anchor())
+            if o.device_key:
+                return self._locate(o.device_key, key=True)
+            m = _DEVICE_ID_IN_TEXT.search(message)
+            hit = o.device_path(int(m.group(1))) if m else None
+            return self._locate(hit[0] + ("device_id",) if hit else o.anchor())
         if dev_key is not None and attr != "inventory":
             missing = o.first_missing.get(dev_key)
             if missing is not None:
@@ -321,6 +330,8 @@ class LoweredTable:
             return self._locate(o.pod)
         if attr == "container_ip" and o.container is not None:
             return self._locate(o.container)
+        if attr == "backup" and o.backup is not None:
+            return self._locate(o.backup)
         return self._locate(o.anchor())
 
     def _related_text(self, r: Related, message: str) -> str:
@@ -348,7 +359,7 @@ class LoweredTable:
         related = d.related
         changed = False
         if self.is_placeholder(span):
-            span = self.resolve_span(span, d.subject)
+            span = self.resolve_span(span, d.subject, d.message)
             changed = True
         if any(self.is_placeholder(r.span) for r in related):
             related = tuple(Related(self.resolve_span(r.span, self._related_text(r, d.message)),
@@ -421,6 +432,7 @@ class _RawServer:
     min_rank: float = float("inf")
     incomplete: frozenset = frozenset()  # see "Server order" in the module docstring
     net_instances: dict = field(default_factory=dict)  # 2.0: layer -> net_instance_id
+    backup: tuple | None = None  # 2.0: (device_id, replaced_local_id) of the backup rank
 
 
 _INF = float("inf")
@@ -607,7 +619,7 @@ def lower_table(doc, form: str, source_map: SourceMap, *, hardware: str | None =
                         span=Span(filename, 0, idx + 1, 0, 1), devices=rs.devices, host_ip=rs.host,
                         super_pod_id=rs.pod, spans=_Spans(filename, idx, rs.hidden),
                         incomplete=rs.incomplete, net_instances=rs.net_instances,
-                        container_ip=rs.container)
+                        container_ip=rs.container, backup=rs.backup)
         topo.servers.append(server)
         lt.origins.append(o)
     return lt

@@ -18,6 +18,11 @@ ranks that share a level-0 ``net_instance_id`` (the topology-file domain, as
 * the super pod: the ``net_instance_id`` at the preset's super pod layer;
 * every level's ``net_instance_id`` (``Server.net_instances``).
 
+A rank whose ``device_id`` is the first device of its level-0 instance again starts a
+second server with that instance (two servers given one ``net_instance 0``), which the
+model check RTC232 reports as the compile does; another repeated device stays in the
+server (RTC204).
+
 Servers are kept in rank order (by their lowest ``rank_id``). Hardware: ``--hardware``,
 else ``atlas-950-superpod`` when a rank has a layer-1 level (a UB super pod), else
 ``atlas-350`` when no rank lists a level-0 address (MindCluster's standard-card form), else
@@ -30,6 +35,7 @@ from rtc.model.presets import Preset, presets
 from rtc.model.topology import Device
 
 from .lower_table import _NO_IP, _RawServer, ServerOrigin, decimal, parse_address
+from .semantic.v2_fields import address_problem
 
 __all__ = ["preset_v2", "servers_v2"]
 
@@ -40,14 +46,15 @@ def preset_v2(doc: dict, hardware: str | None) -> tuple[Preset, str]:
     """The preset to check a 2.0 table against and how it was chosen."""
     if hardware is not None:
         return presets()[hardware], f"{hardware} (--hardware)"
+    ranks = doc.get("rank_list") if isinstance(doc.get("rank_list"), list) else ()
     pods = any(isinstance(lv, dict) and lv.get("net_layer") == 1
-               for r in doc.get("rank_list") or () if isinstance(r, dict)
+               for r in ranks if isinstance(r, dict)
                for lv in (r.get("level_list") if isinstance(r.get("level_list"), list) else ()))
     if pods:
         return presets()["atlas-950-superpod"], ("atlas-950-superpod (inferred: version "
                                                  '"2.0" with a super pod level, net_layer 1)')
     if not any(isinstance(lv, dict) and lv.get("net_layer") == 0 and lv.get("rank_addr_list")
-               for r in doc.get("rank_list") or () if isinstance(r, dict)
+               for r in ranks if isinstance(r, dict)
                for lv in (r.get("level_list") if isinstance(r.get("level_list"), list) else ())):
         return presets()["atlas-350"], ('atlas-350 (inferred: version "2.0" without net_layer 1 '
                                         "and without level-0 addresses, the standard-card form; "
@@ -55,10 +62,19 @@ def preset_v2(doc: dict, hardware: str | None) -> tuple[Preset, str]:
     return presets()["atlas-850"], 'atlas-850 (inferred: version "2.0" without net_layer 1)'
 
 
-def _die(addr: dict) -> int:
+def _die(addr: dict, dies: int) -> int | None:
+    """The die of an address: the die most of its ports are on (a port moved to another
+    die's address is RTC670's, not another die EID), None when a port is no port of the
+    NPU (RTC675) or the address is malformed (RTC671)."""
+    if address_problem(addr.get("addr_type"), addr.get("addr")) is not None:
+        return None
     ports = addr.get("ports")
-    head = str(ports[0]).split("/", 1)[0] if isinstance(ports, list) and ports else "0"
-    return int(head) if head.isdigit() and len(head) < 4 else 0
+    heads = [str(p).split("/", 1)[0] for p in ports] if isinstance(ports, list) else []
+    if not heads:
+        return 0
+    if not all(h.isdigit() and len(h) < 4 and int(h) < dies for h in heads):
+        return None
+    return int(max(heads, key=heads.count))
 
 
 def _levels(r: dict, rp: tuple, bad: frozenset) -> list:
@@ -82,7 +98,7 @@ def _levels(r: dict, rp: tuple, bad: frozenset) -> list:
 class _Addresses:
     """The EIDs and device IP of one rank, with the JSON path of the first of each."""
 
-    def __init__(self, levels: list, ip_layers: set, bad: frozenset):
+    def __init__(self, levels: list, ip_layers: set, bad: frozenset, dies: int):
         self.die_eids: dict[int, str] = {}
         self.port_eids: list[tuple[int, str, str]] = []
         self.port_ips: list[tuple[int, int, object]] = []
@@ -95,15 +111,18 @@ class _Addresses:
                 if not isinstance(a, dict) or ap in bad or not isinstance(a.get("addr"), str):
                     continue
                 kind = a.get("addr_type")
+                die = _die(a, dies)
+                if die is None:
+                    continue  # reported by RTC671 / RTC675
                 if kind == "EID":
-                    by_die.setdefault(_die(a), []).append(a)
+                    by_die.setdefault(die, []).append(a)
                     self.eid_path = self.eid_path or ap
                 elif kind in ("IPV4", "IPV6") and layer in ip_layers:
                     if self.ip is None:
                         self.ip, self.ip_path = parse_address(a["addr"]), ap
                 elif kind in ("IPV4", "IPV6"):
                     ports = a.get("ports") if isinstance(a.get("ports"), list) else []
-                    self.port_ips.append((layer, _die(a), parse_address(a["addr"])))
+                    self.port_ips.append((layer, die, parse_address(a["addr"])))
                     self.eid_path = self.eid_path or ap
             for die, found in by_die.items():
                 if len(found) == 1:
@@ -125,6 +144,7 @@ def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
     ranks = doc.get("rank_list")
     ip_layers = {lv.net_layer for lv in preset.levels if lv.address == "device_ip"}
     pod_layer = next((lv.net_layer for lv in preset.levels if lv.scope == "super_pod"), None)
+    dies = max(preset.dies_per_device, 1)
     by_instance: dict[str, _RawServer] = {}
     order: list[_RawServer] = []
     for k, r in enumerate(ranks if isinstance(ranks, list) else ()):
@@ -137,12 +157,17 @@ def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
         if did is None or inst is None:
             continue  # the schema (or RTC650) reported it
         rs = by_instance.get(inst)
+        sid = inst
+        if rs is not None and rs.devices and rs.devices[0].device_id == did:
+            # the instance's device list starts again: a second server (RTC232), named
+            # by its first rank (a 2.0 table has no server_id to clash: no RTC203)
+            rs, sid = None, f"{inst}@rank_list[{k}]"
         if rs is None:
             rs = by_instance[inst] = _RawServer(
-                inst, ServerOrigin(server_id=ip + ("net_instance_id",), obj=rp))
+                sid, ServerOrigin(server_id=ip + ("net_instance_id",), obj=rp))
             rs.order = (_INF, k)
             order.append(rs)
-        _add_rank(rs, r, rp, did, _Addresses(levels, ip_layers, bad), bad)
+        _add_rank(rs, r, rp, did, _Addresses(levels, ip_layers, bad, dies), bad)
         for layer, i, _a, lp in levels:
             if i is not None:
                 rs.net_instances.setdefault(layer, i)
@@ -173,6 +198,10 @@ def _add_rank(rs: _RawServer, r: dict, rp: tuple, did: int,
         rs.hidden = _NO_IP
     rs.devices.append(dev)
     o.devices.append((did, rp, r))
+    replaced = r.get("replaced_local_id")
+    if r.get("local_id") == 64 and rp + ("local_id",) not in bad and rs.backup is None \
+            and type(replaced) is int and rp + ("replaced_local_id",) not in bad:
+        rs.backup, o.backup = (did, replaced), rp + ("replaced_local_id",)  # RTC231
     rank = None if rp + ("rank_id",) in bad else decimal(r.get("rank_id"))
     if rank is not None and rank < rs.order[0]:
         rs.order = (rank, rs.order[1])

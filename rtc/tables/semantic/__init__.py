@@ -30,6 +30,7 @@ from ..jsonload import SourceMap
 from . import backups, counts, inventory, legacy, pd, ranks, status, super_pods, v2, versions
 from . import mindie_global
 from . import containers
+from . import v2_fields
 from ._context import _Ctx
 from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
 from .legacy import _check_legacy
@@ -56,16 +57,25 @@ def check_table(doc, form: str | None, source_map: SourceMap,
         _check_legacy(ctx, form == "hccl-legacy-lab")
     elif form == "hccl-v2.0":
         _check_v2(ctx)
+        v2_fields.check_v2_fields(ctx)
     elif form == "mindie-global":
         mindie_global._check_global(ctx)
     return ctx.out
 
 
+def check_v2_preset(doc, source_map: SourceMap, bad_paths: frozenset, preset) -> list[Diagnostic]:
+    """The 2.0 rules that need the hardware (RTC674 net layers, RTC675 ports) for a parsed
+    ``hccl-v2.0`` document checked against ``preset``."""
+    ctx = _Ctx(doc, source_map, bad_paths, [])
+    v2_fields.check_v2_hardware(ctx, preset)
+    return ctx.out
+
+
 __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "check_table",
-           "check_version_fit"]
+           "check_v2_preset", "check_version_fit"]
 
 #: The rules this package reports, family by family in code order (collected by
 #: rtc.report.rule_catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
          + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES
-         + mindie_global.RULES + containers.RULES)
+         + mindie_global.RULES + containers.RULES + v2_fields.RULES)
