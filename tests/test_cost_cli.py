@@ -360,3 +360,10 @@ def test_rtc_help_names_preflight_nccl():
     out = CliRunner().invoke(app, ["--help"]).output
     line = next(x for x in out.splitlines() if x.strip().startswith("preflight "))
     assert "`nccl` (GPUs)" in line and "`report` (NPUs)" in line
+
+
+def test_advise_on_gpu_hardware_counts_gpus_not_npus():
+    # a fresh user's finding: "2 servers x 8 NPUs (hgx-h100)"
+    topo = compile_file(str(ROOT / "examples" / "gpu-h100-2node-dp2-tp8.rtc")).topology
+    head = advice_text(advise_job(topo, topo.jobs[0]), 3).splitlines()[0]
+    assert "2 servers x 8 GPUs (hgx-h100)" in head, head

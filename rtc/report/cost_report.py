@@ -80,8 +80,9 @@ def advice_text(advice: Advice, top: int) -> str:
     """The ranking table (best ``top``), the job's own layout marked, and a verdict."""
     c = advice.cluster
     servers = f"{c.servers} server{'s' if c.servers != 1 else ''}"
+    devices = "GPUs" if c.hardware.family == "nvidia" else "NPUs"
     head = (f"rtc advise: job {advice.job.name}, {servers} x {c.npus_per_server} "
-            f"NPUs ({c.hardware.preset}), {advice.phase}, model {advice.model.label}, "
+            f"{devices} ({c.hardware.preset}), {advice.phase}, model {advice.model.label}, "
             f"params {advice.params.name}"
             + "".join(f" {o}" for o in advice.params.overrides)
             + f"; PP up to {advice.max_pp}"
