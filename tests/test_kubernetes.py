@@ -278,3 +278,17 @@ def test_an_empty_image_is_a_usage_error(tmp_path):
                   "--out-dir", str(tmp_path / "k"), "--image", "")
     assert res.returncode == 2 and "--image is empty" in res.stderr
     assert not (tmp_path / "k").exists()
+
+
+def test_pods_are_pinned_to_their_servers_by_node_affinity(bundles):
+    import yaml
+
+    text = dict(bundles["pd-a3"][1].outputs)["lws-decode.yaml"]
+    tmpl = yaml.safe_load(text)["spec"]["leaderWorkerTemplate"]
+    pins = {key: tmpl[key]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        for key in ("leaderTemplate", "workerTemplate")}
+    assert pins == {"leaderTemplate": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["d1"]}]}],
+        "workerTemplate": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["d2"]}]}]}

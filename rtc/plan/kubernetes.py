@@ -116,6 +116,10 @@ FACTS: dict[str, Fact] = {
                      ".jinja2 (dshm emptyDir, medium Memory)"),
     "configmap_limit": Fact("1048576", "Kubernetes docs, concepts/configuration/configmap: "
                             "the data stored in a ConfigMap cannot exceed 1 MiB"),
+    "hostname_label": Fact("kubernetes.io/hostname", "Kubernetes docs, reference/labels-"
+                           "annotations-taints (the node's hostname, set by kubelet)"),
+    "worker_index_label": Fact("leaderworkerset.sigs.k8s.io/worker-index", _LWS_DOC
+                               + " (WorkerIndexLabelKey, on every pod of a group)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
