@@ -20,9 +20,10 @@ from stubs import run_pod, run_script
 from test_out_dir_transaction import run_main
 
 K8S_GOLDEN = GOLDEN / "k8s"
-EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3"]
+EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3", "gpu-h100-2node-dp2-tp8"]
 UPDATE = os.environ.get("RTC_UPDATE_GOLDEN") == "1"
 IMAGE = "quay.io/ascend/vllm-ascend:latest"
+GPU_IMAGE = "vllm/vllm-openai:latest"
 
 
 #: A replica over three servers without Ray (--nnodes): two worker pods from one template.
@@ -50,8 +51,10 @@ job j {
 def build(path: Path | str):
     res = compile_file(str(path)) if isinstance(path, Path) else compile_text(path, "n.rtc")
     assert res.ok, res.diagnostics
-    tables = {j.name: rank_table(res.topology, j)[0] for j in res.topology.jobs}
-    return res, build_k8s(res.topology, res.plan, res.topology.jobs, tables, IMAGE,
+    tables = {} if res.topology.preset.is_gpu else \
+        {j.name: rank_table(res.topology, j)[0] for j in res.topology.jobs}
+    image = GPU_IMAGE if res.topology.preset.is_gpu else IMAGE
+    return res, build_k8s(res.topology, res.plan, res.topology.jobs, tables, image,
                           getattr(path, "name", "n.rtc"))
 
 
@@ -145,7 +148,8 @@ def test_every_pod_runs_what_the_shell_launch_runs(example, bundles, tmp_path: P
             pod = lws["spec"]["leaderWorkerTemplate"][key]["spec"]
             assert pod["hostNetwork"] is True
             (container,) = pod["containers"]
-            npus = container["resources"]["limits"]["huawei.com/Ascend910"]
+            resource = "nvidia.com/gpu" if res.topology.preset.is_gpu else "huawei.com/Ascend910"
+            npus = container["resources"]["limits"][resource]
             assert npus == str(nl.node.device_count)
             host = str(nl.server.host_ip)
             env = _pod_env(container, host, head, k, len(jl.nodes))
@@ -159,8 +163,11 @@ def test_every_pod_runs_what_the_shell_launch_runs(example, bundles, tmp_path: P
                         for c in _calls(sh_calls)]
             assert expected and [(c.name, c.argv) for c in _calls(pod_calls)] == expected
             for got, want in zip(_calls(pod_calls), _calls(sh_calls)):
-                want = dict(want.env, RANK_TABLE_FILE=want.env["RANK_TABLE_FILE"]
-                            and "/user/serverid/devindex/config/hccl.json")
+                if "RANK_TABLE_FILE" in want.env:
+                    want = dict(want.env, RANK_TABLE_FILE=want.env["RANK_TABLE_FILE"]
+                                and "/user/serverid/devindex/config/hccl.json")
+                else:
+                    want = dict(want.env)
                 assert got.env == want
 
 
@@ -278,3 +285,31 @@ def test_an_empty_image_is_a_usage_error(tmp_path):
                   "--out-dir", str(tmp_path / "k"), "--image", "")
     assert res.returncode == 2 and "--image is empty" in res.stderr
     assert not (tmp_path / "k").exists()
+
+
+def test_pods_are_pinned_to_their_servers_by_node_affinity(bundles):
+    import yaml
+
+    text = dict(bundles["pd-a3"][1].outputs)["lws-decode.yaml"]
+    tmpl = yaml.safe_load(text)["spec"]["leaderWorkerTemplate"]
+    pins = {key: tmpl[key]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        for key in ("leaderTemplate", "workerTemplate")}
+    assert pins == {"leaderTemplate": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["d1"]}]}],
+        "workerTemplate": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["d2"]}]}]}
+
+
+def test_gpu_job_is_one_leaderworkerset_requesting_nvidia_gpus(tmp_path: Path, monkeypatch,
+                                                                 capsys):
+    out = tmp_path / "k8s"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc"),
+                    "--target", "k8s", "--out-dir", str(out)) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".rtc-outputs", "lws-serve.yaml"]
+    doc = yaml.safe_load((out / "lws-serve.yaml").read_text())
+    worker = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    (container,) = worker["containers"]
+    assert container["image"] == GPU_IMAGE
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert [v["name"] for v in worker["volumes"]] == ["dshm"]

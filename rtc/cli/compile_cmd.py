@@ -16,6 +16,9 @@ from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_
 #: The container image of ``--target k8s`` pods unless ``--image`` names another:
 #: vllm-ascend's published image (quay.io/ascend/vllm-ascend, its docs' `docker run` lines).
 DEFAULT_IMAGE = "quay.io/ascend/vllm-ascend:latest"
+#: The same on NVIDIA GPU hardware: vLLM's published image (docker.io/vllm/vllm-openai,
+#: vLLM docs deployment/docker).
+GPU_IMAGE = "vllm/vllm-openai:latest"
 TARGETS = ("shell", "k8s")
 
 
@@ -61,8 +64,10 @@ def compile_command(
                                help="With --out-dir: shell (rank tables, env files, launch "
                                     "scripts) or k8s (per job a LeaderWorkerSet and its "
                                     "rings-config ConfigMap, nothing else)."),
-    image: str = typer.Option(DEFAULT_IMAGE, "--image",
-                              help="With --target k8s: the container image of the pods."),
+    image: str | None = typer.Option(None, "--image",
+                                     help="With --target k8s: the container image of the "
+                                          f"pods (default {DEFAULT_IMAGE}, on NVIDIA GPUs "
+                                          f"{GPU_IMAGE})."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
@@ -83,7 +88,7 @@ def compile_command(
       rtc compile - --stdout < cluster.rtc
     """
     _check_outputs(output, out_dir, stdout, target)
-    if target == "k8s" and not image.strip():
+    if target == "k8s" and image is not None and not image.strip():
         fail_usage("--image is empty", "name the container image, e.g. "
                    f"--image {DEFAULT_IMAGE.rsplit(':', 1)[0]}:<tag>")
     out = reporter_for(fmt, "compile", input_label(file))
@@ -98,7 +103,7 @@ def compile_command(
 
 def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
          out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool,
-         target: str, image: str) -> None:
+         target: str, image: str | None) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
     result = _compile(file, strict, out)
     if global_table:
@@ -159,7 +164,7 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
 
 
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-               image: str, out) -> None:
+               image: str | None, out) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
     (:mod:`rtc.emit.kubernetes`), all or nothing; exit 1 when a job has no LWS form
     (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
@@ -173,6 +178,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
                    "add a job block, or use --target shell")
     texts = {j.name: t for j, (_p, t) in zip(jobs, tables)}
+    image = image or (GPU_IMAGE if result.topology.preset.is_gpu else DEFAULT_IMAGE)
     bundle = build_k8s(result.topology, result.plan, real, texts, image,
                        source_name(result.topology))
     if bundle.diagnostics:

@@ -116,6 +116,13 @@ FACTS: dict[str, Fact] = {
                      ".jinja2 (dshm emptyDir, medium Memory)"),
     "configmap_limit": Fact("1048576", "Kubernetes docs, concepts/configuration/configmap: "
                             "the data stored in a ConfigMap cannot exceed 1 MiB"),
+    "hostname_label": Fact("kubernetes.io/hostname", "Kubernetes docs, reference/labels-"
+                           "annotations-taints (the node's hostname, set by kubelet)"),
+    "worker_index_label": Fact("leaderworkerset.sigs.k8s.io/worker-index", _LWS_DOC
+                               + " (WorkerIndexLabelKey, on every pod of a group)"),
+    "gpu_resource": Fact("nvidia.com/gpu", "NVIDIA/k8s-device-plugin README (the "
+                         "resource the device plugin advertises; the container sees its "
+                         "GPUs numbered from 0)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -237,6 +244,7 @@ class LwsPlan:
     ring_label: str = ""
     configmap: str = ""
     table: bool = False
+    npu: bool = True
     blocked: str | None = None
 
 
@@ -266,6 +274,7 @@ def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
             raise _Blocked(f"'{job.name}' cannot be made a Kubernetes name (lower-case "
                            "letters, digits and '-', at most 50 characters)")
         out.resource, out.ring_label = row.resource, row.ring_label
+        out.npu = not topo.preset.is_gpu
         out.configmap = fact("configmap_prefix") + out.name
         out.size = len(jl.nodes)
         out.host_network = len(jl.nodes) > 1 or any(nl.server.nic for nl in jl.nodes)
@@ -304,6 +313,9 @@ def _check_launchable(topo: Topology, jl: JobLaunch) -> HardwareRow:
                        "or mooncake_layerwise on Kubernetes")
     if not jl.nodes:
         raise _Blocked("the job has no devices")
+    if topo.preset.is_gpu:
+        return HardwareRow(topo.preset.name, fact("gpu_resource"), "",
+                           FACTS["gpu_resource"].source)
     row = next((r for r in HARDWARE if r.preset == topo.preset.name), None)
     if row is None:
         raise _Blocked(f"no Kubernetes device resource is known for hardware "
@@ -397,7 +409,7 @@ def _pod_env(topo: Topology, ports: PortPlan, jl: JobLaunch, nl: NodeLaunch) -> 
     for v in ne.variables:
         if v.name in ("HCCL_IF_IP", "VLLM_HOST_IP"):
             out.append((v.name, FieldRef("status.podIP")))
-        elif v.name == "ASCEND_RT_VISIBLE_DEVICES":
+        elif v.name in ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
             out.append((v.name, ",".join(str(i) for i in range(nl.node.device_count))))
         elif v.path:
             out.append((v.name, f"{fact('ranktable_dir')}/{v.value}"))

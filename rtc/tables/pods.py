@@ -10,8 +10,13 @@ ascend-operator ``pkg/ranktable/common/server.go`` ``Instance``), its ``hccl/ran
 and each container's ``ASCEND_RT_VISIBLE_DEVICES``.
 
 A table server is matched to the pod whose IP is its ``container_ip``, ``server_id`` or
-``host_ip`` (with ``hostNetwork`` the pod IP is the host IP), else to the pod whose
-annotation names its ``server_id``. Findings point into the pods file (RTC780-786).
+``host_ip`` (with ``hostNetwork`` the pod IP is the host IP), else to the pod whose node
+(``spec.nodeName``) is its ``server_id`` (rtc's own 1.0 tables name servers, not IPs), else
+to the pod whose annotation names its ``server_id``. A pod of a LeaderWorkerSet (label
+``leaderworkerset.sigs.k8s.io/worker-index``) without an operator's ``hccl/rankIndex`` must
+be server k of the table when its worker index is k (RTC777): a fixed table lists the
+servers in worker-index order, and one LWS template cannot pin each worker to its node.
+Findings point into the pods file (RTC777, RTC780-786).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from rtc.tables.jsonload import load_json
 DEVICE_ANNOTATION = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 RANK_INDEX = "hccl/rankIndex"
 NPU_RESOURCES = ("huawei.com/Ascend910",)
+WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
 PODS_INPUT = rule("RTC780", "pods-input", "error", "The --pods file is not a list of pods.", """
     What: the file given with --pods is not JSON, or is neither a Pod nor a List of Pods
@@ -89,7 +95,19 @@ NO_POD = rule("RTC786", "server-without-pod", "warning",
     Example: pods.json taken with a label selector that misses the workers.
     Fix: take all of the job's pods, or check the table's addresses.""")
 
-RULES = (PODS_INPUT, NO_ANNOTATION, SHARED_NODE, DEVICES_DIFFER, IP_DIFFERS, VISIBLE, NO_POD)
+WRONG_SERVER = rule("RTC777", "pod-on-wrong-server", "error",
+                    "A LeaderWorkerSet pod runs on another server than its table entry.", """
+    What: the pod with LWS worker index k runs on a node other than server k of the
+    rank table (matched by pod IP or node name), e.g. leader and worker swapped.
+    Why: each pod computes its ranks from its worker index (data-parallel start rank,
+    node rank), while HCCL takes its devices and device IPs from the table's server k:
+    the ranks then claim another machine's NPUs and initialisation fails or hangs.
+    Example: table servers d1, d2; pod deepseek-0 (index 0) on d2, deepseek-0-1 on d1.
+    Fix: delete the group's pods so they are scheduled again (rtc's manifests pin the
+    leader and, for two servers, the worker by node affinity), or cordon the wrong
+    nodes; check again with rtc validate --pods.""")
+
+RULES = (WRONG_SERVER, PODS_INPUT, NO_ANNOTATION, SHARED_NODE, DEVICES_DIFFER, IP_DIFFERS, VISIBLE, NO_POD)
 
 
 @dataclass
@@ -105,6 +123,8 @@ class Pod:
     devices: list | None = None            # [(device_id, device_ip)] from the annotation
     server_id: str | None = None            # the annotation's
     visible: list = field(default_factory=list)   # [(JSON path in the pod, value)]
+    index: int | None = None                # the LWS worker-index label
+    rank_index: bool = False                # has the operator's hccl/rankIndex
 
 
 def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagnostic]]:
@@ -137,6 +157,9 @@ def _pod(p: dict, path: tuple) -> Pod:
             if e.get("name") == "ASCEND_RT_VISIBLE_DEVICES" and "value" in e:
                 pod.visible.append((("spec", "containers", i, "env", j, "value"),
                                     str(e["value"])))
+    label = str((meta.get("labels") or {}).get(WORKER_INDEX, ""))
+    pod.index = int(label) if label.isdigit() else None
+    pod.rank_index = RANK_INDEX in (meta.get("annotations") or {})
     raw = (meta.get("annotations") or {}).get(DEVICE_ANNOTATION)
     if raw is not None:
         try:
@@ -183,6 +206,28 @@ def check_pods(pods: list[Pod], smap, pods_file: str, table: dict, table_file: s
         matched[k] = pod
         out += _server_findings(s, pod, at, table_file)
     out += _shared_nodes(servers, matched, at)
+    out += _wrong_servers(servers, matched, at, table_file)
+    return out
+
+
+def _wrong_servers(servers: list, matched: dict, at, table_file: str) -> list[Diagnostic]:
+    """RTC777: pods whose LWS worker index is not their table server's position."""
+    out = []
+    for k, pod in matched.items():
+        if pod.index is None or pod.rank_index or pod.index == k:
+            continue
+        mine = servers[pod.index].get("server_id") if pod.index < len(servers) else None
+        should = f"server {pod.index} of the table is {mine}" if mine is not None else \
+            f"the table has only {len(servers)} servers"
+        out.append(error(WRONG_SERVER, f"pod {pod.name} (LWS worker index {pod.index}) runs on "
+                         f"{pod.node or pod.ip}, which is server {k} "
+                         f"({servers[k].get('server_id')}) of {table_file}, but {should}; "
+                         "its ranks would use another server's NPUs and device IPs",
+                         at(pod, "metadata", "labels", WORKER_INDEX),
+                         subject=f"pod {pod.name}, server {servers[k].get('server_id')}",
+                         hint="delete the group's pods so they are scheduled on their "
+                              "servers again (node affinity on kubernetes.io/hostname), "
+                              "then check again"))
     return out
 
 
@@ -214,6 +259,10 @@ def _match(s: dict, pods: list[Pod]) -> Pod | None:
         pod = next((p for p in pods if value and p.ip == value), None)
         if pod is not None:
             return pod
+    sid = s.get("server_id")
+    pod = next((p for p in pods if sid and p.node == sid), None)
+    if pod is not None:
+        return pod
     return next((p for p in pods if p.server_id and p.server_id == s.get("server_id")
                  and sum(q.server_id == p.server_id for q in pods) == 1), None)
 
