@@ -31,7 +31,7 @@ from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.partial import drop_skipped, partial_jobs
+from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
@@ -172,6 +172,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
                                                     "check the islands too"))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
+    rep.diagnostics += lost_workers(groups)
     if table is not None:
         rep.diagnostics += list(_against_table(topo, tables, lifted))
     if against is not None and against.topology is not None and against.plan is not None:

@@ -1,4 +1,5 @@
-"""Jobs of which only some nodes' scripts are given (RTC461).
+"""Jobs of which only some nodes' scripts are given (RTC461), and DP workers that do not
+name their head's host (RTC709).
 
 ``rtc lint atlas-01.sh`` of one node of a two-node DP job lifts a job whose launch flags
 want more devices than the one script starts. The rules that judge a job over all of its
@@ -20,7 +21,7 @@ from rtc.checks.dp_launch import START_RANKS
 from rtc.checks.host_addressing import DP_ADDRESS
 from rtc.checks.node_fit import DP_COVERAGE
 from rtc.checks.world_size import WORLD_SIZE
-from rtc.diagnostics import Diagnostic, note
+from rtc.diagnostics import Diagnostic, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
 from rtc.scripts.lift import Group
@@ -93,6 +94,33 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
     return out
 
 
+def lost_workers(groups: list[Group]) -> list[Diagnostic]:
+    """RTC709 for each DP worker :func:`rtc.scripts.lift.group_launches` joined to its
+    head although the worker does not name the head's host."""
+    out = []
+    for g in groups:
+        head = g.members[0].node if g.members else None
+        where = f"{head.name} ({head.host_ip})" if head and head.host_ip else \
+            (head.name if head else "?")
+        for m, flag in g.lost:
+            la = m.main
+            if flag is None:
+                msg = (f"{m.node.name} runs --headless without --data-parallel-address: vLLM "
+                       f"then waits for the DP head at 127.0.0.1 (its own host) for ever; the "
+                       f"head is {where}")
+                span = la.span
+            else:
+                msg = (f"{m.node.name}'s --data-parallel-address {flag.value} is the host of "
+                       f"no node given: vLLM waits for the DP head at an unknown host for "
+                       f"ever; the head is {where}")
+                span = flag.value_span or flag.span
+            fix = f" {head.host_ip}" if head and head.host_ip else ""
+            out.append(error(R.LOST_WORKER, msg, span, subject=f"server {m.node.name}",
+                             hint=f"give {m.node.name} --data-parallel-address{fix} "
+                                  "(the DP head's host IP)"))
+    return out
+
+
 def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnostic]:
     """``diagnostics`` without the findings :func:`partial_jobs` skips (matched by the
     job named in their subject), with its notes added."""
@@ -104,4 +132,4 @@ def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnosti
     return [d for d in diagnostics if not skipped(d)] + [n for n, _ in partial.values()]
 
 
-__all__ = ["partial_jobs", "drop_skipped", "NEEDS_ALL_NODES", "NEEDS_THE_HEAD"]
+__all__ = ["partial_jobs", "lost_workers", "drop_skipped", "NEEDS_ALL_NODES", "NEEDS_THE_HEAD"]

@@ -1,4 +1,4 @@
-"""Rules of the script front end itself (RTC700-RTC708, RTC461-RTC464): what could not be read, what
+"""Rules of the script front end itself (RTC700-RTC709, RTC461-RTC464): what could not be read, what
 rtc does not know, jobs whose other nodes' scripts are not given, and how the scripts compare
 with a rank table (``rtc lint --table``). The launch, port and environment mistakes in the
 scripts are reported by the compiler's own rules (:mod:`rtc.checks`) on the lifted plan."""
@@ -123,7 +123,19 @@ GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
     Example: `rtc lint out/*.sh` of `rtc compile examples/gpu-pcie-2x4-dp2-tp4.rtc`.
     Fix: give `--hardware hgx-h100` (or the preset of your servers) to run them too.""")
 
+LOST_WORKER = rule("RTC709", "dp-worker-misses-head", "error",
+                   "A headless DP worker does not name the DP head's host.", """
+    What: a `vllm serve --headless` (or `--data-parallel-start-rank N`) script without
+    `--data-parallel-address`, or with an address that is the host of none of the nodes
+    given, linted with the DP head's script (same `--data-parallel-size` and rpc port).
+    Why: the worker connects to the DP coordinator at `--data-parallel-address`; left out,
+    vLLM takes 127.0.0.1, the worker's own host, and waits there for a head that is not
+    there; an unknown host never answers either. The head waits for the worker for ever.
+    Example: atlas-02 runs `vllm serve --headless -dp 2 -dpl 1 -dpr 1` and atlas-01 is the
+    head with `--data-parallel-address 10.0.0.6`.
+    Fix: give the worker `--data-parallel-address` with the head's host IP.""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED)
+         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER)
