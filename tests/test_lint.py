@@ -43,7 +43,7 @@ def test_every_script_rule_has_a_failing_and_a_passing_case():
     wanted = {"RTC202", "RTC431", "RTC440", "RTC441", "RTC442", "RTC451", "RTC452", "RTC453",
               "RTC455", "RTC458", "RTC501", "RTC510", "RTC530", "RTC531", "RTC532", "RTC700",
               "RTC701", "RTC702", "RTC703", "RTC708", "RTC461", "RTC210", "RTC463",
-              "RTC464"}
+              "RTC464", "RTC709"}
     assert wanted <= failing, sorted(wanted - failing)
     assert len(passing) >= 4
 
@@ -511,3 +511,31 @@ def test_lint_of_a_single_node_dp_launch_uses_the_whole_dp_size(tmp_path):
     assert rep.topology.preset.devices_per_server == 7
     assert "0..-1" not in " ".join(d.message for d in rep.diagnostics)
     assert any(d.code == "RTC210" and "given 7" in d.message for d in rep.diagnostics)
+
+
+def _two_nodes(worker_ip: str, worker_flags: str, visible: str = "0,1,2,3,4,5,6,7"):
+    head = ("export HCCL_IF_IP=10.0.0.6\nexport GLOO_SOCKET_IFNAME=eno0 ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+            "vllm serve /m --port 8004 -dp 2 -dpl 1 --data-parallel-address 10.0.0.6 "
+            "--data-parallel-rpc-port 13389 -tp 8\n")
+    worker = (f"export HCCL_IF_IP={worker_ip}\nexport GLOO_SOCKET_IFNAME=eno0 ASCEND_RT_VISIBLE_DEVICES={visible}\n"
+              f"vllm serve /m --port 8004 --headless -dp 2 -dpl 1 -dpr 1 {worker_flags} "
+              "--data-parallel-rpc-port 13389 -tp 8\n")
+    return lint_scripts([("node1.sh", head), ("node2.sh", worker)])
+
+
+def test_a_worker_that_misses_the_head_is_one_job_with_rtc709():
+    rep = _two_nodes("10.0.0.5", "")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC709", "node2.sh:3:1")]
+    assert "127.0.0.1" in rep.diagnostics[0].message
+    assert [j.name for j in rep.topology.jobs] == ["vllm@node1"]
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.7")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC709", "node2.sh:3:82")]
+    assert "10.0.0.7 is the host of no node given" in rep.diagnostics[0].message
+
+
+def test_a_copied_hccl_if_ip_is_one_error_naming_both_scripts():
+    rep = _two_nodes("10.0.0.6", "--data-parallel-address 10.0.0.6")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC202", "node2.sh:1:8")]
+    assert rep.diagnostics[0].message.startswith(
+        "node2.sh and node1.sh both claim host 10.0.0.6 via HCCL_IF_IP")
+    assert not any("job blocks" in (d.hint or "") for d in rep.diagnostics)

@@ -294,6 +294,8 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
     out = Lifted(topo, table_servers=matched, matched_by_order=by_order)
     for g in groups:
         job, jl = _job(topo, g, servers)
+        if job.name in out.launches:     # two DP groups headed on one node
+            job.name = f"{job.name}:{job.span.line}"
         topo.jobs.append(job)
         out.launches[job.name] = jl
     return out
