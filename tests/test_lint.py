@@ -539,3 +539,13 @@ def test_a_copied_hccl_if_ip_is_one_error_naming_both_scripts():
     assert rep.diagnostics[0].message.startswith(
         "node2.sh and node1.sh both claim host 10.0.0.6 via HCCL_IF_IP")
     assert not any("job blocks" in (d.hint or "") for d in rep.diagnostics)
+
+
+def test_bad_vllm_version_and_missing_node_file_are_usage_errors():
+    files = [str(DATA / "d1" / "atlas-01.sh")]
+    res = _cli("lint", "--vllm-version", "banana", *files)
+    assert res.exit_code == 2 and "RTC002" in res.output and "banana" in res.output
+    res = _cli("lint", "--node", "a=/nonexistent/x.sh", *files)
+    assert res.exit_code == 2 and "/nonexistent/x.sh does not exist" in res.output
+    assert _cli("lint", "--node", f"a={files[0]}", *files).exit_code == 0
+    assert "--vllm-version 0.11.0" in _cli("lint", "--help").output
