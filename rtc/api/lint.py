@@ -272,11 +272,12 @@ def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagn
     if lifted.matched_by_order:
         pairs = ", ".join(f"{s.name} = {matched[s.name].server_id}" for s in topo.servers[:4])
         more = f" and {len(topo.servers) - 4} more" if len(topo.servers) > 4 else ""
-        out.append(note(R.TABLE_BY_ORDER, "the rank table (version 2.0) names no hosts: "
+        out.append(note(R.TABLE_BY_ORDER, "the rank table names no hosts (no host_ip; its "
+                        "server_id are names, not the nodes' host IPs): "
                         f"nodes matched to its servers in launch order ({pairs}{more})",
-                        topo.span, hint="HCCL gives each process the rank of its place in the "
-                                        "launch: keep the nodes' DP ranks in the table's "
-                                        "server order"))
+                        topo.span, hint="keep the nodes' DP ranks in the table's server "
+                                        "order (on a 2.0 table HCCL gives each process the "
+                                        "rank of its place in the launch)"))
     for s in topo.servers:
         if matched.get(s.name) is None:
             what = f"host IP {s.host_ip}" if s.host_ip is not None else "no host IP"

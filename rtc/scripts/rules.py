@@ -92,10 +92,11 @@ NODES_NOT_GIVEN = rule("RTC461", "job-nodes-not-given", "note",
     (`rtc lint out/*.sh`).""")
 
 TABLE_BY_ORDER = rule("RTC462", "table-matched-by-order", "note",
-                      "The scripts' nodes were matched to a 2.0 rank table's servers by launch order.", """
+                      "The scripts' nodes were matched to a rank table's servers by launch order.", """
     What: the rank table (`--table`, or the RANK_TABLE_FILE the scripts export) is a
     version 2.0 table (Ascend 950), which lists no host IPs: its servers are the level-0
-    net instances in rank order. rtc lint gives node k of the launch (job by job, the DP
+    net instances in rank order; so does a 1.0 table whose server_id are names (as rtc
+    compile writes them) when no node's script name is one of them. rtc lint gives node k of the launch (job by job, the DP
     head first, then by start rank) the table's server k, and says which pairs it made.
     Why: on a 2.0 table a process's rank is its place in the launch, not found by its host
     IP; the table's devices, EIDs and RoCE addresses are then the nodes' (RTC211, RTC221
