@@ -573,3 +573,16 @@ def test_rtc_own_1_0_table_matches_scripts_not_named_as_its_servers():
     copied = [scripts[0], ("node2.sh", scripts[1][1].replace("10.0.0.5", "10.0.0.6"))]
     rep = lint_scripts(copied, table=table, loader=lambda p: (None, "absent"))
     assert "RTC704" not in {d.code for d in rep.diagnostics}
+
+
+def test_a_workers_visible_devices_are_judged_on_the_worker_at_its_line():
+    """fresh3 finding 4: the worker's ASCEND_RT_VISIBLE_DEVICES is the worker's, not the
+    head's; with all DP ranks' nodes given there is no RTC461."""
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6", "1,2,3,4,5,6,7,8")
+    assert [(d.code, str(d.span), d.subject) for d in rep.diagnostics] == \
+        [("RTC205", "node2.sh:2:32", "server node2")]
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6", "0,1,2,3,4,5,6")
+    codes = {d.code for d in rep.diagnostics}
+    assert "RTC303" in codes and "RTC461" not in codes and "RTC432" not in codes
+    assert not any("node1" in (d.subject or "").split(", ")[-1] and d.code != "RTC210"
+                   for d in rep.diagnostics)

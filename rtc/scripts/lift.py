@@ -361,6 +361,10 @@ def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     else:
         devices = [Device(i) for i in sorted(used)]
     spans = {"host": node.host_span} if node.host_span else {}
+    visible = next((la.env["ASCEND_RT_VISIBLE_DEVICES"] for la in node.launches
+                    if "ASCEND_RT_VISIBLE_DEVICES" in la.env), None)
+    if visible is not None and ts is None:     # the devices are the ones it lists
+        spans["devices"] = visible.span
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
                   super_pod_id=ts.super_pod_id if ts else None,
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,

@@ -63,6 +63,13 @@ def _spread(g: Group, job: Job) -> str | None:
     return None
 
 
+def _all_dp_ranks(g: Group, job: Job) -> bool:
+    """Whether the head and nodes for every DP rank are given (local DP sizes add up)."""
+    locals_ = [_int(m.main.value("--data-parallel-size-local")) for m in g.members]
+    return any(m.rank == 0 for m in g.members) and None not in locals_ and \
+        sum(locals_) >= job.dp
+
+
 def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagnostic, tuple]]:
     """Job name -> (the RTC461 note, the rule ids to skip for it) for each partial job.
     ``groups`` and ``jobs`` are :func:`rtc.scripts.lift.lift`'s input and output, in the
@@ -73,6 +80,8 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
             la.kind == "ray" and la.has("--head") for m in g.members for la in m.launches)
         if not g.members or (job.device_count >= job.world_size and not ray_worker):
             continue
+        if g.kind == "dp" and _all_dp_ranks(g, job):
+            continue        # too few devices on a node given: RTC303 / RTC210 say so
         why = "a Ray worker (`ray start --address`) whose head is not given" if ray_worker \
             else _spread(g, job)
         if why is None:
