@@ -43,7 +43,7 @@ def test_every_script_rule_has_a_failing_and_a_passing_case():
     wanted = {"RTC202", "RTC431", "RTC440", "RTC441", "RTC442", "RTC451", "RTC452", "RTC453",
               "RTC455", "RTC458", "RTC501", "RTC510", "RTC530", "RTC531", "RTC532", "RTC700",
               "RTC701", "RTC702", "RTC703", "RTC708", "RTC461", "RTC210", "RTC463",
-              "RTC464"}
+              "RTC464", "RTC709"}
     assert wanted <= failing, sorted(wanted - failing)
     assert len(passing) >= 4
 
@@ -511,3 +511,78 @@ def test_lint_of_a_single_node_dp_launch_uses_the_whole_dp_size(tmp_path):
     assert rep.topology.preset.devices_per_server == 7
     assert "0..-1" not in " ".join(d.message for d in rep.diagnostics)
     assert any(d.code == "RTC210" and "given 7" in d.message for d in rep.diagnostics)
+
+
+def _two_nodes(worker_ip: str, worker_flags: str, visible: str = "0,1,2,3,4,5,6,7"):
+    head = ("export HCCL_IF_IP=10.0.0.6\nexport GLOO_SOCKET_IFNAME=eno0 ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+            "vllm serve /m --port 8004 -dp 2 -dpl 1 --data-parallel-address 10.0.0.6 "
+            "--data-parallel-rpc-port 13389 -tp 8\n")
+    worker = (f"export HCCL_IF_IP={worker_ip}\nexport GLOO_SOCKET_IFNAME=eno0 ASCEND_RT_VISIBLE_DEVICES={visible}\n"
+              f"vllm serve /m --port 8004 --headless -dp 2 -dpl 1 -dpr 1 {worker_flags} "
+              "--data-parallel-rpc-port 13389 -tp 8\n")
+    return lint_scripts([("node1.sh", head), ("node2.sh", worker)])
+
+
+def test_a_worker_that_misses_the_head_is_one_job_with_rtc709():
+    rep = _two_nodes("10.0.0.5", "")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC709", "node2.sh:3:1")]
+    assert "127.0.0.1" in rep.diagnostics[0].message
+    assert [j.name for j in rep.topology.jobs] == ["vllm@node1"]
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.7")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC709", "node2.sh:3:82")]
+    assert "10.0.0.7 is the host of no node given" in rep.diagnostics[0].message
+
+
+def test_a_copied_hccl_if_ip_is_one_error_naming_both_scripts():
+    rep = _two_nodes("10.0.0.6", "--data-parallel-address 10.0.0.6")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC202", "node2.sh:1:8")]
+    assert rep.diagnostics[0].message.startswith(
+        "node2.sh and node1.sh both claim host 10.0.0.6 via HCCL_IF_IP")
+    assert not any("job blocks" in (d.hint or "") for d in rep.diagnostics)
+
+
+def test_bad_vllm_version_and_missing_node_file_are_usage_errors():
+    files = [str(DATA / "d1" / "atlas-01.sh")]
+    res = _cli("lint", "--vllm-version", "banana", *files)
+    assert res.exit_code == 2 and "RTC002" in res.output and "banana" in res.output
+    res = _cli("lint", "--node", "a=/nonexistent/x.sh", *files)
+    assert res.exit_code == 2 and "/nonexistent/x.sh does not exist" in res.output
+    assert _cli("lint", "--node", f"a={files[0]}", *files).exit_code == 0
+    assert "--vllm-version 0.11.0" in _cli("lint", "--help").output
+
+
+def test_rtc_own_1_0_table_matches_scripts_not_named_as_its_servers():
+    """fresh3 finding 5: `rtc lint --table hccl.json` of rtc's own out-dir, the scripts
+    renamed node1.sh / node2.sh: the 1.0 table's server_id are names, so the nodes are its
+    servers in order (RTC462), no RTC704."""
+    from rtc.api.lint import read_table
+
+    _result, files = _compiled("a2-2node-dp2-tp8")
+    table, found = read_table("hccl.json", loader=lambda p: (files["hccl.json"].encode(), None))
+    assert table is not None and not [d for d in found if d.severity.name == "ERROR"]
+    env = {n: t for n, t in files.items() if n.endswith(".env")}
+    scripts = [(f"node{k}.sh", files[f"atlas-0{k}.sh"]) for k in (1, 2)]
+    rep = lint_scripts(scripts, table=table,
+                       loader=lambda p: (env[p.rsplit("/", 1)[-1]].encode(), None)
+                       if p.rsplit("/", 1)[-1] in env else (None, "absent"))
+    assert [d.code for d in rep.diagnostics] == ["RTC462"], \
+        [f"{d.code} {d.message}" for d in rep.diagnostics]
+    assert "node1 = atlas-01, node2 = atlas-02" in rep.diagnostics[0].message
+    assert "2.0" not in rep.diagnostics[0].message      # a 1.0 table
+    # the second script a copy of the first (one HCCL_IF_IP): still matched, RTC202 only
+    copied = [scripts[0], ("node2.sh", scripts[1][1].replace("10.0.0.5", "10.0.0.6"))]
+    rep = lint_scripts(copied, table=table, loader=lambda p: (None, "absent"))
+    assert "RTC704" not in {d.code for d in rep.diagnostics}
+
+
+def test_a_workers_visible_devices_are_judged_on_the_worker_at_its_line():
+    """fresh3 finding 4: the worker's ASCEND_RT_VISIBLE_DEVICES is the worker's, not the
+    head's; with all DP ranks' nodes given there is no RTC461."""
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6", "1,2,3,4,5,6,7,8")
+    assert [(d.code, str(d.span), d.subject) for d in rep.diagnostics] == \
+        [("RTC205", "node2.sh:2:32", "server node2")]
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6", "0,1,2,3,4,5,6")
+    codes = {d.code for d in rep.diagnostics}
+    assert "RTC303" in codes and "RTC461" not in codes and "RTC432" not in codes
+    assert not any("node1" in (d.subject or "").split(", ")[-1] and d.code != "RTC210"
+                   for d in rep.diagnostics)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rtc.checks import (a5_addresses, device_numbering, gpu_islands, host_addressing,
+from rtc.checks import (a5_addresses, device_numbering, duplicates, gpu_islands, host_addressing,
                         launch_settings, port_conflicts, ranktable_rules, run_checks,
                         unused_attributes)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
@@ -31,7 +31,7 @@ from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.partial import drop_skipped, partial_jobs
+from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
@@ -172,6 +172,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
                                                     "check the islands too"))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
+    rep.diagnostics += lost_workers(groups)
+    rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
         rep.diagnostics += list(_against_table(topo, tables, lifted))
     if against is not None and against.topology is not None and against.plan is not None:
@@ -198,6 +200,23 @@ _NEED_TABLE = frozenset({ranktable_rules.MISSING_DEVICE_IP.code,
 
 #: Rules that need the servers' NVLink islands, which scripts do not give (RTC464).
 _NEED_ISLANDS = frozenset({gpu_islands.TP_ISLANDS.code, gpu_islands.SET_ISLANDS.code})
+
+
+def _in_script_terms(diagnostics: list[Diagnostic], nodes) -> list[Diagnostic]:
+    """The compiler's RTC202 (two servers with one host IP) said of the scripts: which two
+    scripts set it, by which variable (the finding stays at the second script's line)."""
+    by_span = {n.host_span: n for n in nodes if n.host_span is not None}
+    out = []
+    for d in diagnostics:
+        node = by_span.get(d.span) if d.code == duplicates.DUP_HOST_IP.code else None
+        other = by_span.get(d.related[0].span) if node is not None and d.related else None
+        if other is not None:
+            d = d._replace(message=f"{node.host_span.file} and {other.host_span.file} both "
+                           f"claim host {node.host_ip} via {node.host_var}: two machines "
+                           "cannot share one host IP", hint=f"export each node's own host "
+                           f"IP as {node.host_var} (a copied script keeps the first's)")
+        out.append(d)
+    return out
 
 
 def _gpu_scripts(units: list[Unit]) -> bool:
@@ -253,11 +272,12 @@ def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagn
     if lifted.matched_by_order:
         pairs = ", ".join(f"{s.name} = {matched[s.name].server_id}" for s in topo.servers[:4])
         more = f" and {len(topo.servers) - 4} more" if len(topo.servers) > 4 else ""
-        out.append(note(R.TABLE_BY_ORDER, "the rank table (version 2.0) names no hosts: "
+        out.append(note(R.TABLE_BY_ORDER, "the rank table names no hosts (no host_ip; its "
+                        "server_id are names, not the nodes' host IPs): "
                         f"nodes matched to its servers in launch order ({pairs}{more})",
-                        topo.span, hint="HCCL gives each process the rank of its place in the "
-                                        "launch: keep the nodes' DP ranks in the table's "
-                                        "server order"))
+                        topo.span, hint="keep the nodes' DP ranks in the table's server "
+                                        "order (on a 2.0 table HCCL gives each process the "
+                                        "rank of its place in the launch)"))
     for s in topo.servers:
         if matched.get(s.name) is None:
             what = f"host IP {s.host_ip}" if s.host_ip is not None else "no host IP"

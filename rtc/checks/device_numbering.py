@@ -124,6 +124,15 @@ def _job(topo: Topology, job):
         rows.append((s, list(p.device_ids), [ids.get(d) for d in p.device_ids], count))
     entries = None
     problems = False
+    lines = [(value, span) for name, value, span in job.env if name == var]
+    if len({span.file for _, span in lines if span is not None}) > 1:
+        # one value per file (rtc lint: each node's script exports its own): each is
+        # judged on the servers declared in its file
+        for value, span in lines:
+            own = [r for r in rows if r[0].span and r[0].span.file == span.file] or rows
+            _entries, bad = yield from _rt_visible(job, (value, span), own, var)
+            problems = problems or bad
+        return
     if given is not None:
         entries, problems = yield from _rt_visible(job, given, rows, var)
     if problems or not rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -47,7 +48,7 @@ def lint_command(
     checked by the rules of `rtc compile`, at script:line:col. Exit 0 no errors, 1 errors
     (or warnings with --strict), 2 usage or I/O.
 
-    Example: rtc lint --vllm-version 0.29.0 --table hccl.json atlas-01.sh atlas-02.sh
+    Example: rtc lint --vllm-version 0.11.0 --table hccl.json atlas-01.sh atlas-02.sh
     """
     _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero,
          against)
@@ -61,7 +62,8 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
     from rtc.report.formats import get_reporter
 
     reporter = get_reporter(fmt)
-    names = _check_options(reporter, fmt, hardware, node, inventory, table)
+    names = _check_options(reporter, fmt, hardware, node, inventory, table, scripts)
+    _check_version(vllm_version)
     topo, diags, table_text = None, [], {}
     if table is not None:
         topo, diags, table_text = _read_table(str(table), hardware, inventory)
@@ -82,7 +84,8 @@ def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, e
         raise typer.Exit(1)
 
 
-def _check_options(reporter, fmt: str, hardware, node: list[str], inventory, table) -> dict:
+def _check_options(reporter, fmt: str, hardware, node: list[str], inventory, table,
+                   scripts_given=()) -> dict:
     import difflib
 
     from rtc.model.presets import presets
@@ -106,8 +109,21 @@ def _check_options(reporter, fmt: str, hardware, node: list[str], inventory, tab
         name, eq, path = item.partition("=")
         if not eq or not name or not path:
             fail_usage(f"--node {item}: write NAME=FILE", "e.g. --node atlas-01=head.sh")
+        if path not in {str(p) for p in scripts_given} and not os.path.exists(path):
+            fail_usage(f"--node {item}: {path} does not exist",
+                       "give the path of one of the scripts, as on the command line")
         names[path] = name
     return names
+
+
+def _check_version(vllm_version) -> None:
+    """RTC002 for a --vllm-version that is no version number."""
+    from rtc.plan.versions import parse_version
+
+    if vllm_version is not None and parse_version(vllm_version) is None:
+        fail_usage(f"--vllm-version {vllm_version} is not a version number",
+                   "give the vLLM release the nodes run, e.g. --vllm-version 0.11.0 "
+                   "(`pip show vllm` on a node)")
 
 
 def _read_table(path: str, hardware, inventory):

@@ -76,6 +76,10 @@ class Group:
     kind: str
     members: list[Member] = field(default_factory=list)
     bad_address: object = None        # a worker's own address (Flag)
+    #: workers that do not name the head's host (no --data-parallel-address, or the address
+    #: of no given node), joined to the one DP head of their size and rpc port: (Member,
+    #: the --data-parallel-address Flag or None); RTC709 reports them
+    lost: list = field(default_factory=list)
     _by_node: dict = field(default_factory=dict)
 
     def member(self, node: Node) -> Member:
@@ -146,6 +150,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
             g = groups.get(key) or groups.setdefault(key, Group(key, key[0]))
             g.member(node).launches.append(la)
     _merge_self_addressed(groups)
+    _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
     out = list(groups.values())
     for g in out:
         _rank_members(g)
@@ -172,6 +177,30 @@ def _merge_self_addressed(groups: dict) -> None:
             la = g.members[0].main
             target.bad_address = la.flags.get("--data-parallel-address")
             del groups[key]
+
+
+def _has_head(g: Group) -> bool:
+    return any(_is_dp_head(la) for m in g.members for la in m.launches)
+
+
+def _merge_lost_workers(groups: dict, hosts: set) -> None:
+    """Join each headless DP group whose address is vLLM's default (no
+    ``--data-parallel-address``) or no given node's host to the one DP group with a head,
+    the same ``--data-parallel-size`` and rpc port, when there is exactly one such group."""
+    for key, g in list(groups.items()):
+        if g.kind != "dp" or _has_head(g) or (key[1] in hosts and key[1] != "127.0.0.1"):
+            continue
+        size = g.members[0].main.value("--data-parallel-size")
+        heads = [o for k, o in groups.items() if o is not g and o.kind == "dp" and
+                 k[2] == key[2] and _has_head(o) and
+                 o.members[0].main.value("--data-parallel-size") == size]
+        if len(heads) != 1:
+            continue
+        for m in g.members:
+            heads[0].member(m.node).launches.extend(m.launches)
+            heads[0].lost.append((heads[0].member(m.node),
+                                  m.main.flags.get("--data-parallel-address")))
+        del groups[key]
 
 
 def _rank_members(g: Group) -> None:
@@ -265,6 +294,8 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
     out = Lifted(topo, table_servers=matched, matched_by_order=by_order)
     for g in groups:
         job, jl = _job(topo, g, servers)
+        if job.name in out.launches:     # two DP groups headed on one node
+            job.name = f"{job.name}:{job.span.line}"
         topo.jobs.append(job)
         out.launches[job.name] = jl
     return out
@@ -330,6 +361,10 @@ def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     else:
         devices = [Device(i) for i in sorted(used)]
     spans = {"host": node.host_span} if node.host_span else {}
+    visible = next((la.env["ASCEND_RT_VISIBLE_DEVICES"] for la in node.launches
+                    if "ASCEND_RT_VISIBLE_DEVICES" in la.env), None)
+    if visible is not None and ts is None:     # the devices are the ones it lists
+        spans["devices"] = visible.span
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
                   super_pod_id=ts.super_pod_id if ts else None,
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,

@@ -6,7 +6,7 @@ A node is identified, in this order, by the host IP the script itself gives
 ``0.0.0.0``), else by the name given with ``--node NAME=FILE``, else by the section name,
 else by the file name without its extension. Scripts with the same identity are one node
 (two jobs on one host). Two scripts that give one host IP but plainly run on two machines
-(each starts a DP head or worker of the same DP group on the same NPUs, or a Ray head and a
+(each starts another DP rank of a DP launch of the same size on the same NPUs, or a Ray head and a
 Ray worker) stay two nodes, named by file; the lifted servers then share a host IP, which
 the duplicate-host-IP rule reports at the line that set it.
 """
@@ -130,8 +130,10 @@ def _two_machines(a: Unit, b: Unit) -> bool:
         return True
     for x in la:
         for y in lb:
+            # ranks of one DP group on the same NPUs (a worker that leaves out
+            # --data-parallel-address is still the head's worker: RTC709)
             if x.kind == y.kind == "vllm" and x.value("--data-parallel-size") and \
-                    x.value("--data-parallel-address") == y.value("--data-parallel-address") \
+                    x.value("--data-parallel-size") == y.value("--data-parallel-size") \
                     and x.value("--data-parallel-start-rank") != \
                     y.value("--data-parallel-start-rank") and _same_devices(x, y):
                 return True

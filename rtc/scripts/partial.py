@@ -1,4 +1,5 @@
-"""Jobs of which only some nodes' scripts are given (RTC461).
+"""Jobs of which only some nodes' scripts are given (RTC461), and DP workers that do not
+name their head's host (RTC709).
 
 ``rtc lint atlas-01.sh`` of one node of a two-node DP job lifts a job whose launch flags
 want more devices than the one script starts. The rules that judge a job over all of its
@@ -20,7 +21,7 @@ from rtc.checks.dp_launch import START_RANKS
 from rtc.checks.host_addressing import DP_ADDRESS
 from rtc.checks.node_fit import DP_COVERAGE
 from rtc.checks.world_size import WORLD_SIZE
-from rtc.diagnostics import Diagnostic, note
+from rtc.diagnostics import Diagnostic, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
 from rtc.scripts.lift import Group
@@ -62,6 +63,13 @@ def _spread(g: Group, job: Job) -> str | None:
     return None
 
 
+def _all_dp_ranks(g: Group, job: Job) -> bool:
+    """Whether the head and nodes for every DP rank are given (local DP sizes add up)."""
+    locals_ = [_int(m.main.value("--data-parallel-size-local")) for m in g.members]
+    return any(m.rank == 0 for m in g.members) and None not in locals_ and \
+        sum(locals_) >= job.dp
+
+
 def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagnostic, tuple]]:
     """Job name -> (the RTC461 note, the rule ids to skip for it) for each partial job.
     ``groups`` and ``jobs`` are :func:`rtc.scripts.lift.lift`'s input and output, in the
@@ -72,6 +80,8 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
             la.kind == "ray" and la.has("--head") for m in g.members for la in m.launches)
         if not g.members or (job.device_count >= job.world_size and not ray_worker):
             continue
+        if g.kind == "dp" and _all_dp_ranks(g, job):
+            continue        # too few devices on a node given: RTC303 / RTC210 say so
         why = "a Ray worker (`ray start --address`) whose head is not given" if ray_worker \
             else _spread(g, job)
         if why is None:
@@ -93,6 +103,33 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
     return out
 
 
+def lost_workers(groups: list[Group]) -> list[Diagnostic]:
+    """RTC709 for each DP worker :func:`rtc.scripts.lift.group_launches` joined to its
+    head although the worker does not name the head's host."""
+    out = []
+    for g in groups:
+        head = g.members[0].node if g.members else None
+        where = f"{head.name} ({head.host_ip})" if head and head.host_ip else \
+            (head.name if head else "?")
+        for m, flag in g.lost:
+            la = m.main
+            if flag is None:
+                msg = (f"{m.node.name} runs --headless without --data-parallel-address: vLLM "
+                       f"then waits for the DP head at 127.0.0.1 (its own host) for ever; the "
+                       f"head is {where}")
+                span = la.span
+            else:
+                msg = (f"{m.node.name}'s --data-parallel-address {flag.value} is the host of "
+                       f"no node given: vLLM waits for the DP head at an unknown host for "
+                       f"ever; the head is {where}")
+                span = flag.value_span or flag.span
+            fix = f" {head.host_ip}" if head and head.host_ip else ""
+            out.append(error(R.LOST_WORKER, msg, span, subject=f"server {m.node.name}",
+                             hint=f"give {m.node.name} --data-parallel-address{fix} "
+                                  "(the DP head's host IP)"))
+    return out
+
+
 def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnostic]:
     """``diagnostics`` without the findings :func:`partial_jobs` skips (matched by the
     job named in their subject), with its notes added."""
@@ -104,4 +141,4 @@ def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnosti
     return [d for d in diagnostics if not skipped(d)] + [n for n, _ in partial.values()]
 
 
-__all__ = ["partial_jobs", "drop_skipped", "NEEDS_ALL_NODES", "NEEDS_THE_HEAD"]
+__all__ = ["partial_jobs", "lost_workers", "drop_skipped", "NEEDS_ALL_NODES", "NEEDS_THE_HEAD"]

@@ -1,4 +1,4 @@
-"""Rules of the script front end itself (RTC700-RTC708, RTC461-RTC464): what could not be read, what
+"""Rules of the script front end itself (RTC700-RTC709, RTC461-RTC464): what could not be read, what
 rtc does not know, jobs whose other nodes' scripts are not given, and how the scripts compare
 with a rank table (``rtc lint --table``). The launch, port and environment mistakes in the
 scripts are reported by the compiler's own rules (:mod:`rtc.checks`) on the lifted plan."""
@@ -92,10 +92,11 @@ NODES_NOT_GIVEN = rule("RTC461", "job-nodes-not-given", "note",
     (`rtc lint out/*.sh`).""")
 
 TABLE_BY_ORDER = rule("RTC462", "table-matched-by-order", "note",
-                      "The scripts' nodes were matched to a 2.0 rank table's servers by launch order.", """
+                      "The scripts' nodes were matched to a rank table's servers by launch order.", """
     What: the rank table (`--table`, or the RANK_TABLE_FILE the scripts export) is a
     version 2.0 table (Ascend 950), which lists no host IPs: its servers are the level-0
-    net instances in rank order. rtc lint gives node k of the launch (job by job, the DP
+    net instances in rank order; so does a 1.0 table whose server_id are names (as rtc
+    compile writes them) when no node's script name is one of them. rtc lint gives node k of the launch (job by job, the DP
     head first, then by start rank) the table's server k, and says which pairs it made.
     Why: on a 2.0 table a process's rank is its place in the launch, not found by its host
     IP; the table's devices, EIDs and RoCE addresses are then the nodes' (RTC211, RTC221
@@ -123,7 +124,19 @@ GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
     Example: `rtc lint out/*.sh` of `rtc compile examples/gpu-pcie-2x4-dp2-tp4.rtc`.
     Fix: give `--hardware hgx-h100` (or the preset of your servers) to run them too.""")
 
+LOST_WORKER = rule("RTC709", "dp-worker-misses-head", "error",
+                   "A headless DP worker does not name the DP head's host.", """
+    What: a `vllm serve --headless` (or `--data-parallel-start-rank N`) script without
+    `--data-parallel-address`, or with an address that is the host of none of the nodes
+    given, linted with the DP head's script (same `--data-parallel-size` and rpc port).
+    Why: the worker connects to the DP coordinator at `--data-parallel-address`; left out,
+    vLLM takes 127.0.0.1, the worker's own host, and waits there for a head that is not
+    there; an unknown host never answers either. The head waits for the worker for ever.
+    Example: atlas-02 runs `vllm serve --headless -dp 2 -dpl 1 -dpr 1` and atlas-01 is the
+    head with `--data-parallel-address 10.0.0.6`.
+    Fix: give the worker `--data-parallel-address` with the head's host IP.""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED)
+         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER)
