@@ -837,3 +837,29 @@ def test_a3_guess_from_device_ids_is_said():
     assert "--hardware atlas-800t-a2" in d.hint
     _, rep = check(make_table(2))                # ids 0..7: the usual A2 guess, no note
     assert "RTC677" not in codes(rep, None)
+
+
+# --------------------------------------------------------------------------- bare-number ids
+
+def test_duplicate_and_missing_ranks_are_reported_when_rank_ids_are_numbers():
+    """rank_id written as JSON numbers (RTC610) with rank 3 twice and 15 missing: RTC630
+    says both in the same run, not only after the types are fixed."""
+    doc = make_table(2)
+    for s in doc["server_list"]:
+        for d in s["device"]:
+            d["rank_id"] = int(d["rank_id"])
+    doc["server_list"][1]["device"][7]["rank_id"] = 3
+    text, rep = check(doc, fold=True)
+    assert "RTC610" in codes(rep)
+    msgs = [d.message for d in rep.diagnostics if d.code == "RTC630"]
+    assert any(m.endswith("rank_id 3 is used twice") for m in msgs), msgs
+    assert any(m.endswith("missing: 15") for m in msgs), msgs
+
+
+def test_duplicate_device_ids_are_reported_when_device_ids_are_numbers():
+    doc = make_table(1)
+    for d in doc["server_list"][0]["device"]:
+        d["device_id"] = int(d["device_id"])
+    doc["server_list"][0]["device"][5]["device_id"] = 2
+    _, rep = check(doc)
+    assert {"RTC610", "RTC204"} <= codes(rep)

@@ -108,6 +108,16 @@ def decimal(value) -> int | None:
     return None
 
 
+def plain_decimal(value, path: tuple, bad: frozenset) -> int | None:
+    """:func:`decimal` of the value at ``path``, None when the schema rejected it (``path``
+    in ``bad``) -- except a bare JSON integer (``"rank_id": 3``), which the schema rejects
+    only for its type (RTC610): its value is plain, so the rules on the values (duplicate
+    ranks, duplicate device ids, ...) still report in the same run."""
+    if bad and path in bad and (type(value) is not int or value < 0):
+        return None
+    return decimal(value)
+
+
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}\Z")
 _IPv4 = ipaddress.IPv4Address
@@ -477,9 +487,7 @@ _INF = float("inf")
 
 def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool) -> int | None:
     """Append the device at ``path`` to ``rs``; returns its rank (None when unusable)."""
-    if bad and path + ("device_id",) in bad:
-        return None
-    did = decimal(d.get("device_id"))
+    did = plain_decimal(d.get("device_id"), path + ("device_id",), bad)
     if did is None:
         return None
     o = rs.origin
@@ -502,9 +510,7 @@ def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool
         o.first_missing["super_device_id"] = path
     rs.devices.append(Device(did, ip, None, None, sd))
     o.devices.append((did, path, d))
-    if bad and path + ("rank_id",) in bad:
-        return None
-    return decimal(d.get("rank_id"))
+    return plain_decimal(d.get("rank_id"), path + ("rank_id",), bad)
 
 
 def _host(value, path: tuple, bad: frozenset):
@@ -587,7 +593,7 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
         r = _add_device(rs, d, path, bad, sdid)
         if form == "hccl-legacy-lab":
             inst_rank = path[:-2] + ("rank_id",)  # a missing one is RTC611's: left out
-            r = None if inst_rank in bad else decimal(_get(doc, inst_rank))
+            r = plain_decimal(_get(doc, inst_rank), inst_rank, bad)
         if r is not None and r < rs.order[0]:
             rs.order = (r, rs.order[1])
         if form == "pd-ranktable" and rs.pod is None:
