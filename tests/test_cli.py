@@ -189,3 +189,18 @@ def test_only_the_invoked_command_is_built():
     assert [g.name for g in group.registered_groups] == ["preflight"]
     assert _app_for(["rtc", "--help"]) is app and _app_for(["rtc", "compil"]) is app
     assert len(app.registered_commands) > 10      # the shared app itself is unchanged
+
+
+def test_writing_a_diagram_onto_a_folder_names_a_diagram_file(tmp_path):
+    """`rtc diagram cluster.rtc -o DIR.svg` where DIR.svg is a folder: the hint names an
+    .svg file in it, not `-o hccl.json` / --out-dir (which rtc diagram does not have)."""
+    from typer.testing import CliRunner
+
+    from rtc.cli import app
+
+    folder = tmp_path / "d.svg"
+    folder.mkdir()
+    example = sorted(EXAMPLES.glob("*.rtc"))[0]
+    res = CliRunner().invoke(app, ["diagram", str(example), "-o", str(folder)])
+    assert res.exit_code == 2 and "it is a folder" in res.stderr, res.stderr
+    assert f"e.g. -o {folder / 'cluster.svg'}" in res.stderr and "hccl.json" not in res.stderr

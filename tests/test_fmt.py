@@ -499,3 +499,35 @@ def test_in_process_main_leaves_the_test_process_as_it_was():
 
     assert gc.isenabled()
     assert getattr(signal.getsignal(signal.SIGTERM), "__name__", "") != "_on_sigterm"
+
+
+# --------------------------------------------------------------------------- README, stdin
+
+def _readme_rtc_blocks() -> list[tuple[int, str]]:
+    """(line, text) of each fenced block of README.md that is rtc source: it parses and
+    holds a block (the diagnostics and shell examples do not parse)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    found = []
+    for m in re.finditer(r"^```\w*\n(.*?)^```", readme, re.S | re.M):
+        body = m.group(1)
+        tree, _diags = parse_text(body, "README.md")
+        if tree is not None and "{" in body:
+            found.append((readme.count("\n", 0, m.start()) + 2, body))
+    return found
+
+
+def test_readme_rtc_examples_are_in_fmt_layout():
+    """`rtc fmt --check` passes on every .rtc example of the README (the tour file, the
+    families): a user who copies one and runs fmt sees no change."""
+    blocks = _readme_rtc_blocks()
+    assert len(blocks) >= 3, blocks
+    for line, body in blocks:
+        assert format_source(body, "README.md") == body, f"README.md:{line}"
+
+
+def test_fmt_reads_standard_input():
+    src = "server a {\n    host 10.0.0.1   # x\n}\n"
+    res = run_rtc("fmt", "-", input=src)
+    assert res.returncode == 0 and res.stdout == "server a {\n  host 10.0.0.1  # x\n}\n", res
+    res = run_rtc("fmt", "-", "--check", input=src)
+    assert res.returncode == 1 and "would reformat <stdin>" in res.stderr and not res.stdout

@@ -336,3 +336,16 @@ def test_cuda_visible_devices_by_uuid_is_not_judged_as_malformed():
     codes = [(d.code, d.severity.name) for d in compile_text(text, "g.rtc").diagnostics
              if d.code.startswith("RTC43")]
     assert codes == [("RTC433", "NOTE")], codes
+
+
+def test_nccl_preflight_of_a_folder_that_is_no_results_folder_is_one_finding(tmp_path):
+    """`rtc preflight nccl /tmp`: one RTC572 (no expect.json of an rtc GPU preflight), as the
+    NPU report gives one RTC568, not one more per result file that was never written."""
+    from rtc.preflight.nccl import judge
+
+    (tmp_path / "notes.txt").write_text("unrelated\n")
+    _, diags = judge(str(tmp_path))
+    assert [(d.code, "no expect.json" in d.message) for d in diags] == [("RTC572", True)]
+    (tmp_path / "all_reduce_perf.txt").write_text("")    # results without expect.json
+    _, diags = judge(str(tmp_path))
+    assert len(diags) > 1

@@ -368,3 +368,23 @@ def test_2_0_difference_names_the_table_value_first():
     got = {"rank_list": [{"addr_type": "EID"}]}
     assert first_difference_at(want, got) == (
         ("rank_list", 0, "addr_type"), "the table has 'IPV4'; the description compiles to 'EID'")
+
+
+def test_refused_import_folds_repeated_findings_and_counts_agree():
+    """A table with 16 bare-number rank ids (RTC610) and a duplicate rank: rtc import folds
+    the 16 findings into one "and 15 more" like rtc validate, and the refusal's count plus
+    itself is the summary's count."""
+    from rtc.report.text import summary
+
+    doc = make_table(2)
+    for s in doc["server_list"]:
+        for d in s["device"]:
+            d["rank_id"] = int(d["rank_id"])
+    doc["server_list"][1]["device"][7]["rank_id"] = 3
+    res = import_table(json.dumps(doc, indent=2), "numdup.json")
+    assert not res.ok
+    rtc610 = [d for d in res.diagnostics if d.code == "RTC610"]
+    assert len(rtc610) == 1 and rtc610[0].repeats == 15
+    refusal = next(d for d in res.diagnostics if d.code == "RTC660")
+    n = int(re.search(r"the (\d+) errors below", refusal.message).group(1))
+    assert n == 18 and summary(res.diagnostics) == f"{n + 1} errors"

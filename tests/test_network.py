@@ -727,3 +727,23 @@ def test_job_policy_covers_that_jobs_port_findings():
     assert [d.severity for d in codes(plain, "RTC440")] == [Severity.ERROR]
     relaxed = compile_text(a2(body.replace("POLICY", "  policy RTC440 warn\n")), "p.rtc")
     assert [d.severity for d in codes(relaxed, "RTC440")] == [Severity.WARNING]
+
+
+def test_port_clash_across_files_names_defaults_and_a_fix_that_works():
+    """`rtc check prefill.rtc decode.rtc`, both jobs on one host with the defaults: the
+    message says "the default" (rtc chose nothing), the hint names a value to write in one
+    job (leaving it out cannot help: each file is planned on its own) and no "X or X"."""
+    from rtc.api import compile_file
+    from rtc.api.ports_across import cross_file_ports
+
+    here = Path(__file__).resolve().parent / "data" / "ports_across"
+    pre, dec = (compile_file(str(here / n)) for n in ("prefill.rtc", "decode.rtc"))
+    found = {d.message.split("'s ", 2)[1].split(" ")[0]: d for d in cross_file_ports([pre, dec])}
+    hccl, api = found["HCCL"], found["vLLM"]
+    assert "60000-60031 (32 ports, the default) overlaps" in hccl.message
+    assert "chosen by rtc" not in hccl.message + api.message
+    assert "8000 (the default) overlaps" in api.message
+    assert "write `env HCCL_IF_BASE_PORT = 60032` in job prefill of " in hccl.hint
+    assert "leave it out" not in hccl.hint + api.hint
+    assert api.hint.startswith("give job prefill of ") and "prefill.rtc another port, e.g. `port 8001` (" in api.hint
+    assert " or vLLM API server" not in api.hint

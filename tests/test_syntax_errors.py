@@ -104,3 +104,21 @@ def test_single_quotes_around_a_space_in_env_are_named():
     assert d.hint == 'write " 5" (or 5 without quotes)'
     fixed = case.read_text(encoding="utf-8").replace("' 5'", '"5"')
     assert compile_text(fixed, str(case)).ok
+
+
+@pytest.mark.parametrize("text", ['{\n  "version": "1.0"\n}\n', '{"version": "1.0"}\n', "[1, 2]\n"])
+def test_a_json_file_given_to_check_points_at_rtc_validate(text):
+    """`rtc check hand.json`: not "unknown block keyword" with the list of blocks, but that
+    the file is JSON and which commands read rank tables."""
+    d = compile_text(text, "hand.json").diagnostics[0]
+    assert d.code == "RTC104" and "looks like a JSON file" in d.message
+    assert "rtc validate" in d.hint and "rtc import" in d.hint
+
+
+def test_a_binary_file_given_to_check_is_called_binary():
+    from rtc.api.compile import compile_bytes
+
+    d = compile_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\x80", "ls").diagnostics[0]
+    assert d.code == "RTC001" and "binary file" in d.message and "iconv" not in d.hint
+    d = compile_bytes(b"server a {\n  host \xe9\n}\n", "latin.rtc").diagnostics[0]
+    assert "iconv -f LATIN1" in d.hint      # text in another encoding keeps its hint

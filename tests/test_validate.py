@@ -808,3 +808,58 @@ def test_a_mindie_config_fragment_is_a_note_not_an_error(tmp_path):
     assert "MindIE config.json fragment" in rep.diagnostics[0].message
     rep = validate_source('{"Other": 1}', "x.json")
     assert [d.code for d in rep.diagnostics] == ["RTC607"]
+
+
+# --------------------------------------------------------------------------- hardware guess (RTC677)
+
+def test_one_device_id_above_7_among_a2_servers_is_a_typo_not_a3():
+    """A 1.0 table of 8-device servers where one server lists device 9 instead of 5: checked
+    as A2 (device 9 is RTC205) and a note says which hardware and why."""
+    doc = make_table(2)
+    doc["server_list"][1]["device"][5]["device_id"] = "9"
+    text, rep = check(doc)
+    assert rep.hardware.startswith("atlas-800t-a2") and "typo" in rep.hardware
+    assert "RTC205" in codes(rep) and "RTC321" not in codes(rep, None)
+    d = only(rep, "RTC677")
+    assert d.severity is Severity.NOTE and d.message.startswith("checked as atlas-800t-a2: ")
+    assert "device id 9 on server node_1" in d.message and "--hardware atlas-800-a3" in d.hint
+    assert d.span.line == line_of(text, '"device_id": "9"')
+    _, rep = check(doc, hardware="atlas-800t-a2")
+    assert "RTC677" not in codes(rep, None)      # no guess, no note
+
+
+def test_a3_guess_from_device_ids_is_said():
+    doc = make_table(2, devices=range(16))
+    _, rep = check(doc)
+    d = only(rep, "RTC677")
+    assert d.message.startswith("checked as atlas-800-a3 in typical networking: ")
+    assert "8 on node_0, 9 on node_0, 10 on node_0 and 13 more" in d.message
+    assert "--hardware atlas-800t-a2" in d.hint
+    _, rep = check(make_table(2))                # ids 0..7: the usual A2 guess, no note
+    assert "RTC677" not in codes(rep, None)
+
+
+# --------------------------------------------------------------------------- bare-number ids
+
+def test_duplicate_and_missing_ranks_are_reported_when_rank_ids_are_numbers():
+    """rank_id written as JSON numbers (RTC610) with rank 3 twice and 15 missing: RTC630
+    says both in the same run, not only after the types are fixed."""
+    doc = make_table(2)
+    for s in doc["server_list"]:
+        for d in s["device"]:
+            d["rank_id"] = int(d["rank_id"])
+    doc["server_list"][1]["device"][7]["rank_id"] = 3
+    text, rep = check(doc, fold=True)
+    assert "RTC610" in codes(rep)
+    msgs = [d.message for d in rep.diagnostics if d.code == "RTC630"]
+    assert any(m.endswith("rank_id 3 is used twice") for m in msgs), msgs
+    assert any(m.endswith("missing: 15") for m in msgs), msgs
+
+
+def test_duplicate_device_ids_are_reported_when_device_ids_are_numbers():
+    doc = make_table(1)
+    for d in doc["server_list"][0]["device"]:
+        d["device_id"] = int(d["device_id"])
+    doc["server_list"][0]["device"][5]["device_id"] = 2
+    _, rep = check(doc)
+    assert {"RTC610", "RTC204"} <= codes(rep)

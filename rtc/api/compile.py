@@ -136,6 +136,10 @@ def _not_utf8(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
     line = data.count(b"\n", 0, exc.start) + 1
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    if not utf16 and b"\0" in data[:8192]:   # NUL bytes: a program or archive, not text
+        return error(IO_ERROR, f"cannot read {path}: it is a binary file (it holds NUL bytes), "
+                     "not an rtc description", None,
+                     hint="give the .rtc file (rank tables: `rtc validate`, scripts: `rtc lint`)")
     return error(
         IO_ERROR, f"cannot read {path}: "
         + ("it is UTF-16, not UTF-8" if utf16 else

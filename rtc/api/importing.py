@@ -35,7 +35,7 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
     """Import one rank table (see :mod:`rtc.tables.importer`). Never raises for bad input:
     an invalid table (RTC660), another form (RTC661) or a layout the language cannot express
     (RTC662) gives no text."""
-    rep = validate_source(data, filename, hardware=hardware)
+    rep = validate_source(data, filename, hardware=hardware, fold=True)   # as rtc validate
     diags = list(rep.diagnostics)
     result = ImportResult(None, diags, rep.text, rep.form)
     if rep.doc is not None and rep.form is not None and \
@@ -46,9 +46,11 @@ def import_table(data: bytes | str, filename: str, *, hardware: str | None = Non
                            hint="rtc validate still checks it; edit it by hand"))
         return result
     if any(d.severity is Severity.ERROR for d in diags) or rep.doc is None or rep.form is None:
-        n = sum(d.severity is Severity.ERROR for d in diags)
-        diags.append(error(IMPORT_INVALID, f"{filename} is not a valid rank table ({n} error"
-                           f"{'s' if n != 1 else ''}); nothing was imported", None,
+        # a folded finding counts 1 + repeats, as in the summary line (which adds this one)
+        n = sum(1 + d.repeats for d in diags if d.severity is Severity.ERROR)
+        listed = f"the {n} errors below" if n != 1 else "the error below"
+        diags.append(error(IMPORT_INVALID, f"{filename} is not a valid rank table ({listed}); "
+                           "nothing was imported", None,
                            hint="fix the findings listed with this one (rtc validate shows "
                                 "them too), then import again"))
         return result

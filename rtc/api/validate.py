@@ -41,9 +41,10 @@ from rtc.schema import check_schema
 from rtc.schema.explain import RULE_RANGE, subject_of
 from rtc.tables.recognise import detect_form
 from rtc.tables.jsonload import SourceMap, load_json
-from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, lower_table
+from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, ids_above_seven, lower_table
 from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
-                                 check_v2_preset, check_version_fit)
+                                 check_v2_preset, check_version_fit,
+                                 hardware_guess_note)
 from rtc.textfmt import format_ids
 
 #: A compile check's finding that a table or schema rule at the same place supersedes
@@ -138,23 +139,38 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     report.lowered = lowered
     if lowered is not None:
         report.hardware = lowered.preset_reason
-        unfit = check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
-        unreadable = any(d.severity is Severity.ERROR for d in unfit)
-        if unreadable:  # judging a table the chip cannot read as that hardware is only noise
-            unfit = [d._replace(hint=d.hint + " (rtc ran no hardware checks on "
-                                         "this table)") for d in unfit]
-        table_diags += unfit + check_v2_preset(doc if form == "hccl-v2.0" and not unreadable
-                                               else {}, smap, bad, lowered.topology.preset)
-        if inventory is not None:
-            table_diags += _attach_inventory(lowered, inventory)
-        if not unreadable:
-            topo_diags = [lowered.resolve(d) for d in _run_checks(lowered)
-                          if not _reported_already(d, lowered)]
-            table_diags += _drop_superseded(topo_diags, diags + table_diags)
+        table_diags += _lowered_findings(lowered, doc, form, smap, bad, hardware, inventory,
+                                         diags + table_diags)
     elif hardware is not None:
         table_diags += check_version_fit(doc, form, smap, presets()[hardware], True)
     report.diagnostics = sorted_diagnostics(diags + table_diags)
     return report
+
+
+def _lowered_findings(lowered: LoweredTable, doc, form: str, smap: SourceMap, bad: frozenset,
+                      hardware: str | None, inventory, earlier: list[Diagnostic]) -> list[Diagnostic]:
+    """The findings on a lowered table: version against hardware (RTC636), the hardware
+    guess (RTC677), 2.0 hardware rules, ``--inventory`` and the compiler's checks (those a
+    finding in ``earlier`` already says are dropped); ``bad`` are the paths the schema
+    rejected."""
+    out: list[Diagnostic] = []
+    unfit = check_version_fit(doc, form, smap, lowered.topology.preset, hardware is not None)
+    unreadable = any(d.severity is Severity.ERROR for d in unfit)
+    if unreadable:  # judging a table the chip cannot read as that hardware is only noise
+        unfit = [d._replace(hint=d.hint + " (rtc ran no hardware checks on "
+                                     "this table)") for d in unfit]
+    out += unfit + check_v2_preset(doc if form == "hccl-v2.0" and not unreadable
+                                   else {}, smap, bad, lowered.topology.preset)
+    if hardware is None:
+        out += hardware_guess_note(doc, form, smap, lowered.preset_reason,
+                                   ids_above_seven(doc, form))
+    if inventory is not None:
+        out += _attach_inventory(lowered, inventory)
+    if not unreadable:
+        topo_diags = [lowered.resolve(d) for d in _run_checks(lowered)
+                      if not _reported_already(d, lowered)]
+        out += _drop_superseded(topo_diags, earlier + out)
+    return out
 
 
 def _schema_diagnostic(f, doc, smap, filename: str) -> Diagnostic:

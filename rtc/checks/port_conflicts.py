@@ -180,10 +180,34 @@ def _overlap(topo, code, target, other, hosts: int):
     return error(code, msg, span, hint=hint, related=related, subject=f"server {target.server}")
 
 
+#: The job attribute that sets the ports of a claim kind (for hints).
+_KIND_SETTING = {"hccl": "env HCCL_IF_BASE_PORT", "api": "port", "dp_rpc": "dp_rpc_port",
+                 "kv": "kv_port", "ray": "ray_port", "master": "master_port"}
+
+
 def _conflict_hint(a, b) -> str:
+    """How to part claims ``a`` (the one reported) and ``b``. Claims of jobs in different
+    files were each planned alone, so leaving a value out does not help there: one job
+    must be given another value."""
+    apart = a.span is not None and b.span is not None and a.span.file != b.span.file
+    job = a.job or "?"
+    if apart and ":" in job:             # "FILE:JOB" across files
+        job = "{1} of {0}".format(*job.rsplit(":", 1))
     if {a.kind, b.kind} == {"hccl"}:
-        return ("give each job on a host its own HCCL window, e.g. HCCL_IF_BASE_PORT 60000 and "
-                f"{60000 + (a.hi - a.lo + 1)} (or leave it out and rtc picks)")
+        window = a.hi - a.lo + 1
+        hint = ("give each job on a host its own HCCL window, e.g. HCCL_IF_BASE_PORT "
+                f"{a.lo} and {a.lo + window}")
+        if apart:
+            return hint + (f" (each file is planned on its own: write `env HCCL_IF_BASE_PORT = "
+                           f"{a.lo + window}` in job {job})")
+        return hint + ("" if a.assigned and b.assigned else " (or leave it out and rtc picks)")
+    if a.kind == b.kind:
+        setting = _KIND_SETTING.get(a.kind)
+        fix = (f"give job {job} another {setting}, e.g. `{setting} {a.hi + 1}`" if setting
+               else f"give job {job} another {KIND_LABEL[a.kind]}")
+        if apart:
+            fix += " (each file is planned on its own, so rtc cannot move a default for you)"
+        return fix
     return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).

@@ -164,8 +164,12 @@ def write_or_fail(path, data, **kwargs) -> None:
     import os
 
     if os.path.isdir(path):
+        suffix = os.path.splitext(str(path).rstrip("/\\"))[1].lower()
+        if suffix in (".svg", ".dot", ".png", ".pdf", ".rtc"):   # rtc diagram / rtc import
+            fail_io(f"cannot write {path}: it is a folder",
+                    f"give a file name, e.g. -o {os.path.join(str(path), 'cluster' + suffix)}")
         fail_io(f"cannot write {path}: it is a folder",
-                   "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
+                "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
     try:
         write_atomic(path, data, **kwargs)
     except OSError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -12,7 +13,9 @@ from rtc.cli.common import fail_io, report, write_or_fail, write_stdout
 
 @app.command("fmt")
 def fmt_command(
-    files: list[Path] = typer.Argument(..., metavar="FILES", help="The .rtc files to format."),
+    files: list[Path] = typer.Argument(..., metavar="FILES",
+                                       help="The .rtc files to format (`-`: standard input, "
+                                            "formatted onto standard output)."),
     check: bool = typer.Option(False, "--check",
                                help="Write nothing; exit 1 when a file would change."),
     diff: bool = typer.Option(False, "--diff",
@@ -20,7 +23,8 @@ def fmt_command(
 ) -> None:
     """Rewrite each of FILES in the canonical layout: two-space indentation, one space between
     words, attributes in the order of the language reference, one blank line between
-    blocks; comments, quoted strings and {templates} are kept as written.
+    blocks; comments, quoted strings and {templates} are kept as written. `-` reads
+    standard input (named <stdin>) and prints the formatted text on standard output.
 
     A file is rewritten (atomically) only when it changes. A file with a syntax error is
     left untouched and its errors are reported (exit 1).
@@ -32,25 +36,31 @@ def fmt_command(
       rtc fmt examples/*.rtc --check
 
       rtc fmt cluster.rtc --diff
+
+      rtc fmt - < cluster.rtc > formatted.rtc
     """
     from rtc.syntax.formatter import SourceSyntaxError, format_source
 
     texts = [(path, _read(path)) for path in files]   # every file is readable, or exit 2
     failed = changed = False
     for path, text in texts:
+        name = "<stdin>" if str(path) == "-" else str(path)
         try:
-            formatted = format_source(text, str(path))
+            formatted = format_source(text, name)
         except SourceSyntaxError as exc:
-            report(exc.diagnostics, {str(path): text.removeprefix("\ufeff")})
+            report(exc.diagnostics, {name: text.removeprefix("\ufeff")})
             failed = True
+            continue
+        if str(path) == "-" and not (check or diff):
+            write_stdout(formatted)     # standard input cannot be rewritten: print it
             continue
         if formatted == text:
             continue
         changed = True
         if diff:
-            write_stdout(unified_diff(text, formatted, str(path)))
+            write_stdout(unified_diff(text, formatted, name))
         if check:
-            typer.echo(f"rtc: would reformat {path}", err=True)
+            typer.echo(f"rtc: would reformat {name}", err=True)
         elif not diff:
             write_or_fail(path, formatted)
             typer.echo(f"rtc: reformatted {path}", err=True)
@@ -60,9 +70,9 @@ def fmt_command(
 
 def _read(path: Path) -> str:
     """The text of ``path`` (UTF-8, a byte order mark kept so that fmt removes it); exit 2
-    when it cannot be read or is not UTF-8."""
+    when it cannot be read or is not UTF-8. ``-`` is standard input."""
     try:
-        data = path.read_bytes()
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     except IsADirectoryError:
         fail_io(f"cannot read {path}: it is a folder", "give .rtc files, e.g. `rtc fmt dir/*.rtc`")
     except OSError as exc:

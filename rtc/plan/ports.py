@@ -75,7 +75,8 @@ KIND_LABEL = {"hccl": "HCCL host ports", "api": "vLLM API server (--port)",
 
 class PortClaim(NamedTuple):
     """Ports ``lo``..``hi`` (inclusive) bound on ``server`` by ``job`` for ``kind``.
-    ``assigned`` is True when rtc chose the value; ``span`` points at what set it."""
+    ``assigned`` is True when the job does not give the value (rtc used the default, or
+    ``moved`` it off a taken default); ``span`` points at what set it."""
 
     server: str
     lo: int
@@ -85,12 +86,14 @@ class PortClaim(NamedTuple):
     span: Span | None
     assigned: bool = False
     detail: str = ""
+    moved: bool = False
 
     @property
     def owner(self) -> str:
         who = f"job {self.job}" if self.job else "the cluster"
         ports = str(self.lo) if self.lo == self.hi else f"{self.lo}-{self.hi}"
-        notes = [x for x in (self.detail, "chosen by rtc" if self.assigned else "") if x]
+        how = ("chosen by rtc" if self.moved else "the default") if self.assigned else ""
+        notes = [x for x in (self.detail, how) if x]
         extra = f" ({', '.join(notes)})" if notes else ""
         return f"{who}'s {KIND_LABEL[self.kind]} {ports}{extra}"
 
@@ -546,7 +549,8 @@ def _claim_defaults(plan: PortPlan, jobs: list, needs: dict) -> None:
                     jp.moved_by[need.key] = (need.default, first_blocker)
             for server, olo, ohi in need.hosts:
                 plan.add(PortClaim(server, value + olo, value + ohi, need.kind, job.name,
-                                   need.span, assigned=True, detail=need.detail))
+                                   need.span, assigned=True, detail=need.detail,
+                                   moved=value != need.default))
 
 
 def _free_value(plan: PortPlan, need: _Need) -> tuple[int | None, PortClaim | None]:

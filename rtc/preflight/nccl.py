@@ -94,6 +94,9 @@ def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
     res = NcclResults(os.path.basename(os.path.normpath(path)))
     diags: list[Diagnostic] = []
     expect = _expect(path, res, diags)
+    if expect is None and not any(os.path.exists(os.path.join(path, n))
+                                  for n in ("topo.txt", "all_reduce_perf.txt")):
+        return res, diags    # not a results folder at all: one finding, not one per file
     codes = _exit_codes(path, res.texts)
     for name in ("topo.txt", "all_reduce_perf.txt"):
         file = os.path.join(path, name)

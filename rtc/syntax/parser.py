@@ -535,6 +535,11 @@ def _unknown_block(f: _Failure, span: Span) -> Diagnostic:
     import difflib
 
     word = f.token_text or f.source_line.strip().split(" ")[0]
+    if word[:1] in ("{", "["):   # no rtc line starts with a brace: JSON
+        return error(UNKNOWN_BLOCK, f"unknown block keyword {show_text(word[:1])}: this looks like a "
+                     "JSON file (a rank table?), not an rtc description", span,
+                     hint="check a rank table with `rtc validate FILE`; `rtc import FILE` "
+                          "writes the description of one")
     close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
     hint = (f"did you mean '{close[0]}'?" if close else
             "blocks are: " + ", ".join(BLOCK_KINDS))

@@ -108,6 +108,16 @@ def decimal(value) -> int | None:
     return None
 
 
+def plain_decimal(value, path: tuple, bad: frozenset) -> int | None:
+    """:func:`decimal` of the value at ``path``, None when the schema rejected it (``path``
+    in ``bad``) -- except a bare JSON integer (``"rank_id": 3``), which the schema rejects
+    only for its type (RTC610): its value is plain, so the rules on the values (duplicate
+    ranks, duplicate device ids, ...) still report in the same run."""
+    if bad and path in bad and (type(value) is not int or value < 0):
+        return None
+    return decimal(value)
+
+
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}\Z")
 _IPv4 = ipaddress.IPv4Address
@@ -225,9 +235,46 @@ def choose_preset(doc, form: str, hardware: str | None = None, *,
         return table["atlas-800-910a"], ("atlas-800-910a (inferred: the group_list form is for the "
                                          "Atlas training series)")
     if top > 7:
-        return _a3_typical(table["atlas-800-a3"]), ('atlas-800-a3 in typical networking (inferred: '
-                                                     'version "1.0" with device ids above 7)')
+        above = ids_above_seven(doc, form)
+        if _lone_typo(doc, form, above):
+            server, did, _ = above[0]
+            return table["atlas-800t-a2"], (
+                f'atlas-800t-a2 (inferred: version "1.0"; device id {did} on server {server} is '
+                f'the only id above 7 and every other server has ids 0..7, so it reads as a typo)')
+        shown = ", ".join(f"{did} on {server}" for server, did, _ in above[:3])
+        more = f" and {len(above) - 3} more" if len(above) > 3 else ""
+        return _a3_typical(table["atlas-800-a3"]), (
+            f'atlas-800-a3 in typical networking (inferred: version "1.0" with device ids above 7: '
+            f'{shown}{more})')
     return table["atlas-800t-a2"], 'atlas-800t-a2 (inferred: version "1.0" with device ids 0..7)'
+
+
+def ids_above_seven(doc, form: str) -> list[tuple[str, int, tuple]]:
+    """(server_id, device id, JSON path of the device) for every device id above 7 of a
+    version 1.0 / 1.2 table, in table order (the evidence for A3 hardware, 16 dies)."""
+    out = []
+    for i, d, path in _iter_devices(doc, form):
+        v = decimal(d.get("device_id"))
+        if v is not None and v > 7:
+            sid = doc["server_list"][i].get("server_id") if form.startswith("hccl-v1") else i
+            out.append((str(sid) if sid is not None else f"server_list[{i}]", v,
+                        path + ("device_id",)))
+    return out
+
+
+def _lone_typo(doc, form: str, above: list) -> bool:
+    """True when one device id above 7 is the whole evidence for A3: a single such id, on a
+    server of at most 8 devices, and at least one other server (all of whose ids are 0..7).
+    An experienced user reads that as a mistyped A2 id (RTC205 then names it), not as
+    16-die servers."""
+    if len(above) != 1 or not form.startswith("hccl-v1"):
+        return False
+    sl = doc.get("server_list")
+    if not isinstance(sl, list) or len(sl) < 2:
+        return False
+    index = above[0][2][1]
+    devs = sl[index].get("device") if isinstance(sl[index], dict) else None
+    return isinstance(devs, list) and len(devs) <= 8
 
 
 # --------------------------------------------------------------------------- origins
@@ -440,9 +487,7 @@ _INF = float("inf")
 
 def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool) -> int | None:
     """Append the device at ``path`` to ``rs``; returns its rank (None when unusable)."""
-    if bad and path + ("device_id",) in bad:
-        return None
-    did = decimal(d.get("device_id"))
+    did = plain_decimal(d.get("device_id"), path + ("device_id",), bad)
     if did is None:
         return None
     o = rs.origin
@@ -465,9 +510,7 @@ def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool
         o.first_missing["super_device_id"] = path
     rs.devices.append(Device(did, ip, None, None, sd))
     o.devices.append((did, path, d))
-    if bad and path + ("rank_id",) in bad:
-        return None
-    return decimal(d.get("rank_id"))
+    return plain_decimal(d.get("rank_id"), path + ("rank_id",), bad)
 
 
 def _host(value, path: tuple, bad: frozenset):
@@ -550,7 +593,7 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
         r = _add_device(rs, d, path, bad, sdid)
         if form == "hccl-legacy-lab":
             inst_rank = path[:-2] + ("rank_id",)  # a missing one is RTC611's: left out
-            r = None if inst_rank in bad else decimal(_get(doc, inst_rank))
+            r = plain_decimal(_get(doc, inst_rank), inst_rank, bad)
         if r is not None and r < rs.order[0]:
             rs.order = (r, rs.order[1])
         if form == "pd-ranktable" and rs.pod is None:

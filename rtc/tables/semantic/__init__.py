@@ -38,7 +38,7 @@ from .pd import _check_pd
 from .super_pods import POD_MEMBERSHIP
 from .v1 import _check_v1
 from .v2 import _check_v2
-from .versions import check_version_fit
+from .versions import check_version_fit, hardware_guess_note
 
 
 def check_table(doc, form: str | None, source_map: SourceMap,
@@ -72,7 +72,7 @@ def check_v2_preset(doc, source_map: SourceMap, bad_paths: frozenset, preset) ->
 
 
 __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "check_table",
-           "check_v2_preset", "check_version_fit"]
+           "check_v2_preset", "check_version_fit", "hardware_guess_note"]
 
 #: The rules this package reports, family by family in code order (collected by
 #: rtc.report.rule_catalogue).

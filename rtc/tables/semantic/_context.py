@@ -9,6 +9,7 @@ from rtc.diagnostics import Diagnostic, Span
 from rtc.textfmt import format_ids
 
 from ..jsonload import SourceMap
+from ..lower_table import plain_decimal
 
 
 @dataclass
@@ -29,6 +30,11 @@ class _Ctx:
 
     def add(self, d: Diagnostic) -> None:
         self.out.append(d)
+
+    def number(self, path: tuple, value) -> int | None:
+        """The decimal at ``path``, None when the schema rejected it, except a bare JSON
+        integer (:func:`rtc.tables.lower_table.plain_decimal`)."""
+        return plain_decimal(value, path, self.bad)
 
 
 def _ids(values) -> str:

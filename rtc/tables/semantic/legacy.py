@@ -105,7 +105,7 @@ def _instance(ctx: _Ctx, walk: _Walk, ip_: tuple, inst: dict, sids: set[str]) ->
                      hint="HCCL finds a process's entry by pod_name; make it unique")
     devs = inst.get("devices")
     rp = ip_ + ("rank_id",)
-    r = None if rp in ctx.bad else decimal(inst.get("rank_id"))
+    r = ctx.number(rp, inst.get("rank_id"))
     if walk.lab:
         walk.entries.append((r, rp))
     if not isinstance(devs, list):

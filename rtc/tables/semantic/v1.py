@@ -75,14 +75,9 @@ def _devices(ctx: _Ctx, i: int, s: dict, label: str, v12: bool, entries: list,
         if type(d) is not dict:
             continue
         if "rank_id" in d:
-            r = decimal(d["rank_id"])
-            did = decimal(d.get("device_id"))
-            if bad:
-                dp = sp + ("device", j)
-                if dp + ("rank_id",) in bad:
-                    r = None
-                if dp + ("device_id",) in bad:
-                    did = None
+            dp = sp + ("device", j)
+            r = ctx.number(dp + ("rank_id",), d["rank_id"])
+            did = ctx.number(dp + ("device_id",), d.get("device_id"))
             entries.append((r, (i, j)))
             rows.append((did, r, (i, j)))
             if did is not None and (v12 or bad):
