@@ -303,9 +303,13 @@ GENERIC = hardware_of(presets()["generic"], devices_per_server=8)
 @given(op=st.sampled_from(OPS), per=st.sampled_from([2, 4, 8]), servers=st.sampled_from([1, 2, 4]),
        n=st.floats(1e3, 1e9), factor=st.floats(1.01, 10.0), which=st.sampled_from([0, 1]))
 def test_time_grows_with_bytes(op, per, servers, n, factor, which):
+    # for one algorithm; HCCL's size thresholds can switch to a faster one for the larger
+    # message (e.g. Pipeline from 16 MiB on A2 servers of several cards, GetDefaultAlgoLevel1V2)
     span = span_of(A2, servers, per)
     p = PARAMS[which]
-    assert collective(op, n * factor, span, p).seconds >= collective(op, n, span, p).seconds
+    small, large = collective(op, n, span, p), collective(op, n * factor, span, p)
+    if small.algorithm == large.algorithm:
+        assert large.seconds >= small.seconds
 
 
 @settings(max_examples=50, deadline=None)

@@ -117,21 +117,25 @@ def test_validate_text_folds_65k_style_tables_into_one_finding(tmp_path):
     assert f"{path}:10:32: error[RTC610]: server_list[0].device[0].rank_id:" in res.stdout
     assert "(and 127 more like it)" in res.stdout
     assert f"= note: also server 10.155.111.1, device 1, rank 1 ({path}:15:32)" in res.stdout
-    assert res.stdout.rstrip().endswith("rtc: 128 errors (1 file checked)")
+    # the bare-number rank ids are still read, so their order is judged too: the servers'
+    # IP-like ids sort as text otherwise than by rank (RTC216, one folded warning)
+    assert res.stdout.count("warning[RTC216]") == 1
+    assert res.stdout.rstrip().endswith("rtc: 128 errors, 1 warning (1 file checked)")
 
 
 def test_validate_json_sarif_github_carry_the_count(tmp_path):
     path = _write(tmp_path, merged_table(16))
     doc = json.loads(run_rtc("validate", "--format", "json", str(path)).stdout)
-    (d,) = doc["diagnostics"]
+    (d,) = [x for x in doc["diagnostics"] if x["severity"] == "error"]
     assert d["code"] == "RTC610" and d["count"] == 128
     assert doc["summary"]["errors"] == 128 and doc["files"][0]["errors"] == 128
     sarif = json.loads(run_rtc("validate", "--format", "sarif", str(path)).stdout)
     sarif_validator().validate(sarif)
-    (result,) = sarif["runs"][0]["results"]
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "RTC610"]
     assert result["occurrenceCount"] == 128 and len(result["relatedLocations"]) == EXAMPLES
     github = run_rtc("validate", "--format", "github", str(path)).stdout.splitlines()
-    assert len(github) == 1 and "(and 127 more like it)" in github[0]
+    errors = [line for line in github if line.startswith("::error")]
+    assert len(errors) == 1 and "(and 127 more like it)" in errors[0]
 
 
 def test_no_fold_reports_every_rank(tmp_path):
