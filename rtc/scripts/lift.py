@@ -102,7 +102,8 @@ class Lifted:
     matched_by_order: bool = False
 
 
-def _int(text: str | None, default: int | None = None) -> int | None:
+def int_value(text: str | None, default: int | None = None) -> int | None:
+    """``text`` as an int (a flag's value), ``default`` when it is None or not a number."""
     try:
         return int(text) if text is not None else default
     except ValueError:
@@ -125,10 +126,10 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
     if la.kind == "vllm":
         if la.value("--distributed-executor-backend") == "ray" and node.name in ray_heads:
             return ray_heads[node.name]
-        if la.has("--nnodes") and (_int(la.value("--nnodes"), 1) or 1) > 1:
+        if la.has("--nnodes") and (int_value(la.value("--nnodes"), 1) or 1) > 1:
             return ("nnodes", la.value("--master-addr") or "127.0.0.1",
                     la.value("--master-port") or "29501")
-        if (_int(la.value("--data-parallel-size"), 1) or 1) > 1:
+        if (int_value(la.value("--data-parallel-size"), 1) or 1) > 1:
             return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
                     la.value("--data-parallel-rpc-port") or "29550")
     if la.kind in ("torchrun", "msrun"):
@@ -159,7 +160,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
 
 def _is_dp_head(la: Launch) -> bool:
     return la.kind == "vllm" and not la.has("--headless") and \
-        (_int(la.value("--data-parallel-start-rank"), 0) or 0) == 0 and \
+        (int_value(la.value("--data-parallel-start-rank"), 0) or 0) == 0 and \
         not la.has("--data-parallel-rank")
 
 
@@ -207,21 +208,21 @@ def _rank_members(g: Group) -> None:
     for k, m in enumerate(g.members):
         la = m.main
         if g.kind == "dp":
-            m.rank = 0 if _is_dp_head(la) else 1 + (_int(la.value("--data-parallel-start-rank"))
-                                                    or _int(la.value("--data-parallel-rank")) or 0)
+            m.rank = 0 if _is_dp_head(la) else 1 + (int_value(la.value("--data-parallel-start-rank"))
+                                                    or int_value(la.value("--data-parallel-rank")) or 0)
         elif g.kind == "nnodes":
-            m.rank = _int(la.value("--node-rank"), 0) or 0
+            m.rank = int_value(la.value("--node-rank"), 0) or 0
         elif g.kind == "ray":
             m.rank = 0 if any(x.has("--head") for x in m.launches if x.kind == "ray") else k + 1
         elif g.kind in ("torchrun", "msrun"):
-            m.rank = _int(la.value("--node_rank") or la.value("--node-rank"), k) or 0
+            m.rank = int_value(la.value("--node_rank") or la.value("--node-rank"), k) or 0
     g.members.sort(key=lambda m: m.rank)
 
 
 def _visible(node: Node) -> list[int] | None:
     for la in node.launches:
         if la.devices:
-            ids = [_int(w.text.replace("/dev/davinci", ""), -1) for w in la.devices
+            ids = [int_value(w.text.replace("/dev/davinci", ""), -1) for w in la.devices
                    if w.text.startswith("/dev/davinci")]
             if ids and all(i is not None and i >= 0 for i in ids):
                 return ids
@@ -229,9 +230,9 @@ def _visible(node: Node) -> list[int] | None:
 
 
 def _replica(la: Launch) -> int:
-    return max(1, (_int(la.value("--tensor-parallel-size"), 1) or 1)
-               * (_int(la.value("--pipeline-parallel-size"), 1) or 1)
-               * (_int(la.value("--prefill-context-parallel-size"), 1) or 1))
+    return max(1, (int_value(la.value("--tensor-parallel-size"), 1) or 1)
+               * (int_value(la.value("--pipeline-parallel-size"), 1) or 1)
+               * (int_value(la.value("--prefill-context-parallel-size"), 1) or 1))
 
 
 def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
@@ -247,18 +248,18 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
         ids = list(parse_visible_devices(env.value).ids)
     if not ids:
         if g.kind == "dp":
-            dp = _int(la.value("--data-parallel-size"), 1) or 1
-            local = _int(la.value("--data-parallel-size-local"), dp)
+            dp = int_value(la.value("--data-parallel-size"), 1) or 1
+            local = int_value(la.value("--data-parallel-size-local"), dp)
             count = (dp if local is None else local) * _replica(la)
         elif g.kind == "ray":
             ray = next((x for x in m.launches if x.kind == "ray"), None)
-            count = _int(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
+            count = int_value(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
         elif g.kind == "nnodes":
-            count = _replica(la) // max(1, _int(la.value("--nnodes"), 1) or 1)
+            count = _replica(la) // max(1, int_value(la.value("--nnodes"), 1) or 1)
         elif la.kind in ("torchrun", "msrun"):
-            count = _int(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+            count = int_value(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
         else:
-            count = _replica(la) * (_int(la.value("--data-parallel-size"), 1) or 1)
+            count = _replica(la) * (int_value(la.value("--data-parallel-size"), 1) or 1)
         ids = list(range(count or 0))
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
@@ -281,7 +282,7 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
     used: dict[str, set] = {}
     for g in groups:
         for m in g.members:
-            tp = _int(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
+            tp = int_value(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
             used.setdefault(m.node.name, set()).update(
                 _devices(m, g, _visible(m.node), tp, preset.is_gpu))
     if preset.devices_per_server == 0:      # generic / generic-gpu: as many as the scripts use
@@ -386,15 +387,15 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     elif la.kind in ("torchrun", "msrun"):
         # the world is nodes x processes per node; how the script splits it (tp/pp) is in
         # the training script's own arguments, which rtc does not read
-        nodes = _int((la.value("--nnodes") or "1").split(":")[-1], 1) or 1
-        per = _int(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+        nodes = int_value((la.value("--nnodes") or "1").split(":")[-1], 1) or 1
+        per = int_value(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
         job.dp = nodes * per if la.kind == "torchrun" else \
-            (_int(la.value("--worker_num"), per) or per)
+            (int_value(la.value("--worker_num"), per) or per)
     for m in g.members:
         s = servers[m.node.name]
-        tp = _int(la.value("--tensor-parallel-size"), 1) or 1
+        tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
         ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu)))
-        local = _int(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
+        local = int_value(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)
     job.env = _job_env(g)
@@ -409,15 +410,15 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
 
 
 def _vllm_job(job: Job, g: Group, la: Launch) -> None:
-    job.tp = _int(la.value("--tensor-parallel-size"), 1) or 1
-    job.pp = _int(la.value("--pipeline-parallel-size"), 1) or 1
-    job.pcp = _int(la.value("--prefill-context-parallel-size"), 1) or 1
-    job.dcp = _int(la.value("--decode-context-parallel-size"), 1) or 1
-    job.dp = _int(la.value("--data-parallel-size"), 1) or 1
+    job.tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
+    job.pp = int_value(la.value("--pipeline-parallel-size"), 1) or 1
+    job.pcp = int_value(la.value("--prefill-context-parallel-size"), 1) or 1
+    job.dcp = int_value(la.value("--decode-context-parallel-size"), 1) or 1
+    job.dp = int_value(la.value("--data-parallel-size"), 1) or 1
     job.expert_parallel = la.has("--enable-expert-parallel")
     model = la.positional[0].text if la.positional else la.value("--model")
     job.launch = LaunchSpec(model=model, spans={"model": la.span})
-    job.port = _int(la.value("--port"), 8000)
+    job.port = int_value(la.value("--port"), 8000)
     job.spans["port"] = la.span_of("--port")
     if job.dp > 1 and len(g.members) > 1:
         bad = g.bad_address
@@ -425,12 +426,12 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
         job.dp_address = _ip(addr)
         job.spans["dp_address"] = (bad.value_span or bad.span) if bad is not None else \
             la.span_of("--data-parallel-address")
-        job.dp_rpc_port = _int(la.value("--data-parallel-rpc-port"), 29550)
+        job.dp_rpc_port = int_value(la.value("--data-parallel-rpc-port"), 29550)
         job.spans["dp_rpc_port"] = la.span_of("--data-parallel-rpc-port")
     if g.kind == "ray":
         ray = next((x for m in g.members for x in m.launches
                     if x.kind == "ray" and x.has("--head")), None)
-        job.ray_port = _int(ray.value("--port"), 6379) if ray else 6379
+        job.ray_port = int_value(ray.value("--port"), 6379) if ray else 6379
         job.spans["ray_port"] = ray.span_of("--port") if ray else la.span
         job.launch.executor = "ray"
     kv = la.value("--kv-transfer-config")
@@ -441,7 +442,7 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
             doc = None
         if isinstance(doc, dict):
             job.kv_connector = _CONNECTORS.get(str(doc.get("kv_connector")))
-            job.kv_port = _int(str(doc.get("kv_port")) if "kv_port" in doc else None)
+            job.kv_port = int_value(str(doc.get("kv_port")) if "kv_port" in doc else None)
             job.spans["kv_port"] = job.spans["kv_connector"] = la.span_of("--kv-transfer-config")
 
 
@@ -478,8 +479,8 @@ def _mode(g: Group, la: Launch) -> str:
 
 def _node_launch(job: Job, mode: str, m: Member, server: Server, head: bool) -> NodeLaunch:
     la = m.main
-    local = _int(la.value("--data-parallel-size-local"))
-    start = _int(la.value("--data-parallel-start-rank") or la.value("--data-parallel-rank"))
+    local = int_value(la.value("--data-parallel-size-local"))
+    start = int_value(la.value("--data-parallel-start-rank") or la.value("--data-parallel-rank"))
     ids = tuple(d.device_id for d in server.devices)
     plan = NodePlan(server.index, server.name, ids, (), 0, 0, len(ids), len(ids),
                     dp_local=local, dp_start=start)

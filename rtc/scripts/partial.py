@@ -24,19 +24,12 @@ from rtc.checks.world_size import WORLD_SIZE
 from rtc.diagnostics import Diagnostic, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
-from rtc.scripts.lift import Group
+from rtc.scripts.lift import Group, int_value
 
 #: The rules that judge a job over all of its nodes (skipped for a partial job).
 NEEDS_ALL_NODES = tuple(r.code for r in (WORLD_SIZE, DP_COVERAGE, START_RANKS))
 #: Skipped too when the DP head is not among the scripts (its address is no given host).
 NEEDS_THE_HEAD = (DP_ADDRESS.code,)
-
-
-def _int(text: str | None) -> int | None:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def _spread(g: Group, job: Job) -> str | None:
@@ -45,7 +38,7 @@ def _spread(g: Group, job: Job) -> str | None:
     if g.kind in ("nnodes", "torchrun", "msrun"):
         flag = "--nnodes" if la.has("--nnodes") else "--worker_num"
         text = la.value(flag) or "1"
-        count = _int(text.split(":")[-1]) or 1
+        count = int_value(text.split(":")[-1]) or 1
         return f"{flag} {text}" if count > len(g.members) else None
     if g.kind == "ray":
         return "a Ray cluster"   # the head and its workers: `ray start --head` / `--address`
@@ -53,9 +46,9 @@ def _spread(g: Group, job: Job) -> str | None:
         return None
     for m in g.members:
         x = m.main
-        local = _int(x.value("--data-parallel-size-local"))
+        local = int_value(x.value("--data-parallel-size-local"))
         start = x.value("--data-parallel-start-rank")
-        if x.has("--headless") or (_int(start) or 0) > 0:
+        if x.has("--headless") or (int_value(start) or 0) > 0:
             return (f"{m.node.name} runs {'--headless ' * x.has('--headless')}"
                     f"{f'--data-parallel-start-rank {start}' if start else ''}").strip()
         if local is not None and local < job.dp:
@@ -65,7 +58,7 @@ def _spread(g: Group, job: Job) -> str | None:
 
 def _all_dp_ranks(g: Group, job: Job) -> bool:
     """Whether the head and nodes for every DP rank are given (local DP sizes add up)."""
-    locals_ = [_int(m.main.value("--data-parallel-size-local")) for m in g.members]
+    locals_ = [int_value(m.main.value("--data-parallel-size-local")) for m in g.members]
     return any(m.rank == 0 for m in g.members) and None not in locals_ and \
         sum(locals_) >= job.dp
 
