@@ -13,6 +13,7 @@ carries the span of the line that wrote the bad value, so the check
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -100,6 +101,16 @@ def topology_params(topology, *, preset: str | None = None,
     return apply_overrides(load_params(name), lines + tuple(overrides))
 
 
+@functools.lru_cache(maxsize=8)
+def _read_config(path: str, mtime_ns: int, size: int):  # noqa: ARG001 - the cache key
+    """The parsed JSON of the config.json at absolute ``path``, read once per process and
+    version of the file (the RTC341-343 check, RTC310's numbers and `rtc cost` all ask for
+    it). Raises OSError, UnicodeDecodeError or json.JSONDecodeError (not cached). Callers
+    must not mutate it."""
+    with open(path, encoding="utf-8-sig") as f:
+        return json.load(f)
+
+
 def read_model(text: str, span: Span | None = None) -> ModelSpec:
     """A model from a preset name or a Hugging Face ``config.json`` path (UTF-8, a BOM
     allowed). The model is named by the config's ``_name_or_path`` / ``model_type``, else
@@ -111,9 +122,9 @@ def read_model(text: str, span: Span | None = None) -> ModelSpec:
     try:
         if not text.lower().endswith(".json"):
             return model_preset(text)
-        with open(text, encoding="utf-8-sig") as f:
-            config = json.load(f)
         path = os.path.abspath(text)
+        st = os.stat(path)
+        config = _read_config(path, st.st_mtime_ns, st.st_size)
         label = (os.path.basename(os.path.dirname(path))
                  if os.path.basename(path).lower() == "config.json"
                  else os.path.splitext(os.path.basename(path))[0])
