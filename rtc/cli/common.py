@@ -122,9 +122,11 @@ def _silence_stdout() -> None:
 
 def refuse_input_as_output(outputs, inputs) -> None:
     """Exit 2 when any output path is (or resolves to) one of the input files: writing it
-    would destroy the source before anyone noticed. One ``stat`` per output (an
-    ``--out-dir`` at 8,192 servers has 24,000 of them): an existing output is compared by
-    device and inode (symlinks and hard links included), a new one by its resolved path."""
+    would destroy the source before anyone noticed. An existing output is compared by
+    device and inode (symlinks and hard links included). Each output folder is listed once,
+    so an output name the listing lacks (every file of a first ``--out-dir`` run: 24,000 at
+    8,192 servers) costs no system call: it cannot be an existing input. An output whose
+    ``stat`` fails although it is listed is compared by its resolved path."""
     import os
 
     ins = [i for i in inputs if i is not None and str(i) != "-"]
@@ -138,22 +140,45 @@ def refuse_input_as_output(outputs, inputs) -> None:
         except OSError:
             pass
         reals[os.path.realpath(src)] = src
-    parents: dict[str, str] = {}
+    listings: dict[str, frozenset | None] = {}
     for out in outputs:
         if out is None:
             continue
-        try:
-            st = os.stat(out)
-            src = ids.get((st.st_dev, st.st_ino))
-        except OSError:
-            folder, name = os.path.split(os.path.abspath(out))
-            real = parents.get(folder)
-            if real is None:
-                real = parents[folder] = os.path.realpath(folder)
-            src = reals.get(os.path.join(real, name))
+        folder, name = os.path.split(os.fspath(out))
+        listed = listings.get(folder, ())
+        if listed == ():
+            listed = listings[folder] = _listing(folder or ".")
+        if listed is not None and name not in listed:
+            continue
+        src = _input_at(os.fspath(out), ids, reals)
         if src is not None:
             fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
                        "choose another output name")
+
+
+def _listing(folder: str) -> frozenset | None:
+    """The names in ``folder`` (empty when it does not exist), None when it cannot be
+    listed (then every output in it is looked at one by one)."""
+    import os
+
+    try:
+        return frozenset(os.listdir(folder))
+    except FileNotFoundError:
+        return frozenset()
+    except OSError:
+        return None
+
+
+def _input_at(out: str, ids: dict, reals: dict):
+    """The input file that the output path ``out`` is (by device and inode, else by its
+    resolved path), None when it is none of them."""
+    import os
+
+    try:
+        st = os.stat(out)
+        return ids.get((st.st_dev, st.st_ino))
+    except OSError:
+        return reals.get(os.path.realpath(out))
 
 
 def write_or_fail(path, data, **kwargs) -> None:

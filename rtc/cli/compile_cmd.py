@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -245,9 +246,9 @@ def _topology_files(result, jobs, out) -> list:
     return list(files.items())
 
 
-def _bundle(result, jobs, tables: list, out_dir: Path, out, global_table: bool = False) -> list:
-    """(path, text, mode or None) of the env, launch, preflight, calibration and plan files
-    (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
+def _bundle(result, jobs, tables: list, out, global_table: bool = False) -> list:
+    """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
+    files (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
     from rtc.emit.bundle import build_bundle
 
     bundle = build_bundle(result.topology, result.plan, jobs,
@@ -256,8 +257,7 @@ def _bundle(result, jobs, tables: list, out_dir: Path, out, global_table: bool =
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         raise typer.Exit(2)
-    return [(out_dir / name, text, mode if mode != 0o644 else None)
-            for name, text, mode in bundle.outputs]
+    return [(name, text, mode if mode != 0o644 else None) for name, text, mode in bundle.outputs]
 
 
 #: (test of a file name, what the compile summary calls it), first match wins (the names
@@ -317,15 +317,16 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     from rtc.emit.files import read_manifest
 
     diags = list(result.diagnostics)
-    extra = _bundle(result, jobs, tables, out_dir, out, global_table)
-    names = [p for p, _t in tables] + [p for p, _t, _m in extra]
+    extra = _bundle(result, jobs, tables, out, global_table)
+    folder = os.fspath(out_dir)
+    names = [p for p, _t in tables] + [os.path.join(folder, n) for n, _t, _m in extra]
     if not no_diagrams:
-        names += [out_dir / n for n, _v in COMPILE_DIAGRAMS]
+        names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
     refuse_input_as_output(names, [file])
     out(diags, result.sources, quiet=True)
     _prepare_out_dir(out_dir)
     diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
-    files = [(p.name, t, None) for p, t in tables] + [(p.name, t, m) for p, t, m in extra] \
+    files = [(p.name, t, None) for p, t in tables] + extra \
         + [(n, data, None) for n, data in diagrams]
     listed = None
     if job is None:  # --job writes part of a plan: no manifest, prune nothing
@@ -336,7 +337,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
         typer.echo(f"rtc: wrote {len(extra)} files to {out_dir}: "
-                   f"{file_kinds([p.name for p, _t, _m in extra])}", err=True)
+                   f"{file_kinds([n for n, _t, _m in extra])}", err=True)
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:
