@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 from ipaddress import IPv4Address
-from socket import inet_ntoa as _ntoa
+try:  # the C module socket.py wraps: importing socket.py itself costs ~2 ms of start-up
+    from _socket import inet_ntoa as _ntoa
+except ImportError:  # pragma: no cover - a Python without the _socket module
+    from socket import inet_ntoa as _ntoa
 from typing import Iterable
 
 # JSON indexes first ([12] -> [*]), then IPv6-looking runs, numbers and dotted numbers (-> #).

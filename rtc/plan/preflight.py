@@ -66,13 +66,14 @@ def _groups(topo, job):
     flat = [(s, d) for s, devs in members for d in devs]
     pl = topo.placement(job)
     dims = ("ep", "pp") if "ep" in pl.dims else pl.dims
+    position, placed = pl.rank_position, len(flat)
+    known = len(position)
     for dim in dims:
         for g in pl.groups(dim):
-            out = []
-            for r in g:
-                p = pl.rank_position[r] if r < len(pl.rank_position) else -1
-                if 0 <= p < len(flat):
-                    out.append(flat[p])
+            if len(g) < 2:  # a group of one (pp 1: 65,536 of them) has no peers
+                continue
+            out = [flat[p] for p in (position[r] if r < known else -1 for r in g)
+                   if 0 <= p < placed]
             if len(out) > 1:
                 yield out
 
