@@ -17,11 +17,12 @@ written on one line).
 from __future__ import annotations
 
 import json
+from itertools import chain
 
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
-from rtc.textfmt import ip_text, one_line_encoder
+from rtc.textfmt import ip_text, one_line_encoder, one_line_many_encoder
 
 FORMAT = 1
 
@@ -149,8 +150,15 @@ _SCALAR_TYPES = frozenset(_SCALARS)
 #: ``json.dumps(x, ensure_ascii=False)``, with one encoder for the ~900,000 values of a
 #: 65,536-NPU plan.
 _encode = one_line_encoder(ensure_ascii=False)
+_encode_many = one_line_many_encoder(ensure_ascii=False)
 _encode_key = json.encoder.encode_basestring_ascii  # what JSONEncoder().encode does for a str
 _encode_str = json.encoder.encode_basestring  # what the encoder above does for a str
+
+
+#: The text of a scalar value by its exact type, as ``json.dumps`` writes it (floats go
+#: through the encoder: ``repr`` differs for inf and nan).
+_SCALAR_TEXT = {str: _encode_str, int: int.__repr__, type(None): lambda v: "null",
+                bool: lambda v: "true" if v else "false"}
 
 
 def _scalars(values) -> bool:
@@ -190,7 +198,10 @@ def _dump(x, indent: str) -> str:
         return text
     inner = indent + "  "
     if isinstance(x, dict):
-        items = [f"{inner}{_encode_key(k)}: {_dump(v, inner)}" for k, v in x.items()]
+        scalar = _SCALAR_TEXT.get
+        items = [f"{inner}{_encode_key(k)}: "
+                 f"{f(v) if (f := scalar(type(v))) is not None else _dump(v, inner)}"
+                 for k, v in x.items()]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
     return "[\n" + ",\n".join(_list_items(x, inner)) + "\n" + indent + "]"
 
@@ -198,7 +209,14 @@ def _dump(x, indent: str) -> str:
 def _list_items(x: list, inner: str) -> list[str]:
     """The lines of the items of a list that does not go on one line: :func:`_dump` of
     each, with its one-line cases for a list or dict of scalars taken inline (plan.json
-    has ~400,000 such items at 65,536 NPUs: ranks, devices, groups, env pairs)."""
+    has ~400,000 such items at 65,536 NPUs: ranks, devices, groups, env pairs). A list
+    whose items are all such lists, or all such dicts (the ranks, a server's devices, the
+    groups of a dimension), is encoded in one pass of the C encoder."""
+    kinds = set(map(type, x))
+    if kinds == {dict} and _SCALAR_TYPES.issuperset(
+            map(type, chain.from_iterable(map(dict.values, x)))) or \
+            kinds == {list} and _SCALAR_TYPES.issuperset(map(type, chain.from_iterable(x))):
+        return list(map(inner.__add__, _encode_many(x)))
     out = []
     append = out.append
     scalar_types = _SCALAR_TYPES.issuperset
