@@ -61,10 +61,12 @@ def _ids(ids) -> str:
 class _Labels:
     """Per-rank server name, device id and device IP text (``server``, ``device``,
     ``ip``: lists indexed by global rank, None for a rank without a device), computed
-    once per job. Built per server with list operations, not per rank: the rank-table
-    positions are each server's devices in server order (:func:`rtc.parallel.placement.
-    place`), so one column per position, read through ``rank_position``, gives every
-    rank's value."""
+    once per job.
+
+    Built per server with list operations rather than a Python step per rank: rank-table
+    positions are each server's devices in server order
+    (:func:`rtc.parallel.placement.place`), so a column per position, read through
+    ``rank_position``, gives every rank's value."""
 
     def __init__(self, pl: JobPlacement):
         self.pl = pl
