@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import checked_topology, fail_usage
+from rtc.cli.common import checked_topology, fail_usage, write_stdout
 
 _DIMS = ("tp", "pcp", "pp", "dp", "ep")
 
@@ -51,7 +51,7 @@ def groups_command(
         fail_usage(f"{file} has no job: groups belong to jobs",
                    "add a `job NAME` block with a `servers ...` line and a `tp N` line")
     dims = _DIMS if dim == "all" else (dim,)
-    if fmt == "json":
-        typer.echo(groups_json(topo, jobs, dims, str(file)), nl=False)
+    if fmt == "json":  # JSON holds no terminal escapes: no need for echo's scan for them
+        write_stdout(groups_json(topo, jobs, dims, str(file)))
     else:
         typer.echo(groups_text(topo, jobs, dims), nl=False)

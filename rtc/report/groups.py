@@ -9,8 +9,11 @@ once and reused for every kind of group.
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from json.encoder import encode_basestring as _quote  # C escaper, as json.dumps uses
+
 from rtc.parallel.placement import ALL_DIMS, JobPlacement
-from rtc.textfmt import compact, one_line_encoder
+from rtc.textfmt import compact, ip_text, one_line_encoder
 
 FORMAT = "rtc-groups/1"
 
@@ -56,29 +59,33 @@ def _ids(ids) -> str:
 
 
 class _Labels:
-    """Per-rank server/device/ip, computed once per job (linear)."""
+    """Per-rank server name, device id and device IP text (``server``, ``device``,
+    ``ip``: lists indexed by global rank, None for a rank without a device), computed
+    once per job.
+
+    Built per server with list operations rather than a Python step per rank: rank-table
+    positions are each server's devices in server order
+    (:func:`rtc.parallel.placement.place`), so a column per position, read through
+    ``rank_position``, gives every rank's value."""
 
     def __init__(self, pl: JobPlacement):
         self.pl = pl
-        nodes = pl.nodes
-        self.server = [None] * pl.world
-        self.device = [None] * pl.world
-        self.ip = [None] * pl.world
-        pos_node, pos_slot = pl.position_node, pl.position_slot
-        ip_cache: dict = {}
-        for r, p in enumerate(pl.rank_position):
-            if p < 0:
-                continue
-            n = nodes[pos_node[p]]
-            slot = pos_slot[p]
-            self.server[r] = n.name
-            self.device[r] = n.device_ids[slot]
-            raw = n.device_ips[slot] if slot < len(n.device_ips) else None
-            if raw is not None:
-                text = ip_cache.get(raw)
-                if text is None:
-                    text = ip_cache[raw] = str(raw)
-                self.ip[r] = text
+        servers: list = []
+        devices: list = []
+        ips: list = []
+        for n in pl.nodes:
+            k = len(n.device_ids)
+            servers += [n.name] * k
+            devices += n.device_ids
+            got = list(map(ip_text, n.device_ips[:k]))
+            ips += got + [None] * (k - len(got))
+        for column in (servers, devices, ips):
+            column.append(None)  # read by position -1: a rank without a device
+        at = pl.rank_position
+        missing = [None] * (pl.world - len(at))
+        self.server = list(map(servers.__getitem__, at)) + missing
+        self.device = list(map(devices.__getitem__, at)) + missing
+        self.ip = list(map(ips.__getitem__, at)) + missing
         self._text: list | None = None
         self._members: list | None = None
 
@@ -97,11 +104,27 @@ class _Labels:
         return self._text[r]
 
     def member_texts(self) -> list[str]:
-        """The JSON text of every rank's member object (as in ``groups_document``),
-        encoded once per job and shared by every kind of group."""
+        """The one-line JSON text of every rank's member object, exactly
+        ``_dump(_member(pl, self, r))``, made once per job and shared by every kind of
+        group. Each distinct server name and device id is encoded once."""
         if self._members is None:
-            self._members = [_dump(_member(self.pl, self, r)) for r in range(self.pl.world)]
+            rank_ids = [str(p) if p >= 0 else "null" for p in self.pl.rank_position]
+            rank_ids += ["null"] * (self.pl.world - len(rank_ids))
+            self._members = [
+                f'{{"rank": {r}, "rank_id": {p}, "server": {s}, "device_id": {d}, '
+                f'"device_ip": {ip}}}'
+                for r, p, s, d, ip in zip(range(self.pl.world), rank_ids,
+                                          _encoded_each(self.server),
+                                          _encoded_each(self.device),
+                                          _encoded_each(self.ip))]
         return self._members
+
+
+def _encoded_each(values: list) -> list[str]:
+    """``[_dump(v) for v in values]``: strings (names, device IPs) straight through the C
+    escaper, as ``_dump`` does; other values (device ids, None) encoded once each."""
+    others = {v: _dump(v) for v in set(values) if type(v) is not str}
+    return [_quote(v) if type(v) is str else others[v] for v in values]
 
 
 def _servers_of(pl: JobPlacement, group) -> list[str]:
@@ -154,14 +177,15 @@ def groups_document(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> dict:
 def groups_json(topo, jobs, dims=ALL_DIMS, file: str | None = None) -> str:
     """``render_json(groups_document(...))``, the same text, without building a dict per
     member of every group (5 per rank with every kind of group: ~330,000 at 65,536
-    NPUs): each rank's member object is encoded once per job and every group line is
-    joined from those texts."""
+    NPUs): each rank's member object is encoded once per job, every group's line is
+    joined from those texts (:func:`_group_lines`) and the lines are written as they
+    are."""
     return render_json(_document(topo, jobs, dims, file, encoded=True))
 
 
-class _Encoded(str):
-    """A group's line, already JSON text (:func:`groups_json`); :func:`render_json`
-    writes it as it is."""
+class _EncodedItems(list):
+    """A list of JSON texts, one per item, each already one line (:func:`groups_json`);
+    :func:`render_json` writes them as they are."""
 
     __slots__ = ()
 
@@ -224,24 +248,16 @@ def _member(pl: JobPlacement, labels: _Labels, r: int) -> dict:
 
 def _dim_document(pl: JobPlacement, labels: _Labels, dim: str, encoded: bool = False) -> dict:
     """The ``groups[dim]`` entry of a job's document: why there are none, or every group
-    with its members (``encoded``: each group as its :class:`_Encoded` line)."""
+    with its members (``encoded``: the groups as one :class:`_EncodedItems`)."""
     why = pl.why_absent(dim)
     if why is not None:
         return {"present": False, "reason": why}
-    items = []
-    crossing = 0
     groups = pl.groups(dim)
     if encoded:
-        texts = labels.member_texts()
-        for i, g in enumerate(groups):
-            servers = _servers_of(pl, g)
-            cross = len(servers) > 1
-            crossing += cross
-            items.append(_Encoded(
-                f'{{"index": {i}, "ranks": [{", ".join(map(str, g))}], "cross_server": '
-                f'{"true" if cross else "false"}, "servers": {_dump(servers)}, "members": ['
-                + ", ".join([texts[r] for r in g]) + "]}"))
+        items, crossing = _group_lines(pl, labels, groups)
     else:
+        items = []
+        crossing = 0
         for i, g in enumerate(groups):
             servers = _servers_of(pl, g)
             cross = len(servers) > 1
@@ -252,6 +268,45 @@ def _dim_document(pl: JobPlacement, labels: _Labels, dim: str, encoded: bool = F
     return {"present": True, "count": len(items),
             "size": len(groups[0]) if groups else 0,
             "crossing": crossing, "groups": items}
+
+
+def _group_lines(pl: JobPlacement, labels: _Labels, groups) -> tuple[_EncodedItems, int]:
+    """(each group's one-line JSON text, exactly ``_dump`` of its dict in
+    :func:`groups_document`; how many groups cross servers). Per group only C-level
+    joins and lookups: member texts come from :meth:`_Labels.member_texts`, the
+    ``servers`` text of a group on one server is encoded once per server."""
+    members = labels.member_texts()
+    names = [n.name for n in pl.nodes]
+    alone = [_dump([name]) for name in names] + ["[]"]  # [-1]: a rank without a device
+    rank_node = pl.rank_node
+    if groups and max(map(len, groups)) == 1:
+        return _single_rank_lines(pl, members, alone, groups), 0
+    lines = _EncodedItems()
+    crossing = 0
+    for i, g in enumerate(groups):
+        on = dict.fromkeys(map(rank_node.__getitem__, g))
+        on.pop(-1, None)
+        if len(on) == 1:
+            (n,) = on
+            servers, cross = alone[n], "false"
+        else:
+            servers, cross = _dump([names[n] for n in on]), "true" if on else "false"
+            crossing += bool(on)
+        lines.append(f'{{"index": {i}, "ranks": [{", ".join(map(str, g))}], '
+                     f'"cross_server": {cross}, "servers": {servers}, "members": ['
+                     f'{", ".join(map(members.__getitem__, g))}]}}')
+    return lines, crossing
+
+
+def _single_rank_lines(pl: JobPlacement, members: list[str], alone: list[str],
+                       groups) -> _EncodedItems:
+    """The lines of :func:`_group_lines` when every group has one rank (the pp groups of
+    a job without pipeline stages, the pcp groups without context parallel: one group
+    per rank), which never cross servers: one format per group."""
+    servers = list(map(alone.__getitem__, pl.rank_node))
+    return _EncodedItems(
+        f'{{"index": {i}, "ranks": [{r}], "cross_server": false, "servers": {servers[r]}, '
+        f'"members": [{members[r]}]}}' for i, (r,) in enumerate(groups))
 
 
 _ONE_LINE_ITEMS = {"groups", "nodes", "worlds"}
@@ -277,14 +332,16 @@ def render_json(doc: dict) -> str:
                 emit(v, indent + 1, k in _ONE_LINE_ITEMS)
                 out.append(",\n" if i < len(value) - 1 else "\n")
             out.append("  " * indent + "}")
+        elif type(value) is _EncodedItems and value:
+            out.append("[\n" + pad)
+            out.extend(chain.from_iterable(zip(value, repeat(",\n" + pad))))
+            out[-1] = "\n" + "  " * indent + "]"
         elif isinstance(value, list) and value and (one_line_items or
                                                      any(isinstance(x, (dict, list)) for x in value)):
             out.append("[\n")
             for i, v in enumerate(value):
                 out.append(pad)
-                if type(v) is _Encoded:
-                    out.append(v)
-                elif one_line_items:
+                if one_line_items:
                     out.append(dump(v))
                 else:
                     emit(v, indent + 1, False)
