@@ -16,6 +16,7 @@ world-size error about tp 1 would be wrong advice).
 from __future__ import annotations
 
 import ipaddress
+import operator
 import unicodedata
 from typing import TYPE_CHECKING, Iterator
 
@@ -24,6 +25,8 @@ from rtc.model.presets import Preset
 from rtc.network.addressing import Fabric, HostNetwork, address_key
 from rtc.parallel.placement import JobPlacement, place_job
 from rtc.syntax.decls import EnvLine, ParamLine, PolicyLine
+
+_DEVICE_ID = operator.attrgetter("device_id")  # sort key: a device's physical id
 
 if TYPE_CHECKING:  # the inventory parsers are imported only when a server has captures
     from rtc.inventory.facts import ServerInventory
@@ -516,13 +519,12 @@ class Topology:
 
     def _rank_table_members(self, job: Job | None) -> list[tuple[Server, list[Device]]]:
         if job is None:
-            return [(s, sorted(s.devices, key=lambda d: d.device_id)) for s in self.servers
-                    if s.devices]
+            return [(s, sorted(s.devices, key=_DEVICE_ID)) for s in self.servers if s.devices]
         out = []
         for p in sorted(job.placements, key=lambda p: p.server.index):
             wanted = set(p.device_ids)
             devs = [d for d in p.server.devices if d.device_id in wanted]
-            devs.sort(key=lambda d: d.device_id)
+            devs.sort(key=_DEVICE_ID)
             if devs:
                 out.append((p.server, devs))
         return out

@@ -522,8 +522,8 @@ def place_job(topology, job) -> JobPlacement:
     caches it). Servers and devices come from :meth:`Topology.rank_table_members`, so
     positions are exactly the ``rank_id`` values of the job's rank table."""
     dp_local = {p.server.name: p.dp_local for p in job.placements}
-    nodes = [NodeInput(s.name, tuple(d.device_id for d in devs), dp_local.get(s.name),
-                       tuple(d.device_ip for d in devs))
+    nodes = [NodeInput(s.name, tuple([d.device_id for d in devs]), dp_local.get(s.name),
+                       tuple([d.device_ip for d in devs]))
              for s, devs in topology.rank_table_members(job)]
     sizes = ParallelSizes(dp=job.dp, pp=job.pp, pcp=job.pcp, tp=job.tp,
                           expert_parallel=bool(job.expert_parallel),
