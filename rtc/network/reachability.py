@@ -130,8 +130,9 @@ class Model:
         self.component_fabrics: dict[int, list[str]] = {}
         of_sig = self._join(set(signature.values()) - {()})
         # routed subnet -> component (-1: in no fabric, it reaches only itself)
-        self.component: dict[Subnet, int] = {sub: of_sig.get(sig, -1) if sig else -1
-                                              for sub, sig in signature.items()}
+        self.component: dict[Subnet, int] = \
+            dict.fromkeys(signature, of_sig.get((ASSUMED,), -1)) if self.assumed else \
+            {sub: of_sig.get(sig, -1) if sig else -1 for sub, sig in signature.items()}
         self._info = info
         # One routing domain for the whole cluster (the common case: one fabric) answers
         # every single_domain() question without a pass over the devices.

@@ -110,6 +110,7 @@ class Proc:
     label: str
     user_args: tuple                        # the args/head_args/worker_args part
     spans: dict    # flag -> Span (lifted scripts; "" = line)
+    _words: tuple | None  # words() without values, once computed
     _flags: dict | None   # flags() once computed
 
     def __init__(
@@ -123,17 +124,22 @@ class Proc:
         self.label = label
         self.user_args = user_args
         self.spans = {} if spans is None else spans
+        self._words = None
         self._flags = None
 
     def words(self, values: dict | None = None) -> list[str]:
         """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
-        values = values or {}
+        if not values:
+            if self._words is None:
+                self._words = tuple([a if isinstance(a, str) else f"${a.name}"
+                                     for a in self.argv])
+            return list(self._words)
         return [a if isinstance(a, str) else (values.get(a.name) or f"${a.name}")
                 for a in self.argv]
 
     def flags(self) -> dict[str, str | None]:
         """:func:`rtc.plan.versions.vllm_flags` of :meth:`words` (no values), parsed on
-        first use and cached: several checks read the flags of every process, and
+        first use and cached. Several checks read the words and flags of every process;
         ``argv`` is not changed once the process is planned. Callers must not modify
         the dict."""
         if self._flags is None:

@@ -192,6 +192,8 @@ class FastValidator:
         self._key_cache: dict[tuple, list[SchemaError]] = {}
         self._leaf_cache: dict[tuple, list[SchemaError]] = {}
         self._type_cache: dict[tuple, object] = {}
+        #: predicate of a ``{"type": "string", "pattern": P}`` schema -> P's search
+        self._searches: dict[Callable, Callable] = {}
 
     @property
     def validator(self):
@@ -289,7 +291,9 @@ class FastValidator:
         if kind == "string" and set(keys) <= {"type", "pattern", "const", "enum"}:
             if "pattern" in keys and len(keys) == 2:
                 search = re.compile(schema["pattern"]).search
-                return lambda x: isinstance(x, str) and search(x) is not None
+                pred = lambda x: isinstance(x, str) and search(x) is not None  # noqa: E731
+                self._searches[pred] = search  # objects inline it (below)
+                return pred
             if "const" in keys and len(keys) == 2 and isinstance(schema["const"], str):
                 const = schema["const"]
                 return lambda x: isinstance(x, str) and x == const
@@ -306,6 +310,10 @@ class FastValidator:
         subs = {name: self._sub(sub) for name, sub in schema.get("properties", {}).items()}
         allowed = None if extra else frozenset(subs)
         required = tuple(schema.get("required", ()))
+        # Members that are patterned strings (a rank table's every scalar) are tested
+        # here, without a call to their predicate; the others through it.
+        searches = {name: self._searches[p] for name, p in subs.items() if p in self._searches}
+        others = {name: p for name, p in subs.items() if name not in searches}
 
         def obj(x):
             if not isinstance(x, dict):
@@ -315,7 +323,16 @@ class FastValidator:
             for q in required:
                 if q not in x:
                     return False
-            return _members_valid(subs, x)
+            for name, val in x.items():
+                search = searches.get(name)
+                if search is not None:
+                    if not isinstance(val, str) or search(val) is None:
+                        return False
+                    continue
+                p = others.get(name)
+                if p is not None and not p(val):
+                    return False
+            return True
         return obj
 
     # ---- decomposition
