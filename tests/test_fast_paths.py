@@ -1,0 +1,101 @@
+"""The faster forms that `rtc compile` uses at scale give exactly what the plain forms they
+replaced give: the rank table's address text, the file-name test, vLLM flag parsing and a
+process's cached words."""
+
+from __future__ import annotations
+
+import ipaddress
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rtc.emit.hccl_json import _int_text, _ip_texts
+from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
+from rtc.plan.launch import Proc, Ref
+from rtc.plan.versions import VLLM_ALIASES, VLLM_SWITCHES, vllm_flags
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.ip_addresses(v=4), st.ip_addresses(v=6),
+                          st.integers(0, 2**24 - 1).map(lambda n: ipaddress.IPv4Address(n << 8))),
+                max_size=40))
+def test_ip_text_is_str(ips):
+    text = _ip_texts()  # one function for the list: its cache carries across addresses
+    assert [text(ip) for ip in ips] == [str(ip) for ip in ips]
+
+
+@given(st.integers(-5, 10**12))
+def test_int_text_is_str(n):
+    assert _int_text(n) == str(n)
+
+
+def _slow_file_name_problem(name: str) -> str | None:
+    """file_name_problem as it was: a test of every character."""
+    if "/" in name or "\\" in name:
+        return "holds a path separator"
+    if name in (".", ".."):
+        return "is a folder name"
+    if any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in name):
+        return "holds a control or invisible formatting character"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        return "holds a lone surrogate (not a character)"
+    if name.startswith("-"):
+        return "starts with '-'"
+    if len(name) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    return None
+
+
+names = st.one_of(st.text(max_size=12),
+                  st.text(st.characters(max_codepoint=127), max_size=12),
+                  st.text(st.sampled_from("ab-./\x00\x1f\x7f\u00ad\u200b\ud800é"), max_size=8))
+
+
+@settings(max_examples=400, deadline=None)
+@given(names)
+def test_file_name_problem_same_as_per_character_test(name):
+    assert file_name_problem(name) == _slow_file_name_problem(name)
+
+
+def _slow_vllm_flags(words: list[str]) -> dict:
+    """vllm_flags as it was (index arithmetic with startswith)."""
+    out: dict = {}
+    k = 0
+    while k < len(words):
+        w = words[k]
+        if w.startswith("-") and not w[1:2].isdigit():
+            name, eq, value = w.partition("=")
+            name = VLLM_ALIASES.get(name, name)
+            if eq:
+                out[name] = value
+            elif name in VLLM_SWITCHES or k + 1 >= len(words) or words[k + 1].startswith("-"):
+                out[name] = None
+            else:
+                out[name] = words[k + 1]
+                k += 1
+        k += 1
+    return out
+
+
+words = st.lists(st.one_of(st.sampled_from(sorted(VLLM_ALIASES) + list(VLLM_SWITCHES)
+                                           + ["--port", "-1", "8000", "-", "", "--x=1", "-tp=2",
+                                              "serve", "--data-parallel-size"]),
+                           st.text(max_size=4)), max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(words)
+def test_vllm_flags_same_as_before(ws):
+    assert vllm_flags(ws) == _slow_vllm_flags(ws)
+
+
+def test_proc_words_and_flags_cached_yet_equal():
+    p = Proc(["vllm", "serve", Ref("MODEL"), "-tp", "8", "--headless"])
+    first = p.words()
+    first.append("--changed")  # a caller's list is its own: the cache is untouched
+    assert p.words() == ["vllm", "serve", "$MODEL", "-tp", "8", "--headless"]
+    assert p.words({"MODEL": "/m"})[2] == "/m"
+    assert p.flags() == vllm_flags(p.words()) == {"--tensor-parallel-size": "8",
+                                                  "--headless": None}
+    assert p.flags() is p.flags()
