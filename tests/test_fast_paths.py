@@ -1,17 +1,19 @@
 """The faster forms that `rtc compile` uses at scale give exactly what the plain forms they
-replaced give: the rank table's address text, the file-name test, vLLM flag parsing and a
-process's cached words."""
+replaced give: the rank table's address text, the file-name test, vLLM flag parsing, a
+process's cached words and the rank lists of a placement."""
 
 from __future__ import annotations
 
 import ipaddress
 import unicodedata
+from typing import NamedTuple
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtc.emit.hccl_json import _int_text, _ip_texts
 from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
+from rtc.parallel.placement import _MAX_WORLD, _rank_lists
 from rtc.plan.launch import Proc, Ref
 from rtc.plan.versions import VLLM_ALIASES, VLLM_SWITCHES, vllm_flags
 
@@ -99,3 +101,32 @@ def test_proc_words_and_flags_cached_yet_equal():
     assert p.flags() == vllm_flags(p.words()) == {"--tensor-parallel-size": "8",
                                                   "--headless": None}
     assert p.flags() is p.flags()
+
+
+def _slow_rank_lists(plans, alloc):
+    """_rank_lists as it was: one step per rank."""
+    rank_node, rank_position = [-1] * alloc, [-1] * alloc
+    for p in plans:
+        for k in range(p.placed):
+            r = p.first_rank + k
+            if 0 <= r < alloc:
+                rank_node[r] = p.index
+                rank_position[r] = p.first_position + k
+    return rank_node, rank_position
+
+
+class _Plan(NamedTuple):
+    index: int
+    first_position: int
+    first_rank: int
+    placed: int
+
+
+plans = st.lists(st.builds(_Plan, st.integers(0, 9), st.integers(0, 60), st.integers(-8, 60),
+                           st.integers(0, 12)), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plans, st.integers(1, 64))
+def test_rank_lists_by_slices_same_as_per_rank(ps, world):
+    assert _rank_lists(ps, world) == _slow_rank_lists(ps, min(world, _MAX_WORLD))

@@ -114,6 +114,9 @@ def _server_id(s, ids: dict, clashes: Folded) -> None:
 def _device_ids(s, id_lists: Folded) -> None:
     """RTC204: ``s`` lists device ids twice (one finding per server, naming the repeats;
     a family's members are folded by the shared line)."""
+    ids = [d.device_id for d in s.devices]
+    if len(set(ids)) == len(ids):
+        return  # every id once (the usual server): nothing to name
     seen: set[int] = set()
     twice: list[int] = []
     for d in s.devices:

@@ -424,7 +424,7 @@ class _ServerLowering:
         # falls outside 0-255 (None) and every other shape take the text path below,
         # which explains the problem.
         fast = template.ipv4_addresses(self.i, device_ids)
-        if fast is not None and not any(a is None for a in fast):
+        if fast is not None and all(fast):  # an address is always true, None false
             return fast
         # Evaluate the per-server part once, then only the per-device groups.
         try:

@@ -508,12 +508,12 @@ def _rank_lists(plans: list[NodePlan], world: int) -> tuple[list[int], list[int]
     rank_node = [-1] * alloc
     rank_position = [-1] * alloc
     for p in plans:
-        base = p.first_position
-        for k in range(p.placed):
-            r = p.first_rank + k
-            if 0 <= r < alloc:
-                rank_node[r] = p.index
-                rank_position[r] = base + k
+        # ranks first_rank + k for k in 0..placed-1, clipped to 0..alloc-1 (slices)
+        lo, hi = max(p.first_rank, 0), min(p.first_rank + p.placed, alloc)
+        if lo < hi:
+            rank_node[lo:hi] = [p.index] * (hi - lo)
+            start = p.first_position + lo - p.first_rank
+            rank_position[lo:hi] = range(start, start + hi - lo)
     return rank_node, rank_position
 
 

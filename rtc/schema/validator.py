@@ -309,7 +309,7 @@ class FastValidator:
             return None
         subs = {name: self._sub(sub) for name, sub in schema.get("properties", {}).items()}
         allowed = None if extra else frozenset(subs)
-        required = tuple(schema.get("required", ()))
+        required = frozenset(schema.get("required", ()))
         # Members that are patterned strings (a rank table's every scalar) are tested
         # here, without a call to their predicate; the others through it.
         searches = {name: self._searches[p] for name, p in subs.items() if p in self._searches}
@@ -320,9 +320,8 @@ class FastValidator:
                 return False
             if allowed is not None and not allowed.issuperset(x):
                 return False
-            for q in required:
-                if q not in x:
-                    return False
+            if not required <= x.keys():
+                return False
             for name, val in x.items():
                 search = searches.get(name)
                 if search is not None:
