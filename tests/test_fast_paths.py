@@ -32,21 +32,21 @@ def test_int_text_is_str(n):
     assert _int_text(n) == str(n)
 
 
+# file_name_problem as it was, as a table: the first test a name fails gives its reason.
+_PER_CHARACTER = (
+    (lambda n: "/" in n or "\\" in n, "holds a path separator"),
+    (lambda n: n in (".", ".."), "is a folder name"),
+    (lambda n: any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in n),
+     "holds a control or invisible formatting character"),
+    (lambda n: any(0xD800 <= ord(c) <= 0xDFFF for c in n),
+     "holds a lone surrogate (not a character)"),
+    (lambda n: n.startswith("-"), "starts with '-'"),
+    (lambda n: len(n) > MAX_NAME_CHARS, f"is longer than {MAX_NAME_CHARS} characters"),
+)
+
+
 def _slow_file_name_problem(name: str) -> str | None:
-    """file_name_problem as it was: a test of every character."""
-    if "/" in name or "\\" in name:
-        return "holds a path separator"
-    if name in (".", ".."):
-        return "is a folder name"
-    if any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in name):
-        return "holds a control or invisible formatting character"
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
-        return "holds a lone surrogate (not a character)"
-    if name.startswith("-"):
-        return "starts with '-'"
-    if len(name) > MAX_NAME_CHARS:
-        return f"is longer than {MAX_NAME_CHARS} characters"
-    return None
+    return next((why for test, why in _PER_CHARACTER if test(name)), None)
 
 
 names = st.one_of(st.text(max_size=12),
