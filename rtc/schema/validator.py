@@ -285,7 +285,8 @@ class FastValidator:
         a ``pattern`` / ``const`` / ``enum``, and an object with ``properties``,
         ``required`` and a boolean ``additionalProperties``. Same verdict as the general
         path (one closure per keyword), with one call per value instead of several and no
-        repeated type tests. None for any other shape."""
+        repeated type tests; an object tests its patterned string members itself, without
+        a call each. None for any other shape."""
         keys = [k for k in schema if k not in _ANNOTATIONS]
         kind = schema.get("type")
         if kind == "string" and set(keys) <= {"type", "pattern", "const", "enum"}:
