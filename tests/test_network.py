@@ -747,3 +747,32 @@ def test_port_clash_across_files_names_defaults_and_a_fix_that_works():
     assert "leave it out" not in hccl.hint + api.hint
     assert api.hint.startswith("give job prefill of ") and "prefill.rtc another port, e.g. `port 8001` (" in api.hint
     assert " or vLLM API server" not in api.hint
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_domain_shortcut_agrees_with_the_device_scan(seed):
+    # Model answers single_domain() at once when the whole cluster is one routing domain;
+    # the per-device scan must give the same answer for every job and for the cluster.
+    topo = compile_text(_random_cluster(random.Random(seed)), "r.rtc").topology
+    model = Model(topo)
+    groups = [[d for _s, devs in topo.rank_table_members(j) for d in devs]
+              for j in (topo.jobs or [None])] + [[d for s in topo.servers for d in s.devices]]
+    fast = [model.single_domain(g) for g in groups]
+    model._one_domain = False
+    assert fast == [model.single_domain(g) for g in groups]
+
+
+@pytest.mark.parametrize("fabric", ["", "fabric roce {\n  subnets 6.0.0.0/8\n}\n",
+                                    "fabric roce {\n  subnets 6.0.0.0/26\n}\n"])
+def test_one_domain_shortcut_on_routed_plans(fabric):
+    # a /31 per NPU with gateways (the A2 plan): one assumed or declared fabric is one
+    # domain; a fabric holding only some subnets is not
+    text = a2("family n[0..7] {\n  host 10.0.0.{i+1}\n  device_ip 6.0.{i}.{2*d+1}\n"
+              "  gateway 6.0.{i}.{2*d}\n  prefix 31\n}\n" + fabric)
+    topo = compile_text(text, "x.rtc").topology
+    model = Model(topo)
+    devices = [d for s in topo.servers for d in s.devices]
+    assert model._one_domain is ("/26" not in fabric)
+    fast = model.single_domain(devices)
+    model._one_domain = False
+    assert fast == model.single_domain(devices) == ("/26" not in fabric)

@@ -37,10 +37,14 @@ _SUSPECT_FIRST_OCTETS = frozenset(o for o in range(256) for net, mask, _ in _V4_
                                   if o & (mask >> 24) == net >> 24)
 
 
-def _suspect(key: int | None) -> bool:
-    """Could the address with this key (rtc.model.topology.address_key) be reserved?
-    False for most addresses, decided from the first octet; IPv6 always needs a look."""
-    return key is not None and (key > 0xFFFFFFFF or (key >> 24) in _SUSPECT_FIRST_OCTETS)
+def _suspect_servers(topo: Topology) -> set[int]:
+    """ids of the servers with a device address or gateway that could be reserved (by
+    its address key, rtc.model.topology.address_key): decided from the first octet, in
+    one pass without a call per address; IPv6 always needs a look."""
+    first = _SUSPECT_FIRST_OCTETS
+    return {id(s) for s, _d, ip, gw in topo.address_keys()
+            if ip is not None and (ip > 0xFFFFFFFF or ip >> 24 in first)
+            or gw is not None and (gw > 0xFFFFFFFF or gw >> 24 in first)}
 
 
 def _why(ip) -> str | None:
@@ -69,8 +73,7 @@ def _article(why: str) -> str:
 
 def check(topo: Topology, plan: Plan):
     # Servers with a device address worth a closer look (by int key, in one pass).
-    flagged = {id(s) for s, _d, ip_key, gw_key in topo.address_keys()
-               if _suspect(ip_key) or _suspect(gw_key)}
+    flagged = _suspect_servers(topo)
     # One finding per source line (a family's template is one line), counting the rest.
     hosts = Folded("servers")
     devices = Folded("addresses")

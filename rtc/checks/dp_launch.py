@@ -12,8 +12,7 @@ from __future__ import annotations
 from rtc.diagnostics import Span, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
-from rtc.plan.versions import (FEATURES, VLLM_ALIASES, has, parse_version, version_text,
-                               vllm_flags)
+from rtc.plan.versions import FEATURES, VLLM_ALIASES, has, parse_version, version_text
 from rtc.rules import rule
 
 START_RANKS = rule("RTC530", "dp-start-ranks", "error",
@@ -56,11 +55,6 @@ GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
     (a plain name, not NCCL's ^lo syntax).""")
 
 
-def _flags(proc) -> dict[str, str | None]:
-    """Flag -> value of the process's vLLM argv (:func:`rtc.plan.versions.vllm_flags`)."""
-    return vllm_flags(proc.words())
-
-
 def _int(text) -> int | None:
     try:
         return int(text)
@@ -74,7 +68,7 @@ def _vllm_nodes(jl):
         for proc in nl.procs:
             words = proc.words()
             if "serve" in words[:3] or any("api_server" in w for w in words[:3]):
-                yield nl, proc, _flags(proc)
+                yield nl, proc, proc.flags()
 
 
 def _span(proc, flag: str, job) -> Span:

@@ -65,6 +65,7 @@ def _servers(topo: Topology):
     sdids: dict = {}
     host_clashes, id_clashes = Folded("servers"), Folded("servers")
     id_lists, sdid_clashes = Folded("servers"), Folded("devices")
+    sdids_once = _sdids_unique(topo)
     for s in topo.servers:
         first = names.get(s.name)
         if first is not None:
@@ -76,7 +77,8 @@ def _servers(topo: Topology):
         _host_ip(s, hosts, host_clashes)
         _server_id(s, ids, id_clashes)
         _device_ids(s, id_lists)
-        _super_device_ids(s, sdids, sdid_clashes)
+        if not sdids_once:
+            _super_device_ids(s, sdids, sdid_clashes)
     for folded in (host_clashes, id_clashes, id_lists, sdid_clashes):
         yield from folded.emit()
 
@@ -114,6 +116,9 @@ def _server_id(s, ids: dict, clashes: Folded) -> None:
 def _device_ids(s, id_lists: Folded) -> None:
     """RTC204: ``s`` lists device ids twice (one finding per server, naming the repeats;
     a family's members are folded by the shared line)."""
+    ids = [d.device_id for d in s.devices]
+    if len(set(ids)) == len(ids):
+        return  # every id once (the usual server): nothing to name
     seen: set[int] = set()
     twice: list[int] = []
     for d in s.devices:
@@ -126,6 +131,17 @@ def _device_ids(s, id_lists: Folded) -> None:
             DUP_DEVICE_ID, f"{s.name} lists device{'s' if len(twice) > 1 else ''} {ids} twice",
             s.span_of("devices"), subject=f"{s.label}, device{'s' if len(twice) > 1 else ''} "
             f"{ids}", hint="list each physical device id once"), s.name)
+
+
+def _sdids_unique(topo: Topology) -> bool:
+    """True when no super pod repeats a super_device_id (the usual cluster): then RTC213
+    has nothing to say and its per-device bookkeeping is skipped. One list per pod."""
+    by_pod: dict = {}
+    for s in topo.servers:
+        if s.super_pod_id is not None:
+            by_pod.setdefault(s.super_pod_id, []).extend(
+                [d.super_device_id for d in s.devices if d.super_device_id is not None])
+    return all(len(set(ids)) == len(ids) for ids in by_pod.values())
 
 
 def _super_device_ids(s, sdids: dict, clashes: Folded) -> None:

@@ -270,8 +270,12 @@ def _who(role: str, s, d) -> str:
 
 
 def _families(topo: Topology):
-    tables = [(j, topo.rank_table_members(j)) for j in topo.jobs] or \
-        [(None, topo.rank_table_members(None))]
+    # A rank table can mix families only when the cluster has IPv6 device IPs (address
+    # keys above 2**32) beside IPv4 ones: one pass over the keys settles the usual case.
+    keys = [ip for _s, _d, ip, _gw in topo.address_keys() if ip is not None]
+    mixed = bool(keys) and min(keys) <= 0xFFFFFFFF < max(keys)
+    tables = ([(j, topo.rank_table_members(j)) for j in topo.jobs] or
+              [(None, topo.rank_table_members(None))]) if mixed else []
     for job, members in tables:
         first: dict = {}
         count = {4: 0, 6: 0}

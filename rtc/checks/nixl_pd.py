@@ -16,7 +16,7 @@ from rtc.plan import Plan
 from rtc.plan.disaggregation import pd_side
 from rtc.plan.modes import spans_servers
 from rtc.plan.versions import (FEATURES, KV_ROLES, SOURCES, VLLM_CONNECTORS, has,
-                               parse_version, version_text, vllm_flags)
+                               parse_version, version_text)
 from rtc.rules import rule
 
 NIXL_ON_ASCEND = rule("RTC533", "nixl-on-ascend", "error",
@@ -133,7 +133,7 @@ def _kv_config(job, side, proc, gpu: bool):
     """RTC537 for one process's --kv-transfer-config, or None when it is fine or absent.
     Connector names are judged on GPUs only: on Ascend, vllm-ascend registers its own
     (MooncakeConnectorV1, ...) with vLLM's factory when its plugin loads."""
-    flags = vllm_flags(proc.words())
+    flags = proc.flags()
     text = flags.get("--kv-transfer-config")
     if "--kv-transfer-config" not in flags:
         return None

@@ -120,10 +120,14 @@ def _cover(subs) -> str:
     a whole octet (IPv4) or hextet (IPv6) so it reads like a plan (6.0.2.0/24, 6.0.0.0/8)."""
     v = subs[0][0]
     bits = 32 if v == 4 else 128
-    same = [x for x in subs if x[0] == v]
-    low = min(net for _v, net, _p in same)
-    high = max(net + (1 << (bits - prefix)) - 1 for _v, net, prefix in same)
-    common = min(bits - (low ^ high).bit_length(), min(p for _v, _n, p in same))
+    _vs, nets, prefixes = zip(*(x for x in subs if x[0] == v))
+    low = min(nets)
+    lengths = set(prefixes)
+    if len(lengths) == 1:  # one prefix length (the usual plan): the highest network ends last
+        high = max(nets) + (1 << (bits - prefixes[0])) - 1
+    else:
+        high = max(net + (1 << (bits - p)) - 1 for net, p in zip(nets, prefixes))
+    common = min(bits - (low ^ high).bit_length(), min(lengths))
     unit = 8 if v == 4 else 16
     common -= common % unit
     return subnet_text((v, low & mask(v, common), common))

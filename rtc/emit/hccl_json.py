@@ -42,6 +42,8 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     members = topo.rank_table_members(job)
     version = topo.preset.ranktable_version
     mindie = job is not None and job.framework == "mindie"
+    ranks = list(map(str, range(sum(len(devices) for _s, devices in members))))
+    ip_text = _ip_texts()
     server_list = []
     rank = 0
     for server, devices in members:
@@ -54,15 +56,12 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
             entry["container_ip"] = str(pod_ip)
         devs = []
         for d in devices:
-            item = {"device_id": str(d.device_id)}
+            item = {"device_id": _int_text(d.device_id)}
             if version == "1.2" and d.super_device_id is not None:
                 item["super_device_id"] = str(d.super_device_id)
-            ip = d.device_ip
-            if ip is not None:
-                # formatting the packed bytes is str(ip) for IPv4, ~2x faster
-                item["device_ip"] = ("%d.%d.%d.%d" % tuple(ip.packed) if type(ip) is IPv4Address
-                                     else str(ip))
-            item["rank_id"] = str(rank)
+            if d.device_ip is not None:
+                item["device_ip"] = ip_text(d.device_ip)
+            item["rank_id"] = ranks[rank]
             rank += 1
             devs.append(item)
         entry["device"] = devs
@@ -78,6 +77,31 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
             doc["super_pod_list"] = [{"super_pod_id": pid, "server_list": servers}
                                      for pid, servers in pods.items()]
     return doc
+
+
+_SMALL = tuple(map(str, range(256)))  # the text of 0..255 (device ids, octets)
+
+
+def _int_text(n: int) -> str:
+    """``str(n)`` of an int (a table lookup for 0..255)."""
+    return _SMALL[n] if 0 <= n < 256 else str(n)
+
+
+def _ip_texts():
+    """A function ``ip -> str(ip)``. An IPv4 address is written as its first three
+    octets (looked up: a server's devices share them in most plans) and its last one;
+    IPv6 addresses as ``str``."""
+    heads: dict[int, str] = {}
+
+    def text(ip) -> str:
+        if type(ip) is not IPv4Address:
+            return str(ip)
+        n = int(ip)
+        head = heads.get(n >> 8)
+        if head is None:
+            head = heads[n >> 8] = "%d.%d.%d." % (n >> 24, n >> 16 & 255, n >> 8 & 255)
+        return head + _SMALL[n & 255]
+    return text
 
 
 def schema_name(doc: dict) -> str:

@@ -141,17 +141,10 @@ class _ServerLowering:
     def server(self) -> Server:
         decl, i = self.decl, self.i
         device_ids = list(decl.devices or range(self.preset.devices_per_server))
-        devices = [Device(d) for d in device_ids]
-        for key in ("device_ip", "gateway"):
-            plan = getattr(decl, key)
-            if plan is None or plan.kind == "inventory":
-                continue
-            values = self.plan_addresses(plan, decl.span_of(key), device_ids, key)
-            for dev, v in zip(devices, values or ()):
-                setattr(dev, key, v)
-        if decl.prefix is not None:
-            for dev in devices:
-                dev.prefix = decl.prefix
+        ips = self.device_addresses("device_ip", device_ids)
+        gateways = self.device_addresses("gateway", device_ids)
+        devices = [Device(d, ip, gw, decl.prefix)
+                   for d, ip, gw in zip(device_ids, ips, gateways)]
         if decl.super_device_id is not None:
             values = self.plan_ints(decl.super_device_id, decl.span_of("super_device_id"),
                                     device_ids)
@@ -173,6 +166,18 @@ class _ServerLowering:
                       net_instances=self.net_instances(),
                       container_ip=self.container_ip(),
                       backup=(decl.backup.device, decl.backup.replaces) if decl.backup else None)
+
+    def device_addresses(self, key: str, device_ids: list[int]) -> list:
+        """The ``device_ip`` or ``gateway`` (``key``) of each device, in order: None for
+        a device without one (not written, taken from the inventory, or reported)."""
+        n = len(device_ids)
+        plan = getattr(self.decl, key)
+        if plan is None or plan.kind == "inventory":
+            return [None] * n
+        values = self.plan_addresses(plan, self.decl.span_of(key), device_ids, key)
+        if values is not None and len(values) == n:
+            return values
+        return (list(values or ()) + [None] * n)[:n]
 
     def ub_layers(self, devices: list[Device]) -> None:
         """``plane``, ``port_eid`` and ``level_ip`` lines rendered per device (i, d, k):
@@ -419,7 +424,7 @@ class _ServerLowering:
         # falls outside 0-255 (None) and every other shape take the text path below,
         # which explains the problem.
         fast = template.ipv4_addresses(self.i, device_ids)
-        if fast is not None and not any(a is None for a in fast):
+        if fast is not None and all(fast):  # an address is always true, None false
             return fast
         # Evaluate the per-server part once, then only the per-device groups.
         try:

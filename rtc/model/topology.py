@@ -16,6 +16,7 @@ world-size error about tp 1 would be wrong advice).
 from __future__ import annotations
 
 import ipaddress
+import operator
 import unicodedata
 from typing import TYPE_CHECKING, Iterator
 
@@ -24,6 +25,8 @@ from rtc.model.presets import Preset
 from rtc.network.addressing import Fabric, HostNetwork, address_key
 from rtc.parallel.placement import JobPlacement, place_job
 from rtc.syntax.decls import EnvLine, ParamLine, PolicyLine
+
+_DEVICE_ID = operator.attrgetter("device_id")  # sort key: a device's physical id
 
 if TYPE_CHECKING:  # the inventory parsers are imported only when a server has captures
     from rtc.inventory.facts import ServerInventory
@@ -285,9 +288,12 @@ def file_name_problem(name: str) -> str | None:
         return "holds a path separator"
     if name in (".", ".."):
         return "is a folder name"
-    if any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in name):
+    if name.isascii():  # the usual name: ASCII has no format characters nor surrogates
+        if not name.isprintable():  # an ASCII character is printable unless < 32 or 127
+            return "holds a control or invisible formatting character"
+    elif any(ord(c) < 32 or ord(c) == 127 or unicodedata.category(c) == "Cf" for c in name):
         return "holds a control or invisible formatting character"
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+    elif any(0xD800 <= ord(c) <= 0xDFFF for c in name):
         return "holds a lone surrogate (not a character)"
     if name.startswith("-"):
         return "starts with '-'"
@@ -487,9 +493,12 @@ class Topology:
         compare and hash these ints instead of ``ipaddress`` objects (whose ``__hash__``,
         ``__int__`` and ``version`` are Python-level calls, ~10x slower per device)."""
         if self._address_keys is None:
+            v4 = ipaddress.IPv4Address  # its key is its value: no address_key() call
             self._address_keys = [
-                (s, d, None if d.device_ip is None else address_key(d.device_ip),
-                 None if d.gateway is None else address_key(d.gateway))
+                (s, d, None if (ip := d.device_ip) is None else
+                 int(ip) if type(ip) is v4 else address_key(ip),
+                 None if (gw := d.gateway) is None else
+                 int(gw) if type(gw) is v4 else address_key(gw))
                 for s in self.servers for d in s.devices]
         return self._address_keys
 
@@ -516,13 +525,12 @@ class Topology:
 
     def _rank_table_members(self, job: Job | None) -> list[tuple[Server, list[Device]]]:
         if job is None:
-            return [(s, sorted(s.devices, key=lambda d: d.device_id)) for s in self.servers
-                    if s.devices]
+            return [(s, sorted(s.devices, key=_DEVICE_ID)) for s in self.servers if s.devices]
         out = []
         for p in sorted(job.placements, key=lambda p: p.server.index):
             wanted = set(p.device_ids)
             devs = [d for d in p.server.devices if d.device_id in wanted]
-            devs.sort(key=lambda d: d.device_id)
+            devs.sort(key=_DEVICE_ID)
             if devs:
                 out.append((p.server, devs))
         return out

@@ -121,18 +121,23 @@ class Model:
         self.routed: dict[Subnet, bool] = {}
         self._ends: dict = {}
         # device -> (subnet, routed)
-        info = _device_subnets(topo, self.routed)
+        unrouted: set[Subnet] = set()
+        info = _device_subnets(topo, self.routed, unrouted)
         # Subnets with the same fabric memberships behave alike, so the graph joins
         # membership signatures (few) to fabrics, not the (many) subnets themselves.
-        signature: dict[Subnet, tuple] = {}
-        for sub in self.routed:
-            signature[sub] = (ASSUMED,) if self.assumed else tuple(index.fabrics_of(sub))
+        signature: dict[Subnet, tuple] = dict.fromkeys(self.routed, (ASSUMED,)) \
+            if self.assumed else {sub: tuple(index.fabrics_of(sub)) for sub in self.routed}
         self.component_fabrics: dict[int, list[str]] = {}
-        of_sig = self._join({sig for sig in signature.values() if sig})
+        of_sig = self._join(set(signature.values()) - {()})
         # routed subnet -> component (-1: in no fabric, it reaches only itself)
-        self.component: dict[Subnet, int] = {sub: of_sig.get(sig, -1) if sig else -1
-                                              for sub, sig in signature.items()}
+        self.component: dict[Subnet, int] = \
+            dict.fromkeys(signature, of_sig.get((ASSUMED,), -1)) if self.assumed else \
+            {sub: of_sig.get(sig, -1) if sig else -1 for sub, sig in signature.items()}
         self._info = info
+        # One routing domain for the whole cluster (the common case: one fabric) answers
+        # every single_domain() question without a pass over the devices.
+        domains = {c if c >= 0 else sub for sub, c in self.component.items()}
+        self._one_domain = len(domains | unrouted) <= 1
 
     def _join(self, sigs: set) -> dict[tuple, int]:
         """Component of each fabric-membership signature of ``sigs`` (the connected
@@ -187,6 +192,8 @@ class Model:
         domain (one fabric component, or one subnet): then no pair among them can be
         unreachable and the per-group count can be skipped. Linear, no allocation per
         device; the common case of one routed fabric is decided here."""
+        if self._one_domain:  # the whole cluster is one domain: so is every part of it
+            return True
         info, component = self._info, self.component
         first = _NONE
         for d in devices:
@@ -207,9 +214,10 @@ class Model:
         return self.assumed and len(self.routed) > 1
 
 
-def _device_subnets(topo, routed_subnets: dict) -> dict:
+def _device_subnets(topo, routed_subnets: dict, unrouted: set) -> dict:
     """id(device) -> (subnet, routed) for every device with an address and a prefix;
-    routed subnets are added to ``routed_subnets``. Runs once per NPU: one loop, no call
+    routed subnets are added to ``routed_subnets``, the subnets of devices without a
+    usable gateway to ``unrouted``. Runs once per NPU: one loop, no call
     per device."""
     info: dict = {}
     masks4 = [mask(4, p) for p in range(33)]
@@ -238,6 +246,8 @@ def _device_subnets(topo, routed_subnets: dict) -> dict:
         info[id(d)] = (sub, routed)
         if routed:
             routed_subnets[sub] = True
+        else:
+            unrouted.add(sub)
     return info
 
 

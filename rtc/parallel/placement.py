@@ -508,12 +508,12 @@ def _rank_lists(plans: list[NodePlan], world: int) -> tuple[list[int], list[int]
     rank_node = [-1] * alloc
     rank_position = [-1] * alloc
     for p in plans:
-        base = p.first_position
-        for k in range(p.placed):
-            r = p.first_rank + k
-            if 0 <= r < alloc:
-                rank_node[r] = p.index
-                rank_position[r] = base + k
+        # ranks first_rank + k for k in 0..placed-1, clipped to 0..alloc-1 (slices)
+        lo, hi = max(p.first_rank, 0), min(p.first_rank + p.placed, alloc)
+        if lo < hi:
+            rank_node[lo:hi] = [p.index] * (hi - lo)
+            start = p.first_position + lo - p.first_rank
+            rank_position[lo:hi] = range(start, start + hi - lo)
     return rank_node, rank_position
 
 
@@ -522,8 +522,8 @@ def place_job(topology, job) -> JobPlacement:
     caches it). Servers and devices come from :meth:`Topology.rank_table_members`, so
     positions are exactly the ``rank_id`` values of the job's rank table."""
     dp_local = {p.server.name: p.dp_local for p in job.placements}
-    nodes = [NodeInput(s.name, tuple(d.device_id for d in devs), dp_local.get(s.name),
-                       tuple(d.device_ip for d in devs))
+    nodes = [NodeInput(s.name, tuple([d.device_id for d in devs]), dp_local.get(s.name),
+                       tuple([d.device_ip for d in devs]))
              for s, devs in topology.rank_table_members(job)]
     sizes = ParallelSizes(dp=job.dp, pp=job.pp, pcp=job.pcp, tp=job.tp,
                           expert_parallel=bool(job.expert_parallel),

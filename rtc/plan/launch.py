@@ -78,7 +78,7 @@ from rtc.plan.nixl import is_nixl, nixl_env
 from rtc.network.env import env_map
 from rtc.plan.ports import (DEFAULT_API_PORT, DEFAULT_DP_RPC_PORT, DEFAULT_MASTER_PORT,
                             DEFAULT_RAY_PORT, JobPorts, PortPlan)
-from rtc.plan.versions import has, needs_comment, parse_version, version_text
+from rtc.plan.versions import has, needs_comment, parse_version, version_text, vllm_flags
 
 CONNECTORS = {
     "mooncake": ("MooncakeConnectorV1", "vllm_ascend.distributed.mooncake_connector"),
@@ -110,6 +110,8 @@ class Proc:
     label: str
     user_args: tuple                        # the args/head_args/worker_args part
     spans: dict    # flag -> Span (lifted scripts; "" = line)
+    _words: tuple | None  # words() without values, once computed
+    _flags: dict | None   # flags() once computed
 
     def __init__(
             self, argv: list, env: list | None = None, background: bool = False,
@@ -122,12 +124,27 @@ class Proc:
         self.label = label
         self.user_args = user_args
         self.spans = {} if spans is None else spans
+        self._words = None
+        self._flags = None
 
     def words(self, values: dict | None = None) -> list[str]:
         """argv as plain strings; a Ref becomes ``values[name]`` or ``$NAME``."""
-        values = values or {}
+        if not values:
+            if self._words is None:
+                self._words = tuple([a if isinstance(a, str) else f"${a.name}"
+                                     for a in self.argv])
+            return list(self._words)
         return [a if isinstance(a, str) else (values.get(a.name) or f"${a.name}")
                 for a in self.argv]
+
+    def flags(self) -> dict[str, str | None]:
+        """:func:`rtc.plan.versions.vllm_flags` of :meth:`words` (no values), parsed on
+        first use and cached. Several checks read the words and flags of every process;
+        ``argv`` is not changed once the process is planned. Callers must not modify
+        the dict."""
+        if self._flags is None:
+            self._flags = vllm_flags(self.words())
+        return self._flags
 
 
 class NodeLaunch:
@@ -221,6 +238,14 @@ class _Job:
                  side: tuple[PdPair, str] | None, nodes: list[NodePlan], servers: list[Server]):
         self.topo, self.job, self.pl, self.jp = topo, job, pl, jp
         self.side, self.nodes, self.servers = side, nodes, servers
+        self._vllm: _VllmShared | None = None
+
+    def vllm_shared(self, mode: str) -> _VllmShared:
+        """The node-independent parts of a vLLM launch (every node of a job has one
+        ``mode``), computed on first use."""
+        if self._vllm is None:
+            self._vllm = _VllmShared(self, mode)
+        return self._vllm
 
     @property
     def spec(self) -> LaunchSpec:
@@ -374,22 +399,36 @@ class _Serve:
 
 def _vllm_node(ctx: _Job, nl: NodeLaunch) -> None:
     spec, job, jp = ctx.spec, ctx.job, ctx.jp
-    head = ctx.servers[0]
     nl.variables.append(("MODEL", spec.model, "the model path or name (job attribute: model)"))
-    nl.comments += _version_comments(ctx.topo, nl.mode, job)
-    base: list = ["vllm", "serve", Ref("MODEL")]
-    if spec.served_name:
-        base += ["--served-model-name", spec.served_name]
-    sv = _Serve(base, _tp_flags(job), ctx.user(nl.head),
-                jp.port if jp.port is not None else DEFAULT_API_PORT,
-                str(jp.dp_address) if jp.dp_address is not None else str(head.host_ip),
-                str(jp.dp_rpc_port if jp.dp_rpc_port is not None else DEFAULT_DP_RPC_PORT),
-                f"{job.name}-{nl.server.name}")
+    shared = ctx.vllm_shared(nl.mode)
+    nl.comments += shared.comments
+    sv = _Serve(shared.base, shared.tpf, ctx.user(nl.head), shared.port, shared.address,
+                shared.rpc, f"{job.name}-{nl.server.name}")
     {"single": _single, "dp-internal": _dp_shared, "dp-hybrid": _dp_shared,
      "dp-external": _dp_external, "ray": _ray, "nnodes": _nnodes}[nl.mode](ctx, nl, sv)
     if ctx.side is not None and is_nixl(job):
         nl.env += nixl_env(job, nl.server, jp.kv_port if jp is not None else None,
                            env_map(job))
+
+
+class _VllmShared:
+    """The parts of a vLLM job's launch that are the same on every node, computed once
+    per job: the version ``comments``, ``base`` (vllm serve "$MODEL" [--served-model-name
+    N]), ``tpf``, the API ``port``, ``address`` / ``rpc`` (--data-parallel-address /
+    -rpc-port). The lists are shared by the nodes: they are only concatenated, never
+    changed."""
+
+    def __init__(self, ctx: _Job, mode: str):
+        job, jp, spec = ctx.job, ctx.jp, ctx.spec
+        self.comments = _version_comments(ctx.topo, mode, job)
+        self.base: list = ["vllm", "serve", Ref("MODEL")]
+        if spec.served_name:
+            self.base += ["--served-model-name", spec.served_name]
+        self.tpf = _tp_flags(job)
+        self.port = jp.port if jp.port is not None else DEFAULT_API_PORT
+        self.address = str(jp.dp_address) if jp.dp_address is not None \
+            else str(ctx.servers[0].host_ip)
+        self.rpc = str(jp.dp_rpc_port if jp.dp_rpc_port is not None else DEFAULT_DP_RPC_PORT)
 
 
 def _single(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:

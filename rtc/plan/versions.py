@@ -171,20 +171,22 @@ def vllm_flags(words: list[str]) -> dict[str, str | None]:
     flag followed by another flag map to None), short forms through :data:`VLLM_ALIASES`.
     Negative numbers (``-1``) are values, not flags."""
     out: dict[str, str | None] = {}
+    n = len(words)
     k = 0
-    while k < len(words):
+    while k < n:
         w = words[k]
-        if w.startswith("-") and not w[1:2].isdigit():
-            name, eq, value = w.partition("=")
-            name = VLLM_ALIASES.get(name, name)
-            if eq:
-                out[name] = value
-            elif name in VLLM_SWITCHES or k + 1 >= len(words) or words[k + 1].startswith("-"):
-                out[name] = None
-            else:
-                out[name] = words[k + 1]
-                k += 1
         k += 1
+        if w[:1] != "-" or w[1:2].isdigit():
+            continue   # a value (or a negative number)
+        name, eq, value = w.partition("=")
+        name = VLLM_ALIASES.get(name, name)
+        if eq:
+            out[name] = value
+        elif name in VLLM_SWITCHES or k >= n or words[k][:1] == "-":
+            out[name] = None
+        else:
+            out[name] = words[k]
+            k += 1
     return out
 
 

@@ -192,6 +192,8 @@ class FastValidator:
         self._key_cache: dict[tuple, list[SchemaError]] = {}
         self._leaf_cache: dict[tuple, list[SchemaError]] = {}
         self._type_cache: dict[tuple, object] = {}
+        #: predicate of a ``{"type": "string", "pattern": P}`` schema -> P's search
+        self._searches: dict[Callable, Callable] = {}
 
     @property
     def validator(self):
@@ -283,13 +285,16 @@ class FastValidator:
         a ``pattern`` / ``const`` / ``enum``, and an object with ``properties``,
         ``required`` and a boolean ``additionalProperties``. Same verdict as the general
         path (one closure per keyword), with one call per value instead of several and no
-        repeated type tests. None for any other shape."""
+        repeated type tests; an object tests its patterned string members itself, without
+        a call each. None for any other shape."""
         keys = [k for k in schema if k not in _ANNOTATIONS]
         kind = schema.get("type")
         if kind == "string" and set(keys) <= {"type", "pattern", "const", "enum"}:
             if "pattern" in keys and len(keys) == 2:
                 search = re.compile(schema["pattern"]).search
-                return lambda x: isinstance(x, str) and search(x) is not None
+                pred = lambda x: isinstance(x, str) and search(x) is not None  # noqa: E731
+                self._searches[pred] = search  # objects inline it (below)
+                return pred
             if "const" in keys and len(keys) == 2 and isinstance(schema["const"], str):
                 const = schema["const"]
                 return lambda x: isinstance(x, str) and x == const
@@ -305,17 +310,29 @@ class FastValidator:
             return None
         subs = {name: self._sub(sub) for name, sub in schema.get("properties", {}).items()}
         allowed = None if extra else frozenset(subs)
-        required = tuple(schema.get("required", ()))
+        required = frozenset(schema.get("required", ()))
+        # Members that are patterned strings (a rank table's every scalar) are tested
+        # here, without a call to their predicate; the others through it.
+        searches = {name: self._searches[p] for name, p in subs.items() if p in self._searches}
+        others = {name: p for name, p in subs.items() if name not in searches}
 
         def obj(x):
             if not isinstance(x, dict):
                 return False
             if allowed is not None and not allowed.issuperset(x):
                 return False
-            for q in required:
-                if q not in x:
+            if not required <= x.keys():
+                return False
+            for name, val in x.items():
+                search = searches.get(name)
+                if search is not None:
+                    if not isinstance(val, str) or search(val) is None:
+                        return False
+                    continue
+                p = others.get(name)
+                if p is not None and not p(val):
                     return False
-            return _members_valid(subs, x)
+            return True
         return obj
 
     # ---- decomposition

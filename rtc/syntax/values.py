@@ -276,14 +276,9 @@ class Template:
         return Template(self.text, self.span, tuple(parts) or ("",), left)
 
     @functools.cached_property
-    def ipv4_octets(self) -> Callable[[int, int, int], tuple] | None:
-        """For a template shaped like an IPv4 address whose four parts are each a plain
-        number (``6``) or one ``{expression}`` without a pad width (``{i%256}``): a function
-        ``(i, d, k) -> (a, b, c, e)`` computing the four octets with integer arithmetic,
-        built once from the vetted group ASTs. None for any other template (IPv6,
-        ``1{d}``, ``{i:03}``), which must be rendered as text.
-
-        The octets are not range-checked here: see :meth:`ipv4_addresses`."""
+    def _ipv4_octet_exprs(self) -> list | None:
+        """The four octets of an IPv4-shaped template as expression ASTs (see
+        :attr:`ipv4_octets`), or None for any other template."""
         fields: list[str | Group] = []
         for part in self.parts:
             if isinstance(part, str):
@@ -314,13 +309,34 @@ class Template:
                 octets.append(pyast.Constant(int(f)))
             else:
                 return None  # empty, a leading zero, 256, text: the text path explains it
-        names = [pyast.arg(v) for v in VARIABLES]
-        fn = pyast.Expression(pyast.Lambda(
-            pyast.arguments(posonlyargs=[], args=names, vararg=None, kwonlyargs=[],
-                            kw_defaults=[], kwarg=None, defaults=[]),
-            pyast.Tuple(octets, pyast.Load())))
-        code = compile(pyast.fix_missing_locations(fn), "<rtc-ipv4-template>", "eval")
-        return eval(code, _NO_BUILTINS)  # noqa: S307 - built from the vetted group ASTs
+        return octets
+
+    @functools.cached_property
+    def ipv4_octets(self) -> Callable[[int, int, int], tuple] | None:
+        """For a template shaped like an IPv4 address whose four parts are each a plain
+        number (``6``) or one ``{expression}`` without a pad width (``{i%256}``): a function
+        ``(i, d, k) -> (a, b, c, e)`` computing the four octets with integer arithmetic,
+        built once from the vetted group ASTs. None for any other template (IPv6,
+        ``1{d}``, ``{i:03}``), which must be rendered as text.
+
+        The octets are not range-checked here: see :meth:`ipv4_addresses`."""
+        octets = self._ipv4_octet_exprs
+        if octets is None:
+            return None
+        return _compiled(pyast.Lambda(_lambda_args(*VARIABLES), pyast.Tuple(octets, pyast.Load())))
+
+    @functools.cached_property
+    def _ipv4_rows(self) -> Callable | None:
+        """:attr:`ipv4_octets` for a whole server in one call: ``(i, enumerate(device
+        ids)) -> [(a, b, c, e), ...]`` (one list comprehension, no call per device)."""
+        octets = self._ipv4_octet_exprs
+        if octets is None:
+            return None
+        names = pyast.Tuple([pyast.Name("k", pyast.Store()), pyast.Name("d", pyast.Store())],
+                            pyast.Store())
+        rows = pyast.ListComp(pyast.Tuple(octets, pyast.Load()), [pyast.comprehension(
+            names, pyast.Name("pairs", pyast.Load()), [], 0)])
+        return _compiled(pyast.Lambda(_lambda_args("i", "pairs"), rows))
 
     def ipv4_addresses(self, i: int, device_ids: list[int]) -> list | None:
         """The IPv4 addresses of a server's devices by arithmetic (see
@@ -330,21 +346,28 @@ class Template:
         callers then render the text, which explains the problem.
 
         Same results as rendering the text and parsing it, several times faster."""
-        octets = self.ipv4_octets
-        if octets is None:
+        rows = self._ipv4_rows
+        if rows is None:
             return None
-        out: list = []
         try:
-            for k, d in enumerate(device_ids):
-                a, b, c, e = octets(i, d, k)
-                # all four in 0-255 <=> their OR is: OR of ints is negative iff one is
-                if 0 <= a | b | c | e <= 255:
-                    out.append(IPv4Address(a << 24 | b << 16 | c << 8 | e))
-                else:
-                    out.append(None)
+            octets = rows(i, enumerate(device_ids))
         except ZeroDivisionError:
             return None
-        return out
+        # all four in 0-255 <=> their OR is: OR of ints is negative iff one is
+        return [IPv4Address(a << 24 | b << 16 | c << 8 | e) if 0 <= a | b | c | e <= 255
+                else None for a, b, c, e in octets]
+
+
+def _lambda_args(*names: str) -> pyast.arguments:
+    return pyast.arguments(posonlyargs=[], args=[pyast.arg(v) for v in names], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _compiled(fn: pyast.Lambda):
+    """The function of a lambda AST built from vetted template groups (no builtins)."""
+    code = compile(pyast.fix_missing_locations(pyast.Expression(fn)), "<rtc-ipv4-template>",
+                   "eval")
+    return eval(code, _NO_BUILTINS)  # noqa: S307 - built from the vetted group ASTs
 
 
 def attribute_words(attr) -> list:
