@@ -1,3 +1,3 @@
-from rtc.cli import main
+from rtc.cli import entry
 
-main()
+entry()

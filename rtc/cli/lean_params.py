@@ -3,11 +3,11 @@ through a pydantic ``TypeAdapter``, so each run imports pydantic and builds adap
 before rtc does anything -- about a third of ``rtc compile``'s start-up on the 2-server
 example (measured with ``python -X importtime``; see benchmarks/bench_startup.py).
 
-rtc's parameters are all ``str``, ``int`` (optionally with ``min``/``max``), ``bool``,
-``Path`` or ``list[...]`` of those (``Optional[...]`` is unwrapped by typer before it gets
+rtc's parameters are all ``str``, ``int`` or ``float`` (optionally with ``min``/``max``),
+``bool``, ``Path`` or ``list[...]`` of those (``Optional[...]`` is unwrapped by typer before it gets
 here). For exactly those annotations :func:`install` gives typer a plain conversion with
 typer's own rules: strings stay strings, integers are parsed from decimal text and
-range-checked, paths go through typer's own ``coerce_cli_path`` (the same exists /
+range-checked, floats are parsed with ``float`` (not NaN) and range-checked, paths go through typer's own ``coerce_cli_path`` (the same exists /
 readable checks and messages) and become ``Path``. Any other annotation, and any value
 of an unexpected kind, is handed to typer's original pydantic conversion, so behaviour
 never changes -- only what is imported.
@@ -57,7 +57,7 @@ def install() -> bool:
 
 
 def _kind(descriptor) -> str | None:
-    """'str', 'int', 'path', 'list[str]' or 'list[path]' for the annotations handled here
+    """'str', 'int', 'float', 'path', 'list[str]' or 'list[path]' for the annotations handled here
     ('bool' too: typer skips conversion of flags that are already booleans); None for
     everything else (typer converts those itself)."""
     info = descriptor.parameter_info
@@ -78,6 +78,8 @@ def _scalar_kind(annotation) -> str | None:
         return "str"
     if annotation is int:
         return "int"
+    if annotation is float:
+        return "float"
     if annotation is bool:
         return "bool"
     if annotation is Path:
@@ -116,6 +118,8 @@ def _lean_class(base, original, coerce_cli_path):
                 return _in_range(value, self.parameter_info, param, ctx)
             if kind == "int" and isinstance(value, str):
                 raise BadParameter(f"{value!r} is not a whole number.", ctx=ctx, param=param)
+            if kind == "float" and (isinstance(value, str) or type(value) in (int, float)):
+                return _in_range(_number(value, param, ctx), self.parameter_info, param, ctx)
             if kind == "bool" and isinstance(value, bool):
                 return value
             if kind == "path" and isinstance(value, (str, Path)):
@@ -127,6 +131,18 @@ def _lean_class(base, original, coerce_cli_path):
         def _typer(self, value, param, ctx):
             """typer's own conversion (pydantic), for values of an unexpected kind."""
             return original(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+    def _number(value, param, ctx) -> float:
+        """``value`` as a float, as pydantic's lax mode reads it (decimal or exponent
+        text, surrounding spaces, ``_`` between digits, ``inf``); NaN is refused (no
+        range holds it)."""
+        try:
+            n = float(value)
+        except ValueError:
+            n = float("nan")
+        if n != n:
+            raise BadParameter(f"{value!r} is not a number.", ctx=ctx, param=param)
+        return n
 
     def _in_range(n, info, param, ctx):
         low, high = getattr(info, "min", None), getattr(info, "max", None)
