@@ -86,16 +86,17 @@ def entry() -> None:
     instructions (``rtc --help``, a 2-server compile; start-up is issue 19's) and ~0.1 s
     after a 65,536-NPU compile, and nothing rtc leaves behind needs it: outputs are
     written and closed before, standard output and error are flushed here. A
-    non-integer exit (``SystemExit("message")``) and any other exception take Python's
-    usual way out. In-process callers (the tests) call :func:`main`, which raises
-    ``SystemExit``."""
+    non-integer exit (``SystemExit("message")``), any other exception, and a run under a
+    profiler or tracer (``python -m cProfile -m rtc``, coverage: they write their results
+    at the teardown) take Python's usual way out. In-process callers (the tests) call
+    :func:`main`, which raises ``SystemExit``."""
     import os
 
     try:
         main()
     except SystemExit as exc:
         code = exc.code
-        if code is not None and type(code) is not int:
+        if code is not None and type(code) is not int or sys.getprofile() or sys.gettrace():
             raise
         os._exit(_flushed(code or 0))
 
