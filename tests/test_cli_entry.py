@@ -1,0 +1,56 @@
+"""rtc.cli.entry: the console script ends with os._exit after flushing its streams."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+from rtc.cli import _flushed
+
+
+class _Stream(io.StringIO):
+    def __init__(self, error=None):
+        super().__init__()
+        self.error, self.flushed = error, 0
+
+    def flush(self):
+        self.flushed += 1
+        if self.error is not None:
+            raise self.error
+
+
+def test_flushed_flushes_both_streams_and_keeps_the_code(monkeypatch):
+    out, err = _Stream(), _Stream()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert _flushed(3) == 3
+    assert (out.flushed, err.flushed) == (1, 1)
+
+
+def test_flushed_stdout_that_cannot_be_written_is_exit_120(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _Stream(OSError(28, "No space left on device")))
+    monkeypatch.setattr(sys, "stderr", _Stream())
+    assert _flushed(0) == 120
+    assert _flushed(1) == 1          # a failure already reported keeps its own code
+
+
+def test_flushed_reader_gone_is_quiet(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _Stream(BrokenPipeError()))
+    monkeypatch.setattr(sys, "stderr", _Stream(BrokenPipeError()))
+    assert _flushed(0) == 0
+
+
+def test_python_m_rtc_output_is_complete_through_a_pipe():
+    """The whole table reaches a pipe (fully buffered) although the interpreter's teardown
+    is skipped; the exit code is the command's."""
+    res = subprocess.run([sys.executable, "-m", "rtc", "compile",
+                          str(ROOT / "examples" / "a2-2node-dp2-tp8.rtc"), "--stdout"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0
+    assert len(json.loads(res.stdout)["server_list"]) == 2
+    bad = subprocess.run([sys.executable, "-m", "rtc", "compile", "no-such.rtc", "--stdout"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "RTC001" in bad.stderr
