@@ -350,6 +350,10 @@ def _transaction(out_dir: Path, files: list, listed: set | None) -> None:
 
     try:
         write_all(out_dir, files, manifest=listed)
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
+        typer.echo(f"rtc: interrupted while writing {out_dir}: it holds either all its old "
+                   "files or all the new ones, nothing half-written", err=True)
+        raise
     except TransactionError as exc:
         done = (f"nothing in {out_dir} was replaced" if not exc.leftovers else
                 "some old files could not be put back; they are kept as "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -131,11 +132,13 @@ class _Entry:
     """One file of a transaction: the name asked for, where its bytes go (``target``:
     symlinks followed unless ``follow`` is false), what it replaces, and its temporaries."""
 
-    __slots__ = ("path", "target", "payload", "mode", "st", "tmp", "backup", "moved", "done")
+    __slots__ = ("path", "target", "payload", "mode", "st", "tmp", "creating", "backup", "moved",
+                 "done")
 
     def __init__(self, path: str, target: str, payload: bytes, mode, st) -> None:
         self.path, self.target, self.payload, self.mode, self.st = path, target, payload, mode, st
         self.tmp: str | None = None       # the new content, until renamed into place
+        self.creating: str | None = None  # the temporary name being created (see _create_temp)
         self.backup: str | None = None    # the old file, until the transaction is over
         self.moved = False                # backup made by renaming the old file aside
         self.done = False                 # the new file is in place
@@ -162,7 +165,9 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
        hard link, or renamed aside where links are refused) until the end;
     4. when a rename fails (or SIGTERM / Ctrl-C arrive), the files already renamed are put
        back (new ones removed), the temporaries removed, and :class:`TransactionError`
-       raised; otherwise the kept old files are removed.
+       raised; otherwise the kept old files are removed (an interrupt meanwhile is raised
+       only after the last one), and so are the temporaries an earlier, killed run left
+       beside the files just written (``.NAME.XXXXXXXX.tmp`` / ``.old``).
 
     Targets are handled as :func:`write_atomic` handles them (a symlink is followed, an
     existing FIFO or device is written directly, after every rename), except the manifest:
@@ -185,6 +190,7 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
             raise TransactionError(current.path, exc, leftovers) from exc
         raise
     _discard_backups(entries)
+    _sweep_debris(entries)
     return [e.path for e in entries]
 
 
@@ -331,11 +337,15 @@ def _create_temp(e: _Entry, staging: _Staging, mode: int) -> int:
     for attempt in range(100):
         token = staging.token if not attempt else os.urandom(4).hex()
         tmp = os.path.join(folder, f".{name}.{token}.tmp")
+        # Named before it exists: a signal (Ctrl-C, SIGTERM) raised between the open and
+        # the next line would otherwise leave a file the rollback does not know of.
+        e.creating = tmp
         try:
             fd = os.open(tmp, _TMP_FLAGS, mode)
         except FileExistsError:
+            e.creating = None  # someone else's file: never removed
             continue
-        e.tmp = tmp
+        e.tmp, e.creating = tmp, None
         return fd
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(e.target))
 
@@ -395,14 +405,51 @@ def _rollback(entries: list[_Entry]) -> list[str]:
         if e.tmp is not None:
             _unlink_quietly(e.tmp)
             e.tmp = None
+        if e.creating is not None:
+            _unlink_quietly(e.creating)
+            e.creating = None
     return [name for name in leftovers if name]
 
 
 def _discard_backups(entries: list[_Entry]) -> None:
+    """Remove the kept old files once every new file is in place. An interrupt (Ctrl-C,
+    SIGTERM) meanwhile does not stop the removal: the new files are all in place, so it
+    is raised only after the last old file is gone."""
+    pending: BaseException | None = None
     for e in entries:
-        if e.backup is not None:
-            _unlink_quietly(e.backup)
-            e.backup = None
+        while e.backup is not None:
+            try:
+                _unlink_quietly(e.backup)
+                e.backup = None
+            except (KeyboardInterrupt, SystemExit) as exc:
+                pending = exc
+    if pending is not None:
+        raise pending
+
+
+_DEBRIS = re.compile(r"\.(.+)\.[0-9a-f]{8}\.(?:tmp|old)\Z")
+
+
+def _sweep_debris(entries: list[_Entry]) -> None:
+    """Remove what an earlier, killed transaction left beside the files just written: a
+    ``.NAME.XXXXXXXX.tmp`` or ``.old`` of a NAME this transaction wrote (SIGKILL or a power
+    cut can stop any writer before its clean-up). Only such names, only in the folders
+    written to (one listing each), and only regular files, never a symlink or a folder."""
+    wanted: dict[str, set[str]] = {}
+    for e in entries:
+        folder, name = os.path.split(e.target)
+        wanted.setdefault(folder, set()).add(name)
+    for folder, names in wanted.items():
+        try:
+            listed = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in listed:
+            m = _DEBRIS.match(entry) if entry.startswith(".") else None
+            if m and m.group(1) in names:
+                path = os.path.join(folder, entry)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    _unlink_quietly(path)
 
 
 def _unlink_quietly(name: str) -> None:
