@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shlex
 import subprocess
 import sys
+
+import pytest
 
 from conftest import ROOT
 from rtc.cli import _flushed
@@ -54,3 +58,21 @@ def test_python_m_rtc_output_is_complete_through_a_pipe():
     bad = subprocess.run([sys.executable, "-m", "rtc", "compile", "no-such.rtc", "--stdout"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "RTC001" in bad.stderr
+
+
+@pytest.mark.parametrize("redirect", ["2>&-", "2>/dev/full"])
+def test_a_closed_or_full_stderr_changes_neither_outputs_nor_exit_code(tmp_path, redirect):
+    """Diagnostics that cannot be shown are dropped; the command still writes its files
+    and exits with its own code (a fresh user got exit 1 and nothing written)."""
+    if redirect.endswith("full") and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    rtc = f"{shlex.quote(sys.executable)} -m rtc"
+    pd = shlex.quote(str(ROOT / "examples" / "pd-a3.rtc"))
+    script = (f"{rtc} compile {pd} --out-dir out {redirect}; echo $?; "
+              f"{rtc} bogus {redirect}; echo $?; "
+              f"{rtc} groups {pd} --format json {redirect} > groups.json; echo $?")
+    res = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert res.stdout.split() == ["0", "2", "0"]
+    assert (tmp_path / "out" / "plan.json").is_file()
+    assert json.loads((tmp_path / "groups.json").read_text())

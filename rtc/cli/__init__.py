@@ -29,7 +29,9 @@ def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signatu
 
 class _StderrUntilClosed:
     """``sys.stderr`` that stops writing, quietly, once its reader has gone (``2>&1 |
-    head``): the findings are still judged and the exit code stays the command's own."""
+    head``), the disk is full (``2>/dev/full``) or when there is none (``2>&-``: Python
+    then sets ``sys.stderr`` to None): the findings are still judged, outputs written, and
+    the exit code stays the command's own."""
 
     def __init__(self, stream) -> None:
         self._stream, self._closed = stream, False
@@ -38,7 +40,7 @@ class _StderrUntilClosed:
         if not self._closed:
             try:
                 return self._stream.write(text)
-            except (BrokenPipeError, ValueError):
+            except (OSError, ValueError, AttributeError):  # gone, full (2>/dev/full), closed
                 self._closed = True
         return len(text)
 
@@ -46,7 +48,7 @@ class _StderrUntilClosed:
         if not self._closed:
             try:
                 self._stream.flush()
-            except (BrokenPipeError, ValueError):
+            except (OSError, ValueError, AttributeError):
                 self._closed = True
 
     def __getattr__(self, name: str):
