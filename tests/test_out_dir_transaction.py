@@ -433,3 +433,16 @@ def test_debris_of_a_killed_run_is_swept_for_the_names_written(tmp_path: Path):
     write_all(tmp_path, [("a.txt", "A", None)])
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted(keep + [".a.txt.cafebabe.old", "a.txt", "elsewhere"])
+
+
+def test_stale_cleanup_never_removes_the_input(tmp_path: Path):
+    """A manifest that lists the input (edited by hand, or an input later moved into the
+    folder) must not make the clean-up of an earlier plan's files delete it."""
+    src = tmp_path / "c.rtc"
+    shutil.copy(EXAMPLES / "a2-2node-dp2-tp8.rtc", src)
+    assert run_rtc("compile", str(src), "--out-dir", str(tmp_path), "--no-diagrams").returncode == 0
+    with open(tmp_path / MANIFEST, "a", encoding="utf-8") as f:
+        f.write("c.rtc\n")
+    res = run_rtc("compile", str(src), "--out-dir", str(tmp_path), "--no-diagrams")
+    assert res.returncode == 0 and "removed" not in res.stderr
+    assert src.read_text() == (EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text()

@@ -197,7 +197,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
                + ", ".join(n for n, _t, _m in files) + ")", err=True)
     typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
     if listed is not None:
-        _prune(out_dir, old, listed)
+        _prune(out_dir, old, listed, [file])
 
 
 def _compile(file: Path, strict: bool, out):
@@ -341,7 +341,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     for name, _data in diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:
-        _prune(out_dir, old, listed)
+        _prune(out_dir, old, listed, [file])
 
 
 def _transaction(out_dir: Path, files: list, listed: set | None) -> None:
@@ -381,13 +381,13 @@ def _prepare_out_dir(out_dir: Path) -> None:
                 "check that the parent folder exists and is writable")
 
 
-def _prune(out_dir: Path, old: set, listed: set) -> None:
+def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
     """Remove the files an earlier plan wrote to ``out_dir`` that this one does not (its
-    servers' env files, scripts, hccl-<job>.json would be read as current). Diagrams are
-    kept even with --no-diagrams."""
+    servers' env files, scripts, hccl-<job>.json would be read as current), never one of
+    ``inputs``. Diagrams are kept even with --no-diagrams."""
     from rtc.emit.files import remove_stale
 
-    removed = remove_stale(out_dir, old, listed)
+    removed = remove_stale(out_dir, old, listed, keep=[i for i in inputs if str(i) != "-"])
     if removed:
         shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
         typer.echo(f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "

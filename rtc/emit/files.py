@@ -471,20 +471,35 @@ def read_manifest(folder: str | os.PathLike) -> set[str]:
         return set()
 
 
-def remove_stale(folder: str | os.PathLike, old: set[str], names: set[str]) -> list[str]:
+def remove_stale(folder: str | os.PathLike, old: set[str], names: set[str],
+                 keep=()) -> list[str]:
     """Delete the files of ``old`` (an earlier manifest) that ``names`` no longer has. Only
-    plain names of regular files are removed; a symlink or a folder is left alone.
-    Returns the removed names, sorted."""
+    plain names of regular files are removed; a symlink or a folder is left alone, and so
+    is any file of ``keep`` (paths: the run's input files, by device and inode, so a hard
+    link or a manifest that lists the input cannot delete it). Returns the removed names,
+    sorted."""
     folder = Path(folder)
+    kept = set()
+    for path in keep:
+        try:
+            st = os.stat(path)
+            kept.add((st.st_dev, st.st_ino))
+        except (OSError, ValueError):
+            pass
     removed = []
     for name in sorted(old - names):
         if not name or name in (".", "..", MANIFEST) or "/" in name or "\\" in name:
             continue
         path = folder / name
-        if path.is_file() and not path.is_symlink():
+        if path.is_file() and not path.is_symlink() and not _is_kept(path, kept):
             try:
                 path.unlink()
                 removed.append(name)
             except OSError:
                 pass
     return removed
+
+
+def _is_kept(path: Path, kept: set) -> bool:
+    st = path.stat()
+    return (st.st_dev, st.st_ino) in kept
