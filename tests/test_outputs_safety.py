@@ -291,3 +291,23 @@ def test_out_dir_manifest_symlink_is_not_followed_and_job_prunes_nothing(tmp_pat
                   str(out), "--no-diagrams")
     assert res.returncode == 0, res.stderr
     assert {p.name for p in out.iterdir()} >= before  # the decode job's files stay
+
+
+@pytest.mark.parametrize("flag, value", [("--out-dir", ""), ("-o", ""), ("--out-dir", "  ")])
+def test_an_empty_output_name_is_refused(src: Path, tmp_path: Path, flag: str, value: str):
+    """An unset ``$OUT`` in a script must not scatter the outputs into the current folder
+    (`--out-dir ""` wrote 12 files there)."""
+    res = run_rtc("compile", str(src), flag, value, cwd=tmp_path)
+    assert res.returncode == 2
+    assert f"{flag} is empty" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.rtc"]  # the input only
+
+
+def test_dash_output_is_standard_output(src: Path, tmp_path: Path):
+    """`-o -` prints the table, as `-` reads standard input (it wrote a file named `-`)."""
+    res = run_rtc("compile", str(src), "-o", "-", cwd=tmp_path)
+    assert res.returncode == 0
+    assert json.loads(res.stdout)["server_list"]
+    assert not (tmp_path / "-").exists()
+    both = run_rtc("compile", str(src), "-o", "-", "--stdout", cwd=tmp_path)
+    assert both.returncode == 2 and "use only one of -o - and --stdout" in both.stderr

@@ -45,10 +45,12 @@ def _select_jobs(topo, job_name: str | None, need_one: bool):
 def compile_command(
     file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the rank table here."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         help="Write the rank table here (`-`: standard "
+                                              "output, as --stdout)."),
     stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
     job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
-    out_dir: Optional[Path] = typer.Option(None, "--out-dir",
+    out_dir: Optional[str] = typer.Option(None, "--out-dir",
                                            help="Write every output into this folder "
                                                 "(hccl.json, or hccl-<job>.json per job), "
                                                 "per-server .env / .sh / preflight-*.sh, "
@@ -88,6 +90,11 @@ def compile_command(
 
       rtc compile - --stdout < cluster.rtc
     """
+    if output == "-":  # as for the input: `-` is the standard stream
+        if stdout:
+            fail_usage("use only one of -o - and --stdout: both print the rank table")
+        output, stdout = None, True
+    output, out_dir = _named(output, "-o", "hccl.json"), _named(out_dir, "--out-dir", "build/")
     _check_outputs(output, out_dir, stdout, target)
     if target == "k8s" and image is not None and not image.strip():
         fail_usage("--image is empty", "name the container image, e.g. "
@@ -147,6 +154,16 @@ def _write_table(table: tuple, topo_files: list) -> None:
         return
     write_or_fail(path, text)
     typer.echo(f"rtc: wrote {path}", err=True)
+
+
+def _named(value: str | None, flag: str, example: str) -> Path | None:
+    """The path an output option names; exit 2 for an empty one (an unset ``$OUT`` in a
+    script would otherwise write into the current folder)."""
+    if value is None:
+        return None
+    if not value.strip():
+        fail_usage(f"{flag} is empty", f"name the output, e.g. {flag} {example}")
+    return Path(value)
 
 
 def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
