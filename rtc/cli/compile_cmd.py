@@ -90,11 +90,7 @@ def compile_command(
 
       rtc compile - --stdout < cluster.rtc
     """
-    if output == "-":  # as for the input: `-` is the standard stream
-        if stdout:
-            fail_usage("use only one of -o - and --stdout: both print the rank table")
-        output, stdout = None, True
-    output, out_dir = _named(output, "-o", "hccl.json"), _named(out_dir, "--out-dir", "build/")
+    output, out_dir, stdout = _outputs(output, out_dir, stdout)
     _check_outputs(output, out_dir, stdout, target)
     if target == "k8s" and image is not None and not image.strip():
         fail_usage("--image is empty", "name the container image, e.g. "
@@ -154,6 +150,16 @@ def _write_table(table: tuple, topo_files: list) -> None:
         return
     write_or_fail(path, text)
     typer.echo(f"rtc: wrote {path}", err=True)
+
+
+def _outputs(output: str | None, out_dir: str | None, stdout: bool):
+    """(-o path, --out-dir path, --stdout) from the options as typed: ``-o -`` is standard
+    output, as ``-`` is standard input; an empty name is a usage error (exit 2)."""
+    if output == "-":
+        if stdout:
+            fail_usage("use only one of -o - and --stdout: both print the rank table")
+        output, stdout = None, True
+    return _named(output, "-o", "hccl.json"), _named(out_dir, "--out-dir", "build/"), stdout
 
 
 def _named(value: str | None, flag: str, example: str) -> Path | None:

@@ -132,26 +132,36 @@ def _lean_class(base, original, coerce_cli_path):
             """typer's own conversion (pydantic), for values of an unexpected kind."""
             return original(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
 
-    def _number(value, param, ctx) -> float:
-        """``value`` as a float, as pydantic's lax mode reads it (decimal or exponent
-        text, surrounding spaces, ``_`` between digits, ``inf``); NaN is refused (no
-        range holds it)."""
-        try:
-            n = float(value)
-        except ValueError:
-            n = float("nan")
-        if n != n:
-            raise BadParameter(f"{value!r} is not a number.", ctx=ctx, param=param)
-        return n
-
-    def _in_range(n, info, param, ctx):
-        low, high = getattr(info, "min", None), getattr(info, "max", None)
-        if low is not None and n < low:
-            raise BadParameter(f"{n} is less than the smallest allowed value, {low}.",
-                               ctx=ctx, param=param)
-        if high is not None and n > high:
-            raise BadParameter(f"{n} is more than the largest allowed value, {high}.",
-                               ctx=ctx, param=param)
-        return n
-
     return LeanRuntimeParam
+
+
+def _number(value, param, ctx) -> float:
+    """``value`` as a float, as pydantic's lax mode reads it (decimal or exponent
+    text, surrounding spaces, ``_`` between digits, ``inf``); NaN is refused (no
+    range holds it)."""
+    try:
+        n = float(value)
+    except ValueError:
+        n = float("nan")
+    if n != n:
+        raise _bad(f"{value!r} is not a number.", ctx=ctx, param=param)
+    return n
+
+
+def _in_range(n, info, param, ctx):
+    """``n`` when it is inside the parameter's ``min``/``max``, else BadParameter."""
+    low, high = getattr(info, "min", None), getattr(info, "max", None)
+    if low is not None and n < low:
+        raise _bad(f"{n} is less than the smallest allowed value, {low}.", ctx=ctx,
+                   param=param)
+    if high is not None and n > high:
+        raise _bad(f"{n} is more than the largest allowed value, {high}.", ctx=ctx,
+                   param=param)
+    return n
+
+
+def _bad(message: str, *, ctx, param):
+    """typer's BadParameter (the parser reports it as a usage error, exit 2)."""
+    from typer._click.exceptions import BadParameter
+
+    return BadParameter(message, ctx=ctx, param=param)
