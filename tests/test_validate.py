@@ -863,3 +863,20 @@ def test_duplicate_device_ids_are_reported_when_device_ids_are_numbers():
     doc["server_list"][0]["device"][5]["device_id"] = 2
     _, rep = check(doc)
     assert {"RTC610", "RTC204"} <= codes(rep)
+
+
+def test_control_characters_in_json_are_escaped_and_named():
+    """Fresh user 4, finding 7: a raw ESC never reaches the terminal through an RTC600
+    message, and a control character in a string is named, not called a line break."""
+    _, rep = check('{"version": "1.0", \x1b]0;pwned\x07 "x"}')
+    d = only(rep, "RTC600")
+    assert d.message == ("expected a key in double quotes, found the control character "
+                         "U+001B (`\\x1b`)")
+    assert (d.span.line, d.span.column) == (1, 20)
+    d = only(check('{"version": "1.0\x1b"}')[1], "RTC600")
+    assert d.message == "raw control character U+001B (`\\x1b`) inside a string"
+    assert d.hint == "remove it, or escape it as \\u001b" and d.span.column == 17
+    assert only(check('{"version": "1.0\t"}')[1], "RTC600").message == \
+        "raw control character (a tab) inside a string"
+    assert only(check('{"version": "1.0\n"}')[1], "RTC600").message == \
+        "raw control character (a line break) inside a string"

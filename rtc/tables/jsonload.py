@@ -365,11 +365,33 @@ def strip_comments_and_trailing_commas(text: str) -> tuple[str, list[int], list[
 # --------------------------------------------------------------------------- loading
 
 def _describe_char(c: str) -> str:
+    """``c`` as a message names it; a control or other unprintable character escaped
+    (`\\x1b`) so that it never reaches the terminal raw."""
     if c == "":
         return "the end of the file"
     if c == "\n" or c == "\r":
         return "the end of the line"
+    if c == "\t":
+        return "a tab"
+    if not c.isprintable():
+        return f"the control character U+{ord(c):04X} (`{_escaped(c)}`)"
     return f"`{c}`"
+
+
+def _escaped(c: str) -> str:
+    """``c`` written as a Python/JSON-style escape: \\x1b, \\x7f, \\u2028."""
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def _control_in_string(c: str) -> tuple[str, str]:
+    """(message, hint) for the raw control character ``c`` inside a JSON string."""
+    if c in "\r\n":
+        return ("raw control character (a line break) inside a string",
+                "close the string on its line, or escape the break as \\n")
+    if c == "\t":
+        return "raw control character (a tab) inside a string", "escape it as \\t"
+    return (f"raw control character U+{ord(c):04X} (`{_escaped(c)}`) inside a string",
+            f"remove it, or escape it as \\u{ord(c):04x}")
 
 
 def _line_col_of(text: str, pos: int) -> tuple[int, int]:
@@ -383,8 +405,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIXED_MESSAGES = (
     ("Unterminated string", "this string is never closed",
      "add the closing `\"` (a string cannot span lines)"),
-    ("Invalid control character", "raw control character (line break or tab) inside a string",
-     "remove it or escape it as \\n / \\t"),
     (("Invalid \\escape", "Invalid \\u"), "invalid escape sequence in a string",
      "a backslash must start one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write \\\\ for a literal backslash"),
 )
@@ -481,6 +501,8 @@ def _syntax_message(e: json.JSONDecodeError, text: str) -> tuple[str, str | None
         return f"expected `:` after the key, found {_describe_char(c)}", None, pos
     if msg.startswith("Expecting ',' delimiter"):
         return _expecting_comma(text, pos, c)
+    if msg.startswith("Invalid control character") and c:
+        return (*_control_in_string(c), pos)
     for start, message, hint in _FIXED_MESSAGES:
         if msg.startswith(start):
             return message, hint, pos
