@@ -880,3 +880,23 @@ def test_control_characters_in_json_are_escaped_and_named():
         "raw control character (a tab) inside a string"
     assert only(check('{"version": "1.0\n"}')[1], "RTC600").message == \
         "raw control character (a line break) inside a string"
+
+
+def test_server_order_hint_fits_a_table_of_ip_addresses():
+    """Fresh user 4, finding 8: in a table RTC216 says how to order server_list (IP
+    addresses by text), not to zero-pad .rtc family indices."""
+    doc = make_table(3, name="node{s}")
+    for s, new in zip(doc["server_list"], ("10.1.0.8", "10.1.0.9", "10.1.0.10")):
+        s["server_id"] = new
+    text, rep = check(doc)
+    d = only(rep, "RTC216")
+    assert d.hint == ("list server_list in the text order of server_id (text order, not "
+                      "address order), '10.1.0.10' before '10.1.0.9', and number the "
+                      "rank_ids in that order")
+    assert d.span.line == line_of(text, '"server_id": "10.1.0.10"')
+    doc = make_table(3, name="node{s}")
+    for s, new in zip(doc["server_list"], ("node8", "node9", "node10")):
+        s["server_id"] = new
+    assert only(check(doc)[1], "RTC216").hint == (
+        "list server_list in the text order of server_id, 'node10' before 'node9', and "
+        "number the rank_ids in that order")
