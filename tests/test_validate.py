@@ -900,3 +900,20 @@ def test_server_order_hint_fits_a_table_of_ip_addresses():
     assert only(check(doc)[1], "RTC216").hint == (
         "list server_list in the text order of server_id, 'node10' before 'node9', and "
         "number the rank_ids in that order")
+
+
+def test_number_that_overflows_to_infinity_is_out_of_range():
+    """Fresh user 4, finding 9: `1e99999` is a number too large to keep, not a hint to
+    write "Infinity" as a string; located at the number (a string holding it is skipped)."""
+    doc = make_table(1)
+    text = dump(doc).replace('"server_count": "1"', '"server_count": 1e99999')
+    text = text.replace('"version": "1.0"', '"version": "1.0", "note": "1e99999"')
+    _, rep = check(text)
+    d = only(rep, "RTC600")
+    assert d.message == ("the number 1e99999 is too large for a JSON number: readers turn "
+                         "it into infinity")
+    assert d.hint == 'write the value you meant (in a rank table, a string such as "2")'
+    line = line_of(text, '"server_count"')
+    assert (d.span.line, d.span.column, d.span.end_line, d.span.end_column) == \
+        (line, col_of(text, "1e99999", 1), line, col_of(text, "1e99999", 1) + 7)
+    assert [x.code for x in rep.diagnostics] == ["RTC600"]
