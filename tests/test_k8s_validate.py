@@ -210,6 +210,42 @@ def test_wait_polls_every_second_until_completed(tmp_path: Path):
                                 clock=t.clock) is False
 
 
+def test_wait_keeps_polling_a_missing_or_half_written_file(tmp_path: Path):
+    """An operator writing the table: absent, then truncated, then complete."""
+    from rtc.api.validate_k8s import wait_for_table
+
+    path = tmp_path / "hccl.json"
+    done = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text()
+    steps = {1.0: '{"status":"initializing"}', 2.0: done[:len(done) // 2], 4.0: done}
+    t = FakeTime(lambda now: path.write_text(steps[now]) if now in steps else None)
+    assert wait_for_table(str(path), 30, sleep=t.sleep, clock=t.clock) is None
+    assert t.slept == [1.0, 1.0, 1.0, 1.0]
+    t = FakeTime()
+    assert wait_for_table(str(tmp_path / "absent.json"), 2, sleep=t.sleep,
+                          clock=t.clock) == "does not exist yet"
+    assert t.slept == [1.0, 1.0]
+    path.write_text(done[:100])
+    t = FakeTime()
+    assert wait_for_table(str(path), 1.5, sleep=t.sleep,
+                          clock=t.clock) == "is not complete JSON yet"
+    assert t.slept == [1.0, 0.5]
+
+
+def test_cli_wait_runs_out_on_missing_and_truncated_files(tmp_path: Path, monkeypatch,
+                                                          capsys):
+    path = tmp_path / "hccl.json"
+    path.write_text((GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text()[:200])
+    assert run_main(monkeypatch, "validate", "--wait", "0.2", str(path)) == 1
+    captured = capsys.readouterr()
+    assert "is not complete JSON yet after 0.2 s; validating it as it is" in captured.err
+    assert "error[RTC600]" in captured.out
+    absent = str(tmp_path / "absent.json")
+    assert run_main(monkeypatch, "validate", "--wait", "0.2", absent) == 2
+    captured = capsys.readouterr()
+    assert f"rtc: {absent} does not exist yet after 0.2 s" in captured.err
+    assert "RTC001" in captured.out
+
+
 def test_cli_wait_exit_codes(tmp_path: Path, monkeypatch, capsys):
     path = tmp_path / "hccl.json"
     path.write_text('{"status":"initializing"}\n')

@@ -863,3 +863,57 @@ def test_duplicate_device_ids_are_reported_when_device_ids_are_numbers():
     doc["server_list"][0]["device"][5]["device_id"] = 2
     _, rep = check(doc)
     assert {"RTC610", "RTC204"} <= codes(rep)
+
+
+def test_control_characters_in_json_are_escaped_and_named():
+    """Fresh user 4, finding 7: a raw ESC never reaches the terminal through an RTC600
+    message, and a control character in a string is named, not called a line break."""
+    _, rep = check('{"version": "1.0", \x1b]0;pwned\x07 "x"}')
+    d = only(rep, "RTC600")
+    assert d.message == ("expected a key in double quotes, found the control character "
+                         "U+001B (`\\x1b`)")
+    assert (d.span.line, d.span.column) == (1, 20)
+    d = only(check('{"version": "1.0\x1b"}')[1], "RTC600")
+    assert d.message == "raw control character U+001B (`\\x1b`) inside a string"
+    assert d.hint == "remove it, or escape it as \\u001b" and d.span.column == 17
+    assert only(check('{"version": "1.0\t"}')[1], "RTC600").message == \
+        "raw control character (a tab) inside a string"
+    assert only(check('{"version": "1.0\n"}')[1], "RTC600").message == \
+        "raw control character (a line break) inside a string"
+
+
+def test_server_order_hint_fits_a_table_of_ip_addresses():
+    """Fresh user 4, finding 8: in a table RTC216 says how to order server_list (IP
+    addresses by text), not to zero-pad .rtc family indices."""
+    doc = make_table(3, name="node{s}")
+    for s, new in zip(doc["server_list"], ("10.1.0.8", "10.1.0.9", "10.1.0.10")):
+        s["server_id"] = new
+    text, rep = check(doc)
+    d = only(rep, "RTC216")
+    assert d.hint == ("list server_list in the text order of server_id (text order, not "
+                      "address order), '10.1.0.10' before '10.1.0.9', and number the "
+                      "rank_ids in that order")
+    assert d.span.line == line_of(text, '"server_id": "10.1.0.10"')
+    doc = make_table(3, name="node{s}")
+    for s, new in zip(doc["server_list"], ("node8", "node9", "node10")):
+        s["server_id"] = new
+    assert only(check(doc)[1], "RTC216").hint == (
+        "list server_list in the text order of server_id, 'node10' before 'node9', and "
+        "number the rank_ids in that order")
+
+
+def test_number_that_overflows_to_infinity_is_out_of_range():
+    """Fresh user 4, finding 9: `1e99999` is a number too large to keep, not a hint to
+    write "Infinity" as a string; located at the number (a string holding it is skipped)."""
+    doc = make_table(1)
+    text = dump(doc).replace('"server_count": "1"', '"server_count": 1e99999')
+    text = text.replace('"version": "1.0"', '"version": "1.0", "note": "1e99999"')
+    _, rep = check(text)
+    d = only(rep, "RTC600")
+    assert d.message == ("the number 1e99999 is too large for a JSON number: readers turn "
+                         "it into infinity")
+    assert d.hint == 'write the value you meant (in a rank table, a string such as "2")'
+    line = line_of(text, '"server_count"')
+    assert (d.span.line, d.span.column, d.span.end_line, d.span.end_column) == \
+        (line, col_of(text, "1e99999", 1), line, col_of(text, "1e99999", 1) + 7)
+    assert [x.code for x in rep.diagnostics] == ["RTC600"]

@@ -86,24 +86,40 @@ def _moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
     return d._replace(span=move(d.span), related=related, subject=subject)
 
 
-def table_statuses(data: bytes, filename: str) -> list[str | None]:
-    """The ``status`` of each rank table in a file: one for JSON, one per ConfigMap for
-    YAML (:func:`rtc.tables.configmap.looks_like_yaml`); [] when none can be read."""
+_NOT_JSON = "is not complete JSON yet"
+
+
+def _not_ready(data: bytes, filename: str) -> str | None:
+    """Why the table file ``data`` is not ready to validate (a phrase after its name:
+    still initializing, not complete JSON, no rank table yet), or None when it is."""
     from rtc.tables.configmap import looks_like_yaml
 
     if looks_like_yaml(data, filename):
         tables, _diags = embedded_tables(data.decode("utf-8", errors="replace"), filename)
-        return [_status(t.text) for t in tables]
-    status = _status(data.decode("utf-8-sig", errors="replace"))
-    return [status]
+        texts = [t.text for t in tables]
+        if not texts:
+            return "holds no rank table yet"
+    else:
+        texts = [data.decode("utf-8-sig", errors="replace")]
+    for text in texts:
+        try:
+            doc = json.loads(text)
+        except ValueError:      # a writer half-way through (truncated) or an empty file
+            return _NOT_JSON
+        if isinstance(doc, dict) and doc.get("status") == "initializing":
+            return "still says initializing"
+    return None
 
 
-def wait_until_completed(path: str, seconds: float, *, interval: float = 1.0,
-                         sleep=None, clock=None) -> bool:
-    """Re-read ``path`` every ``interval`` seconds (as HCCL does) until none of its tables
-    says ``initializing`` or ``seconds`` have passed; True when it no longer does. A file
-    that cannot be read yet (a ConfigMap volume not yet mounted) is waited for too.
-    ``sleep`` / ``clock`` default to :func:`time.sleep` / :func:`time.monotonic`."""
+def wait_for_table(path: str, seconds: float, *, interval: float = 1.0,
+                   sleep=None, clock=None) -> str | None:
+    """Re-read ``path`` every ``interval`` seconds (as HCCL does) until it is ready or
+    ``seconds`` have passed. Not ready: missing or unreadable (a ConfigMap volume not yet
+    mounted), not complete JSON (a writer half-way through), or a table whose ``status``
+    is ``initializing``. Returns None once ready, else why it still was not at the end
+    (``"does not exist yet"``, ``"is not complete JSON yet"``, ``"still says
+    initializing"``...). ``sleep`` / ``clock`` default to :func:`time.sleep` /
+    :func:`time.monotonic`."""
     import time
 
     sleep = sleep or time.sleep
@@ -112,14 +128,20 @@ def wait_until_completed(path: str, seconds: float, *, interval: float = 1.0,
     while True:
         try:
             with open(path, "rb") as f:
-                statuses = table_statuses(f.read(), path)
-        except OSError:
-            statuses = ["initializing"]
-        if statuses and "initializing" not in statuses:
-            return True
-        if clock() >= deadline:
-            return False
+                why = _not_ready(f.read(), path)
+        except FileNotFoundError:
+            why = "does not exist yet"
+        except OSError as e:
+            why = f"cannot be read yet ({e.strerror or e})"
+        if why is None or clock() >= deadline:
+            return why
         sleep(min(interval, max(0.0, deadline - clock())))
+
+
+def wait_until_completed(path: str, seconds: float, *, interval: float = 1.0,
+                         sleep=None, clock=None) -> bool:
+    """:func:`wait_for_table`, True when the table became ready within ``seconds``."""
+    return wait_for_table(path, seconds, interval=interval, sleep=sleep, clock=clock) is None
 
 
 def initializing_json(data: bytes, filename: str, require_completed: bool

@@ -40,7 +40,9 @@ SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
     and HCCL's legacy parser numbers servers in that order; tools that re-sort the table
     then disagree with it about who is rank 0.
     Example: `family node[0..15]` (node10 < node2 as strings).
-    Fix: zero-pad the names (`family node[00..15]`) or order the servers by name.""")
+    Fix: zero-pad the names (`family node[00..15]`) or order the servers by name; in an
+    existing table, list server_list in the text order of its server_ids (IP addresses
+    too: 10.1.0.10 before 10.1.0.9) and number the rank_ids in that order.""")
 
 
 def _tables(topo: Topology):
@@ -70,7 +72,7 @@ def check(topo: Topology, plan: Plan):
         if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
         if not reported_order and not topo.preset.is_a5:  # 2.0: no server_list, rank ids given
-            found = list(_server_order(what, members))
+            found = list(_server_order(what, members, topo.origin == "table"))
             reported_order = bool(found)
             yield from found
 
@@ -138,17 +140,32 @@ def _pod_data(what: str, members):
 _ORDER_UNKNOWN = frozenset({"server_id", "rank_id"})
 
 
-def _server_order(what: str, members):
+def _server_order(what: str, members, table: bool = False):
     """RTC216 for the first server_id that sorts before the one above it (servers whose
-    server_id or rank is unknown are left out)."""
+    server_id or rank is unknown are left out); ``table``: the servers come from an
+    existing rank table (the hint is about server_list, not .rtc families)."""
     servers = [s for s, _ in members if not (s.incomplete & _ORDER_UNKNOWN)]
     for sa, sb in zip(servers, servers[1:]):
         a, b = sa.server_id, sb.server_id
         if a > b:
             yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
                           f"but comes after it in rank order ({what})", sb.span,
-                          subject=sb.label, hint=_order_hint(sb))
+                          subject=sb.label,
+                          hint=_table_order_hint(a, b) if table else _order_hint(sb))
             return
+
+
+def _table_order_hint(a: str, b: str) -> str:
+    """The RTC216 hint for an existing table whose server_id ``b`` follows ``a``."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(a), ipaddress.ip_address(b)
+        note_ip = " (text order, not address order)"
+    except ValueError:
+        note_ip = ""
+    return (f"list server_list in the text order of server_id{note_ip}, '{b}' before "
+            f"'{a}', and number the rank_ids in that order")
 
 
 def _order_hint(server) -> str:

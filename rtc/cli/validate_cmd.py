@@ -24,9 +24,9 @@ NO_FOLD_HELP = ("Report every finding on its own: by default more than 10 findin
 
 INVENTORY_HELP = ("Folder of captures: INVENTORY/<server_id>/ per server (or the folder itself "
                   "for a one-server table); values are checked against them.")
-WAIT_HELP = ("Re-read each file every second until its status is no longer initializing "
-             "(at most SECONDS), then validate it as with --require-completed; for an "
-             "init container.")
+WAIT_HELP = ("Re-read each file every second while it is missing, not complete JSON or "
+             "its status is initializing (at most SECONDS), then validate it as with "
+             "--require-completed; for an init container.")
 PODS_HELP = ("`kubectl get pods -o json` of the job: each table server is checked against its "
              "pod's node, IP and the NPUs the device plugin gave it.")
 REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
@@ -126,9 +126,13 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
 
 
 def _wait(files: List[str], seconds: float | None) -> bool:
-    """--wait: poll each file until it is no longer initializing (exit 2 for `-`); True
-    when waiting was asked for (the tables are then validated as --require-completed)."""
-    from rtc.api.validate_k8s import wait_until_completed
+    """--wait: poll each file while it is missing, not complete JSON or initializing
+    (exit 2 for `-`), at most ``seconds`` each, saying on stderr when the wait ran out;
+    True when waiting was asked for (the tables are then validated as
+    --require-completed, missing ones reported as unreadable)."""
+    import os
+
+    from rtc.api.validate_k8s import wait_for_table
 
     if seconds is None:
         return False
@@ -136,10 +140,12 @@ def _wait(files: List[str], seconds: float | None) -> bool:
         fail_usage("--wait re-reads files; standard input cannot be re-read",
                    "give the mounted table's path, e.g. /user/serverid/devindex/config/hccl.json")
     for name in dict.fromkeys(files):
-        if not Path(name).is_file():
-            continue      # reported as unreadable (RTC001) by the validation that follows
-        if not wait_until_completed(name, seconds):
-            typer.echo(f"rtc: {name} still says initializing after {seconds:g} s", err=True)
+        if os.path.exists(name) and not Path(name).is_file():
+            continue      # a folder or a pipe: reported by the validation that follows
+        why = wait_for_table(name, seconds)
+        if why is not None:
+            typer.echo(f"rtc: {name} {why} after {seconds:g} s; validating it as it is",
+                       err=True)
     return True
 
 

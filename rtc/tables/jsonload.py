@@ -365,11 +365,33 @@ def strip_comments_and_trailing_commas(text: str) -> tuple[str, list[int], list[
 # --------------------------------------------------------------------------- loading
 
 def _describe_char(c: str) -> str:
+    """``c`` as a message names it; a control or other unprintable character escaped
+    (`\\x1b`) so that it never reaches the terminal raw."""
     if c == "":
         return "the end of the file"
     if c == "\n" or c == "\r":
         return "the end of the line"
+    if c == "\t":
+        return "a tab"
+    if not c.isprintable():
+        return f"the control character U+{ord(c):04X} (`{_escaped(c)}`)"
     return f"`{c}`"
+
+
+def _escaped(c: str) -> str:
+    """``c`` written as a Python/JSON-style escape: \\x1b, \\x7f, \\u2028."""
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def _control_in_string(c: str) -> tuple[str, str]:
+    """(message, hint) for the raw control character ``c`` inside a JSON string."""
+    if c in "\r\n":
+        return ("raw control character (a line break) inside a string",
+                "close the string on its line, or escape the break as \\n")
+    if c == "\t":
+        return "raw control character (a tab) inside a string", "escape it as \\t"
+    return (f"raw control character U+{ord(c):04X} (`{_escaped(c)}`) inside a string",
+            f"remove it, or escape it as \\u{ord(c):04x}")
 
 
 def _line_col_of(text: str, pos: int) -> tuple[int, int]:
@@ -383,8 +405,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FIXED_MESSAGES = (
     ("Unterminated string", "this string is never closed",
      "add the closing `\"` (a string cannot span lines)"),
-    ("Invalid control character", "raw control character (line break or tab) inside a string",
-     "remove it or escape it as \\n / \\t"),
     (("Invalid \\escape", "Invalid \\u"), "invalid escape sequence in a string",
      "a backslash must start one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write \\\\ for a literal backslash"),
 )
@@ -481,6 +501,8 @@ def _syntax_message(e: json.JSONDecodeError, text: str) -> tuple[str, str | None
         return f"expected `:` after the key, found {_describe_char(c)}", None, pos
     if msg.startswith("Expecting ',' delimiter"):
         return _expecting_comma(text, pos, c)
+    if msg.startswith("Invalid control character") and c:
+        return (*_control_in_string(c), pos)
     for start, message, hint in _FIXED_MESSAGES:
         if msg.startswith(start):
             return message, hint, pos
@@ -573,11 +595,13 @@ def _duplicate_diagnostics(doc, dup_objs: list[dict], smap: SourceMap) -> list[D
 
 class _Parser:
     """``json.loads`` with hooks that record the objects with a repeated key and the
-    NaN / Infinity constants met; both lists are cleared at each :meth:`parse`."""
+    NaN / Infinity constants met and the numbers too large for a float (``1e99999``,
+    read as infinity); the lists are cleared at each :meth:`parse`."""
 
     def __init__(self):
         self.dup_objs: list[dict] = []
         self.bad_constants: list[str] = []
+        self.overflows: list[str] = []
 
     def _pairs(self, pairs):
         d = dict(pairs)
@@ -589,10 +613,33 @@ class _Parser:
         self.bad_constants.append(name)
         return None
 
+    def _float(self, literal: str) -> float:
+        value = float(literal)
+        if value in (_INF, -_INF):
+            self.overflows.append(literal)
+        return value
+
     def parse(self, t: str):
         self.dup_objs.clear()
         self.bad_constants.clear()
-        return json.loads(t, object_pairs_hook=self._pairs, parse_constant=self._constant)
+        self.overflows.clear()
+        return json.loads(t, object_pairs_hook=self._pairs, parse_constant=self._constant,
+                          parse_float=self._float)
+
+
+_INF = float("inf")
+#: a JSON string (skipped) or a number literal (group 1), for locating an overflowing one
+_NUMBER_LEX = re.compile(r'"(?:[^"\\\n]|\\.)*"?|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
+
+
+def _overflow(smap: SourceMap, literal: str) -> Diagnostic:
+    """RTC600 at the first number ``literal`` (outside strings) that a float cannot hold."""
+    off = next((m.start() for m in _NUMBER_LEX.finditer(smap.text) if m.group(1) == literal), 0)
+    shown = literal if len(literal) <= 40 else literal[:37] + "..."
+    return error(RULE_SYNTAX, f"the number {shown} is too large for a JSON number: readers "
+                 "turn it into infinity", smap.span(off, off + len(literal)),
+                 hint="write the value you meant (in a rank table, a string such as "
+                      "\"2\")")
 
 
 def _source_text(source, filename: str | None) -> tuple[str, str, Diagnostic | None]:
@@ -666,6 +713,9 @@ def load_json(source: Union[str, bytes, os.PathLike], *, filename: str | None = 
         diags.append(error(RULE_SYNTAX, f"`{parser.bad_constants[0]}` is not allowed in JSON", smap.span(off),
                            hint="write a number or a string; HCCL's JSON parser rejects NaN and Infinity"))
         return None, smap, diags
+    if parser.overflows:
+        smap.parsed = False
+        return None, smap, diags + [_overflow(smap, parser.overflows[0])]
     if doc is not None and parser.dup_objs:
         diags.extend(_duplicate_diagnostics(doc, parser.dup_objs, smap))
     if doc is not None and _may_hold_surrogates(smap.text):
