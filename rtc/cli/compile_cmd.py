@@ -45,9 +45,8 @@ def _select_jobs(topo, job_name: str | None, need_one: bool):
 def compile_command(
     file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
-    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
-                                         help="Write the rank table here (`-`: standard "
-                                              "output, as --stdout)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write "
+                                         "the rank table here (`-`: stdout, as --stdout)."),
     stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
     job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
     out_dir: Optional[str] = typer.Option(None, "--out-dir",
