@@ -60,7 +60,7 @@ def expectations(sp: ServerPreflight, source: str) -> dict:
 def ping_lines(sp: ServerPreflight) -> list[str]:
     """``pings.txt``: ``DEVICE TARGET_IP PEER_SERVER PEER_DEVICE`` per planned ping."""
     return [f"{dev} {ip} {server} {did}" for dev, targets in sorted(sp.pings.items())
-            for ip, (server, did) in targets.items()]
+            for ip, (server, did) in targets]
 
 
 #: ``json.dumps`` (ASCII), with one encoder for the ~10 values of each of thousands of
