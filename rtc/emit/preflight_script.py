@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import shlex
 
+from rtc.emit.launch_script import _dq  # also used by rtc.emit.gpu_preflight_script
 from rtc.plan.preflight import ServerPreflight
 from rtc.textfmt import ip_text, one_line_encoder
 
@@ -210,7 +211,3 @@ def _footer(name: str) -> list[str]:
             "($failed command(s) failed)\"",
             ""]
 
-
-def _dq(value: str) -> str:
-    """``value`` inside double quotes."""
-    return "".join("\\" + c if c in '"\\$`' else c for c in value)
