@@ -239,8 +239,9 @@ def _add_plan_json(b: Bundle, topo: Topology, plan: Plan) -> None:
         b.add("plan.json", plan_json.render(doc))
 
 
-#: compile validates each job's first ranks / groups / nodes only (one loop builds them all,
-#: so the rest have the same shape); the test suite validates whole plans.
+#: compile validates each job's first ranks / groups (their first members: an EP group holds
+#: all 65,536 ranks) / nodes only (one loop builds them all, so the rest have the same
+#: shape); the test suite validates whole plans.
 SAMPLE = 256
 
 
@@ -249,7 +250,8 @@ def plan_problems(doc: dict, *, sample: int | None = SAMPLE) -> list[str]:
     if sample is not None:
         doc = dict(doc)
         doc["jobs"] = [dict(j, ranks=j["ranks"][:sample], nodes=j["nodes"][:sample],
-                            groups={k: v[:sample] for k, v in j["groups"].items()})
+                            groups={k: [g[:sample] for g in v[:sample]]
+                                    for k, v in j["groups"].items()})
                        for j in doc["jobs"]]
         doc["servers"] = doc["servers"][:sample]
         doc["ports"] = doc["ports"][:sample]
