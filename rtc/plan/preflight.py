@@ -45,11 +45,10 @@ class ServerPreflight:
     ports: list = field(default_factory=list)      # [(lo, hi, job)]
 
 
-def _member_key(server, device, pods: bool):
-    unit = ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
+def _unit(server, pods: bool) -> tuple:
+    """The link unit of ``server``: its super pod when pods talk over HCCS, else itself."""
+    return ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
         else ("server", server.name)
-    sub = subnet_of(device.device_ip, device.prefix) or ("dev", device.device_id)
-    return unit, (server.name, sub)
 
 
 def _hccs_pods(topo, jobs) -> bool:
@@ -83,19 +82,23 @@ def _members(group, pods: bool) -> tuple[list, list, int]:
     """(members, representatives, number of link units) of a group: each member as
     (unit number, server, device, ip text, (server name, device id)); the
     representatives are the first member with an IP of each (unit, peer server and
-    subnet), in group order."""
+    subnet), in group order. A server's unit is looked up once per run of its devices."""
     unit_ids: dict = {}
     members = []
     reps = []
     seen = set()
+    last = u = None
     for s, d in group:
-        unit, rep = _member_key(s, d, pods)
-        u = unit_ids.setdefault(unit, len(unit_ids))
-        m = (u, s, d, ip_text(d.device_ip), (s.name, d.device_id))
+        if s is not last:
+            last, u = s, unit_ids.setdefault(_unit(s, pods), len(unit_ids))
+        ip = ip_text(d.device_ip)
+        m = (u, s, d, ip, (s.name, d.device_id))
         members.append(m)
-        if m[3] is not None and (u, rep) not in seen:
-            seen.add((u, rep))
-            reps.append(m)
+        if ip is not None:
+            rep = (u, s.name, subnet_of(d.device_ip, d.prefix) or ("dev", d.device_id))
+            if rep not in seen:
+                seen.add(rep)
+                reps.append(m)
     return members, reps, len(unit_ids)
 
 
