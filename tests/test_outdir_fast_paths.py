@@ -177,3 +177,14 @@ def test_plan_self_check_sees_a_bad_group_member():
     assert plan_problems(plan) == []
     plan["jobs"][0]["groups"]["tp"][0][1] = -1
     assert any("groups/tp/0/1" in p for p in plan_problems(plan))
+
+
+def test_ip_text_memo_writes_what_ip_text_writes():
+    from ipaddress import IPv6Address
+
+    from rtc.textfmt import ip_text_memo
+
+    text = ip_text_memo()
+    ips = [IPv4Address("6.0.0.81"), IPv6Address("fd00::1"), None, IPv4Address("10.0.5.1")]
+    assert [text(ip) for ip in ips + ips] == [ip_text(ip) for ip in ips + ips] == \
+        ["6.0.0.81", "fd00::1", None, "10.0.5.1"] * 2
