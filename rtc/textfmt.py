@@ -125,3 +125,22 @@ def ip_text(ip) -> str | None:
     if type(ip) is IPv4Address:
         return _ntoa(ip.packed)
     return str(ip)
+
+
+def ip_text_memo():
+    """A function ``text(ip) -> str(ip)`` (None for None), like :func:`ip_text` but each
+    address object converted once: the emitters of one ``--out-dir`` (preflight
+    expectations, plan.json's servers and ranks) name the same ~65,536 device addresses
+    and gateways, and ``ip_text`` is a Python-level call. Keys are ``id``, so use one only
+    while the addresses it saw live (one bundle's topology)."""
+    memo: dict = {}
+
+    def text(ip):
+        if ip is None:
+            return None
+        got = memo.get(id(ip))
+        if got is None:
+            got = memo[id(ip)] = ip_text(ip)
+        return got
+
+    return text

@@ -37,6 +37,7 @@ plan built once for the checks, and the nodes' environment and preflight asked o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rtc.diagnostics import Severity, error
 from rtc.emit import (calibrate_script, env_file, global_ranktable, hccl_v2, launch_script,
@@ -52,12 +53,14 @@ from rtc.plan.preflight import ServerPreflight, plan_preflight
 from rtc.resources import load_schema
 from rtc.rules import SCHEMA_SELF
 from rtc.schema import schema_errors
+from rtc.textfmt import ip_text_memo
 
 
 @dataclass
 class Bundle:
     """The files of one ``--out-dir`` (besides the rank tables): ``outputs`` are
-    ``(name, text, mode)``; the other fields say which file holds what, for plan.json."""
+    ``(name, text, mode)``; the other fields say which file holds what, for plan.json;
+    ``ip_text`` writes the topology's addresses for the emitters (each converted once)."""
 
     source: str
     jobs: list
@@ -70,6 +73,7 @@ class Bundle:
     preflight: list[ServerPreflight] = field(default_factory=list)
     outputs: list = field(default_factory=list)        # [(name, text, mode)]
     diagnostics: list = field(default_factory=list)
+    ip_text: Callable = field(default_factory=ip_text_memo)   # address -> text, memoised
 
     def file_names(self) -> list[str]:
         return list(self.tables.values()) + [name for name, _, _ in self.outputs]
@@ -99,7 +103,8 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     else:
         b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
         for sp in b.preflight:
-            b.add(f"preflight-{sp.server.name}.sh", preflight_script.render(sp, source), 0o755)
+            b.add(f"preflight-{sp.server.name}.sh",
+                  preflight_script.render(sp, source, b.ip_text), 0o755)
         runs = plan_calibration(topo, real)
         if runs:
             b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
@@ -239,8 +244,9 @@ def _add_plan_json(b: Bundle, topo: Topology, plan: Plan) -> None:
         b.add("plan.json", plan_json.render(doc))
 
 
-#: compile validates each job's first ranks / groups / nodes only (one loop builds them all,
-#: so the rest have the same shape); the test suite validates whole plans.
+#: compile validates each job's first ranks / groups (their first members: an EP group holds
+#: all 65,536 ranks) / nodes only (one loop builds them all, so the rest have the same
+#: shape); the test suite validates whole plans.
 SAMPLE = 256
 
 
@@ -249,7 +255,8 @@ def plan_problems(doc: dict, *, sample: int | None = SAMPLE) -> list[str]:
     if sample is not None:
         doc = dict(doc)
         doc["jobs"] = [dict(j, ranks=j["ranks"][:sample], nodes=j["nodes"][:sample],
-                            groups={k: v[:sample] for k, v in j["groups"].items()})
+                            groups={k: [g[:sample] for g in v[:sample]]
+                                    for k, v in j["groups"].items()})
                        for j in doc["jobs"]]
         doc["servers"] = doc["servers"][:sample]
         doc["ports"] = doc["ports"][:sample]

@@ -12,35 +12,36 @@ quoted with :func:`shlex.quote`; one flag and its value per line.
 from __future__ import annotations
 
 import shlex
+from functools import lru_cache
 
 from rtc.plan.launch import NodeLaunch, Proc, Ref
 
 
-def _word(a) -> str:
-    return f'"${a.name}"' if isinstance(a, Ref) else shlex.quote(a)
+#: :func:`shlex.quote` remembering its answers: the words of one job's launch scripts
+#: (flags, sizes, addresses) repeat on every node (bounded, so a run's memory stays flat).
+_quote = lru_cache(maxsize=1 << 15)(shlex.quote)
 
 
 def _command(prefix: str, proc: Proc, indent: str) -> list[str]:
-    """The command as lines: the program on the first, then one flag and its values per
-    line (continued with backslashes)."""
-    items = [("env", False)] + [(shlex.quote(f"{k}={v}"), False) for k, v in proc.env] \
-        if proc.env else []
+    """The command as lines (here one string holding them): the program on the first, then
+    one flag and its values per line (continued with backslashes). A line starts at each
+    flag (a word ``-x...``) and at each variable after the first flag."""
+    words = ["env", *[_quote(f"{k}={v}") for k, v in proc.env]] if proc.env else []
+    lines = []
     seen_flag = False
     for a in proc.argv:
-        flag = isinstance(a, str) and len(a) > 1 and a.startswith("-")
-        items.append((_word(a), flag or (isinstance(a, Ref) and seen_flag)))
-        seen_flag = seen_flag or flag
-    lines: list[list[str]] = [[]]
-    for word, flag in items:
-        if flag and lines[-1]:
-            lines.append([])
-        lines[-1].append(word)
-    out = []
-    for i, ws in enumerate(lines):
-        lead = f"{prefix} " if i == 0 else "  "
-        cont = " \\" if i < len(lines) - 1 else ""
-        out.append(f"{indent}{lead}{' '.join(ws)}{cont}")
-    return out
+        if isinstance(a, Ref):
+            word, starts = f'"${a.name}"', seen_flag
+        else:
+            word, starts = _quote(a), len(a) > 1 and a[0] == "-"
+            seen_flag = seen_flag or starts
+        if starts and words:
+            lines.append(" ".join(words))
+            words = [word]
+        else:
+            words.append(word)
+    lines.append(" ".join(words))
+    return [f"{indent}{prefix} " + f" \\\n{indent}  ".join(lines)]
 
 
 def render(nl: NodeLaunch, source: str, env_name: str) -> str:
@@ -106,6 +107,10 @@ def _default(name: str, value: str) -> str:
     return f'{name}="${{{name}:-{_dq(value)}}}"'
 
 
+#: a backslash before each character that double quotes still interpret
+_DQ = str.maketrans({c: "\\" + c for c in '"\\$`'})
+
+
 def _dq(value: str) -> str:
     """``value`` inside double quotes (escape what double quotes still interpret)."""
-    return "".join("\\" + c if c in '"\\$`' else c for c in value)
+    return value.translate(_DQ)

@@ -22,38 +22,20 @@ from itertools import chain
 from rtc.model.topology import Job, Topology
 from rtc.plan import Plan
 from rtc.plan.modes import effective_executor
-from rtc.textfmt import ip_text, one_line_encoder, one_line_many_encoder
+from rtc.textfmt import one_line_encoder, one_line_many_encoder
 
 FORMAT = 1
 
 
-def _ip_texts():
-    """``text(ip) -> str(ip)`` (None for None), each address object converted once: the
-    servers' devices and the job's ranks name the same ~65,536 objects, and
-    ``str(IPv4Address)`` is a Python-level call (:func:`~rtc.textfmt.ip_text`).
-    Keys are ``id``: every address lives in the
-    topology while the document is built."""
-    memo: dict = {}
-
-    def text(ip):
-        if ip is None:
-            return None
-        got = memo.get(id(ip))
-        if got is None:
-            got = memo[id(ip)] = ip_text(ip)
-        return got
-
-    return text
-
-
 def build(topo: Topology, plan: Plan, ctx) -> dict:
     """The plan document. ``ctx`` is the :class:`rtc.emit.bundle.Bundle` being built (file
-    names, launches, env, preflight)."""
+    names, launches, env, preflight, and its ``ip_text``: address texts shared with the
+    preflight scripts)."""
     cluster = {"name": topo.name, "hardware": topo.preset.name, "cann": topo.cann,
                "vllm_version": topo.vllm_version,
                "ranktable_version": topo.preset.ranktable_version,
                "devices_per_server": topo.preset.devices_per_server}
-    _ip = _ip_texts()
+    _ip = ctx.ip_text
     servers = [{
         "name": s.name, "server_id": s.server_id, "host": _ip(s.host_ip), "nic": s.nic,
         "super_pod_id": s.super_pod_id,

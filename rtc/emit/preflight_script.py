@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import shlex
 
+from rtc.emit.launch_script import _dq  # also used by rtc.emit.gpu_preflight_script
 from rtc.plan.preflight import ServerPreflight
 from rtc.textfmt import ip_text, one_line_encoder
 
@@ -43,15 +44,14 @@ def ping_file(device_id: int, ip: str) -> str:
     return f"npu{device_id}_ping_{ip.replace(':', '-')}.txt"
 
 
-def expectations(sp: ServerPreflight, source: str) -> dict:
-    """What ``expect.json`` holds (the plan's side of every check)."""
+def expectations(sp: ServerPreflight, source: str, ip=ip_text) -> dict:
+    """What ``expect.json`` holds (the plan's side of every check). ``ip`` writes an
+    address (:func:`rtc.textfmt.ip_text`, or a bundle's memo of it)."""
     s = sp.server
-    devices = []
-    for d in sp.devices:
-        devices.append({"device_id": d.device_id, "ip": ip_text(d.device_ip),
-                        "gateway": ip_text(d.gateway)})
+    devices = [{"device_id": d.device_id, "ip": ip(d.device_ip), "gateway": ip(d.gateway)}
+               for d in sp.devices]
     return {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
-            "host": ip_text(s.host_ip),
+            "host": ip(s.host_ip),
             "devices": devices,
             "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
             "pings": sum(len(t) for t in sp.pings.values())}
@@ -60,7 +60,7 @@ def expectations(sp: ServerPreflight, source: str) -> dict:
 def ping_lines(sp: ServerPreflight) -> list[str]:
     """``pings.txt``: ``DEVICE TARGET_IP PEER_SERVER PEER_DEVICE`` per planned ping."""
     return [f"{dev} {ip} {server} {did}" for dev, targets in sorted(sp.pings.items())
-            for ip, (server, did) in targets.items()]
+            for ip, (server, did) in targets]
 
 
 #: ``json.dumps`` (ASCII), with one encoder for the ~10 values of each of thousands of
@@ -92,14 +92,15 @@ def render_expect(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(sp: ServerPreflight, source: str) -> str:
-    """``preflight-<server>.sh``: header, setup, the plan's expectations, the checks."""
+def render(sp: ServerPreflight, source: str, ip=ip_text) -> str:
+    """``preflight-<server>.sh``: header, setup, the plan's expectations, the checks.
+    ``ip`` writes an address (as in :func:`expectations`)."""
     devs = " ".join(str(d.device_id) for d in sp.devices)
     npings = sum(len(t) for t in sp.pings.values())
     lines = _header(sp, source, devs, npings)
     lines += _setup(sp.server.name)
     lines += _capture_function(sp.server.name)
-    lines += _expect_block(sp, source)
+    lines += _expect_block(sp, source, ip)
     if sp.devices:
         lines += _device_checks(sp, devs)
     if npings:
@@ -156,10 +157,10 @@ def _capture_function(name: str) -> list[str]:
             "}", ""]
 
 
-def _expect_block(sp: ServerPreflight, source: str) -> list[str]:
+def _expect_block(sp: ServerPreflight, source: str, ip) -> list[str]:
     """A here-document writing ``expect.json``."""
     return ["cat > \"$results/expect.json\" <<'RTC_EXPECT'",
-            render_expect(expectations(sp, source)).rstrip("\n"),
+            render_expect(expectations(sp, source, ip)).rstrip("\n"),
             "RTC_EXPECT", ""]
 
 
@@ -210,7 +211,3 @@ def _footer(name: str) -> list[str]:
             "($failed command(s) failed)\"",
             ""]
 
-
-def _dq(value: str) -> str:
-    """``value`` inside double quotes."""
-    return "".join("\\" + c if c in '"\\$`' else c for c in value)

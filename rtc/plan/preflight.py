@@ -35,20 +35,20 @@ PING_BUDGET = 16
 
 @dataclass
 class ServerPreflight:
-    """One server's preflight: the NPUs in use, each NPU's pings ``{target ip: (peer
-    server, peer device id)}``, and the HCCL port windows ``(lo, hi, job)`` to check."""
+    """One server's preflight: the NPUs in use, each NPU's pings ``[(target ip, (peer
+    server, peer device id))]`` (distinct target IPs, in planned order), and the HCCL port
+    windows ``(lo, hi, job)`` to check."""
 
     server: Server
     devices: list[Device]                          # in use, ascending
-    pings: dict = field(default_factory=dict)      # device id -> {target ip: (server, device id)}
+    pings: dict = field(default_factory=dict)      # device id -> [(target ip, (server, device id))]
     ports: list = field(default_factory=list)      # [(lo, hi, job)]
 
 
-def _member_key(server, device, pods: bool):
-    unit = ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
+def _unit(server, pods: bool) -> tuple:
+    """The link unit of ``server``: its super pod when pods talk over HCCS, else itself."""
+    return ("pod", server.super_pod_id) if pods and server.super_pod_id is not None \
         else ("server", server.name)
-    sub = subnet_of(device.device_ip, device.prefix) or ("dev", device.device_id)
-    return unit, (server.name, sub)
 
 
 def _hccs_pods(topo, jobs) -> bool:
@@ -82,19 +82,23 @@ def _members(group, pods: bool) -> tuple[list, list, int]:
     """(members, representatives, number of link units) of a group: each member as
     (unit number, server, device, ip text, (server name, device id)); the
     representatives are the first member with an IP of each (unit, peer server and
-    subnet), in group order."""
+    subnet), in group order. A server's unit is looked up once per run of its devices."""
     unit_ids: dict = {}
     members = []
     reps = []
     seen = set()
+    last = u = None
     for s, d in group:
-        unit, rep = _member_key(s, d, pods)
-        u = unit_ids.setdefault(unit, len(unit_ids))
-        m = (u, s, d, ip_text(d.device_ip), (s.name, d.device_id))
+        if s is not last:
+            last, u = s, unit_ids.setdefault(_unit(s, pods), len(unit_ids))
+        ip = ip_text(d.device_ip)
+        m = (u, s, d, ip, (s.name, d.device_id))
         members.append(m)
-        if m[3] is not None and (u, rep) not in seen:
-            seen.add((u, rep))
-            reps.append(m)
+        if ip is not None:
+            rep = (u, s.name, subnet_of(d.device_ip, d.prefix) or ("dev", d.device_id))
+            if rep not in seen:
+                seen.add(rep)
+                reps.append(m)
     return members, reps, len(unit_ids)
 
 
@@ -123,8 +127,8 @@ def _select(group, pods: bool, sink: dict) -> None:
     run_end = _run_ends(rep_unit)
     offsets = [1 + (j * n) // PING_BUDGET for j in range(PING_BUDGET)]
     pairs = [(m[3], m[4]) for m in reps]
-    # With distinct IPs among the representatives, picks of one IP are one pair, so a
-    # fresh bucket can be filled in one step (same keys, order and values as setdefault).
+    # With distinct IPs among the representatives, distinct picks of a spread member are
+    # one pair per IP, so they need no dict to drop repeats.
     distinct = len({p[0] for p in pairs}) == n
 
     def other(idx: int, unit: int) -> int:
@@ -136,10 +140,6 @@ def _select(group, pods: bool, sink: dict) -> None:
         peers = size - units[unit]
         if peers <= 0:
             continue
-        bucket = sink.get(key)
-        fresh = bucket is None
-        if fresh:
-            bucket = sink[key] = {}
         if peers <= PING_BUDGET:
             chosen = [(m[3], m[4]) for m in members if m[0] != unit and m[3] is not None]
         elif n - rep_units[unit] <= PING_BUDGET:
@@ -147,14 +147,28 @@ def _select(group, pods: bool, sink: dict) -> None:
         else:
             # 16 representatives spread evenly, starting after the member's own position
             start = (pos * n) // size
-            chosen = [pairs[i if rep_unit[i] != unit else other(i, unit)]
-                      for i in [(start + off) % n for off in offsets]]
-            if fresh and distinct:
-                bucket.update(chosen)
-                continue
-        add = bucket.setdefault
-        for ip, value in chosen:
-            add(ip, value)
+            picks = [i if rep_unit[i] != unit else other(i, unit)
+                     for i in [(start + off) % n for off in offsets]]
+            _add(sink, key, list(map(pairs.__getitem__, picks)),
+                 distinct and len(set(picks)) == len(picks))
+            continue
+        _add(sink, key, chosen, False)
+
+
+def _add(sink: dict, key, chosen: list, distinct: bool) -> None:
+    """Add the pings ``chosen`` (``(ip, value)`` pairs; the first one of an IP wins, in
+    order) to the bucket ``sink[key]``: a new bucket of ``distinct`` IPs is the list
+    itself (no dict for the ~1M pings of 65,536 NPUs in one EP group), any other bucket a
+    dict ``{ip: value}`` (a list bucket becomes one on the next add)."""
+    bucket = sink.get(key)
+    if bucket is None and distinct:
+        sink[key] = chosen
+        return
+    if bucket is None or type(bucket) is list:
+        bucket = sink[key] = dict(bucket or ())
+    add = bucket.setdefault
+    for ip, value in chosen:
+        add(ip, value)
 
 
 def plan_preflight(topo: Topology, ports: PortPlan, pairs: list[PdPair],
@@ -191,6 +205,8 @@ def plan_preflight(topo: Topology, ports: PortPlan, pairs: list[PdPair],
         sp = ServerPreflight(s, [d for d in s.devices if d.device_id in ids])
         for d in sp.devices:
             got = sink.get((s.name, d.device_id))
+            if type(got) is dict:
+                got = list(got.items())
             if got:
                 sp.pings[d.device_id] = got
         claims = ports.on(s.name)
