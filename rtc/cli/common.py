@@ -129,6 +129,8 @@ def refuse_input_as_output(outputs, inputs) -> None:
     ``stat`` fails although it is listed is compared by its resolved path."""
     import os
 
+    from rtc.emit.files import folder_names
+
     ins = [i for i in inputs if i is not None and str(i) != "-"]
     if not ins:
         return
@@ -147,26 +149,13 @@ def refuse_input_as_output(outputs, inputs) -> None:
         folder, name = os.path.split(os.fspath(out))
         listed = listings.get(folder, ())
         if listed == ():
-            listed = listings[folder] = _listing(folder or ".")
+            listed = listings[folder] = folder_names(folder)
         if listed is not None and name not in listed:
             continue
         src = _input_at(os.fspath(out), ids, reals)
         if src is not None:
             fail_usage(f"the output {out} is the input file {src}; refusing to overwrite it",
                        "choose another output name")
-
-
-def _listing(folder: str) -> frozenset | None:
-    """The names in ``folder`` (empty when it does not exist), None when it cannot be
-    listed (then every output in it is looked at one by one)."""
-    import os
-
-    try:
-        return frozenset(os.listdir(folder))
-    except FileNotFoundError:
-        return frozenset()
-    except OSError:
-        return None
 
 
 def _input_at(out: str, ids: dict, reals: dict):
