@@ -11,11 +11,12 @@ from typing import NamedTuple
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtc.emit.hccl_json import _int_text, _ip_texts
+from rtc.emit.hccl_json import _int_text
 from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
 from rtc.parallel.placement import _MAX_WORLD, _rank_lists
 from rtc.plan.launch import Proc, Ref
 from rtc.plan.versions import VLLM_ALIASES, VLLM_SWITCHES, vllm_flags
+from rtc.textfmt import ip_text_memo as _ip_texts
 
 
 @settings(max_examples=300, deadline=None)

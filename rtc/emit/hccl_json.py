@@ -26,9 +26,8 @@ fixed key order, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address
-
 from rtc.model.topology import Job, Topology
+from rtc.textfmt import SMALL_INTS, ip_text_memo
 
 
 def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
@@ -43,7 +42,7 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     version = topo.preset.ranktable_version
     mindie = job is not None and job.framework == "mindie"
     ranks = list(map(str, range(sum(len(devices) for _s, devices in members))))
-    ip_text = _ip_texts()
+    ip_text = ip_text_memo()
     server_list = []
     rank = 0
     for server, devices in members:
@@ -79,29 +78,9 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     return doc
 
 
-_SMALL = tuple(map(str, range(256)))  # the text of 0..255 (device ids, octets)
-
-
 def _int_text(n: int) -> str:
     """``str(n)`` of an int (a table lookup for 0..255)."""
-    return _SMALL[n] if 0 <= n < 256 else str(n)
-
-
-def _ip_texts():
-    """A function ``ip -> str(ip)``. An IPv4 address is written as its first three
-    octets (looked up: a server's devices share them in most plans) and its last one;
-    IPv6 addresses as ``str``."""
-    heads: dict[int, str] = {}
-
-    def text(ip) -> str:
-        if type(ip) is not IPv4Address:
-            return str(ip)
-        n = int(ip)
-        head = heads.get(n >> 8)
-        if head is None:
-            head = heads[n >> 8] = "%d.%d.%d." % (n >> 24, n >> 16 & 255, n >> 8 & 255)
-        return head + _SMALL[n & 255]
-    return text
+    return SMALL_INTS[n] if 0 <= n < 256 else str(n)
 
 
 def schema_name(doc: dict) -> str:
