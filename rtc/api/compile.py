@@ -17,6 +17,7 @@ rank table of a compiled job.
 
 from __future__ import annotations
 
+from rtc import forked
 from rtc.checks import run_checks
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.emit.hccl_json import build_rank_table, render, schema_name
@@ -32,20 +33,46 @@ from rtc.syntax.schema import elaborate
 class CompileResult:
     """What a compile produced: the Topology (None when lowering could not start), its plan
     (None likewise), every diagnostic (sorted when shown), and the source texts by file
-    name."""
+    name.
+
+    With ``background_checks`` (:func:`compile_text`) the checks may still be running in a
+    child process (:attr:`checks_pending`): reading :attr:`diagnostics` or :attr:`ok`
+    waits for them. A caller that reads neither can meanwhile start on what it will do
+    with a clean result (e.g. build the rank table), and discard it when the checks fail."""
 
     topology: Topology | None
-    diagnostics: list[Diagnostic]
     sources: dict[str, str]
     plan: Plan | None
+    _diagnostics: list[Diagnostic]
+    _pending: object  # a callable giving the final diagnostics, or None
 
     def __init__(
             self, topology: Topology | None, diagnostics: list[Diagnostic] | None = None,
-            sources: dict[str, str] | None = None, plan: Plan | None = None) -> None:
+            sources: dict[str, str] | None = None, plan: Plan | None = None,
+            pending=None) -> None:
         self.topology = topology
-        self.diagnostics = [] if diagnostics is None else diagnostics
+        self._diagnostics = [] if diagnostics is None else diagnostics
         self.sources = {} if sources is None else sources
         self.plan = plan
+        self._pending = pending
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic; waits for checks still running."""
+        if self._pending is not None:
+            finish, self._pending = self._pending, None
+            self._diagnostics = finish()
+        return self._diagnostics
+
+    @diagnostics.setter
+    def diagnostics(self, value: list[Diagnostic]) -> None:
+        self._diagnostics, self._pending = value, None
+
+    @property
+    def checks_pending(self) -> bool:
+        """True while the checks run in a child process (before anything reads
+        :attr:`diagnostics`); lowering reported no error then."""
+        return self._pending is not None
 
     @property
     def ok(self) -> bool:
@@ -54,12 +81,19 @@ class CompileResult:
 
 STAGES = ("parse", "lower", "check", "emit")
 
+#: Clusters from this many NPUs on may run their checks in a child (``background_checks``):
+#: below it the checks take under ~0.07 s and a fork is not worth its cost.
+BACKGROUND_MIN_NPUS = 8192
+
 
 def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
-                 progress=None) -> CompileResult:
+                 progress=None, background_checks: bool = False) -> CompileResult:
     """Parse, lower, plan and check rtc source. Never raises for bad input: problems are
     diagnostics. ``strict`` turns warnings into errors (``--strict``). ``progress``, if
-    given, is called with each stage name of :data:`STAGES` as it starts."""
+    given, is called with each stage name of :data:`STAGES` as it starts.
+    ``background_checks``: for a cluster of at least :data:`BACKGROUND_MIN_NPUS` NPUs that
+    lowered without errors, run the checks in a forked child (:mod:`rtc.forked`) and
+    return at once (see :class:`CompileResult`); the diagnostics are the same."""
     report = progress or (lambda stage: None)
     sources = {filename: text}
     report("parse")
@@ -72,37 +106,56 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     topo, more = lower(decls, sources)
     diags += more
     report("check")
-    plan = None
-    if topo is not None:
-        plan = build_plan(topo)
-        # The checks run even when lowering reported errors, so the user sees everything
-        # in one go; the topology is incomplete only where errors were already reported.
-        diags += run_checks(topo, plan)
-        if topo.policies or any(j.policies for j in topo.jobs):
-            # Loaded only when there are policies: the catalogue imports every rule module.
-            from rtc.checks.policies import apply_policies, unknown_policies
-            from rtc.report.rule_catalogue import RULES
+    if topo is None:
+        return CompileResult(None, _strict(diags, strict), sources)
+    plan = build_plan(topo)
+    if background_checks and not has_errors(diags) and \
+            sum(len(s.devices) for s in topo.servers) >= BACKGROUND_MIN_NPUS:
+        checks = forked.start(run_checks, topo, plan)
+        return CompileResult(topo, None, sources, plan,
+                             pending=lambda: _finish(topo, diags, checks.result(), strict))
+    # The checks run even when lowering reported errors, so the user sees everything in
+    # one go; the topology is incomplete only where errors were already reported.
+    return CompileResult(topo, _finish(topo, diags, run_checks(topo, plan), strict),
+                         sources, plan)
 
-            diags = apply_policies(topo, diags + unknown_policies(topo, RULES), RULES)
+
+def _finish(topo: Topology, diags: list[Diagnostic], checked: list[Diagnostic],
+            strict: bool) -> list[Diagnostic]:
+    """The diagnostics of lowering and of the checks, with the policies and ``strict``
+    applied."""
+    diags = diags + checked
+    if topo.policies or any(j.policies for j in topo.jobs):
+        # Loaded only when there are policies: the catalogue imports every rule module.
+        from rtc.checks.policies import apply_policies, unknown_policies
+        from rtc.report.rule_catalogue import RULES
+
+        diags = apply_policies(topo, diags + unknown_policies(topo, RULES), RULES)
+    return _strict(diags, strict)
+
+
+def _strict(diags: list[Diagnostic], strict: bool) -> list[Diagnostic]:
     if strict:
-        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
-                 for d in diags]
-    return CompileResult(topo, diags, sources, plan)
+        return [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
+                for d in diags]
+    return diags
 
 
-def compile_file(path: str, *, strict: bool = False, progress=None) -> CompileResult:
-    """Read ``path`` (UTF-8) and :func:`compile_text` it. An unreadable file gives an
-    RTC001 diagnostic and no topology."""
+def compile_file(path: str, *, strict: bool = False, progress=None,
+                 background_checks: bool = False) -> CompileResult:
+    """Read ``path`` (UTF-8) and :func:`compile_text` it (the options are its own). An
+    unreadable file gives an RTC001 diagnostic and no topology."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
         return _unreadable(path, exc)
-    return compile_bytes(data, path, strict=strict, progress=progress)
+    return compile_bytes(data, path, strict=strict, progress=progress,
+                         background_checks=background_checks)
 
 
 def compile_stream(stream, filename: str = "<stdin>", *, strict: bool = False,
-                   progress=None) -> CompileResult:
+                   progress=None, background_checks: bool = False) -> CompileResult:
     """Read the binary ``stream`` to its end (standard input for ``rtc compile -``; None
     when it is closed) and compile it as ``filename``. A failed read gives an RTC001
     diagnostic and no topology."""
@@ -112,18 +165,20 @@ def compile_stream(stream, filename: str = "<stdin>", *, strict: bool = False,
         data = stream.read()
     except (OSError, ValueError) as exc:
         return _unreadable(filename, exc)
-    return compile_bytes(data, filename, strict=strict, progress=progress)
+    return compile_bytes(data, filename, strict=strict, progress=progress,
+                         background_checks=background_checks)
 
 
 def compile_bytes(data: bytes, filename: str, *, strict: bool = False,
-                  progress=None) -> CompileResult:
+                  progress=None, background_checks: bool = False) -> CompileResult:
     """:func:`compile_text` of a file's bytes (UTF-8; a byte order mark is dropped). Bytes
     that are not UTF-8 give an RTC001 diagnostic and no topology."""
     try:
         text = data.decode("utf-8-sig")  # -sig: drop a byte order mark
     except UnicodeDecodeError as exc:
         return CompileResult(None, [_not_utf8(filename, data, exc)], {})
-    return compile_text(text, filename, strict=strict, progress=progress)
+    return compile_text(text, filename, strict=strict, progress=progress,
+                        background_checks=background_checks)
 
 
 def _unreadable(path: str, exc: Exception) -> CompileResult:

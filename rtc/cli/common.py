@@ -244,9 +244,10 @@ def checked_topology(result):
     return result.topology
 
 
-def compile_input(file, strict: bool):
+def compile_input(file, strict: bool, background_checks: bool = False):
     """Compile ``file`` (``-``: standard input, named ``<stdin>``) with a progress bar on a
-    terminal; the :class:`rtc.api.CompileResult`."""
+    terminal; the :class:`rtc.api.CompileResult` (``background_checks``: see
+    :func:`rtc.api.compile_text`)."""
     import sys
 
     from rtc.api import STAGES, compile_file
@@ -257,6 +258,8 @@ def compile_input(file, strict: bool):
 
         stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
         with StageProgress(STAGES) as progress:
-            return compile_stream(stream, "<stdin>", strict=strict, progress=progress)
+            return compile_stream(stream, "<stdin>", strict=strict, progress=progress,
+                                  background_checks=background_checks)
     with StageProgress(STAGES) as progress:
-        return compile_file(str(file), strict=strict, progress=progress)
+        return compile_file(str(file), strict=strict, progress=progress,
+                            background_checks=background_checks)

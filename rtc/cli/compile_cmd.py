@@ -23,22 +23,31 @@ GPU_IMAGE = "vllm/vllm-openai:latest"
 TARGETS = ("shell", "k8s")
 
 
-def _select_jobs(topo, job_name: str | None, need_one: bool):
+def _select_jobs(topo, job_name: str | None, need_one: bool) -> list:
+    """The jobs whose tables to write (``[None]``: a description without jobs); exit 2 when
+    ``--job`` names none, or -o/--stdout would need one of several."""
+    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    if problem is not None:
+        fail_usage(*problem)
+    return jobs
+
+
+def _chosen_jobs(topo, job_name: str | None, need_one: bool) -> tuple[list, tuple | None]:
+    """(jobs, None), or ([], (message, hint...)) for :func:`_select_jobs`' usage error."""
     if job_name is not None:
         job = topo.job(job_name)
         if job is None:
             names = ", ".join(j.name for j in topo.jobs) or "none"
-            fail_usage(f"no job named '{job_name}' (jobs: {names})")
-        return [job]
+            return [], (f"no job named '{job_name}' (jobs: {names})",)
+        return [job], None
     if not topo.jobs:
-        return [None]
-    if len(topo.jobs) == 1:
-        return topo.jobs
-    if need_one:
-        names = ", ".join(j.name for j in topo.jobs)
-        fail_usage(f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank table",
-                   "choose one with --job NAME, or write one file per job with --out-dir DIR")
-    return topo.jobs
+        return [None], None
+    if len(topo.jobs) == 1 or not need_one:
+        return topo.jobs, None
+    names = ", ".join(j.name for j in topo.jobs)
+    return [], (f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank "
+                "table", "choose one with --job NAME, or write one file per job with "
+                "--out-dir DIR")
 
 
 @app.command("compile")
@@ -109,6 +118,8 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
          target: str, image: str | None) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
     result = _compile(file, strict, out)
+    early = _tables_while_checking(result, job, out_dir)
+    _fail_on_errors(result, out)
     if global_table:
         _check_global_table(result, out_dir)
     if result.topology.preset.is_gpu and out_dir is None:  # before "which job?"
@@ -117,7 +128,7 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
                    "has no rank table to write with -o / --stdout",
                    "write the env files, launch and preflight scripts with --out-dir DIR")
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
-    tables = _rank_tables(result, jobs, out_dir, output, out)
+    tables = _rank_tables(result, jobs, out_dir, output, out, early)
     if out_dir is not None and target == "k8s":
         _write_k8s(result, jobs, tables, out_dir, file, job, image, out)
         return
@@ -223,25 +234,57 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
 
 
 def _compile(file: Path, strict: bool, out):
-    """Compile ``file``; exit 1 (2 when unreadable) when there are errors, reported by
-    ``out``."""
-    result = compile_input(file, strict)
-    if result.topology is None or not result.ok:
-        out(result.diagnostics, result.sources)
-        raise typer.Exit(2 if result.topology is None and not result.sources else 1)
+    """Compile ``file`` (large clusters: the checks in the background, see
+    :func:`_tables_while_checking`); exit 1 (2 when unreadable) when there are errors
+    already known, reported by ``out``."""
+    result = compile_input(file, strict, background_checks=True)
+    if not result.checks_pending:
+        _fail_on_errors(result, out)
     return result
 
 
-def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out) -> list:
+def _fail_on_errors(result, out) -> None:
+    """Exit 1 (2 when unreadable) after ``out`` reported the errors of ``result``; waits
+    for checks still running."""
+    if result.topology is None or not result.ok:
+        out(result.diagnostics, result.sources)
+        raise typer.Exit(2 if result.topology is None and not result.sources else 1)
+
+
+def _tables_while_checking(result, job_name: str | None, out_dir: Path | None):
+    """While the checks of a large cluster run in their child process: ``{id(job): (text,
+    doc, problems)}`` of the rank table of each job :func:`_select_jobs` would choose,
+    built now on the second CPU's time; None when the checks are not pending, the
+    choice of jobs would fail (that usage error comes after the checks' report), or a
+    table cannot be built (a topology the checks will reject may not emit; a table built
+    from a clean one is the same one built after the checks)."""
+    if not result.checks_pending or result.topology.preset.is_gpu:
+        return None
+    from rtc.api import rank_table
+
+    topo = result.topology
+    jobs, problem = _chosen_jobs(topo, job_name, need_one=out_dir is None)
+    if problem is not None:
+        return None
+    try:
+        return {id(j): rank_table(topo, j) for j in jobs}
+    except Exception:   # noqa: BLE001 - rejected by the checks, or built again after them
+        return None
+
+
+def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out,
+                 early: dict | None = None) -> list:
     """(path, text) of each selected job's rank table (``hccl.json``, or
-    ``hccl-<job>.json`` per job in ``--out-dir``); exit 2 on an RTC003 self-check failure."""
+    ``hccl-<job>.json`` per job in ``--out-dir``); exit 2 on an RTC003 self-check failure.
+    ``early``: tables already built (:func:`_tables_while_checking`)."""
     from rtc.api import rank_table
 
     if result.topology.preset.is_gpu:  # NCCL has no rank table: env, scripts, diagrams
         return []
     tables = []
     for j in jobs:
-        text, _doc, problems = rank_table(result.topology, j)
+        got = early.get(id(j)) if early else None
+        text, _doc, problems = got if got is not None else rank_table(result.topology, j)
         if problems:
             out(list(result.diagnostics) + problems, result.sources)
             raise typer.Exit(2)

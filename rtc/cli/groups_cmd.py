@@ -33,25 +33,45 @@ def groups_command(
       rtc groups examples/pd-a3.rtc --job decode --format json
     """
     from rtc.api import compile_file
-    from rtc.report.groups import groups_json, groups_text
 
     if dim not in _DIMS + ("all",):
         fail_usage(f"--dim must be one of {', '.join(_DIMS)}, all (not '{dim}')")
     if fmt not in ("text", "json"):
         fail_usage(f"--format must be text or json (not '{fmt}')")
-    topo = checked_topology(compile_file(str(file)))
+    dims = _DIMS if dim == "all" else (dim,)
+    result = compile_file(str(file), background_checks=True)
+    early = None
+    if result.checks_pending:   # a large cluster: render while its checks run
+        try:
+            early = _groups_output(result.topology, job, dims, fmt, file)
+        except Exception:   # noqa: BLE001 - a topology the checks reject; else redone below
+            early = None
+    topo = checked_topology(result)
+    text, problem = early if early is not None else _groups_output(topo, job, dims, fmt, file)
+    if problem is not None:
+        fail_usage(*problem)
+    if fmt == "json":  # JSON holds no terminal escapes: no need for echo's scan for them
+        write_stdout(text)
+    else:
+        typer.echo(text, nl=False)
+
+
+def _groups_output(topo, job: str | None, dims: tuple, fmt: str, file: Path):
+    """(the groups of ``job`` (None: every job with servers) in ``fmt``, None), or (None,
+    (message, hint...)) for the usage error of an unknown job or a file without jobs."""
+    from rtc.report.groups import groups_json, groups_text
+
     if job is not None:
         chosen = topo.job(job)
         if chosen is None:
-            fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
+            names = ", ".join(j.name for j in topo.jobs) or "none"
+            return None, (f"no job named '{job}' (jobs: {names})",)
         jobs = [chosen]
     else:
         jobs = [j for j in topo.jobs if j.placements]
     if not jobs:
-        fail_usage(f"{file} has no job: groups belong to jobs",
-                   "add a `job NAME` block with a `servers ...` line and a `tp N` line")
-    dims = _DIMS if dim == "all" else (dim,)
-    if fmt == "json":  # JSON holds no terminal escapes: no need for echo's scan for them
-        write_stdout(groups_json(topo, jobs, dims, str(file)))
-    else:
-        typer.echo(groups_text(topo, jobs, dims), nl=False)
+        return None, (f"{file} has no job: groups belong to jobs",
+                      "add a `job NAME` block with a `servers ...` line and a `tp N` line")
+    if fmt == "json":
+        return groups_json(topo, jobs, dims, str(file)), None
+    return groups_text(topo, jobs, dims), None

@@ -48,7 +48,10 @@ class StageProgress:
 
             self._progress = Progress(TextColumn("rtc: {task.description:<10}"), BarColumn(),
                                       TimeElapsedColumn(), console=Console(file=self.stream),
-                                      transient=True)
+                                      transient=True, auto_refresh=False)
             self._progress.start()
             self._task = self._progress.add_task(stage, total=len(self.stages))
-        self._progress.update(self._task, description=stage, completed=self._done)
+        # Redrawn at each stage, not by a refresh thread: a thread would keep the compile
+        # from running its checks in a forked child (rtc.forked.can_fork).
+        self._progress.update(self._task, description=stage, completed=self._done,
+                              refresh=True)

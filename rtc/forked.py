@@ -1,0 +1,143 @@
+"""Run a pure function in a forked child process while this process goes on (issue 19).
+
+The checks of a 65,536-NPU cluster take ~0.5 s; the rank table that follows them does not
+need their result, only their verdict. :func:`start` runs such a function in a child made
+with ``fork`` (the model is shared copy-on-write, nothing is sent to the child), and
+:meth:`Pending.result` reads the child's pickled result back through a pipe. The caller
+does its own work in between, so a second CPU does the checks.
+
+Where forking is not safe or not useful (not Linux; other threads running, which a fork
+would not copy; one CPU), :func:`start` runs the function at once in this process. When
+the child fails for any reason (an exception, a crash, a result that cannot be pickled,
+a signal), :meth:`Pending.result` runs the function again here, so a failure is raised
+here with its real traceback, exactly as without the child.
+
+The function must not print or change anything its caller reads afterwards: what it
+changes in the child is lost (caches included), only its return value comes back.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+_CHUNK = 1 << 20   # bytes per read of the child's pipe
+
+
+def can_fork() -> bool:
+    """True where :func:`start` would fork: Linux, this thread the only one, and at least
+    two CPUs this process may run on."""
+    if sys.platform != "linux" or threading.active_count() != 1:
+        return False
+    return len(os.sched_getaffinity(0)) >= 2
+
+
+class Pending:
+    """The result of ``fn(*args)``, computed in a child process (``pid``) or already here
+    (``pid`` None)."""
+
+    def __init__(self, fn, args: tuple, pid: int | None, pipe: int | None, value=None) -> None:
+        self.fn = fn
+        self.args = args
+        self.pid = pid
+        self.pipe = pipe
+        self.value = value
+
+    def result(self):
+        """``fn(*args)``: the child's pickled return value, or (child failed) the function
+        run here. Raises what the function raises."""
+        if self.pid is None:
+            return self.value
+        import pickle   # here, not at import: a small compile never forks
+
+        data = _read_all(self.pipe)
+        self.pipe = None
+        _reap(self.pid)
+        self.pid = None
+        if data:
+            try:
+                status, value = pickle.loads(data)
+            except Exception:   # a truncated or foreign result: do it again here
+                status, value = "failed", None
+            if status == "ok":
+                self.value = value
+                return value
+        self.value = self.fn(*self.args)
+        return self.value
+
+    def cancel(self) -> None:
+        """Stop the child (if still running) and forget its result; idempotent."""
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(self.pipe)
+        _reap(self.pid)
+        self.pid = self.pipe = None
+
+
+def start(fn, *args, fork: bool = True) -> Pending:
+    """``fn(*args)`` started in a forked child when ``fork`` and :func:`can_fork`, else run
+    at once. Call :meth:`Pending.result` (or :meth:`Pending.cancel`) exactly once."""
+    if not (fork and can_fork()):
+        return Pending(fn, args, None, None, fn(*args))
+    for stream in (sys.stdout, sys.stderr):   # the child must not write them out again
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: compute, send, and leave without any clean-up of the parent's
+        os.close(read_end)
+        _child(fn, args, write_end)
+    os.close(write_end)
+    return Pending(fn, args, pid, read_end)
+
+
+def _child(fn, args: tuple, pipe: int) -> None:
+    """In the child: send ``("ok", fn(*args))`` pickled (``("failed", None)`` when it
+    raises) and exit with ``os._exit``, so no buffer, atexit hook or finally of the parent
+    runs twice. Ctrl-C and SIGTERM end the child at once (their default actions, not the
+    parent's handlers)."""
+    code = 0
+    try:
+        import pickle
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            data = pickle.dumps(("ok", fn(*args)), pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            data, code = pickle.dumps(("failed", None)), 1
+        view = memoryview(data)
+        while view:
+            view = view[os.write(pipe, view):]
+    except BaseException:   # the parent went away (EPIPE), or anything else: just leave
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _read_all(pipe: int) -> bytes:
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(pipe, _CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(pipe)
+    return b"".join(chunks)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

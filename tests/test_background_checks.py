@@ -1,0 +1,83 @@
+"""Checks in a forked child (issue 19): `rtc compile` and `rtc groups` of a large cluster
+run the checks on a second CPU while they build the rank table or the groups. Forced on
+every input here (BACKGROUND_MIN_NPUS = 0), each gives exactly what the serial run gives:
+the same diagnostics, outputs, messages and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, EXAMPLES
+import rtc.api.compile as compile_module
+from rtc import forked
+from rtc.api import compile_file
+
+needs_fork = pytest.mark.skipif(not forked.can_fork(), reason="this machine cannot fork here")
+CHECK_CASES = sorted((CASES / "checks").glob("*.rtc"))
+
+
+@needs_fork
+@pytest.mark.parametrize("path", CHECK_CASES[::3] + sorted(EXAMPLES.glob("*.rtc")),
+                         ids=lambda p: p.name)
+def test_same_diagnostics_as_the_serial_checks(path: Path, monkeypatch):
+    serial = compile_file(str(path))
+    monkeypatch.setattr(compile_module, "BACKGROUND_MIN_NPUS", 0)
+    background = compile_file(str(path), background_checks=True)
+    lowered_clean = background.checks_pending
+    assert background.diagnostics == serial.diagnostics
+    assert background.ok == serial.ok and not background.checks_pending
+    if serial.topology is not None and serial.ok:
+        assert lowered_clean   # a clean input did run its checks in the child
+
+
+def test_small_clusters_check_in_this_process():
+    result = compile_file(str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), background_checks=True)
+    assert not result.checks_pending and result.ok
+
+
+def _rtc(args: list[str], cwd: Path, background: bool):
+    code = ("import sys\nimport rtc.api.compile as c\n"
+            + ("c.BACKGROUND_MIN_NPUS = 0\n" if background else "")
+            + f"sys.argv = ['rtc'] + {args!r}\nfrom rtc.cli import main\nmain()\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                         text=True, timeout=120, env={"NO_COLOR": "1", "COLUMNS": "120",
+                                                      "PATH": "/usr/bin:/bin"})
+    return res.returncode, res.stdout, res.stderr
+
+
+PD = str(EXAMPLES / "pd-a3.rtc")
+D1 = str(EXAMPLES / "a2-2node-dp2-tp8.rtc")
+BAD = str(CASES / "checks" / "RTC301-server-claimed-twice.rtc")
+RUNS = [
+    ["compile", D1, "-o", "t.json"],
+    ["compile", D1, "--stdout"],
+    ["compile", PD, "-o", "t.json"],                     # two jobs: usage error
+    ["compile", PD, "--job", "decode", "-o", "t.json"],
+    ["compile", PD, "--job", "nope", "-o", "t.json"],    # unknown job
+    ["compile", BAD, "-o", "t.json"],                    # a check error: exit 1
+    ["compile", BAD, "--job", "nope", "-o", "t.json"],   # the check error comes first
+    ["compile", D1, "--out-dir", "out", "--no-diagrams"],
+    ["groups", D1, "--format", "json"],
+    ["groups", PD, "--job", "decode"],
+    ["groups", PD, "--job", "nope"],
+    ["groups", BAD],
+]
+
+
+@needs_fork
+@pytest.mark.parametrize("args", RUNS, ids=lambda a: " ".join(Path(x).name for x in a))
+def test_the_cli_gives_what_the_serial_run_gives(args: list[str], tmp_path: Path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "b").mkdir()
+    serial = _rtc(args, tmp_path / "s", background=False)
+    background = _rtc(args, tmp_path / "b", background=True)
+    assert background == serial
+    written = sorted(p.relative_to(tmp_path / "s") for p in (tmp_path / "s").rglob("*"))
+    assert written == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*"))
+    for rel in written:
+        if (tmp_path / "s" / rel).is_file():
+            assert (tmp_path / "b" / rel).read_bytes() == (tmp_path / "s" / rel).read_bytes()

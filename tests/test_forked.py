@@ -1,0 +1,115 @@
+"""rtc.forked: a function run in a forked child gives what it gives here, and every
+way the child can fail falls back to running the function in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from rtc import forked
+
+needs_fork = pytest.mark.skipif(not forked.can_fork(), reason="this machine cannot fork here")
+
+
+def _pid_and(value):
+    return os.getpid(), value
+
+
+@needs_fork
+def test_the_value_comes_from_a_child():
+    pending = forked.start(_pid_and, [1, 2, 3])
+    assert pending.pid is not None
+    pid, value = pending.result()
+    assert pid != os.getpid() and value == [1, 2, 3]
+    assert pending.pid is None and pending.result() == (pid, value)   # reaped, kept
+
+
+@needs_fork
+def test_a_result_larger_than_the_pipe_buffer():
+    big = list(range(300_000))   # ~1.5 MB pickled, far over a pipe's 64 KiB
+    assert forked.start(_pid_and, big).result()[1] == big
+
+
+def test_without_fork_it_runs_at_once_here():
+    pending = forked.start(_pid_and, "x", fork=False)
+    assert pending.pid is None and pending.result() == (os.getpid(), "x")
+
+
+def _fails_in_child(parent: int):
+    if os.getpid() != parent:
+        raise ValueError("only in the child")
+    return "here"
+
+
+def _killed_in_child(parent: int):
+    if os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "here"
+
+
+def _unpicklable_in_child(parent: int):
+    if os.getpid() != parent:
+        return lambda: None   # pickle refuses a lambda
+    return "here"
+
+
+@needs_fork
+@pytest.mark.parametrize("fn", [_fails_in_child, _killed_in_child, _unpicklable_in_child])
+def test_a_failed_child_falls_back_to_this_process(fn):
+    assert forked.start(fn, os.getpid()).result() == "here"
+
+
+def _always_fails():
+    raise KeyError("the real error")
+
+
+@needs_fork
+def test_an_error_is_raised_here_with_its_own_type():
+    pending = forked.start(_always_fails)
+    with pytest.raises(KeyError, match="the real error"):
+        pending.result()
+
+
+def _sleeps():
+    import time
+
+    time.sleep(60)
+
+
+@needs_fork
+def test_cancel_stops_the_child_and_reaps_it():
+    pending = forked.start(_sleeps)
+    pid = pending.pid
+    pending.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)   # already reaped: no zombie left
+    pending.cancel()                  # idempotent
+
+
+def test_no_fork_while_another_thread_runs():
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not forked.can_fork()
+        assert forked.start(_pid_and, 1).result() == (os.getpid(), 1)
+    finally:
+        stop.set()
+        t.join()
+
+
+@needs_fork
+def test_buffered_output_is_not_written_twice():
+    """Text the parent buffered before the fork is printed once: the child leaves with
+    os._exit and the buffers are flushed before forking."""
+    code = ("import sys\nfrom rtc import forked\nsys.stdout.write('before ')\n"
+            "print(forked.start(sum, [1, 2]).result())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "before 3\n"
