@@ -247,3 +247,25 @@ def test_validate_reports_never_end_a_span_before_it_starts():
             if "endLine" in region:
                 assert (region["endLine"], region["endColumn"]) >= \
                     (region["startLine"], region["startColumn"]), region
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_escape_sequences_in_table_values_never_reach_the_terminal(tmp_path: Path, fmt: str):
+    """A server_id holding terminal escape sequences (set the window title, clear the
+    screen, a C1 control) is quoted by RTC216/RTC208's messages: the text and github
+    reports show it as backslash escapes, never as the raw control characters."""
+    doc = json.loads(run_rtc("compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "--stdout").stdout)
+    evil = "\u001b]0;pwned\u0007\u001b[2Jnode\u0085x"
+    doc["server_list"][1]["server_id"] = evil
+    first = doc["server_list"][0]["device"][0]["device_ip"]
+    doc["server_list"][1]["device"][0]["device_ip"] = first   # RTC208 names the server
+    table = tmp_path / "esc.json"
+    table.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    res = run_rtc("validate", "--format", fmt, str(table))
+    assert res.returncode == 1, res.stderr
+    shown = res.stdout + res.stderr
+    assert "RTC208" in shown and "RTC216" in shown
+    assert not any(c in shown for c in "\u001b\u0007\u0085")
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jnode\\x85x" in shown
+    rep = json.loads(run_rtc("validate", "--format", "json", str(table)).stdout)
+    assert any(evil in d["message"] for d in rep["diagnostics"])   # JSON keeps the value

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rtc.diagnostics import Diagnostic, Severity
 from rtc.report.registry import ReportContext, Reporter
+from rtc.report.text import printable
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -42,7 +43,9 @@ def command_line(d: Diagnostic) -> str:
         lines.append(f"note: {r.message} ({r.span})")
     if d.hint:
         lines.append(f"hint: {d.hint}")
-    return f"::{_COMMAND[d.severity]} {','.join(props)}::{escape_data(chr(10).join(lines))}"
+    # no raw escape sequences in the log; line breaks are encoded as %0D / %0A below
+    data = chr(10).join(printable(line, keep="\r\n") for line in lines)
+    return f"::{_COMMAND[d.severity]} {','.join(props)}::{escape_data(data)}"
 
 
 def render_github(diagnostics: list[Diagnostic], ctx: ReportContext) -> str:

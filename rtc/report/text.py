@@ -27,16 +27,27 @@ MAX_MESSAGE = 400
 _ELLIPSIS = "..."
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Control characters (C0, DEL, C1) and lone surrogates: never written out as they are.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def printable(text: str) -> str:
-    """``text`` with lone surrogates (from a JSON ``\\ud800`` escape or an undecodable
-    file name) written as backslash escapes: no stream can encode them, and a terminal
-    stream (unlike stderr) fails on them."""
-    if _SURROGATE.search(text) is None:
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with control characters and lone surrogates written as backslash escapes
+    (``\\x1b``, ``\\ud800``). A table's values reach messages as they are: an escape
+    sequence in a ``server_id`` would otherwise retitle or clear the user's terminal, or
+    hide the lines before it; a lone surrogate (from a JSON ``\\ud800`` escape or an
+    undecodable file name) cannot be encoded by any stream. Characters of ``keep`` (e.g.
+    line breaks a format encodes itself) are left."""
+    if _UNPRINTABLE.search(text) is None:
         return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _UNPRINTABLE.sub(lambda m: _escape(m.group(), keep), text)
+
+
+def _escape(c: str, keep: str) -> str:
+    if c in keep:
+        return c
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _window(src: str, column: int, width: int) -> tuple[str, int, int]:
@@ -147,7 +158,7 @@ def render_text(diagnostics: Iterable[Diagnostic], sources: dict[str, str], *,
     out = []
     index = SourceLines(sources)
     for d in ds[:limit]:
-        out.extend(t for t, _ in format_diagnostic(d, index))
+        out.extend(printable(t) for t, _ in format_diagnostic(d, index))
         out.append("")
     if len(ds) > limit:
         out.append(f"... and {len(ds) - limit} more")
