@@ -177,3 +177,12 @@ def test_text_report_shows_the_json_line():
     assert 'v.json:4:19: error[RTC633]: server_count is "4" but server_list has 3 servers' in out
     assert ' 4 |   "server_count": "4",\n   |                   ^^^\n' in out
     assert out.endswith("rtc: 8 errors, 1 warning (1 file checked)\n")
+
+
+def test_summary_groups_thousands_like_the_folded_notes():
+    from rtc.report.text import summary
+
+    d1, d2, _d3, _d4 = sample_diagnostics()
+    assert summary([d1._replace(repeats=9_999), d2]) == "10,000 errors, 1 warning"
+    assert summary([d2._replace(repeats=999)]) == "1,000 warnings"
+    assert summary([]) == "no problems found"

@@ -143,11 +143,11 @@ def summary(diagnostics: Iterable[Diagnostic]) -> str:
     e, w, n = by[Severity.ERROR], by[Severity.WARNING], by[Severity.NOTE]
     parts = []
     if e:
-        parts.append(f"{e} error{'s' if e != 1 else ''}")
+        parts.append(f"{e:,} error{'s' if e != 1 else ''}")
     if w:
-        parts.append(f"{w} warning{'s' if w != 1 else ''}")
+        parts.append(f"{w:,} warning{'s' if w != 1 else ''}")
     if n:
-        parts.append(f"{n} note{'s' if n != 1 else ''}")
+        parts.append(f"{n:,} note{'s' if n != 1 else ''}")
     return ", ".join(parts) if parts else "no problems found"
 
 

@@ -515,7 +515,7 @@ def _syntax_message(e: json.JSONDecodeError, text: str) -> tuple[str, str | None
 def _decode(data: bytes, filename: str) -> tuple[str | None, Diagnostic | None]:
     if data.startswith(b"\xff\xfe") or data.startswith(b"\xfe\xff"):
         return None, error(RULE_ENCODING, "the file is UTF-16 encoded; HCCL reads rank tables as UTF-8",
-                           Span.whole_file(filename), hint="save the file as UTF-8 (without BOM)")
+                           Span.whole_file(filename), hint="save the file as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8 IN > OUT`)")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
         bom = 3
