@@ -34,13 +34,13 @@ class _StderrUntilClosed:
     the exit code stays the command's own."""
 
     def __init__(self, stream) -> None:
-        self._stream, self._closed = stream, False
+        self._stream, self._closed = stream, stream is None
 
     def write(self, text: str) -> int:
         if not self._closed:
             try:
                 return self._stream.write(text)
-            except (OSError, ValueError, AttributeError):  # gone, full (2>/dev/full), closed
+            except (OSError, ValueError):  # gone, full (2>/dev/full), closed
                 self._closed = True
         return len(text)
 
@@ -48,7 +48,7 @@ class _StderrUntilClosed:
         if not self._closed:
             try:
                 self._stream.flush()
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError):
                 self._closed = True
 
     def __getattr__(self, name: str):
