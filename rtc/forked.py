@@ -7,7 +7,8 @@ with ``fork`` (the model is shared copy-on-write, nothing is sent to the child),
 does its own work in between, so a second CPU does the checks.
 
 Where forking is not safe or not useful (not Linux; other threads running, which a fork
-would not copy; one CPU), :func:`start` runs the function at once in this process. When
+would not copy; one CPU, or no idle one), :func:`start` runs the function at once in
+this process. When
 the child fails for any reason (an exception, a crash, a result that cannot be pickled,
 a signal), :meth:`Pending.result` runs the function again here, so a failure is raised
 here with its real traceback, exactly as without the child.
@@ -27,11 +28,17 @@ _CHUNK = 1 << 20   # bytes per read of the child's pipe
 
 
 def can_fork() -> bool:
-    """True where :func:`start` would fork: Linux, this thread the only one, and at least
-    two CPUs this process may run on."""
-    if sys.platform != "linux" or threading.active_count() != 1:
-        return False
-    return len(os.sched_getaffinity(0)) >= 2
+    """True where a fork is safe for :func:`start`: Linux, and this thread the only one
+    (a fork copies only the calling thread; a lock another one holds stays held)."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+def worth_forking() -> bool:
+    """True when at least two CPUs are ours and one is idle by the last minute's load
+    average: on a busy machine the child only takes turns with this process, and the fork
+    and the pages it copies cost more than they save."""
+    cpus = len(os.sched_getaffinity(0))
+    return cpus >= 2 and os.getloadavg()[0] <= cpus - 1
 
 
 class Pending:
@@ -80,10 +87,11 @@ class Pending:
         self.pid = self.pipe = None
 
 
-def start(fn, *args, fork: bool = True) -> Pending:
-    """``fn(*args)`` started in a forked child when ``fork`` and :func:`can_fork`, else run
-    at once. Call :meth:`Pending.result` (or :meth:`Pending.cancel`) exactly once."""
-    if not (fork and can_fork()):
+def start(fn, *args, fork: bool | None = None) -> Pending:
+    """``fn(*args)`` started in a forked child, else run at once: ``fork`` None forks when
+    :func:`can_fork` and :func:`worth_forking`, True whenever :func:`can_fork`, False
+    never. Call :meth:`Pending.result` (or :meth:`Pending.cancel`) once."""
+    if not (fork is not False and can_fork() and (fork or worth_forking())):
         return Pending(fn, args, None, None, fn(*args))
     for stream in (sys.stdout, sys.stderr):   # the child must not write them out again
         try:

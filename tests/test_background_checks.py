@@ -26,6 +26,7 @@ CHECK_CASES = sorted((CASES / "checks").glob("*.rtc"))
 def test_same_diagnostics_as_the_serial_checks(path: Path, monkeypatch):
     serial = compile_file(str(path))
     monkeypatch.setattr(compile_module, "BACKGROUND_MIN_NPUS", 0)
+    monkeypatch.setattr(forked, "worth_forking", lambda: True)   # whatever the load
     background = compile_file(str(path), background_checks=True)
     lowered_clean = background.checks_pending
     assert background.diagnostics == serial.diagnostics
@@ -39,9 +40,23 @@ def test_small_clusters_check_in_this_process():
     assert not result.checks_pending and result.ok
 
 
+# Forced on, whatever the load; each child started leaves its pid in ../forked.txt.
+_FORCED = """c.BACKGROUND_MIN_NPUS = 0
+import os, rtc.forked as f
+f.worth_forking = lambda: True
+_start = f.start
+def _logged(*a, **k):
+    p = _start(*a, **k)
+    with open(os.path.join('..', 'forked.txt'), 'a') as log:
+        log.write(f'{p.pid}\\n')
+    return p
+c.forked.start = _logged
+"""
+
+
 def _rtc(args: list[str], cwd: Path, background: bool):
     code = ("import sys\nimport rtc.api.compile as c\n"
-            + ("c.BACKGROUND_MIN_NPUS = 0\n" if background else "")
+            + (_FORCED if background else "")
             + f"sys.argv = ['rtc'] + {args!r}\nfrom rtc.cli import main\nmain()\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
                          text=True, timeout=120, env={"NO_COLOR": "1", "COLUMNS": "120",
@@ -76,6 +91,8 @@ def test_the_cli_gives_what_the_serial_run_gives(args: list[str], tmp_path: Path
     serial = _rtc(args, tmp_path / "s", background=False)
     background = _rtc(args, tmp_path / "b", background=True)
     assert background == serial
+    pids = (tmp_path / "forked.txt").read_text().split()
+    assert len(pids) == 1 and pids[0] != "None"   # the checks did run in a child
     written = sorted(p.relative_to(tmp_path / "s") for p in (tmp_path / "s").rglob("*"))
     assert written == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*"))
     for rel in written:

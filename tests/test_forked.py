@@ -22,7 +22,7 @@ def _pid_and(value):
 
 @needs_fork
 def test_the_value_comes_from_a_child():
-    pending = forked.start(_pid_and, [1, 2, 3])
+    pending = forked.start(_pid_and, [1, 2, 3], fork=True)
     assert pending.pid is not None
     pid, value = pending.result()
     assert pid != os.getpid() and value == [1, 2, 3]
@@ -32,7 +32,7 @@ def test_the_value_comes_from_a_child():
 @needs_fork
 def test_a_result_larger_than_the_pipe_buffer():
     big = list(range(300_000))   # ~1.5 MB pickled, far over a pipe's 64 KiB
-    assert forked.start(_pid_and, big).result()[1] == big
+    assert forked.start(_pid_and, big, fork=True).result()[1] == big
 
 
 def test_without_fork_it_runs_at_once_here():
@@ -61,7 +61,7 @@ def _unpicklable_in_child(parent: int):
 @needs_fork
 @pytest.mark.parametrize("fn", [_fails_in_child, _killed_in_child, _unpicklable_in_child])
 def test_a_failed_child_falls_back_to_this_process(fn):
-    assert forked.start(fn, os.getpid()).result() == "here"
+    assert forked.start(fn, os.getpid(), fork=True).result() == "here"
 
 
 def _always_fails():
@@ -70,7 +70,7 @@ def _always_fails():
 
 @needs_fork
 def test_an_error_is_raised_here_with_its_own_type():
-    pending = forked.start(_always_fails)
+    pending = forked.start(_always_fails, fork=True)
     with pytest.raises(KeyError, match="the real error"):
         pending.result()
 
@@ -83,12 +83,18 @@ def _sleeps():
 
 @needs_fork
 def test_cancel_stops_the_child_and_reaps_it():
-    pending = forked.start(_sleeps)
+    pending = forked.start(_sleeps, fork=True)
     pid = pending.pid
     pending.cancel()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)   # already reaped: no zombie left
     pending.cancel()                  # idempotent
+
+
+def test_by_default_no_fork_on_a_busy_machine(monkeypatch):
+    monkeypatch.setattr(forked, "worth_forking", lambda: False)
+    pending = forked.start(_pid_and, 1)
+    assert pending.pid is None and pending.result() == (os.getpid(), 1)
 
 
 def test_no_fork_while_another_thread_runs():
@@ -97,7 +103,7 @@ def test_no_fork_while_another_thread_runs():
     t.start()
     try:
         assert not forked.can_fork()
-        assert forked.start(_pid_and, 1).result() == (os.getpid(), 1)
+        assert forked.start(_pid_and, 1, fork=True).result() == (os.getpid(), 1)
     finally:
         stop.set()
         t.join()
@@ -108,7 +114,7 @@ def test_buffered_output_is_not_written_twice():
     """Text the parent buffered before the fork is printed once: the child leaves with
     os._exit and the buffers are flushed before forking."""
     code = ("import sys\nfrom rtc import forked\nsys.stdout.write('before ')\n"
-            "print(forked.start(sum, [1, 2]).result())\n")
+            "print(forked.start(sum, [1, 2], fork=True).result())\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 0, res.stderr
