@@ -34,11 +34,19 @@ def can_fork() -> bool:
 
 
 def worth_forking() -> bool:
-    """True when at least two CPUs are ours and one is idle by the last minute's load
-    average: on a busy machine the child only takes turns with this process, and the fork
-    and the pages it copies cost more than they save."""
+    """True when at least two CPUs are ours and one of them is idle now: the tasks running
+    at this moment (``/proc/loadavg``'s fourth field, this process included) leave one
+    free. On a busy machine the child would only take turns with this process, and the
+    fork and the pages it copies cost more than they save."""
     cpus = len(os.sched_getaffinity(0))
-    return cpus >= 2 and os.getloadavg()[0] <= cpus - 1
+    if cpus < 2:
+        return False
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return running < cpus
 
 
 class Pending:
