@@ -26,6 +26,10 @@ import threading
 
 _CHUNK = 1 << 20   # bytes per read of the child's pipe
 
+#: Clusters from this many NPUs on fork their checks and their plan.json: below it each
+#: takes under ~0.07 s, less than a fork and the pages it copies are worth.
+WORTH_NPUS = 8192
+
 
 def can_fork() -> bool:
     """True where a fork is safe for :func:`start`: Linux, and this thread the only one

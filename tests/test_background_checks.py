@@ -98,3 +98,44 @@ def test_the_cli_gives_what_the_serial_run_gives(args: list[str], tmp_path: Path
     for rel in written:
         if (tmp_path / "s" / rel).is_file():
             assert (tmp_path / "b" / rel).read_bytes() == (tmp_path / "s" / rel).read_bytes()
+
+
+def _bundle(path: Path):
+    from rtc.emit import bundle
+
+    r = compile_file(str(path))
+    jobs = list(r.topology.jobs) or [None]
+    return bundle.build_bundle(r.topology, r.plan, jobs, {j.name if j else None: "hccl.json"
+                                                          for j in jobs})
+
+
+@needs_fork
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.rtc")), ids=lambda p: p.name)
+def test_plan_json_built_in_a_child_is_the_same(path: Path, monkeypatch):
+    """--out-dir of a large cluster builds plan.json in a forked child while the preflight
+    scripts are rendered: the same files, in the same order, with the same texts."""
+    serial = _bundle(path)
+    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
+    monkeypatch.setattr(forked, "worth_forking", lambda: True)
+    started = []
+    real_start = forked.start
+    monkeypatch.setattr(forked, "start", lambda *a, **k: started.append(real_start(*a, **k))
+                        or started[-1])
+    background = _bundle(path)
+    assert background.outputs == serial.outputs
+    assert background.diagnostics == serial.diagnostics
+    if not compile_file(str(path)).topology.preset.is_gpu:
+        assert [p.pid for p in started] == [None] and started[0].value is not None
+
+
+@needs_fork
+def test_a_plan_json_schema_failure_in_the_child_is_rtc003(monkeypatch):
+    from rtc.emit import bundle
+
+    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
+    monkeypatch.setattr(forked, "worth_forking", lambda: True)
+    monkeypatch.setattr(bundle, "plan_problems", lambda doc: ["jobs/0: broken on purpose"])
+    b = _bundle(EXAMPLES / "a2-2node-dp2-tp8.rtc")
+    assert "plan.json" not in [n for n, _t, _m in b.outputs]
+    assert [d.code for d in b.diagnostics] == ["RTC003"]
+    assert "broken on purpose" in b.diagnostics[0].message

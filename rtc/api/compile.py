@@ -81,9 +81,8 @@ class CompileResult:
 
 STAGES = ("parse", "lower", "check", "emit")
 
-#: Clusters from this many NPUs on may run their checks in a child (``background_checks``):
-#: below it the checks take under ~0.07 s and a fork is not worth its cost.
-BACKGROUND_MIN_NPUS = 8192
+#: Clusters from this many NPUs on may run their checks in a child (``background_checks``).
+BACKGROUND_MIN_NPUS = forked.WORTH_NPUS
 
 
 def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,

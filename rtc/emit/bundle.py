@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rtc import forked
 from rtc.diagnostics import Severity, error
 from rtc.emit import (calibrate_script, env_file, global_ranktable, hccl_v2, launch_script,
                       pd_ranktable, plan_json, preflight_script)
@@ -100,16 +101,25 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
     if topo.preset.is_gpu:
         _add_gpu_preflight(b, topo, real)
         _add_proxies(b, plan, real)
-    else:
-        b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
-        for sp in b.preflight:
-            b.add(f"preflight-{sp.server.name}.sh",
-                  preflight_script.render(sp, source, b.ip_text), 0o755)
-        runs = plan_calibration(topo, real)
-        if runs:
-            b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
-    if with_plan_json:
-        _add_plan_json(b, topo, plan)
+        if with_plan_json:
+            _add_plan_json(b, _plan_json(b, topo, plan, []))
+        return b
+    b.preflight = plan_preflight(topo, plan.ports, plan.pairs, real)
+    runs = plan_calibration(topo, real)
+    later = [f"preflight-{sp.server.name}.sh" for sp in b.preflight] + \
+        (["calibrate.sh"] if runs else [])
+    # plan.json needs only the plans from here on, not the scripts' texts: on a large
+    # cluster a forked child builds it while this process renders the scripts.
+    large = sum(len(s.devices) for s in topo.servers) >= forked.WORTH_NPUS
+    doc = forked.start(_plan_json, b, topo, plan, later, fork=None if large else False) \
+        if with_plan_json else None
+    for sp in b.preflight:
+        b.add(f"preflight-{sp.server.name}.sh",
+              preflight_script.render(sp, source, b.ip_text), 0o755)
+    if runs:
+        b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
+    if doc is not None:
+        _add_plan_json(b, doc.result())
     return b
 
 
@@ -231,17 +241,25 @@ def _add_node_files(b: Bundle, topo: Topology, plan: Plan, job: Job, tables: dic
             b.add(f"mindie-{stem}.json", pd_ranktable.render(doc))
 
 
-def _add_plan_json(b: Bundle, topo: Topology, plan: Plan) -> None:
-    """``plan.json``, or an RTC003 diagnostic when it fails its schema."""
-    doc = plan_json.build(topo, plan, b)
+def _plan_json(b: Bundle, topo: Topology, plan: Plan, later: list[str]) -> tuple:
+    """``(plan.json text, None)``, or ``(None, first schema problem)``; ``later`` names
+    the files the bundle will add after this call (listed in plan.json's ``files``)."""
+    doc = plan_json.build(topo, plan, b, later)
     problems = plan_problems(doc)
-    if problems:
+    return (None, problems[0]) if problems else (plan_json.render(doc), None)
+
+
+def _add_plan_json(b: Bundle, built: tuple) -> None:
+    """``plan.json`` (:func:`_plan_json`), or an RTC003 diagnostic when it fails its
+    schema."""
+    text, problem = built
+    if problem is not None:
         b.diagnostics.append(error(SCHEMA_SELF, "internal error: the plan.json rtc built "
-                                   f"fails schemas/plan.schema.json: {problems[0]}", None,
+                                   f"fails schemas/plan.schema.json: {problem}", None,
                                    hint="please report this with your .rtc file; nothing "
                                    "was written"))
     else:
-        b.add("plan.json", plan_json.render(doc))
+        b.add("plan.json", text)
 
 
 #: compile validates each job's first ranks / groups (their first members: an EP group holds

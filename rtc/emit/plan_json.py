@@ -27,10 +27,10 @@ from rtc.textfmt import one_line_encoder, one_line_many_encoder
 FORMAT = 1
 
 
-def build(topo: Topology, plan: Plan, ctx) -> dict:
+def build(topo: Topology, plan: Plan, ctx, later: list[str] = ()) -> dict:
     """The plan document. ``ctx`` is the :class:`rtc.emit.bundle.Bundle` being built (file
     names, launches, env, preflight, and its ``ip_text``: address texts shared with the
-    preflight scripts)."""
+    preflight scripts); ``later``: names of files it will hold that are not added yet."""
     cluster = {"name": topo.name, "hardware": topo.preset.name, "cann": topo.cann,
                "vllm_version": topo.vllm_version,
                "ranktable_version": topo.preset.ranktable_version,
@@ -60,7 +60,7 @@ def build(topo: Topology, plan: Plan, ctx) -> dict:
                  for sp in ctx.preflight]
     return {"rtc_plan": FORMAT, "source": ctx.source, "cluster": cluster, "servers": servers,
             "jobs": jobs, "ports": ports, "disaggregation": pd, "preflight": preflight,
-            "files": sorted(ctx.file_names() + ["plan.json"])}
+            "files": sorted(ctx.file_names() + list(later) + ["plan.json"])}
 
 
 def _job(topo: Topology, job: Job, ctx, ip_text) -> dict:
