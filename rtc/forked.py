@@ -30,6 +30,8 @@ _CHUNK = 1 << 20   # bytes per read of the child's pipe
 #: takes under ~0.07 s, less than a fork and the pages it copies are worth.
 WORTH_NPUS = 8192
 
+_running: dict = {}   # pid -> Pending, for children not yet reaped (see stop_all)
+
 
 def can_fork() -> bool:
     """True where a fork is safe for :func:`start`: Linux, and this thread the only one
@@ -71,9 +73,10 @@ class Pending:
             return self.value
         import pickle   # here, not at import: a small compile never forks
 
-        data = _read_all(self.pipe)
-        self.pipe = None
+        pipe, self.pipe = self.pipe, None   # closed by _read_all, even when interrupted
+        data = _read_all(pipe)
         _reap(self.pid)
+        _running.pop(self.pid, None)
         self.pid = None
         if data:
             try:
@@ -94,8 +97,10 @@ class Pending:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        os.close(self.pipe)
+        if self.pipe is not None:
+            os.close(self.pipe)
         _reap(self.pid)
+        _running.pop(self.pid, None)
         self.pid = self.pipe = None
 
 
@@ -116,7 +121,17 @@ def start(fn, *args, fork: bool | None = None) -> Pending:
         os.close(read_end)
         _child(fn, args, write_end)
     os.close(write_end)
-    return Pending(fn, args, pid, read_end)
+    pending = _running[pid] = Pending(fn, args, pid, read_end)
+    return pending
+
+
+def stop_all() -> None:
+    """:meth:`Pending.cancel` every child not yet read or cancelled: for a process that
+    is leaving early (Ctrl-C, SIGTERM, an error) while a child still works. Without it the
+    child would run on, its result unread, and stay a zombie wherever nothing reaps
+    orphans (PID 1 of many containers)."""
+    for pending in list(_running.values()):
+        pending.cancel()
 
 
 def _child(fn, args: tuple, pipe: int) -> None:

@@ -139,3 +139,32 @@ def test_a_plan_json_schema_failure_in_the_child_is_rtc003(monkeypatch):
     assert "plan.json" not in [n for n, _t, _m in b.outputs]
     assert [d.code for d in b.diagnostics] == ["RTC003"]
     assert "broken on purpose" in b.diagnostics[0].message
+
+
+@needs_fork
+@pytest.mark.parametrize("how", ["TERM", "INT"])
+def test_an_interrupted_run_leaves_no_child(tmp_path: Path, how: str):
+    """SIGTERM (or SIGINT sent to rtc alone) while the checks run in the child: rtc exits
+    with its signal's code and stops and reaps the child on the way out."""
+    import os
+    import signal
+    import time
+
+    code = (_FORCED.replace("..", str(tmp_path)) + "import rtc.checks, time\n"
+            "c.run_checks = lambda topo, plan: time.sleep(60) or []\n"
+            f"sys.argv = ['rtc', 'compile', {D1!r}, '-o', 't.json']\n"
+            "from rtc.cli import entry\nentry()\n")
+    proc = subprocess.Popen([sys.executable, "-c", "import sys\nimport rtc.api.compile as c\n"
+                             + code], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "forked.txt"
+    deadline = time.monotonic() + 60
+    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(log.read_text().split()[0])
+    proc.send_signal(getattr(signal, f"SIG{how}"))
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == (143 if how == "TERM" else 130), err
+    assert not (tmp_path / "t.json").exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)   # stopped and reaped, not left running or as a zombie

@@ -10,6 +10,7 @@ import sys
 
 import typer
 
+from rtc import forked
 from rtc.cli import lean_params
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
@@ -78,6 +79,7 @@ def main() -> None:
     try:
         raise SystemExit(_run())
     finally:
+        forked.stop_all()   # a child still checking when the run ends early (Ctrl-C, SIGTERM)
         sys.stderr = stderr
 
 

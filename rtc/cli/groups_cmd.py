@@ -50,10 +50,9 @@ def groups_command(
     text, problem = early if early is not None else _groups_output(topo, job, dims, fmt, file)
     if problem is not None:
         fail_usage(*problem)
-    if fmt == "json":  # JSON holds no terminal escapes: no need for echo's scan for them
-        write_stdout(text)
-    else:
-        typer.echo(text, nl=False)
+    # write_stdout: a full disk or closed stdout is RTC001 (exit 2), `| head` ends quietly;
+    # neither format holds terminal escapes, so echo's scan for them is not needed.
+    write_stdout(text)
 
 
 def _groups_output(topo, job: str | None, dims: tuple, fmt: str, file: Path):

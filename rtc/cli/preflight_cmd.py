@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import exit_for, fail_usage, report
+from rtc.cli.common import exit_for, fail_usage, report, write_stdout
 
 preflight_app = typer.Typer(help="Preflight checks of the servers before a launch: "
                             "`preflight report` (Ascend NPUs), `preflight nccl` (NVIDIA GPUs: "
@@ -67,11 +67,11 @@ def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: boo
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
                  for d in diags]
     if fmt == "json":
-        typer.echo(json.dumps(document(diags), indent=2))
+        write_stdout(json.dumps(document(diags), indent=2) + "\n")
         report(diags, texts, quiet=True) if diags else None
     else:
         if text:
-            typer.echo(text, nl=False)
+            write_stdout(text)
         report(diags, texts)
     if missing:
         raise typer.Exit(2)

@@ -32,7 +32,7 @@ def command_line(d: Diagnostic) -> str:
     """The workflow command for one diagnostic."""
     props = []
     if d.span is not None:
-        props.append(f"file={escape_property(d.span.file)}")
+        props.append(f"file={escape_property(printable(d.span.file))}")
         props.append(f"line={d.span.line}")
         props.append(f"col={d.span.column}")
     props.append(f"title={escape_property(d.code)}")
