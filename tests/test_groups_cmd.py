@@ -229,3 +229,21 @@ def test_groups_json_is_the_document_rendered():
         encoded = _dim_document(pl, labels, "tp", encoded=True)
         assert [json.loads(g) for g in encoded["groups"]] == plain["groups"]
         assert '"nœud-0"' in encoded["groups"][0] and '"device_ip": null' in encoded["groups"][0]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_full_or_closed_stdout_is_rtc001_not_a_traceback(fmt: str):
+    import subprocess
+
+    from conftest import rtc_command
+
+    args = rtc_command() + ["groups", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"), "--format", fmt]
+    with open("/dev/full", "w") as full:
+        res = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert res.returncode == 2 and "RTC001" in res.stderr and "Traceback" not in res.stderr
+    res = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         timeout=60, close_fds=True, pass_fds=())
+    assert res.returncode == 0
+    closed = subprocess.run(["sh", "-c", " ".join(f"'{a}'" for a in args) + " >&-"],
+                            stderr=subprocess.PIPE, text=True, timeout=60)
+    assert closed.returncode == 2 and "RTC001" in closed.stderr
