@@ -30,7 +30,7 @@ _CHUNK = 1 << 20   # bytes per read of the child's pipe
 #: takes under ~0.07 s, less than a fork and the pages it copies are worth.
 WORTH_NPUS = 8192
 
-_running: dict = {}   # pid -> Pending, for children not yet reaped (see stop_all)
+_children: dict = {}   # pid -> Pending, for children not yet reaped (see stop_all)
 
 
 def can_fork() -> bool:
@@ -41,18 +41,22 @@ def can_fork() -> bool:
 
 def worth_forking() -> bool:
     """True when at least two CPUs are ours and one of them is idle now: the tasks running
-    at this moment (``/proc/loadavg``'s fourth field, this process included) leave one
-    free. On a busy machine the child would only take turns with this process, and the
+    at this moment (``/proc/loadavg``'s fourth field, this process included; the fewest of
+    three readings) leave one free. On a busy machine the child would only take turns with this process, and the
     fork and the pages it copies cost more than they save."""
     cpus = len(os.sched_getaffinity(0))
     if cpus < 2:
         return False
-    try:
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+    try:   # the fewest of three looks: a kernel thread waking up for a moment is no load
+        running = min(_running_tasks() for _ in range(3))
     except (OSError, ValueError, IndexError):
         return False
     return running < cpus
+
+
+def _running_tasks() -> int:
+    with open("/proc/loadavg", "rb") as f:
+        return int(f.read().split()[3].split(b"/")[0])
 
 
 class Pending:
@@ -76,7 +80,7 @@ class Pending:
         pipe, self.pipe = self.pipe, None   # closed by _read_all, even when interrupted
         data = _read_all(pipe)
         _reap(self.pid)
-        _running.pop(self.pid, None)
+        _children.pop(self.pid, None)
         self.pid = None
         if data:
             try:
@@ -100,7 +104,7 @@ class Pending:
         if self.pipe is not None:
             os.close(self.pipe)
         _reap(self.pid)
-        _running.pop(self.pid, None)
+        _children.pop(self.pid, None)
         self.pid = self.pipe = None
 
 
@@ -121,7 +125,7 @@ def start(fn, *args, fork: bool | None = None) -> Pending:
         os.close(read_end)
         _child(fn, args, write_end)
     os.close(write_end)
-    pending = _running[pid] = Pending(fn, args, pid, read_end)
+    pending = _children[pid] = Pending(fn, args, pid, read_end)
     return pending
 
 
@@ -130,7 +134,7 @@ def stop_all() -> None:
     is leaving early (Ctrl-C, SIGTERM, an error) while a child still works. Without it the
     child would run on, its result unread, and stay a zombie wherever nothing reaps
     orphans (PID 1 of many containers)."""
-    for pending in list(_running.values()):
+    for pending in list(_children.values()):
         pending.cancel()
 
 

@@ -92,7 +92,7 @@ def test_the_cli_gives_what_the_serial_run_gives(args: list[str], tmp_path: Path
     background = _rtc(args, tmp_path / "b", background=True)
     assert background == serial
     pids = (tmp_path / "forked.txt").read_text().split()
-    assert len(pids) == 1 and pids[0] != "None"   # the checks did run in a child
+    assert pids and pids[0] != "None"   # the checks did run in a child
     written = sorted(p.relative_to(tmp_path / "s") for p in (tmp_path / "s").rglob("*"))
     assert written == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*"))
     for rel in written:
