@@ -108,8 +108,7 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     if topo is None:
         return CompileResult(None, _strict(diags, strict), sources)
     plan = build_plan(topo)
-    if background_checks and not has_errors(diags) and \
-            sum(len(s.devices) for s in topo.servers) >= BACKGROUND_MIN_NPUS:
+    if background_checks and not has_errors(diags) and topo.npu_count >= BACKGROUND_MIN_NPUS:
         checks = forked.start(run_checks, topo, plan)
         return CompileResult(topo, None, sources, plan,
                              pending=lambda: _finish(topo, diags, checks.result(), strict))

@@ -110,7 +110,7 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
         (["calibrate.sh"] if runs else [])
     # plan.json needs only the plans from here on, not the scripts' texts: on a large
     # cluster a forked child builds it while this process renders the scripts.
-    large = sum(len(s.devices) for s in topo.servers) >= forked.WORTH_NPUS
+    large = topo.npu_count >= forked.WORTH_NPUS
     doc = forked.start(_plan_json, b, topo, plan, later, fork=None if large else False) \
         if with_plan_json else None
     for sp in b.preflight:

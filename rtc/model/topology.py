@@ -502,6 +502,11 @@ class Topology:
                 for s in self.servers for d in s.devices]
         return self._address_keys
 
+    @property
+    def npu_count(self) -> int:
+        """The NPUs (GPUs) of every server."""
+        return sum(len(s.devices) for s in self.servers)
+
     def server(self, name: str) -> Server | None:
         if self._by_name is None:
             self._by_name = {s.name: s for s in self.servers}
