@@ -244,6 +244,19 @@ def checked_topology(result):
     return result.topology
 
 
+def while_checking(result, fn, *args):
+    """``fn(*args)`` done while the checks of ``result`` still run in their child process
+    (:attr:`rtc.api.CompileResult.checks_pending`); None when they are not pending, or
+    when ``fn`` raises: a topology the checks will reject may not emit, and work on a
+    clean one is simply done again after the checks (so a real bug still raises there)."""
+    if not result.checks_pending:
+        return None
+    try:
+        return fn(*args)
+    except Exception:   # noqa: BLE001 - see the docstring
+        return None
+
+
 def compile_input(file, strict: bool, background_checks: bool = False):
     """Compile ``file`` (``-``: standard input, named ``<stdin>``) with a progress bar on a
     terminal; the :class:`rtc.api.CompileResult` (``background_checks``: see

@@ -10,8 +10,8 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_usage,
-                            input_label, refuse_input_as_output, reporter_for, write_or_fail,
-                            write_stdout)
+                            input_label, refuse_input_as_output, reporter_for, while_checking,
+                            write_or_fail, write_stdout)
 
 
 #: The container image of ``--target k8s`` pods unless ``--image`` names another:
@@ -252,24 +252,21 @@ def _fail_on_errors(result, out) -> None:
 
 
 def _tables_while_checking(result, job_name: str | None, out_dir: Path | None):
-    """While the checks of a large cluster run in their child process: ``{id(job): (text,
-    doc, problems)}`` of the rank table of each job :func:`_select_jobs` would choose,
-    built now on the second CPU's time; None when the checks are not pending, the
-    choice of jobs would fail (that usage error comes after the checks' report), or a
-    table cannot be built (a topology the checks will reject may not emit; a table built
-    from a clean one is the same one built after the checks)."""
-    if not result.checks_pending or result.topology.preset.is_gpu:
+    """While the checks of a large cluster run in their child process
+    (:func:`rtc.cli.common.while_checking`): ``{id(job): (text, doc, problems)}`` of the
+    rank table of each job :func:`_select_jobs` would choose, built now on the second
+    CPU's time; None when the checks are not pending, a table cannot be built, or the
+    choice of jobs would fail (that usage error comes after the checks' report)."""
+    if result.topology is None or result.topology.preset.is_gpu:
         return None
+    return while_checking(result, _tables_of, result.topology, job_name, out_dir is None)
+
+
+def _tables_of(topo, job_name: str | None, need_one: bool) -> dict | None:
     from rtc.api import rank_table
 
-    topo = result.topology
-    jobs, problem = _chosen_jobs(topo, job_name, need_one=out_dir is None)
-    if problem is not None:
-        return None
-    try:
-        return {id(j): rank_table(topo, j) for j in jobs}
-    except Exception:   # noqa: BLE001 - rejected by the checks, or built again after them
-        return None
+    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    return None if problem is not None else {id(j): rank_table(topo, j) for j in jobs}
 
 
 def _rank_tables(result, jobs, out_dir: Path | None, output: Path | None, out,

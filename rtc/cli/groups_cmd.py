@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import checked_topology, fail_usage, write_stdout
+from rtc.cli.common import checked_topology, fail_usage, while_checking, write_stdout
 
 _DIMS = ("tp", "pcp", "pp", "dp", "ep")
 
@@ -40,12 +40,8 @@ def groups_command(
         fail_usage(f"--format must be text or json (not '{fmt}')")
     dims = _DIMS if dim == "all" else (dim,)
     result = compile_file(str(file), background_checks=True)
-    early = None
-    if result.checks_pending:   # a large cluster: render while its checks run
-        try:
-            early = _groups_output(result.topology, job, dims, fmt, file)
-        except Exception:   # noqa: BLE001 - a topology the checks reject; else redone below
-            early = None
+    # a large cluster: render while its checks run
+    early = while_checking(result, _groups_output, result.topology, job, dims, fmt, file)
     topo = checked_topology(result)
     text, problem = early if early is not None else _groups_output(topo, job, dims, fmt, file)
     if problem is not None:
