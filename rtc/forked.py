@@ -7,11 +7,10 @@ with ``fork`` (the model is shared copy-on-write, nothing is sent to the child),
 does its own work in between, so a second CPU does the checks.
 
 Where forking is not safe or not useful (not Linux; other threads running, which a fork
-would not copy; one CPU, or no idle one), :func:`start` runs the function at once in
-this process. When
-the child fails for any reason (an exception, a crash, a result that cannot be pickled,
-a signal), :meth:`Pending.result` runs the function again here, so a failure is raised
-here with its real traceback, exactly as without the child.
+would not copy; one CPU, or no idle one), :func:`start` runs the function at once in this
+process. When the child fails for any reason (an exception, a crash, a result that cannot
+be pickled, a signal), :meth:`Pending.result` runs the function again here, so a failure
+is raised here with its real traceback, exactly as without the child.
 
 The function must not print or change anything its caller reads afterwards: what it
 changes in the child is lost (caches included), only its return value comes back.
@@ -42,8 +41,8 @@ def can_fork() -> bool:
 def worth_forking() -> bool:
     """True when at least two CPUs are ours and one of them is idle now: the tasks running
     at this moment (``/proc/loadavg``'s fourth field, this process included; the fewest of
-    three readings) leave one free. On a busy machine the child would only take turns with this process, and the
-    fork and the pages it copies cost more than they save."""
+    three readings) leave one free. On a busy machine the child would only take turns with
+    this process, and the fork and the pages it copies cost more than they save."""
     cpus = len(os.sched_getaffinity(0))
     if cpus < 2:
         return False

@@ -1,6 +1,6 @@
 """Checks in a forked child (issue 19): `rtc compile` and `rtc groups` of a large cluster
 run the checks on a second CPU while they build the rank table or the groups. Forced on
-every input here (BACKGROUND_MIN_NPUS = 0), each gives exactly what the serial run gives:
+every input here (rtc.forked.WORTH_NPUS = 0), each gives exactly what the serial run gives:
 the same diagnostics, outputs, messages and exit codes."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from conftest import CASES, EXAMPLES
-import rtc.api.compile as compile_module
 from rtc import forked
 from rtc.api import compile_file
 
@@ -28,7 +27,7 @@ SMALL_EXAMPLES = sorted(p for p in EXAMPLES.glob("*.rtc") if not p.name.startswi
                          ids=lambda p: p.name)
 def test_same_diagnostics_as_the_serial_checks(path: Path, monkeypatch):
     serial = compile_file(str(path))
-    monkeypatch.setattr(compile_module, "BACKGROUND_MIN_NPUS", 0)
+    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
     monkeypatch.setattr(forked, "worth_forking", lambda: True)   # whatever the load
     background = compile_file(str(path), background_checks=True)
     lowered_clean = background.checks_pending
@@ -44,8 +43,8 @@ def test_small_clusters_check_in_this_process():
 
 
 # Forced on, whatever the load; each child started leaves its pid in ../forked.txt.
-_FORCED = """c.BACKGROUND_MIN_NPUS = 0
-import os, rtc.forked as f
+_FORCED = """import os, rtc.forked as f
+f.WORTH_NPUS = 0
 f.worth_forking = lambda: True
 _start = f.start
 def _logged(*a, **k):

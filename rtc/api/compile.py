@@ -81,16 +81,13 @@ class CompileResult:
 
 STAGES = ("parse", "lower", "check", "emit")
 
-#: Clusters from this many NPUs on may run their checks in a child (``background_checks``).
-BACKGROUND_MIN_NPUS = forked.WORTH_NPUS
-
 
 def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
                  progress=None, background_checks: bool = False) -> CompileResult:
     """Parse, lower, plan and check rtc source. Never raises for bad input: problems are
     diagnostics. ``strict`` turns warnings into errors (``--strict``). ``progress``, if
     given, is called with each stage name of :data:`STAGES` as it starts.
-    ``background_checks``: for a cluster of at least :data:`BACKGROUND_MIN_NPUS` NPUs that
+    ``background_checks``: for a cluster of at least :data:`rtc.forked.WORTH_NPUS` NPUs that
     lowered without errors, run the checks in a forked child (:mod:`rtc.forked`) and
     return at once (see :class:`CompileResult`); the diagnostics are the same."""
     report = progress or (lambda stage: None)
@@ -108,7 +105,7 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     if topo is None:
         return CompileResult(None, _strict(diags, strict), sources)
     plan = build_plan(topo)
-    if background_checks and not has_errors(diags) and topo.npu_count >= BACKGROUND_MIN_NPUS:
+    if background_checks and not has_errors(diags) and topo.npu_count >= forked.WORTH_NPUS:
         checks = forked.start(run_checks, topo, plan)
         return CompileResult(topo, None, sources, plan,
                              pending=lambda: _finish(topo, diags, checks.result(), strict))
