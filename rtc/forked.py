@@ -43,7 +43,7 @@ def worth_forking() -> bool:
     at this moment (``/proc/loadavg``'s fourth field, this process included; the fewest of
     three readings) leave one free. On a busy machine the child would only take turns with
     this process, and the fork and the pages it copies cost more than they save."""
-    cpus = len(os.sched_getaffinity(0))
+    cpus = _cpus()
     if cpus < 2:
         return False
     try:   # the fewest of three looks: a kernel thread waking up for a moment is no load
@@ -51,6 +51,10 @@ def worth_forking() -> bool:
     except (OSError, ValueError, IndexError):
         return False
     return running < cpus
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
 
 
 def _running_tasks() -> int:
@@ -74,21 +78,15 @@ class Pending:
         run here. Raises what the function raises."""
         if self.pid is None:
             return self.value
-        import pickle   # here, not at import: a small compile never forks
-
         pipe, self.pipe = self.pipe, None   # closed by _read_all, even when interrupted
         data = _read_all(pipe)
         _reap(self.pid)
         _children.pop(self.pid, None)
         self.pid = None
-        if data:
-            try:
-                status, value = pickle.loads(data)
-            except Exception:   # a truncated or foreign result: do it again here
-                status, value = "failed", None
-            if status == "ok":
-                self.value = value
-                return value
+        ok, value = _loaded(data)
+        if ok:
+            self.value = value
+            return value
         self.value = self.fn(*self.args)
         return self.value
 
@@ -113,11 +111,7 @@ def start(fn, *args, fork: bool | None = None) -> Pending:
     never. Call :meth:`Pending.result` (or :meth:`Pending.cancel`) once."""
     if not (fork is not False and can_fork() and (fork or worth_forking())):
         return Pending(fn, args, None, None, fn(*args))
-    for stream in (sys.stdout, sys.stderr):   # the child must not write them out again
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
+    _flush_streams()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:   # the child: compute, send, and leave without any clean-up of the parent's
@@ -126,6 +120,154 @@ def start(fn, *args, fork: bool | None = None) -> Pending:
     os.close(write_end)
     pending = _children[pid] = Pending(fn, args, pid, read_end)
     return pending
+
+
+class Shared:
+    """The results of ``tasks`` (zero-argument callables), shared between a forked child
+    and this process: the child runs them from the first on; :meth:`results` runs them here
+    from the last one back until the two meet, so this process, once it has nothing else
+    to do, takes its part of what is left instead of waiting.
+
+    Claims go through two pipes: this process writes the index it is about to run to
+    ``claims`` and then reads how far the child has started (``progress``); the child reads
+    the claims before it starts a task and stops at the first one claimed. Either side may
+    run the task both start at the same moment (its result is the same); no task is left
+    out. A task the child did not report is run here, so a failure is raised here."""
+
+    def __init__(self, tasks: list, pid: int | None = None, fds: tuple | None = None,
+                 values: list | None = None) -> None:
+        self.tasks = tasks
+        self.pid = pid
+        self.fds = fds          # (result read end, progress read end, claims write end)
+        self.values = values
+
+    def results(self) -> list:
+        """Each task's return value, in task order. Raises what a task raises."""
+        if self.pid is None:
+            if self.values is None:
+                self.values = [task() for task in self.tasks]
+            return self.values
+        result_fd, progress_fd, claims_fd = self.fds
+        mine: dict = {}
+        try:
+            self._from_the_back(mine, progress_fd, claims_fd)
+        finally:
+            os.close(progress_fd)
+            os.close(claims_fd)
+            self.fds = (result_fd,)
+        self.fds = None   # the result's end is closed by _read_all, even when interrupted
+        theirs = _loaded(_read_all(result_fd))[1] or {}
+        _reap(self.pid)
+        _children.pop(self.pid, None)
+        self.pid = None
+        self.values = [mine[i] if i in mine else theirs[i] if i in theirs else task()
+                       for i, task in enumerate(self.tasks)]
+        return self.values
+
+    def _from_the_back(self, mine: dict, progress_fd: int, claims_fd: int) -> None:
+        started = -1
+        for k in range(len(self.tasks) - 1, -1, -1):
+            try:
+                os.write(claims_fd, k.to_bytes(4, "little"))
+            except OSError:   # the child has left; what it did not send is run after
+                return
+            started = max(started, _newest(progress_fd))
+            if started >= k:
+                return
+            mine[k] = self.tasks[k]()
+
+    def cancel(self) -> None:
+        """Stop the child (if still running) and forget its results; idempotent."""
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for fd in self.fds or ():
+            os.close(fd)
+        _reap(self.pid)
+        _children.pop(self.pid, None)
+        self.pid = self.fds = None
+
+
+def share(tasks: list, fork: bool | None = None) -> Shared:
+    """Start ``tasks`` (zero-argument callables) in a forked child, to be shared with this
+    process when it calls :meth:`Shared.results`; without a child they run at that call,
+    here. ``fork`` None forks when :func:`can_fork` and at least two CPUs are ours, True
+    whenever :func:`can_fork`, False never.
+
+    Unlike :func:`start`, this does not ask :func:`worth_forking`: a child that gets no
+    CPU costs this process at most the task the child has started, since this process
+    takes the rest itself; and a momentary reader of ``/proc/loadavg`` (the kernel writing
+    back the previous run's files) turned half of the forks away."""
+    if not (tasks and fork is not False and can_fork() and (fork or _cpus() >= 2)):
+        return Shared(tasks)
+    _flush_streams()
+    result_r, result_w = os.pipe()
+    progress_r, progress_w = os.pipe()
+    claims_r, claims_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (result_r, progress_r, claims_w):
+            os.close(fd)
+        _share_child(tasks, result_w, progress_w, claims_r)
+    for fd in (result_w, progress_w, claims_r):
+        os.close(fd)
+    os.set_blocking(progress_r, False)
+    shared = _children[pid] = Shared(tasks, pid, (result_r, progress_r, claims_w))
+    return shared
+
+
+def _share_child(tasks: list, result_fd: int, progress_fd: int, claims_fd: int) -> None:
+    """In the child of :func:`share`: run the tasks in order up to the first one the
+    parent claimed, then send ``("ok", {index: value})`` pickled (what was done before a
+    task raised, if one did) and leave with ``os._exit``."""
+    code = 0
+    try:
+        import pickle
+
+        _default_signals()
+        os.set_blocking(claims_fd, False)
+        done: dict = {}
+        lowest = len(tasks)
+        try:
+            for k, task in enumerate(tasks):
+                lowest = min(lowest, _lowest(claims_fd))
+                if lowest <= k:
+                    break
+                os.write(progress_fd, k.to_bytes(4, "little"))
+                done[k] = task()
+        except BaseException:
+            code = 1
+        try:
+            data = pickle.dumps(("ok", done), pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            data, code = pickle.dumps(("failed", None)), 1
+        _write_all(result_fd, data)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _indices(fd: int) -> list[int]:
+    """The 4-byte indices waiting in the non-blocking pipe ``fd`` (none when it is empty
+    or closed). Each was written whole (4 bytes is under PIPE_BUF), so a read of a
+    multiple of 4 bytes never splits one."""
+    try:
+        data = os.read(fd, 4096)
+    except BlockingIOError:
+        return []
+    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data) - 3, 4)]
+
+
+def _newest(fd: int) -> int:
+    return max(_indices(fd), default=-1)
+
+
+def _lowest(fd: int) -> int:
+    return min(_indices(fd), default=1 << 32)
 
 
 def stop_all() -> None:
@@ -146,19 +288,52 @@ def _child(fn, args: tuple, pipe: int) -> None:
     try:
         import pickle
 
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _default_signals()
         try:
             data = pickle.dumps(("ok", fn(*args)), pickle.HIGHEST_PROTOCOL)
         except BaseException:
             data, code = pickle.dumps(("failed", None)), 1
-        view = memoryview(data)
-        while view:
-            view = view[os.write(pipe, view):]
+        _write_all(pipe, data)
     except BaseException:   # the parent went away (EPIPE), or anything else: just leave
         code = 1
     finally:
         os._exit(code)
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):   # the child must not write them out again
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+
+
+def _default_signals() -> None:
+    """Ctrl-C and SIGTERM end a child at once: their default actions, not the parent's
+    handlers."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _loaded(data: bytes) -> tuple[bool, object]:
+    """``(True, value)`` for a child's ``("ok", value)`` message, ``(False, None)`` when
+    there is none (the child failed, died, or sent something truncated or foreign). Pickle
+    is imported here, not at import: a small compile never forks."""
+    if not data:
+        return False, None
+    import pickle
+
+    try:
+        status, value = pickle.loads(data)
+    except Exception:
+        return False, None
+    return (True, value) if status == "ok" else (False, None)
 
 
 def _read_all(pipe: int) -> bytes:

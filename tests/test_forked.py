@@ -119,3 +119,98 @@ def test_buffered_output_is_not_written_twice():
                          timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "before 3\n"
+
+
+# --- forked.share: tasks shared between a child (from the front) and here (from the back)
+
+def _slow_task(k: int, seconds: float = 0.1):
+    def task():
+        import time
+
+        time.sleep(seconds)
+        return k, os.getpid()
+    return task
+
+
+@needs_fork
+def test_shared_tasks_are_split_between_the_child_and_this_process():
+    """Eight tasks of 0.1 s, asked for at once: the child takes the first ones, this
+    process the last ones, and every result comes back in task order."""
+    shared = forked.share([_slow_task(k) for k in range(8)], fork=True)
+    child = shared.pid
+    assert child is not None
+    got = shared.results()
+    assert [k for k, _pid in got] == list(range(8))
+    pids = [pid for _k, pid in got]
+    assert pids[0] == child and pids[-1] == os.getpid()
+    assert pids == sorted(pids, key=lambda p: p != child)   # one run of each: no interleaving
+    assert shared.pid is None and shared.results() == got   # reaped, kept
+
+
+@needs_fork
+def test_a_child_that_is_done_leaves_nothing_for_this_process():
+    import time
+
+    shared = forked.share([_slow_task(k, 0) for k in range(5)], fork=True)
+    child = shared.pid
+    time.sleep(0.5)   # the child runs all five meanwhile
+    assert [pid for _k, pid in shared.results()] == [child] * 5
+
+
+def test_without_fork_shared_tasks_run_here_when_asked():
+    ran = []
+    shared = forked.share([lambda k=k: ran.append(k) or k for k in range(3)], fork=False)
+    assert shared.pid is None and ran == []
+    assert shared.results() == [0, 1, 2] and ran == [0, 1, 2]
+    assert forked.share([], fork=True).results() == []
+
+
+def _task_failing_in_child(parent: int, k: int, how: str):
+    def task():
+        if os.getpid() != parent and k == 1:
+            if how == "raise":
+                raise ValueError("only in the child")
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return lambda: None   # "unpicklable": pickle refuses a lambda
+        return k
+    return task
+
+
+@needs_fork
+@pytest.mark.parametrize("how", ["raise", "kill", "unpicklable"])
+def test_what_a_failed_child_did_not_send_is_run_here(how):
+    parent = os.getpid()
+    shared = forked.share([_task_failing_in_child(parent, k, how) for k in range(4)], fork=True)
+    import time
+
+    time.sleep(0.3)   # let the child reach task 1 before this process takes any
+    assert shared.results() == [0, 1, 2, 3]
+
+
+@needs_fork
+def test_a_task_error_is_raised_here_with_its_own_type():
+    shared = forked.share([lambda: 1, _always_fails], fork=True)
+    with pytest.raises(KeyError, match="the real error"):
+        shared.results()
+
+
+@needs_fork
+def test_stop_all_cancels_a_shared_child():
+    shared = forked.share([_sleeps], fork=True)
+    pid = shared.pid
+    forked.stop_all()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert shared.pid is None
+    shared.cancel()   # idempotent
+
+
+@needs_fork
+def test_share_forks_on_a_busy_machine_too(monkeypatch):
+    """A child that gets no CPU costs at most its one started task (this process takes
+    the rest), so share does not ask worth_forking."""
+    monkeypatch.setattr(forked, "worth_forking", lambda: False)
+    shared = forked.share([_slow_task(0, 0)])
+    assert shared.pid is not None
+    shared.results()
