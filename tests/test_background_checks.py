@@ -46,13 +46,14 @@ def test_small_clusters_check_in_this_process():
 _FORCED = """import os, rtc.forked as f
 f.WORTH_NPUS = 0
 f.worth_forking = lambda: True
-_start = f.start
-def _logged(*a, **k):
-    p = _start(*a, **k)
-    with open(os.path.join('..', 'forked.txt'), 'a') as log:
-        log.write(f'{p.pid}\\n')
-    return p
-c.forked.start = _logged
+def _logged(real):
+    def started(*a, **k):
+        p = real(*a, **k)
+        with open(os.path.join('..', 'forked.txt'), 'a') as log:
+            log.write(f'{p.pid}\\n')
+        return p
+    return started
+f.start, f.share = _logged(f.start), _logged(f.share)
 """
 
 
@@ -153,7 +154,7 @@ def test_an_interrupted_run_leaves_no_child(tmp_path: Path, how: str):
     import time
 
     code = (_FORCED.replace("..", str(tmp_path)) + "import rtc.checks, time\n"
-            "c.run_checks = lambda topo, plan: time.sleep(60) or []\n"
+            "c.check_tasks = lambda topo, plan_of: [lambda: time.sleep(60) or (0, [])]\n"
             f"sys.argv = ['rtc', 'compile', {D1!r}, '-o', 't.json']\n"
             "from rtc.cli import entry\nentry()\n")
     proc = subprocess.Popen([sys.executable, "-c", "import sys\nimport rtc.api.compile as c\n"

@@ -17,8 +17,10 @@ rank table of a compiled job.
 
 from __future__ import annotations
 
+from functools import cache, partial
+
 from rtc import forked
-from rtc.checks import run_checks
+from rtc.checks import check_tasks, joined, run_checks
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.emit.hccl_json import build_rank_table, render, schema_name
 from rtc.model.lower_decls import lower
@@ -42,19 +44,30 @@ class CompileResult:
 
     topology: Topology | None
     sources: dict[str, str]
-    plan: Plan | None
+    _plan: Plan | None
+    _plan_of: object  # a callable giving the plan (made on first use), or None
     _diagnostics: list[Diagnostic]
     _pending: object  # a callable giving the final diagnostics, or None
 
     def __init__(
             self, topology: Topology | None, diagnostics: list[Diagnostic] | None = None,
             sources: dict[str, str] | None = None, plan: Plan | None = None,
-            pending=None) -> None:
+            pending=None, plan_of=None) -> None:
         self.topology = topology
         self._diagnostics = [] if diagnostics is None else diagnostics
         self.sources = {} if sources is None else sources
-        self.plan = plan
+        self._plan = plan
+        self._plan_of = plan_of
         self._pending = pending
+
+    @property
+    def plan(self) -> Plan | None:
+        """The plan of :attr:`topology`; with the checks in a child (``background_checks``)
+        it is made here on first use."""
+        if self._plan_of is not None:
+            make, self._plan_of = self._plan_of, None
+            self._plan = make()
+        return self._plan
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -88,8 +101,10 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     diagnostics. ``strict`` turns warnings into errors (``--strict``). ``progress``, if
     given, is called with each stage name of :data:`STAGES` as it starts.
     ``background_checks``: for a cluster of at least :data:`rtc.forked.WORTH_NPUS` NPUs that
-    lowered without errors, run the checks in a forked child (:mod:`rtc.forked`) and
-    return at once (see :class:`CompileResult`); the diagnostics are the same."""
+    lowered without errors, start the checks in a forked child (:func:`rtc.forked.share`)
+    and return at once (see :class:`CompileResult`); the first read of the diagnostics
+    runs the checks the child has not reached yet here, from the last one back, and then
+    waits for the child. The diagnostics are the same."""
     report = progress or (lambda stage: None)
     sources = {filename: text}
     report("parse")
@@ -104,11 +119,14 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     report("check")
     if topo is None:
         return CompileResult(None, _strict(diags, strict), sources)
-    plan = build_plan(topo)
     if background_checks and not has_errors(diags) and topo.npu_count >= forked.WORTH_NPUS:
-        checks = forked.start(run_checks, topo, plan)
-        return CompileResult(topo, None, sources, plan,
-                             pending=lambda: _finish(topo, diags, checks.result(), strict))
+        # The child plans (the plan readers check first) while this process goes on;
+        # this process plans only if it is asked for the plan (its own copy, the same).
+        plan_of = cache(partial(build_plan, topo))
+        checks = forked.share(check_tasks(topo, plan_of))
+        return CompileResult(topo, None, sources, plan_of=plan_of, pending=lambda: _finish(
+            topo, diags, joined(checks.results()), strict))
+    plan = build_plan(topo)
     # The checks run even when lowering reported errors, so the user sees everything in
     # one go; the topology is incomplete only where errors were already reported.
     return CompileResult(topo, _finish(topo, diags, run_checks(topo, plan), strict),

@@ -11,6 +11,8 @@ after the checks ran (:mod:`rtc.checks.policies`).
 
 from __future__ import annotations
 
+from functools import partial
+
 from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_ids, device_numbering,
                         duplicates, env_values, expert_parallel, hardware_groups, host_addressing,
                         inventory_facts, launch_settings, net_addresses, node_fit,
@@ -71,3 +73,34 @@ def run_checks(topology: Topology, plan: Plan) -> list[Diagnostic]:
     for module in CHECKS:
         out.extend(module.check(topology, plan))
     return out
+
+
+#: The check modules whose ``check`` reads its ``plan`` argument; the others ignore it.
+#: :func:`check_tasks` puts these first, so the process that takes its share of the checks
+#: from the back (:func:`rtc.forked.share`) seldom needs a plan of its own. Kept true by
+#: ``tests/test_check_tasks.py``, which reads each check's source.
+PLAN_READERS = (block_names, inventory_facts, port_conflicts, launch_settings, ray_order,
+                pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd)
+
+
+def check_tasks(topology: Topology, plan_of) -> list:
+    """:func:`run_checks` as zero-argument callables, one per module of :data:`CHECKS`,
+    for sharing the checks between two processes (:func:`rtc.forked.share`): the modules
+    of :data:`PLAN_READERS` first, then the others in :data:`CHECKS` order. A task gives
+    ``(position in CHECKS, diagnostics)``; :func:`joined` puts the results together as
+    :func:`run_checks` gives them. ``plan_of()`` gives the plan and is called only by the
+    tasks of plan readers (so it may build the plan on first use); the others get None."""
+    position = {module: k for k, module in enumerate(CHECKS)}
+    order = [m for m in CHECKS if m in PLAN_READERS] + \
+        [m for m in CHECKS if m not in PLAN_READERS]
+    return [partial(_diagnostics_of, position[m], m, topology,
+                    plan_of if m in PLAN_READERS else None) for m in order]
+
+
+def joined(results: list) -> list[Diagnostic]:
+    """The diagnostics of :func:`check_tasks`' results (any order), in check order."""
+    return [d for _k, part in sorted(results, key=lambda r: r[0]) for d in part]
+
+
+def _diagnostics_of(position: int, module, topology: Topology, plan_of) -> tuple:
+    return position, list(module.check(topology, None if plan_of is None else plan_of()))
