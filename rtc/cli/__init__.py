@@ -11,7 +11,7 @@ import sys
 import typer
 
 from rtc import forked
-from rtc.cli import lean_params
+from rtc.cli import common, lean_params
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
@@ -70,6 +70,7 @@ def main() -> None:
     import sys
 
     gc.disable()
+    common._KEPT.clear()   # the previous in-process run's (see rtc.cli.common.kept)
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError, AttributeError):  # not the main thread / no SIGTERM
