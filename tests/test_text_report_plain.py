@@ -1,0 +1,56 @@
+"""print_diagnostics writes to a pipe or file without rich, and writes there exactly what
+rich wrote (issue 19: importing rich cost ~20 ms of a run that ends with a note)."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from conftest import CASES
+from rtc.api import compile_file
+from rtc.report import text as text_report
+
+
+def _printed(diagnostics, sources, through_rich: bool, monkeypatch, limit: int = 200) -> str:
+    monkeypatch.setattr(text_report, "_is_terminal", lambda stream: through_rich)
+    buf = io.StringIO()   # rich, asked, finds no terminal here either: no colour codes
+    text_report.print_diagnostics(diagnostics, sources, stream=buf, limit=limit)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("path", sorted((CASES / "checks").glob("*.rtc"))[::5],
+                         ids=lambda p: p.name)
+def test_plain_output_is_what_rich_printed(path, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    r = compile_file(str(path))
+    plain = _printed(r.diagnostics, r.sources, False, monkeypatch)
+    assert plain == _printed(r.diagnostics, r.sources, True, monkeypatch)
+    assert "rich" not in plain
+
+
+def test_the_limit_line_and_no_diagnostics(monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    r = compile_file(str(CASES / "checks" / "RTC301-server-claimed-twice.rtc"))
+    assert r.diagnostics
+    for limit in (0, 1):
+        plain = _printed(r.diagnostics, r.sources, False, monkeypatch, limit)
+        assert plain == _printed(r.diagnostics, r.sources, True, monkeypatch, limit)
+        assert plain.endswith(f"... and {len(r.diagnostics) - limit} more\n")
+    assert _printed([], {}, False, monkeypatch) == ""
+
+
+def test_a_pipe_does_not_import_rich():
+    import subprocess
+
+    code = ("import sys\nfrom rtc.api import compile_file\nfrom rtc.report.text import "
+            "print_diagnostics\nr = compile_file(sys.argv[1])\n"
+            "print_diagnostics(r.diagnostics, r.sources)\n"
+            "print('rich' in sys.modules, file=sys.stdout)\n")
+    res = subprocess.run([sys.executable, "-c", code,
+                          str(CASES / "checks" / "RTC301-server-claimed-twice.rtc")],
+                         capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "False\n" and "RTC301" in res.stderr
