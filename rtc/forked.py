@@ -1,10 +1,12 @@
-"""Run a pure function in a forked child process while this process goes on (issue 19).
+"""Run pure functions in a forked child process while this process goes on (issue 19).
 
-The checks of a 65,536-NPU cluster take ~0.5 s; the rank table that follows them does not
+The checks of a 65,536-NPU cluster take ~0.6 s; the rank table that follows them does not
 need their result, only their verdict. :func:`start` runs such a function in a child made
 with ``fork`` (the model is shared copy-on-write, nothing is sent to the child), and
 :meth:`Pending.result` reads the child's pickled result back through a pipe. The caller
-does its own work in between, so a second CPU does the checks.
+does its own work in between, so a second CPU does the work. :func:`share` does the same
+for a list of tasks (the check modules), and :meth:`Shared.results` has this process run
+the tasks the child has not reached yet, from the last one back, instead of waiting.
 
 Where forking is not safe or not useful (not Linux; other threads running, which a fork
 would not copy; one CPU, or no idle one), :func:`start` runs the function at once in this
@@ -94,14 +96,9 @@ class Pending:
         """Stop the child (if still running) and forget its result; idempotent."""
         if self.pid is None:
             return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         if self.pipe is not None:
             os.close(self.pipe)
-        _reap(self.pid)
-        _children.pop(self.pid, None)
+        _stop(self.pid)
         self.pid = self.pipe = None
 
 
@@ -180,14 +177,9 @@ class Shared:
         """Stop the child (if still running) and forget its results; idempotent."""
         if self.pid is None:
             return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         for fd in self.fds or ():
             os.close(fd)
-        _reap(self.pid)
-        _children.pop(self.pid, None)
+        _stop(self.pid)
         self.pid = self.fds = None
 
 
@@ -347,6 +339,16 @@ def _read_all(pipe: int) -> bytes:
     finally:
         os.close(pipe)
     return b"".join(chunks)
+
+
+def _stop(pid: int) -> None:
+    """Kill child ``pid`` (if it still runs), reap it, and forget it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _reap(pid)
+    _children.pop(pid, None)
 
 
 def _reap(pid: int) -> None:
