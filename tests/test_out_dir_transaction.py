@@ -446,3 +446,73 @@ def test_stale_cleanup_never_removes_the_input(tmp_path: Path):
     res = run_rtc("compile", str(src), "--out-dir", str(tmp_path), "--no-diagrams")
     assert res.returncode == 0 and "removed" not in res.stderr
     assert src.read_text() == (EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text()
+
+
+# ---------------------------------------------- plan.json made while the rest is written
+
+
+def test_a_deferred_file_is_made_after_every_other_file_is_staged(tmp_path: Path):
+    """A callable payload is called last, when the other files are staged (their
+    temporaries exist, none is in place yet), and its text is written like any other."""
+    seen = []
+
+    def later():
+        seen.append(sorted(p.name for p in tmp_path.iterdir()))
+        return "made late\n"
+
+    write_all(tmp_path, [("a.txt", "a\n", None), ("plan.json", later, None),
+                         ("b.txt", b"b\n", None)])
+    assert len(seen) == 1 and not {"a.txt", "b.txt"} & set(seen[0])
+    assert [n for n in seen[0] if n.endswith(".tmp")] and len(seen[0]) == 2
+    assert (tmp_path / "plan.json").read_text() == "made late\n"
+    assert (tmp_path / "a.txt").read_text() == "a\n" and not debris(tmp_path)
+
+
+def test_a_deferred_file_that_raises_rolls_everything_back(tmp_path: Path):
+    (tmp_path / "a.txt").write_text("old a\n")
+    before = snapshot(tmp_path)
+
+    def broken():
+        raise LookupError("no plan")
+
+    with pytest.raises(LookupError, match="no plan"):
+        write_all(tmp_path, [("a.txt", "new a\n", None), ("plan.json", broken, None)],
+                  manifest={"a.txt", "plan.json"})
+    assert snapshot(tmp_path) == before and not debris(tmp_path)
+
+
+@pytest.mark.skipif(not __import__("rtc.forked").forked.can_fork(),
+                    reason="this machine cannot fork here")
+def test_plan_json_failing_in_its_child_writes_nothing(tmp_path: Path, monkeypatch, capsys):
+    """--out-dir of a (forced) large cluster: plan.json is made in its child while the
+    other files are written; when it fails its schema, nothing is written (the new
+    folder is removed again), RTC003 is reported and the exit is 2."""
+    from rtc import forked
+    from rtc.emit import bundle
+
+    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
+    monkeypatch.setattr(forked, "worth_forking", lambda: True)
+    monkeypatch.setattr(bundle, "plan_problems", lambda doc: ["jobs/0: broken on purpose"])
+    out = tmp_path / "build"
+    assert run_main(monkeypatch, "compile", str(D1), "--out-dir", str(out),
+                    "--no-diagrams") == 2
+    err = capsys.readouterr().err
+    assert "error[RTC003]" in err and "broken on purpose" in err
+    assert "nothing was written" in err and not out.exists()
+
+
+@pytest.mark.skipif(not __import__("rtc.forked").forked.can_fork(),
+                    reason="this machine cannot fork here")
+def test_plan_json_failing_in_its_child_keeps_an_existing_folder(built: Path, monkeypatch,
+                                                                  capsys):
+    from rtc import forked
+    from rtc.emit import bundle
+
+    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
+    monkeypatch.setattr(forked, "worth_forking", lambda: True)
+    monkeypatch.setattr(bundle, "plan_problems", lambda doc: ["jobs/0: broken on purpose"])
+    before = snapshot(built)
+    assert run_main(monkeypatch, "compile", str(PD), "--out-dir", str(built),
+                    "--no-diagrams") == 2
+    assert "error[RTC003]" in capsys.readouterr().err
+    assert snapshot(built) == before and not debris(built)

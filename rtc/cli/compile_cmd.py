@@ -310,12 +310,13 @@ def _topology_files(result, jobs, out) -> list:
 
 def _bundle(result, jobs, tables: list, out, global_table: bool = False) -> list:
     """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
-    files (:mod:`rtc.emit.bundle`), built in memory; exit 2 when one fails its schema."""
+    files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
+    made while the rest is written); exit 2 when one fails its schema."""
     from rtc.emit.bundle import build_bundle
 
     bundle = build_bundle(result.topology, result.plan, jobs,
                           {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
-                          global_table=global_table)
+                          global_table=global_table, defer_plan_json=True)
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         raise typer.Exit(2)
@@ -386,6 +387,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
         names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
     refuse_input_as_output(names, [file])
     out(diags, result.sources, quiet=True)
+    existed = out_dir.exists()
     _prepare_out_dir(out_dir)
     diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
     files = [(p.name, t, None) for p, t in tables] + extra \
@@ -394,7 +396,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     if job is None:  # --job writes part of a plan: no manifest, prune nothing
         listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
     old = read_manifest(out_dir) if listed is not None else set()
-    _transaction(out_dir, files, listed)
+    _transaction_checked(out_dir, files, listed, out, result, existed)
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
@@ -404,6 +406,26 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
     if listed is not None:
         _prune(out_dir, old, listed, [file])
+
+
+def _transaction_checked(out_dir: Path, files: list, listed: set | None, out, result,
+                         existed: bool) -> None:
+    """:func:`_transaction` of files of which plan.json may still be made in its child
+    (:func:`rtc.emit.bundle.build_bundle`'s ``defer_plan_json``): when it fails its schema,
+    the transaction was rolled back; report the RTC003, remove ``out_dir`` if this run
+    created it (and it is empty), and exit 2."""
+    from rtc.emit.bundle import SelfCheckFailed
+
+    try:
+        _transaction(out_dir, files, listed)
+    except SelfCheckFailed as exc:
+        if not existed:
+            try:
+                out_dir.rmdir()
+            except OSError:
+                pass
+        out([exc.diagnostic], result.sources)
+        raise typer.Exit(2) from None
 
 
 def _transaction(out_dir: Path, files: list, listed: set | None) -> None:

@@ -37,6 +37,7 @@ plan built once for the checks, and the nodes' environment and preflight asked o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 from rtc import forked
@@ -61,7 +62,8 @@ from rtc.textfmt import ip_text_memo
 class Bundle:
     """The files of one ``--out-dir`` (besides the rank tables): ``outputs`` are
     ``(name, text, mode)``; the other fields say which file holds what, for plan.json;
-    ``ip_text`` writes the topology's addresses for the emitters (each converted once)."""
+    ``ip_text`` writes the topology's addresses for the emitters (each converted once).
+    An output's text is a callable when it is still being made (``defer_plan_json``)."""
 
     source: str
     jobs: list
@@ -84,11 +86,17 @@ class Bundle:
 
 
 def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dict, *,
-                 with_plan_json: bool = True, global_table: bool = False) -> Bundle:
+                 with_plan_json: bool = True, global_table: bool = False,
+                 defer_plan_json: bool = False) -> Bundle:
     """Build every per-node output of ``jobs`` (``[None]``: a table without jobs).
     ``tables`` maps job names (None for the whole cluster) to their rank table's file name.
     Schema failures of what was built are RTC003 diagnostics (nothing must be written).
-    ``global_table`` adds the MindIE global rank table of each prefill/decode pair."""
+    ``global_table`` adds the MindIE global rank table of each prefill/decode pair.
+
+    ``defer_plan_json``: when plan.json is being built in a forked child (a large Ascend
+    cluster), its entry in :attr:`Bundle.outputs` is a callable that waits for the child
+    and gives the text, for :func:`rtc.emit.files.write_all` to call last; it raises
+    :class:`SelfCheckFailed` (RTC003) when the document fails its schema."""
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})
     real = [j for j in jobs if j is not None]
@@ -118,7 +126,9 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
               preflight_script.render(sp, source, b.ip_text), 0o755)
     if runs:
         b.add("calibrate.sh", calibrate_script.render(runs, source), 0o755)
-    if doc is not None:
+    if doc is not None and defer_plan_json and doc.pid is not None:
+        b.add("plan.json", partial(_plan_json_text, doc))
+    elif doc is not None:
         _add_plan_json(b, doc.result())
     return b
 
@@ -249,15 +259,35 @@ def _plan_json(b: Bundle, topo: Topology, plan: Plan, later: list[str]) -> tuple
     return (None, problems[0]) if problems else (plan_json.render(doc), None)
 
 
+class SelfCheckFailed(Exception):
+    """A deferred output (plan.json) failed its schema: ``diagnostic`` is the RTC003."""
+
+    def __init__(self, diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _plan_json_text(doc: forked.Pending) -> str:
+    """The text of plan.json from its child (:func:`_plan_json`); raises
+    :class:`SelfCheckFailed` when it fails its schema."""
+    text, problem = doc.result()
+    if problem is not None:
+        raise SelfCheckFailed(_plan_json_failure(problem))
+    return text
+
+
+def _plan_json_failure(problem: str):
+    return error(SCHEMA_SELF, "internal error: the plan.json rtc built fails "
+                 f"schemas/plan.schema.json: {problem}", None,
+                 hint="please report this with your .rtc file; nothing was written")
+
+
 def _add_plan_json(b: Bundle, built: tuple) -> None:
     """``plan.json`` (:func:`_plan_json`), or an RTC003 diagnostic when it fails its
     schema."""
     text, problem = built
     if problem is not None:
-        b.diagnostics.append(error(SCHEMA_SELF, "internal error: the plan.json rtc built "
-                                   f"fails schemas/plan.schema.json: {problem}", None,
-                                   hint="please report this with your .rtc file; nothing "
-                                   "was written"))
+        b.diagnostics.append(_plan_json_failure(problem))
     else:
         b.add("plan.json", text)
 

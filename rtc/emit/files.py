@@ -135,7 +135,7 @@ class _Entry:
     __slots__ = ("path", "target", "payload", "mode", "st", "tmp", "creating", "backup", "moved",
                  "done")
 
-    def __init__(self, path: str, target: str, payload: bytes, mode, st) -> None:
+    def __init__(self, path: str, target: str, payload, mode, st) -> None:
         self.path, self.target, self.payload, self.mode, self.st = path, target, payload, mode, st
         self.tmp: str | None = None       # the new content, until renamed into place
         self.creating: str | None = None  # the temporary name being created (see _create_temp)
@@ -158,6 +158,11 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
     name, as strings: paths are handled as strings throughout, ``pathlib`` costs more than
     writing a small file), in order.
 
+    A file's data may also be a zero-argument callable giving its text or bytes: it is
+    called when that file is staged, after every other file, so work still being done
+    elsewhere (``plan.json`` in a forked child, :mod:`rtc.emit.bundle`) overlaps the
+    writing of the rest. What it raises rolls the transaction back and is raised.
+
     1. every target is checked first (not a folder, its folder exists and is writable);
     2. every new file is written to a temporary file beside its target and fsynced
        (``durable``; None: each file when there are at most 64, else one ``sync`` for all);
@@ -178,7 +183,7 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
     current = None
     staging = _Staging()
     try:
-        for current in entries:
+        for current in sorted(entries, key=_deferred):
             _stage(current, durable, staging)
         if not durable:
             sync_all()
@@ -209,7 +214,7 @@ def _plan(folder: str, files, manifest) -> tuple[list[_Entry], _Folders]:
     folders = _Folders()
     for path, data, mode, follow in wanted:
         target, st = _check_target(path, follow, folders)
-        payload = data if isinstance(data, bytes) else data.encode("utf-8")
+        payload = data if isinstance(data, bytes) or callable(data) else data.encode("utf-8")
         entries.pop(target, None)
         entries[target] = _Entry(path, target, payload, mode, st)
     return list(entries.values()), folders
@@ -315,7 +320,11 @@ _TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0
 def _stage(e: _Entry, durable: bool, staging: _Staging) -> None:
     """Write the new content of ``e`` to a temporary file beside its target
     (``.NAME.TOKEN.tmp``, created exclusively), with its final permission bits: ``e.mode``,
-    else those of the file it replaces, else 0o666 less the umask (as :func:`_set_mode`)."""
+    else those of the file it replaces, else 0o666 less the umask (as :func:`_set_mode`).
+    A deferred payload (a callable) is resolved first."""
+    if callable(e.payload):
+        data = e.payload()
+        e.payload = data if isinstance(data, bytes) else data.encode("utf-8")
     if e.special:
         return
     old = e.st if e.st is not None and stat.S_ISREG(e.st.st_mode) else None
@@ -336,6 +345,11 @@ def _stage(e: _Entry, durable: bool, staging: _Staging) -> None:
             os.chmod(e.tmp, want)
     finally:
         os.close(fd)
+
+
+def _deferred(e: _Entry) -> bool:
+    """Whether ``e``'s payload is still to be made (a callable): staged after the rest."""
+    return callable(e.payload)
 
 
 def _create_temp(e: _Entry, staging: _Staging, mode: int) -> int:
