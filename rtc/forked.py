@@ -110,12 +110,13 @@ def start(fn, *args, fork: bool | None = None) -> Pending:
         return Pending(fn, args, None, None, fn(*args))
     _flush_streams()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid, mask = _fork()
     if pid == 0:   # the child: compute, send, and leave without any clean-up of the parent's
         os.close(read_end)
         _child(fn, args, write_end)
     os.close(write_end)
     pending = _children[pid] = Pending(fn, args, pid, read_end)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)   # a Ctrl-C meanwhile is raised now
     return pending
 
 
@@ -199,7 +200,7 @@ def share(tasks: list, fork: bool | None = None) -> Shared:
     result_r, result_w = os.pipe()
     progress_r, progress_w = os.pipe()
     claims_r, claims_w = os.pipe()
-    pid = os.fork()
+    pid, mask = _fork()
     if pid == 0:
         for fd in (result_r, progress_r, claims_w):
             os.close(fd)
@@ -208,6 +209,7 @@ def share(tasks: list, fork: bool | None = None) -> Shared:
         os.close(fd)
     os.set_blocking(progress_r, False)
     shared = _children[pid] = Shared(tasks, pid, (result_r, progress_r, claims_w))
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)   # a Ctrl-C meanwhile is raised now
     return shared
 
 
@@ -219,7 +221,6 @@ def _share_child(tasks: list, result_fd: int, progress_fd: int, claims_fd: int) 
     try:
         import pickle
 
-        _default_signals()
         os.set_blocking(claims_fd, False)
         done: dict = {}
         lowest = len(tasks)
@@ -275,12 +276,11 @@ def _child(fn, args: tuple, pipe: int) -> None:
     """In the child: send ``("ok", fn(*args))`` pickled (``("failed", None)`` when it
     raises) and exit with ``os._exit``, so no buffer, atexit hook or finally of the parent
     runs twice. Ctrl-C and SIGTERM end the child at once (their default actions, not the
-    parent's handlers)."""
+    parent's handlers: :func:`_fork`)."""
     code = 0
     try:
         import pickle
 
-        _default_signals()
         try:
             data = pickle.dumps(("ok", fn(*args)), pickle.HIGHEST_PROTOCOL)
         except BaseException:
@@ -290,6 +290,29 @@ def _child(fn, args: tuple, pipe: int) -> None:
         code = 1
     finally:
         os._exit(code)
+
+
+#: The signals held back across a fork (:func:`_fork`).
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+def _fork() -> tuple[int, set]:
+    """``os.fork()`` with Ctrl-C and SIGTERM held back: ``(pid, the signal mask before)``.
+    Without that, a Ctrl-C landing in the fork is raised inside an at-fork hook (logging's),
+    where Python reports and drops it, and the run went on to exit 0; or it unwinds the
+    child through the parent's clean-up. The child takes the signals' default actions
+    before letting them through; the parent lets them through (``SIG_SETMASK`` with the
+    returned mask) once the child is registered for :func:`stop_all`."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    if pid == 0:
+        _default_signals()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return pid, mask
 
 
 def _flush_streams() -> None:

@@ -214,3 +214,23 @@ def test_share_forks_on_a_busy_machine_too(monkeypatch):
     shared = forked.share([_slow_task(0, 0)])
     assert shared.pid is not None
     shared.results()
+
+
+@needs_fork
+@pytest.mark.parametrize("call", ["forked.start(sum, [1, 2], fork=True).result()",
+                                  "forked.share([lambda: 3], fork=True).results()"])
+def test_a_ctrl_c_during_the_fork_is_raised_after_it(call: str):
+    """A Ctrl-C that lands while the process forks (sent here from an at-fork hook) is
+    raised as KeyboardInterrupt once the child is registered, never swallowed inside the
+    hook (Python drops exceptions raised there: the run used to go on and exit 0), and
+    stop_all then stops the child."""
+    code = ("import os, signal\nfrom rtc import forked\n"
+            "os.register_at_fork(before=lambda: os.kill(os.getpid(), signal.SIGINT))\n"
+            f"try:\n    print('went on', {call})\n"
+            "except KeyboardInterrupt:\n    forked.stop_all()\n"
+            "    print('interrupted', len(forked._children))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                      signal.SIG_DFL))
+    assert res.stdout == "interrupted 0\n", res.stderr
+    assert "Exception ignored" not in res.stderr
