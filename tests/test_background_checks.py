@@ -157,16 +157,24 @@ def test_an_interrupted_run_leaves_no_child(tmp_path: Path, how: str):
             "c.check_tasks = lambda topo, plan_of: [lambda: time.sleep(60) or (0, [])]\n"
             f"sys.argv = ['rtc', 'compile', {D1!r}, '-o', 't.json']\n"
             "from rtc.cli import entry\nentry()\n")
+    # A shell starts background jobs with SIGINT ignored (`pytest &`), and rtc rightly
+    # keeps it so: give the rtc process the default, as a terminal would.
     proc = subprocess.Popen([sys.executable, "-c", "import sys\nimport rtc.api.compile as c\n"
                              + code], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    log = tmp_path / "forked.txt"
-    deadline = time.monotonic() + 60
-    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child = int(log.read_text().split()[0])
-    proc.send_signal(getattr(signal, f"SIG{how}"))
-    _out, err = proc.communicate(timeout=30)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        log = tmp_path / "forked.txt"
+        deadline = time.monotonic() + 60
+        while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(log.read_text().split()[0])
+        proc.send_signal(getattr(signal, f"SIG{how}"))
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:   # the test failed: leave nothing sleeping behind
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == (143 if how == "TERM" else 130), err
     assert not (tmp_path / "t.json").exists()
     with pytest.raises(ProcessLookupError):
