@@ -76,3 +76,26 @@ def test_a_closed_or_full_stderr_changes_neither_outputs_nor_exit_code(tmp_path,
     assert res.stdout.split() == ["0", "2", "0"]
     assert (tmp_path / "out" / "plan.json").is_file()
     assert json.loads((tmp_path / "groups.json").read_text())
+
+
+def test_a_ctrl_c_while_rtc_is_imported_is_exit_130_without_a_traceback():
+    """The console script's own import is tiny (rtc.__main__); a Ctrl-C while it imports
+    the CLI (the first ~0.1 s) ends the run like a later one: 130, nothing printed.
+    Simulated by an import hook that raises KeyboardInterrupt on ``rtc.cli``."""
+    code = ("import sys\n"
+            "class Interrupt:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'rtc.cli':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Interrupt())\n"
+            "from rtc.__main__ import run\nrun()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (130, "", "")
+
+
+def test_the_console_script_is_rtc_main_run():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"rtc": "rtc.__main__:run"}
