@@ -516,3 +516,19 @@ def test_plan_json_failing_in_its_child_keeps_an_existing_folder(built: Path, mo
                     "--no-diagrams") == 2
     assert "error[RTC003]" in capsys.readouterr().err
     assert snapshot(built) == before and not debris(built)
+
+
+def test_an_interrupted_o_says_the_file_is_old_or_new(tmp_path: Path, monkeypatch, capsys):
+    """Ctrl-C while `-o` replaces its file: exit 130, the old table kept, and a line
+    saying the file is either old or new (a script cannot tell otherwise)."""
+    target = tmp_path / "hccl.json"
+    target.write_text("old\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    assert run_main(monkeypatch, "compile", str(D1), "-o", str(target)) == 130
+    err = capsys.readouterr().err
+    assert f"rtc: interrupted while writing {target}: it holds either its old" in err
+    assert target.read_text() == "old\n" and not debris(tmp_path)

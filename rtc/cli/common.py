@@ -172,7 +172,8 @@ def _input_at(out: str, ids: dict, reals: dict):
 
 def write_or_fail(path, data, **kwargs) -> None:
     """Write an output file atomically (:func:`rtc.emit.files.write_atomic`, which takes
-    the same keyword options); on an OS error print a usage error and exit 2."""
+    the same keyword options); on an OS error print a usage error and exit 2. Interrupted
+    (Ctrl-C, SIGTERM), it says that the file is either old or new, and lets the exit be."""
     from rtc.emit.files import write_atomic
 
     import os
@@ -186,6 +187,10 @@ def write_or_fail(path, data, **kwargs) -> None:
                 "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
     try:
         write_atomic(path, data, **kwargs)
+    except (KeyboardInterrupt, SystemExit):   # Ctrl-C, SIGTERM: exit 130 / 143 stays
+        typer.echo(f"rtc: interrupted while writing {path}: it holds either its old content "
+                   "or all of the new, nothing half-written", err=True)
+        raise
     except OSError as exc:
         fail_io(f"cannot write {path}: {exc.strerror or exc}",
                    "check that the folder exists and is writable")
