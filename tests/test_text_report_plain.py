@@ -54,3 +54,19 @@ def test_a_pipe_does_not_import_rich():
                          env={"PATH": "/usr/bin:/bin"})
     assert res.returncode == 0, res.stderr
     assert res.stdout == "False\n" and "RTC301" in res.stderr
+
+
+@pytest.mark.parametrize("line, column, width, caret", [
+    ("  host 中文", 8, 2, "       ^^^^"),              # a wide word: two columns each
+    ('  id "中文" x', 11, 1, "            ^"),          # after wide text: shifted by it
+    ("  id cafe\u0301 x", 12, 1, "          ^"),       # a combining accent takes none
+    ("  host 10.0.0", 8, 6, "       ^^^^^^"),           # plain ASCII as before
+])
+def test_carets_stand_under_their_word_on_a_terminal(line, column, width, caret):
+    from rtc.diagnostics import Span, error
+    from rtc.rules import IO_ERROR
+
+    d = error(IO_ERROR, "m", Span("f.rtc", 1, column, 1, column + width))
+    lines = text_report.render_text([d], {"f.rtc": line + "\n"}).splitlines()
+    assert lines[1] == f" 1 | {line}"
+    assert lines[2] == f"   | {caret}"

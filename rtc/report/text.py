@@ -91,8 +91,20 @@ def _quoted_line(d: Diagnostic, line: str) -> list[tuple[str, str | None]]:
         width = d.span.end_column - d.span.column
     width = max(1, min(width, max(1, len(src) - d.span.column + 1)))
     src, col, width = _window(src, d.span.column, width)
+    pad, under = _cells(src[:col - 1]), max(1, _cells(src[col - 1:col - 1 + width]))
     return [(f" {num} | {src}", None),
-            (f" {' ' * len(num)} | {' ' * (col - 1)}{'^' * width}", _STYLE[d.severity])]
+            (f" {' ' * len(num)} | {' ' * pad}{'^' * under}", _STYLE[d.severity])]
+
+
+def _cells(text: str) -> int:
+    """The terminal columns ``text`` takes: two for a wide (CJK) character, none for a
+    combining mark, one for the rest (Unicode East Asian Width), so carets stay under
+    their word on a line of Chinese names."""
+    if text.isascii():
+        return len(text)
+    from unicodedata import combining, east_asian_width
+
+    return sum(0 if combining(c) else 2 if east_asian_width(c) in "WF" else 1 for c in text)
 
 
 class SourceLines:
