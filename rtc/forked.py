@@ -9,8 +9,7 @@ for a list of tasks (the check modules), and :meth:`Shared.results` has this pro
 the tasks the child has not reached yet, from the last one back, instead of waiting.
 
 Where forking is not safe or not useful (not Linux; other threads running, which a fork
-would not copy; one CPU, or no idle one), :func:`start` runs the function at once in this
-process. When the child fails for any reason (an exception, a crash, a result that cannot
+would not copy; one CPU), :func:`start` runs the function at once in this process. When the child fails for any reason (an exception, a crash, a result that cannot
 be pickled, a signal), :meth:`Pending.result` runs the function again here, so a failure
 is raised here with its real traceback, exactly as without the child.
 
@@ -41,27 +40,14 @@ def can_fork() -> bool:
 
 
 def worth_forking() -> bool:
-    """True when at least two CPUs are ours and one of them is idle now: the tasks running
-    at this moment (``/proc/loadavg``'s fourth field, this process included; the fewest of
-    three readings) leave one free. On a busy machine the child would only take turns with
-    this process, and the fork and the pages it copies cost more than they save."""
-    cpus = _cpus()
-    if cpus < 2:
-        return False
-    try:   # the fewest of three looks: a kernel thread waking up for a moment is no load
-        running = min(_running_tasks() for _ in range(3))
-    except (OSError, ValueError, IndexError):
-        return False
-    return running < cpus
+    """True when at least two CPUs are ours (the child needs one of its own to gain time).
 
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0))
-
-
-def _running_tasks() -> int:
-    with open("/proc/loadavg", "rb") as f:
-        return int(f.read().split()[3].split(b"/")[0])
+    Not asked: whether one is idle at this moment. A child that gets no CPU costs
+    :meth:`Shared.results` at most the one task it has started (this process takes the
+    rest), and plan.json's child has the whole writing of ``--out-dir`` to finish in;
+    reading ``/proc/loadavg`` instead turned half of the forks away, for the kernel's
+    moment of writing back the previous run's files."""
+    return len(os.sched_getaffinity(0)) >= 2
 
 
 class Pending:
@@ -187,14 +173,11 @@ class Shared:
 def share(tasks: list, fork: bool | None = None) -> Shared:
     """Start ``tasks`` (zero-argument callables) in a forked child, to be shared with this
     process when it calls :meth:`Shared.results`; without a child they run at that call,
-    here. ``fork`` None forks when :func:`can_fork` and at least two CPUs are ours, True
-    whenever :func:`can_fork`, False never.
+    here. ``fork`` as in :func:`start`.
 
-    Unlike :func:`start`, this does not ask :func:`worth_forking`: a child that gets no
-    CPU costs this process at most the task the child has started, since this process
-    takes the rest itself; and a momentary reader of ``/proc/loadavg`` (the kernel writing
-    back the previous run's files) turned half of the forks away."""
-    if not (tasks and fork is not False and can_fork() and (fork or _cpus() >= 2)):
+    A child that gets no CPU costs this process at most the task the child has started,
+    since this process takes the rest itself."""
+    if not (tasks and fork is not False and can_fork() and (fork or worth_forking())):
         return Shared(tasks)
     _flush_streams()
     result_r, result_w = os.pipe()

@@ -91,10 +91,25 @@ def test_cancel_stops_the_child_and_reaps_it():
     pending.cancel()                  # idempotent
 
 
-def test_by_default_no_fork_on_a_busy_machine(monkeypatch):
-    monkeypatch.setattr(forked, "worth_forking", lambda: False)
+def test_by_default_no_fork_with_one_cpu(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert not forked.worth_forking()
     pending = forked.start(_pid_and, 1)
     assert pending.pid is None and pending.result() == (os.getpid(), 1)
+    shared = forked.share([lambda: 2])
+    assert shared.pid is None and shared.results() == [2]
+
+
+@needs_fork
+def test_by_default_a_second_cpu_is_enough_busy_or_not(monkeypatch):
+    """The load is not asked: a starved child costs share at most its started task, and
+    plan.json's child has the whole --out-dir writing to finish in."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert forked.worth_forking()
+    pending = forked.start(_pid_and, 1)
+    assert pending.pid is not None and pending.result()[1] == 1
+    shared = forked.share([lambda: 2])
+    assert shared.pid is not None and shared.results() == [2]
 
 
 def test_no_fork_while_another_thread_runs():
@@ -204,16 +219,6 @@ def test_stop_all_cancels_a_shared_child():
         os.waitpid(pid, os.WNOHANG)
     assert shared.pid is None
     shared.cancel()   # idempotent
-
-
-@needs_fork
-def test_share_forks_on_a_busy_machine_too(monkeypatch):
-    """A child that gets no CPU costs at most its one started task (this process takes
-    the rest), so share does not ask worth_forking."""
-    monkeypatch.setattr(forked, "worth_forking", lambda: False)
-    shared = forked.share([_slow_task(0, 0)])
-    assert shared.pid is not None
-    shared.results()
 
 
 @needs_fork
