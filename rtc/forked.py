@@ -9,9 +9,11 @@ for a list of tasks (the check modules), and :meth:`Shared.results` has this pro
 the tasks the child has not reached yet, from the last one back, instead of waiting.
 
 Where forking is not safe or not useful (not Linux; other threads running, which a fork
-would not copy; one CPU), :func:`start` runs the function at once in this process. When the child fails for any reason (an exception, a crash, a result that cannot
-be pickled, a signal), :meth:`Pending.result` runs the function again here, so a failure
-is raised here with its real traceback, exactly as without the child.
+would not copy; one CPU), :func:`start` runs the function at once in this process. When
+the child fails for any reason (an exception, a crash, a result that cannot be pickled, a
+signal), :meth:`Pending.result` runs the function again here (:meth:`Shared.results`: the
+tasks the child did not send), so a failure is raised here with its real traceback,
+exactly as without the child.
 
 The function must not print or change anything its caller reads afterwards: what it
 changes in the child is lost (caches included), only its return value comes back.
@@ -247,7 +249,8 @@ def _lowest(fd: int) -> int:
 
 
 def stop_all() -> None:
-    """:meth:`Pending.cancel` every child not yet read or cancelled: for a process that
+    """Cancel every child not yet read or cancelled (:meth:`Pending.cancel`,
+    :meth:`Shared.cancel`): for a process that
     is leaving early (Ctrl-C, SIGTERM, an error) while a child still works. Without it the
     child would run on, its result unread, and stay a zombie wherever nothing reaps
     orphans (PID 1 of many containers)."""
