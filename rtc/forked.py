@@ -250,10 +250,9 @@ def _lowest(fd: int) -> int:
 
 def stop_all() -> None:
     """Cancel every child not yet read or cancelled (:meth:`Pending.cancel`,
-    :meth:`Shared.cancel`): for a process that
-    is leaving early (Ctrl-C, SIGTERM, an error) while a child still works. Without it the
-    child would run on, its result unread, and stay a zombie wherever nothing reaps
-    orphans (PID 1 of many containers)."""
+    :meth:`Shared.cancel`): for a process that is leaving early (Ctrl-C, SIGTERM, an
+    error) while a child still works. Without it the child would run on, its result
+    unread, and stay a zombie wherever nothing reaps orphans (PID 1 of many containers)."""
     for pending in list(_children.values()):
         pending.cancel()
 
