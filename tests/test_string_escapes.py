@@ -89,20 +89,37 @@ def test_fmt_refuses_an_unknown_escape():
     assert [d.code for d in info.value.diagnostics] == ["RTC119"]
 
 
-def test_dot_escapes_control_characters_of_a_table_server_id():
-    # rtc diagram reads .rtc only, where RTC119 now refuses these; a rank table still
-    # carries them (JSON \u001b is valid, rtc validate lowers it) into the Topology
+def _table_with_server_id(server_id: str) -> str:
+    """A valid one-server rank table (JSON text) whose server_id is ``server_id``."""
     from rtc.api.compile import compile_text, rank_table
-    from rtc.api.validate import validate_source
-    from rtc.emit.diagram import Options, diagram_dot
 
     result = compile_text(HEAD + "  devices 0..7\n  device_ip 6.0.0.{d+1}\n}\n", "a.rtc")
     doc = json.loads(rank_table(result.topology)[0])
-    doc["server_list"][0]["server_id"] = "x\x1b[2J\x07\x9b"
-    rep = validate_source(json.dumps(doc), "t.json")
-    topo = rep.lowered.topology
+    doc["server_list"][0]["server_id"] = server_id
+    return json.dumps(doc)
+
+
+def test_dot_escapes_control_characters_of_a_table_server_id():
+    # rtc diagram reads .rtc only, where RTC119 now refuses these; a rank table still
+    # carries them (JSON \u001b is valid, rtc validate lowers it) into the Topology
+    from rtc.api.validate import validate_source
+    from rtc.emit.diagram import Options, diagram_dot
+
+    topo = validate_source(_table_with_server_id("x\x1b[2J\x07\x9b"), "t.json").lowered.topology
     assert topo.servers[0].server_id == "x\x1b[2J\x07\x9b"
     for view in ("topology", "groups", "network"):
         dot = diagram_dot(topo, [], Options(view=view))
         assert not any(ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f for c in dot), view
     assert "x\\\\x1b[2J\\\\x07\\\\x9b" in diagram_dot(topo, [], Options())
+
+
+def test_import_refuses_a_server_id_the_language_cannot_hold():
+    # it used to write the raw ESC into the description (and now RTC663 would blame rtc)
+    from rtc.api.importing import import_table
+
+    result = import_table(_table_with_server_id("x\x1b[2J"), "t.json")
+    assert result.text is None
+    (d,) = [d for d in result.diagnostics if d.severity.label == "error"]
+    assert d.code == "RTC662" and "control character \\x1b" in d.message
+    ok = import_table(_table_with_server_id("a\tb\\c"), "t.json")   # tab, backslash: fine
+    assert ok.text is not None and 'server_id "a\\tb\\\\c"' in ok.text, ok.diagnostics
