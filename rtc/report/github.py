@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rtc.diagnostics import Diagnostic, Severity
 from rtc.report.registry import ReportContext, Reporter
-from rtc.report.text import printable
+from rtc.textfmt import printable
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 

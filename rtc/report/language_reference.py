@@ -37,6 +37,13 @@ Values are words (`atlas-01`, `10.0.0.6`, `8.2.RC1`), double-quoted strings
 (`"/models/DeepSeek-R1-W8A8"`; single quotes are an error), comma lists (`p1, p2`) and
 `NAME = value` (in `env`). A line ending in `\\` continues on the next one.
 
+* *Strings*: a string ends on its line and knows four escapes: `\\"` (a quote), `\\\\`
+  (a backslash), `\\n` (a newline) and `\\t` (a tab). Any other backslash in a string
+  (`\\u001b`, `\\d`) is an error (RTC119): write a literal backslash as `\\\\`
+  (`"C:\\\\models"`). A bare word keeps its backslashes as written (`a\\b`). A tab may be
+  written raw in a string; any other control character (ESC, BEL, DEL, C1) is an error
+  (RTC119) in a string, a word or a key, as rtc would otherwise pass it to server_id,
+  hccl.json and terminals.
 * *Integers and ports*: decimal; ports are 1..65535.
 * *Device sets*: ids and inclusive ranges, e.g. `0..7` or `0, 2, 4..7`.
 * *Templates*: words with `{expression}` groups computed per server and device, e.g.

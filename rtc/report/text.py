@@ -12,10 +12,10 @@ Colour (via rich) only when the stream is a terminal and NO_COLOR is unset.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from rtc.diagnostics import Diagnostic, Severity, severity_counts, sorted_diagnostics
+from rtc.textfmt import printable
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -25,29 +25,6 @@ MAX_SOURCE = 120
 #: Messages, subjects, notes and hints longer than this are cut in the middle.
 MAX_MESSAGE = 400
 _ELLIPSIS = "..."
-
-
-# Control characters (C0, DEL, C1) and lone surrogates: never written out as they are.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def printable(text: str, keep: str = "") -> str:
-    """``text`` with control characters and lone surrogates written as backslash escapes
-    (``\\x1b``, ``\\ud800``). A table's values reach messages as they are: an escape
-    sequence in a ``server_id`` would otherwise retitle or clear the user's terminal, or
-    hide the lines before it; a lone surrogate (from a JSON ``\\ud800`` escape or an
-    undecodable file name) cannot be encoded by any stream. Characters of ``keep`` (e.g.
-    line breaks a format encodes itself) are left."""
-    if _UNPRINTABLE.search(text) is None:
-        return text
-    return _UNPRINTABLE.sub(lambda m: _escape(m.group(), keep), text)
-
-
-def _escape(c: str, keep: str) -> str:
-    if c in keep:
-        return c
-    code = ord(c)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _window(src: str, column: int, width: int) -> tuple[str, int, int]:

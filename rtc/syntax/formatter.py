@@ -36,7 +36,7 @@ __all__ = ["INDENT", "SourceSyntaxError", "format_source"]
 
 
 class SourceSyntaxError(ValueError):
-    """The text does not parse; ``diagnostics`` are the parser's (RTC100-RTC109)."""
+    """The text does not parse; ``diagnostics`` are the parser's (RTC100-RTC109, RTC119)."""
 
     def __init__(self, diagnostics: list[Diagnostic]):
         super().__init__(diagnostics[0].message if diagnostics else "syntax error")

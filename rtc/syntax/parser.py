@@ -19,6 +19,7 @@ from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
 from rtc.syntax.values import show_text
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
+from rtc.textfmt import printable
 
 SYNTAX = rule("RTC100", "syntax-error", "error", "The text does not follow the rtc grammar.", """
     What: a character or token appears where the grammar does not allow it.
@@ -77,6 +78,16 @@ BAD_ASSIGN = rule("RTC109", "bad-assignment", "error", "An `=` is missing its na
     Why: environment settings are `env NAME = value`.
     Example: `env HCCL_BUFFSIZE =`.
     Fix: write `env HCCL_BUFFSIZE = 1024`.""")
+BAD_CHARACTER = rule("RTC119", "bad-escape-or-control-character", "error",
+                     "A string has an unknown backslash escape, or a value holds a raw "
+                     "control character.", r"""
+    What: a quoted string knows four escapes, `\"`, `\\`, `\n` and `\t`; any other `\X`
+    (`\u001b`, `\d`) is refused, and so is a raw control character (ESC, BEL, DEL, a C1
+    character; a tab is fine) in a string, a bare word or a key.
+    Why: a mistyped escape would silently change the value (`"a\d"` is not `ad`), and a
+    control character would reach server_id, hccl.json and the user's terminal.
+    Example: `server_id "x\u001b[2J"`.
+    Fix: write a literal backslash as `\\`; remove the control character.""")
 
 BLOCK_KINDS = ("cluster", "server", "family", "job", "network", "fabric", "disaggregation",
                "links")
@@ -166,7 +177,53 @@ def _span(file: str, obj) -> Span:
                 getattr(obj, "end_column", 0) or 0)
 
 
+#: The escapes a quoted string knows and what each stands for (docs/language.md).
+STRING_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _ESCAPES = re.compile(r"\\(.)")
+# Control characters a word or string may not hold: C0 but tab, DEL, C1.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_KNOWN_ESCAPES = "`\\\"`, `\\\\`, `\\n` and `\\t`"
+
+
+class _BadText(Exception):
+    """A word or string holds a raw control character or an unknown escape (RTC119)."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _check_text(file: str, tok, quoted: bool) -> None:
+    """Raise :class:`_BadText` at the first raw control character of the token ``tok`` or,
+    in a string (``quoted``), at the backslash of the first escape other than those of
+    :data:`STRING_ESCAPES`, whichever comes first."""
+    raw = str(tok)
+    control = _CONTROL.search(raw)
+    escape = (next((m for m in _ESCAPES.finditer(raw) if m.group(1) not in STRING_ESCAPES),
+                   None) if quoted and "\\" in raw else None)
+    if control is None and escape is None:
+        return
+    where = "a string" if quoted else "a value"
+    if escape is not None and (control is None or escape.start() < control.start()):
+        col = tok.column + escape.start()
+        ch = escape.group(1)
+        what = (f"`\\{ch}`" if ch.isprintable() else
+                f"(a backslash before the control character {printable(ch)})")
+        raise _BadText(error(
+            BAD_CHARACTER, f"unknown escape {what} in {where}",
+            Span(file, tok.line, col, tok.line, col + 2),
+            hint=f"the escapes rtc knows are {_KNOWN_ESCAPES}; a literal backslash is "
+                 "written `\\\\`"))
+    raise _BadText(_control_character(control.group(), f"in {where}", Span(
+        file, tok.line, tok.column + control.start(), tok.line, tok.column + control.start() + 1)))
+
+
+def _control_character(ch: str, where: str, span: Span) -> Diagnostic:
+    """RTC119 for the raw control character ``ch`` at ``span`` (``where``: "in a string")."""
+    return error(BAD_CHARACTER, f"raw control character {printable(ch)} (U+{ord(ch):04X}) "
+                 f"{where}", span,
+                 hint="remove it: rtc values hold no control characters (a string may hold a "
+                      "tab, and a newline written `\\n`)")
 
 
 def _word(file: str, tree_or_token) -> Word:
@@ -178,9 +235,10 @@ def _word(file: str, tree_or_token) -> Word:
     else:
         tok = tree_or_token
         quoted = tok.type == "STRING"
+    _check_text(file, tok, quoted)
     text = str(tok)
     if quoted:
-        text = _ESCAPES.sub(lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text[1:-1])
+        text = _ESCAPES.sub(lambda m: STRING_ESCAPES[m.group(1)], text[1:-1])
     return Word(text, _span(file, tok), quoted)
 
 
@@ -213,6 +271,7 @@ def _convert_attribute(file: str, tree) -> Attribute:
     from lark import Tree
 
     key_tok = tree.children[0]
+    _check_text(file, key_tok, False)
     args = []
     for child in tree.children[1:]:
         if not isinstance(child, Tree):
@@ -233,7 +292,7 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
     """Parse rtc source ``text`` (``filename`` is used in spans only).
 
     Returns ``(SourceFile, [])`` on success, or ``(None, [diagnostic])`` with one friendly
-    syntax diagnostic (RTC100-RTC109) on failure. Never raises lark exceptions."""
+    syntax diagnostic (RTC100-RTC109, RTC119) on failure. Never raises lark exceptions."""
     from lark.exceptions import UnexpectedInput
 
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark some editors write
@@ -246,8 +305,11 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
         tree = _lark().parse(text_for_parser)
     except UnexpectedInput as exc:
         return None, [_friendly(exc, text_for_parser, filename)]
-    blocks = tuple(_convert_block(filename, b) for b in tree.children
-                   if getattr(b, "data", None) == "block")
+    try:
+        blocks = tuple(_convert_block(filename, b) for b in tree.children
+                       if getattr(b, "data", None) == "block")
+    except _BadText as exc:
+        return None, [exc.diagnostic]
     same_line = _fact_on_open_line(blocks)
     if same_line is not None:
         return None, [same_line]
@@ -375,6 +437,18 @@ def _failure(exc, text: str, filename: str) -> _Failure:
 # Error shapes recognised by the character or the token itself, each a function that returns
 # its diagnostic or None; _friendly tries them in the order of _SHAPE_CASES.
 
+def _raw_control(f: _Failure) -> Diagnostic | None:
+    """RTC119: the parser stopped at a control character between words (a vertical tab, a
+    lone carriage return). The line is cut at "\\n" only, as lark counts lines (splitlines
+    would also cut at the character itself)."""
+    lines = f.text.split("\n")
+    line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+    ch = line[f.column - 1] if 0 < f.column <= len(line) else ""
+    if not (ch and _CONTROL.match(ch)):
+        return None
+    return _control_character(ch, "here", f.span)
+
+
 def _unterminated_string(f: _Failure) -> Diagnostic | None:
     """RTC106: the parser stopped at a '"' whose string the line never closes."""
     if f.ch != '"':
@@ -445,7 +519,7 @@ def _comma_in_assignment(f: _Failure) -> Diagnostic | None:
                  hint=f"write `{shown}`")
 
 
-_SHAPE_CASES = (_unterminated_string, _empty_template_group, _template_group_space,
+_SHAPE_CASES = (_raw_control, _unterminated_string, _empty_template_group, _template_group_space,
                 _unbalanced_template, _nested_block, _comma_in_assignment)
 
 
@@ -572,4 +646,4 @@ def _previous_word(source_line: str, lines: list[str], line: int, column: int) -
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (SYNTAX, MISSING_CLOSE, MISSING_OPEN, MISSING_VALUE, UNKNOWN_BLOCK, UNEXPECTED_CLOSE,
-         UNTERMINATED_STRING, SAME_LINE, LIST_ITEM, BAD_ASSIGN)
+         UNTERMINATED_STRING, SAME_LINE, LIST_ITEM, BAD_ASSIGN, BAD_CHARACTER)

@@ -43,6 +43,7 @@ from rtc.syntax.values import parse_family_name
 from rtc.model.presets import Preset, presets
 from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
 from rtc.rules import rule
+from rtc.textfmt import printable
 
 from .lower_table import decimal
 
@@ -520,6 +521,10 @@ def _model(doc: dict, version: str, smap, diags: list) -> list[_Srv] | None:
     return _file_safe_names(servers, smap, diags)
 
 
+# Control characters a quoted string cannot hold (a tab and a newline have escapes).
+_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | None:
     """Servers whose server_id cannot name files (``rack1/node0``) get a block name that
     can (``rack1_node0``, unique) and keep the server_id as ``server_id``; None after RTC662
@@ -532,6 +537,14 @@ def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | Non
             diags.append(error(IMPORT_SHAPE, f"server_id {s.name!r} cannot be written in the "
                                "rtc language (it names no file, and braces start a template)",
                                Span.whole_file(smap.filename)))
+            return None
+        bad = _UNWRITABLE.search(s.name)
+        if bad is not None:
+            diags.append(error(IMPORT_SHAPE, f"server_id '{printable(s.name)}' cannot be written "
+                               f"in the rtc language: it holds the control character "
+                               f"{printable(bad.group())} (RTC119 refuses it in a value)",
+                               Span.whole_file(smap.filename),
+                               hint="remove the control character from the table's server_id"))
             return None
         safe = re.sub(r"[/\\\x00-\x1f\x7f\ud800-\udfff]", "_", s.name)[:MAX_NAME_CHARS]
         safe = "_" + safe if safe.startswith("-") or safe in (".", "..") else safe

@@ -26,6 +26,8 @@ from __future__ import annotations
 import html
 from typing import Mapping, Union
 
+from rtc.textfmt import printable
+
 
 class Html(str):
     """An HTML-like label: written between ``<`` and ``>`` as is (escape text with
@@ -33,18 +35,23 @@ class Html(str):
 
 
 def text(value: object) -> str:
-    """Escape ``value`` for use inside an :class:`Html` label."""
-    return html.escape(str(value), quote=True)
+    """Escape ``value`` for use inside an :class:`Html` label: markup characters as
+    entities, control characters (C0, DEL, C1: Graphviz reads labels as XML) as visible
+    ``\\x1b`` text (:func:`rtc.textfmt.printable`)."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def quote(value: object) -> str:
     """A DOT string: HTML labels in angle brackets, everything else double-quoted with
-    backslashes and quotes escaped and real newlines turned into ``\\n``."""
+    backslashes and quotes escaped, real newlines turned into ``\\n`` and other control
+    characters (C0, DEL, C1, e.g. an ESC in a server_id from a rank table) into visible
+    ``\\x1b`` text, so the DOT never carries raw terminal control bytes."""
     if isinstance(value, Html):
         return f"<{value}>"
     if isinstance(value, bool):
         value = "true" if value else "false"
-    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    s = printable(str(value), keep="\n")
+    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{s}"'
 
 
