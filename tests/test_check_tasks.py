@@ -68,3 +68,14 @@ def test_with_the_checks_in_a_child_the_plan_is_made_here_on_first_use(monkeypat
     assert sorted(plan.launches) == sorted(serial.plan.launches)
     assert plan.ports.claims == serial.plan.ports.claims
     assert background.diagnostics == serial.diagnostics
+
+
+def test_every_check_is_one_task_plan_readers_then_heavy_ones_first():
+    topo = compile_file(str(EXAMPLES / "a2-2node-dp2-tp8.rtc")).topology
+    positions = [task.args[0] for task in checks.check_tasks(topo, lambda: None)]
+    assert sorted(positions) == list(range(len(checks.CHECKS)))
+    modules = [checks.CHECKS[k] for k in positions]
+    n, h = len(checks.PLAN_READERS), len(checks.HEAVY_CHECKS)
+    assert set(modules[:n]) == set(checks.PLAN_READERS)
+    assert modules[n:n + h] == list(checks.HEAVY_CHECKS)
+    assert not set(checks.HEAVY_CHECKS) & set(checks.PLAN_READERS)
