@@ -5,10 +5,7 @@ an unknown block keyword is underlined whole."""
 
 from __future__ import annotations
 
-import gc
 import json
-import signal
-import sys
 
 import pytest
 
@@ -16,25 +13,11 @@ from rtc.api import compile_text
 from rtc.api.compile import compile_bytes
 from rtc.api.validate import validate_source
 from rtc.api.validate_k8s import validate_configmap
+from test_out_dir_transaction import run_main as _main
 
 HEAD = "cluster c {\n  hardware atlas-800t-a2\n}\n"
 SERVER = "server s {\n  devices DEVICES\n  device_ip 10.0.0.1 step 1\n}\n"
 JOB = "job j {\n  servers s\n  tp 4\n  dp DP\n}\n"
-
-
-def _main(monkeypatch, *argv: str) -> int:
-    """``rtc.cli.main`` in this process; its exit code (collector and SIGTERM restored)."""
-    from rtc.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["rtc", *argv])
-    old = signal.getsignal(signal.SIGTERM)
-    try:
-        with pytest.raises(SystemExit) as info:
-            main()
-    finally:
-        gc.enable()
-        signal.signal(signal.SIGTERM, old)
-    return info.value.code
 
 
 # ------------------------------------------------------------- finding 3: no servers
