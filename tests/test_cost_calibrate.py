@@ -79,7 +79,8 @@ def test_calibrate_prints_a_links_block_that_compiles(tmp_path, rtc):
     assert run.returncode == 0, run.stderr
     assert "param roce-200ge.alpha = 18us" in run.stdout
     assert "param roce-200ge.bandwidth = 21GB/s" in run.stdout
-    src = "cluster c {\n  hardware atlas-800t-a2\n}\n" + run.stdout
+    src = ("cluster c {\n  hardware atlas-800t-a2\n}\n" + run.stdout
+           + "server s {\n  devices 0..7\n  device_ip 10.0.0.1 step 1\n}\n")  # else RTC234
     result = compile_text(src, "c.rtc")
     assert result.ok and [p.key for p in result.topology.links.params] == [
         "roce-200ge.alpha", "roce-200ge.bandwidth"]

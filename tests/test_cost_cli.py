@@ -195,9 +195,11 @@ def test_eight_bit_checkpoints_count_one_byte_per_weight():
 
 def test_second_links_block_and_bad_param_line_are_located():
     base = "cluster c {\n  hardware atlas-800t-a2\n}\n"
-    got = compile_text(base + "links {\n  preset nominal\n}\nlinks {\n  preset nominal\n}\n", "x.rtc")
+    server = "server s {\n  devices 0..7\n  device_ip 10.0.0.1 step 1\n}\n"  # else RTC234
+    got = compile_text(base + "links {\n  preset nominal\n}\nlinks {\n  preset nominal\n}\n" + server,
+                       "x.rtc")
     assert [(d.code, d.span.line) for d in got.diagnostics] == [("RTC115", 7)]
-    got = compile_text(base + "links {\n  param roce.alpha 20us\n}\n", "x.rtc")
+    got = compile_text(base + "links {\n  param roce.alpha 20us\n}\n" + server, "x.rtc")
     assert [(d.code, d.span.line) for d in got.diagnostics][0][1] == 5
     assert "param LINK.FIELD = VALUE" in got.diagnostics[0].message
 
@@ -254,8 +256,9 @@ def test_config_json_encodings_and_names(tmp_path):
 
 def test_links_block_spaces_duplicates_and_names():
     base = "cluster c {\n  hardware atlas-800t-a2\n}\n"
+    server = "server s {\n  devices 0..7\n  device_ip 10.0.0.1 step 1\n}\n"  # else RTC234
     got = compile_text(base + "links {\n  param roce.alpha = 20 us\n  param roce.alpha = 30us\n"
-                       "  preset nominal\n  preset nominal\n}\n", "x.rtc")
+                       "  preset nominal\n  preset nominal\n}\n" + server, "x.rtc")
     assert got.topology.links.params[0].value == "20 us"
     msgs = sorted((d.code, d.span.line, d.message) for d in got.diagnostics)
     assert msgs == [("RTC115", 8, "'preset' is given twice in the links block"),

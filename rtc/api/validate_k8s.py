@@ -14,6 +14,7 @@ import re
 from rtc.api.validate import Inventory, TableReport, validate_source
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, note, sorted_diagnostics
 from rtc.tables.configmap import INITIALIZING, Embedded, embedded_tables
+from rtc.tables.recognise import rtc_description
 
 _STATUS = re.compile(r'"status"\s*:\s*"')
 
@@ -29,6 +30,10 @@ def validate_configmap(data: bytes | str, filename: str, *, hardware: str | None
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     text = text[1:] if text.startswith("\ufeff") else text
     report = TableReport(filename, text)
+    described = rtc_description(text, filename)
+    if described is not None:  # not YAML at all: an rtc description given by mistake
+        report.diagnostics = [described]
+        return report
     tables, diags = embedded_tables(text, filename)
     for emb in tables:
         status = _status(emb.text)

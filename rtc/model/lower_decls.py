@@ -9,7 +9,8 @@ RTC116). Then each pass of :data:`PASSES` adds its part, in this order:
 pass                           adds
 =============================  ===================================================
 :func:`lower_servers`          servers of ``server`` / ``family`` blocks, their devices
-                               and computed addresses (RTC206, RTC207)
+                               and computed addresses (RTC206, RTC207; RTC234 when the
+                               file has neither)
 :func:`lower_jobs`             jobs: their servers, devices, sizes, env, ports (RTC215)
 :func:`lower_networks`         host networks, fabrics, visible devices, address sources
 :func:`lower_inventory`        captures of each server's ``inventory`` folder, and the
@@ -36,7 +37,7 @@ from rtc.model.lower_servers import lower_servers
 from rtc.model.presets import Preset, presets
 from rtc.model.topology import Topology
 from rtc.rules import rule
-from rtc.syntax.decls import ClusterDecl, Decl
+from rtc.syntax.decls import ClusterDecl, Decl, ServerDecl
 from rtc.syntax.schema import MISSING_ATTRIBUTE
 
 CLUSTER = rule("RTC200", "cluster-definition", "error",
@@ -48,6 +49,16 @@ CLUSTER = rule("RTC200", "cluster-definition", "error",
     and the hardware rules every check applies.
     Example: `hardware atlas-800-a2` (typo for atlas-800t-a2).
     Fix: write one cluster block with a known preset.""")
+NO_SERVERS = rule("RTC234", "no-servers", "error",
+                  "The description declares no server or family block.", """
+    What: the file has a cluster block but no `server NAME { ... }` and no
+    `family PREFIX[FIRST..LAST] { ... }` block.
+    Why: a rank table lists servers and their devices; with none there is nothing to
+    write (HCCL rejects a table whose server_list is empty).
+    Example: a file holding only `cluster c { hardware atlas-800t-a2 }`.
+    Fix: add a server block (`server NAME {` with `devices 0..7` and `device_ip ...`) or
+    a family block (`family node[0..N] {`). Existing rank tables are not concerned: their
+    schema already requires a non-empty server_list (RTC616).""")
 
 #: The lowering passes, in order: each is ``pass(decls, topology, diagnostics)``.
 PASSES = (lower_servers, lower_jobs, lower_networks, lower_inventory, lower_launch,
@@ -67,9 +78,23 @@ def lower(decls: list[Decl], files: dict) -> tuple[Topology | None, list[Diagnos
                     cann=cluster.cann, vllm_version=cluster.vllm_version,
                     policies=cluster.policy, span=cluster.name_span, files=files,
                     named=cluster.name is not None, spans=dict(cluster.spans))
+    _servers_declared(decls, cluster, diags)
     for lowering_pass in PASSES:
         lowering_pass(decls, topo, diags)
     return topo, diags
+
+
+def _servers_declared(decls: list[Decl], cluster: ClusterDecl, diags: list[Diagnostic]) -> None:
+    """RTC234 at the cluster block's label when no ``server`` or ``family`` block was
+    written (a block that was written but failed to read has its own error already)."""
+    if any(isinstance(d, ServerDecl) for d in decls):
+        return
+    where = f"cluster {cluster.name}" if cluster.name else "the cluster"
+    diags.append(error(NO_SERVERS, f"{where} has no servers: the file declares no `server` "
+                       "or `family` block, so there is no rank table to build",
+                       cluster.name_span,
+                       hint="add a `server NAME {` block (with `devices 0..7` and "
+                            "`device_ip ...`), or `family node[0..N] {` for N+1 alike servers"))
 
 
 def _cluster(decls: list[Decl], files: dict,
@@ -136,4 +161,4 @@ def _islands_checked(c, preset, diags: list[Diagnostic]):
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (CLUSTER,)
+RULES = (CLUSTER, NO_SERVERS)

@@ -605,7 +605,7 @@ def _labelled(f: _Failure, label: str | None, span: Span) -> Diagnostic:
 
 
 def _unknown_block(f: _Failure, span: Span) -> Diagnostic:
-    """RTC104, with the closest block keyword as the hint."""
+    """RTC104 under the whole unknown keyword, with the closest block keyword as the hint."""
     import difflib
 
     word = f.token_text or f.source_line.strip().split(" ")[0]
@@ -614,6 +614,9 @@ def _unknown_block(f: _Failure, span: Span) -> Diagnostic:
                      "JSON file (a rank table?), not an rtc description", span,
                      hint="check a rank table with `rtc validate FILE`; `rtc import FILE` "
                           "writes the description of one")
+    start = span.column - 1
+    if word and f.source_line[start:start + len(word)] == word:  # underline the keyword
+        span = span._replace(end_line=span.line, end_column=span.column + len(word))
     close = difflib.get_close_matches(word, BLOCK_KINDS, n=1)
     hint = (f"did you mean '{close[0]}'?" if close else
             "blocks are: " + ", ".join(BLOCK_KINDS))

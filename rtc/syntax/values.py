@@ -488,12 +488,22 @@ def parse_ip(text: str, span: Span, code=BAD_IP):
 
 def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = None,
               what: str = "value", code=BAD_VALUE) -> int:
-    """Parse a non-negative decimal integer within [lo, hi]. Raises :class:`ValueProblem`."""
-    if not (text.isascii() and text.isdigit()):
+    """Parse a non-negative decimal integer within [lo, hi]. Raises :class:`ValueProblem`:
+    "must be a whole number" for anything but ASCII digits, "out of range" for a number
+    outside [lo, hi] (a negative one too: ``-2`` is out of range (1..N), lo or 0)."""
+    negative = text[:1] == "-"
+    magnitude = text[1:] if negative else text
+    if not (magnitude.isascii() and magnitude.isdigit()):
         raise ValueProblem(code, f"{what} must be a whole number, not {show_text(text)}", span,
                            non_ascii_digit_hint(text) or "write digits, e.g. 8")
-    digits = text.lstrip("0") or "0"
+    digits = magnitude.lstrip("0") or "0"
     value = ascii_int(digits)  # None past MAX_DIGITS: no int() on a 5,000-digit string
+    if negative:  # negative numbers are never valid here
+        if digits == "0":
+            raise ValueProblem(code, f"{what} {show_text(text)} has a minus sign", span,
+                               "write plain digits, e.g. 8")
+        lo, digits = (0 if lo is None else lo), "-" + digits
+        value = None if value is None else -value
     if value is None or lo is not None and value < lo or hi is not None and value > hi:
         if hi is None:
             rng, use = f">= {lo}", f"use a value of at least {lo}"
@@ -507,6 +517,8 @@ def parse_int(text: str, span: Span, *, lo: int | None = None, hi: int | None = 
 
 
 _RANGE_RE = re.compile(r"([0-9]+)\.\.([0-9]+)")
+#: A number or range with a minus sign on a bound (``-1``, ``-1..7``, ``0..-3``).
+_NEGATIVE_RANGE_RE = re.compile(r"(?=.*-)-?[0-9]+(\.\.-?[0-9]+)?")
 
 #: Largest device range one attribute may expand to (no server has more NPUs).
 MAX_RANGE_ITEMS = 1024
@@ -526,13 +538,16 @@ def parse_int_range(text: str, span: Span, code=BAD_RANGE) -> list[int]:
     m = _RANGE_RE.fullmatch(text)
     bounds = (ascii_int(m.group(1)), ascii_int(m.group(2))) if m else ()
     if None in bounds:
-        raise ValueProblem(code, f"range '{text[:40]}...' has far too many items", span,
+        raise ValueProblem(code, f"range '{short_text(text)}' has far too many items", span,
                            "device ids are the NPUs of one server, e.g. 0..7 or 0..15")
     if not m:
         digit_hint = non_ascii_digit_hint(text)
         if digit_hint:
             raise ValueProblem(code, f"{show_text(text)} is not a number or a range", span,
                                digit_hint)
+        if _NEGATIVE_RANGE_RE.fullmatch(text):
+            raise ValueProblem(code, f"'{short_text(text)}': device ids cannot be negative",
+                               span, "device ids count from 0 on each server, e.g. 0..7")
         if ".." in text or "-" in text:
             raise ValueProblem(code, f"'{text}' is not a range: write FIRST..LAST, e.g. 0..7",
                                span, "ranges are inclusive and use two dots: 0..7")
@@ -580,7 +595,7 @@ def parse_family_name(text: str, span: Span, code=BAD_RANGE) -> FamilyName:
     first_s, last_s = m.group(2), m.group(3)
     first, last = ascii_int(first_s), ascii_int(last_s)
     if first is None or last is None:
-        raise ValueProblem(code, f"family range in '{text[:40]}...' is far too large", span,
+        raise ValueProblem(code, f"family range in '{short_text(text)}' is far too large", span,
                            f"rtc handles at most {MAX_FAMILY_SIZE:,} servers per family")
     if first > last:
         raise ValueProblem(code, f"family range [{first_s}..{last_s}] runs backwards", span)

@@ -11,6 +11,8 @@ Rules RTC605-RTC609 are declared below with their explanations (``rtc explain RT
 from __future__ import annotations
 
 import difflib
+import re
+import shlex
 
 from rtc.rules import rule
 from rtc.diagnostics import Diagnostic, Span, error, note, warning
@@ -18,7 +20,7 @@ from rtc.schema.forms import FORM_DESCRIPTIONS, FORMS
 
 from .jsonload import SourceMap
 
-__all__ = ["detect_form"]
+__all__ = ["detect_form", "rtc_description"]
 
 RULE_UNKNOWN_VERSION = rule("RTC605", "unknown-table-version", "error",
                             "The table's version is not one HCCL knows.", """
@@ -39,7 +41,8 @@ RULE_NOT_A_TABLE = rule("RTC607", "not-a-rank-table", "error",
     identifies a known form.
     Why: HCCL would read it with the legacy group_list parser and fail.
     Fix: check that the right file was given (`rtc validate` expects a rank table or an A5
-    topology file).""")
+    topology file). An rtc description (a `.rtc` file, or text that opens with a block such
+    as `cluster NAME {`) is said to be one: compile it with `rtc compile FILE`.""")
 RULE_VERSION_CONTENT = rule("RTC608", "version-content-mismatch", "warning",
                             "The version and the keys belong to different forms.", """
     What: e.g. `"version": "2.0"` with a `server_list`, or `"version": "1.0"` with a
@@ -206,6 +209,32 @@ RULE_MINDIE_CONFIG = rule("RTC668", "mindie-config-not-a-table", "note",
     Example: `rtc validate build/mindie-d1.json`.
     Fix: nothing; validate the job's `hccl.json`, and check the description itself with
     `rtc check` (MindIE's rules RTC656-RTC658).""")
+
+def rtc_description(text: str, filename: str) -> Diagnostic | None:
+    """RTC607 at the first word when ``text`` is an rtc description rather than a rank
+    table: a ``.rtc`` name, or a first line (past blanks and ``#`` comments) that opens a
+    block, ``KIND [NAME] {`` with KIND one of rtc's block keywords. None otherwise (JSON
+    text, YAML such as ``cluster: x``)."""
+    from rtc.syntax.parser import BLOCK_KINDS
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith(("{", "[")):
+            return None
+        word = stripped.split(None, 1)[0]
+        opens = re.match(r"(\S+)(\s+[^\s{}:]+)?\s*\{", stripped)
+        if not filename.endswith(".rtc") and not (opens and word in BLOCK_KINDS):
+            return None
+        column = line.index(stripped) + 1
+        shown = "- < FILE" if filename.startswith("<") else shlex.quote(filename)  # <stdin>
+        return error(RULE_NOT_A_TABLE, f"{filename} is an rtc description, not a rank table",
+                     Span(filename, number, column, number, column + len(word)),
+                     hint=f"compile it with `rtc compile {shown}` (it writes and checks the "
+                          "rank table); `rtc validate` checks rank tables and ConfigMaps")
+    return None
+
 
 RULES = (RULE_UNKNOWN_VERSION, RULE_HETEROGENEOUS, RULE_NOT_A_TABLE, RULE_VERSION_CONTENT,
          RULE_OVERRIDE, RULE_MINDIE_CONFIG)
