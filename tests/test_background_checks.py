@@ -179,26 +179,3 @@ def test_an_interrupted_run_leaves_no_child(tmp_path: Path, how: str):
     assert not (tmp_path / "t.json").exists()
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)   # stopped and reaped, not left running or as a zombie
-
-
-TABLES = sorted(p for p in (Path(__file__).parent / "data" / "ranktables").rglob("*.json*"))
-
-
-@needs_fork
-@pytest.mark.parametrize("path", TABLES, ids=lambda p: p.name)
-def test_validate_shares_its_checks_and_reports_the_same(path: Path, monkeypatch):
-    """`rtc validate` of a large table shares the compiler's checks with a forked child:
-    forced on every table here, the report is the one made in one process."""
-    from rtc.api.validate import validate_source
-
-    data = path.read_bytes()
-    serial = validate_source(data, path.name, fold=True)
-    shared = []
-    real = forked.share
-    monkeypatch.setattr(forked, "WORTH_NPUS", 0)
-    monkeypatch.setattr(forked, "share", lambda tasks: shared.append(real(tasks, fork=True))
-                        or shared[-1])
-    background = validate_source(data, path.name, fold=True)
-    assert background.diagnostics == serial.diagnostics
-    if serial.lowered is not None and shared:
-        assert all(s.pid is None and s.values is not None for s in shared)   # reaped

@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import cache, partial
 
-from rtc import forked
-from rtc.checks import check_tasks, joined, run_checks
+from rtc.checks import run_checks
 from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, sorted_diagnostics, warning
 from rtc.model.presets import presets
@@ -182,14 +180,8 @@ def _schema_diagnostic(f, doc, smap, filename: str) -> Diagnostic:
 
 
 def _run_checks(lowered: LoweredTable) -> list[Diagnostic]:
-    """The compiler's checks on a lowered table; for a table of at least
-    :data:`rtc.forked.WORTH_NPUS` NPUs shared with a forked child, which makes the plan and
-    takes the checks from the front while this process takes them from the back
-    (:func:`rtc.forked.share`): the same diagnostics, in the same order."""
     topo = lowered.topology
-    if topo.npu_count < forked.WORTH_NPUS:
-        return run_checks(topo, build_plan(topo))
-    return joined(forked.share(check_tasks(topo, cache(partial(build_plan, topo)))).results())
+    return run_checks(topo, build_plan(topo))
 
 
 def _reported_already(d: Diagnostic, lowered: LoweredTable) -> bool:
