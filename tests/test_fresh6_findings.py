@@ -121,6 +121,28 @@ def test_validate_keeps_the_configmap_message_for_yaml(monkeypatch, tmp_path, ca
     assert "error[RTC607]" in shown and "RTC772" not in shown and "holds no" not in shown
 
 
+@pytest.mark.parametrize("name, text", [("only.rtc", HEAD), ("cluster.sh", "\n# one\n" + HEAD)])
+def test_lint_says_an_rtc_description_is_not_a_script(name, text):
+    """`rtc lint cluster.rtc` (the description where a script belongs) is RTC700 at its
+    first word, pointing to --against; read as shell it was unknown commands and passed."""
+    from rtc.api.lint import lint_scripts
+
+    rep = lint_scripts([(name, text.encode())])
+    (d,) = rep.diagnostics
+    line = 3 if name == "cluster.sh" else 1
+    assert (d.code, d.severity.name, d.span.line, d.span.column, d.span.end_column) == \
+        ("RTC700", "ERROR", line, 1, 8)
+    assert d.message == f"{name} is an rtc description, not a launch script"
+    assert f"--against {name}" in d.hint
+
+
+def test_lint_still_reads_a_script_that_runs_a_cluster_command():
+    from rtc.api.lint import lint_scripts
+
+    rep = lint_scripts([("n.sh", b"#!/bin/bash\ncluster status\nvllm serve m --port 8000\n")])
+    assert "RTC700" not in [d.code for d in rep.diagnostics]
+
+
 # ------------------------------------------------------- finding 11: RTC104's caret
 
 def test_an_unknown_block_keyword_is_underlined_whole():

@@ -17,6 +17,8 @@ the compiler's rules (:func:`rtc.checks.run_checks`), with the same rule ids.
 
 from __future__ import annotations
 
+import shlex
+
 import os
 from dataclasses import dataclass, field
 
@@ -112,6 +114,8 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             continue
         text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
+        if _is_description(rep, label, text):
+            continue
         tool = _rtc_tool_script(text)
         if tool:
             rep.diagnostics.append(note(R.NOT_READ, f"{label} is rtc's own {tool} script, not "
@@ -125,6 +129,26 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             read_unit(u, loader)
             units.append(u)
     return units
+
+
+def _is_description(rep: LintReport, label: str, text: str) -> bool:
+    """True, after an RTC700 error, when ``text`` is an rtc description rather than a
+    script (:func:`rtc.syntax.sniff.description_start`): read as shell it would only be
+    unknown commands, and the lint would pass."""
+    from rtc.syntax.sniff import description_start
+
+    start = description_start(text, label)
+    if start is None:
+        return False
+    line, col, word = start
+    shown = shlex.quote(label) if not label.startswith("<") else "CLUSTER.rtc"
+    rep.diagnostics.append(error(
+        R.UNREADABLE, f"{label} is an rtc description, not a launch script",
+        Span(label, line, col, line, col + len(word)),
+        hint=f"give it as `--against {shown}` to see where the scripts drift from its plan, "
+             f"with the scripts each node runs; `rtc compile {shown} --out-dir DIR` writes "
+             "them"))
+    return True
 
 
 def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None = None,

@@ -11,7 +11,8 @@ UNREADABLE = rule("RTC700", "script-unreadable", "error",
                   "A script (or part of one) cannot be read as shell.", """
     What: a binary file, or a quote (or `${`, `$(`) that bash never sees closed, so that
     `bash -n` fails with "unexpected EOF while looking for matching"; bash pairs quotes
-    inside `${...}` even between double quotes (an apostrophe in `"${X:?it's}"`).
+    inside `${...}` even between double quotes (an apostrophe in `"${X:?it's}"`); or an
+    rtc description (`cluster NAME {`) given as a script (it belongs to `--against`).
     Why: bash would fail on it too (or run something else than what it looks like); rtc
     cannot tell what the node runs, so nothing of that line is checked.
     Example: `vllm serve "$MODEL --port 8000` (the closing quote is missing).

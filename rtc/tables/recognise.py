@@ -11,7 +11,6 @@ Rules RTC605-RTC609 are declared below with their explanations (``rtc explain RT
 from __future__ import annotations
 
 import difflib
-import re
 import shlex
 
 from rtc.rules import rule
@@ -212,28 +211,19 @@ RULE_MINDIE_CONFIG = rule("RTC668", "mindie-config-not-a-table", "note",
 
 def rtc_description(text: str, filename: str) -> Diagnostic | None:
     """RTC607 at the first word when ``text`` is an rtc description rather than a rank
-    table: a ``.rtc`` name, or a first line (past blanks and ``#`` comments) that opens a
-    block, ``KIND [NAME] {`` with KIND one of rtc's block keywords. None otherwise (JSON
-    text, YAML such as ``cluster: x``)."""
-    from rtc.syntax.parser import BLOCK_KINDS
+    table (:func:`rtc.syntax.sniff.description_start`); None otherwise (JSON text, YAML
+    such as ``cluster: x``)."""
+    from rtc.syntax.sniff import description_start
 
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.startswith(("{", "[")):
-            return None
-        word = stripped.split(None, 1)[0]
-        opens = re.match(r"(\S+)(\s+[^\s{}:]+)?\s*\{", stripped)
-        if not filename.endswith(".rtc") and not (opens and word in BLOCK_KINDS):
-            return None
-        column = line.index(stripped) + 1
-        shown = "- < FILE" if filename.startswith("<") else shlex.quote(filename)  # <stdin>
-        return error(RULE_NOT_A_TABLE, f"{filename} is an rtc description, not a rank table",
-                     Span(filename, number, column, number, column + len(word)),
-                     hint=f"compile it with `rtc compile {shown}` (it writes and checks the "
-                          "rank table); `rtc validate` checks rank tables and ConfigMaps")
-    return None
+    start = description_start(text, filename)
+    if start is None:
+        return None
+    number, column, word = start
+    shown = "- < FILE" if filename.startswith("<") else shlex.quote(filename)  # <stdin>
+    return error(RULE_NOT_A_TABLE, f"{filename} is an rtc description, not a rank table",
+                 Span(filename, number, column, number, column + len(word)),
+                 hint=f"compile it with `rtc compile {shown}` (it writes and checks the "
+                      "rank table); `rtc validate` checks rank tables and ConfigMaps")
 
 
 RULES = (RULE_UNKNOWN_VERSION, RULE_HETEROGENEOUS, RULE_NOT_A_TABLE, RULE_VERSION_CONTENT,
