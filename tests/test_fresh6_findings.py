@@ -143,6 +143,18 @@ def test_lint_still_reads_a_script_that_runs_a_cluster_command():
     assert "RTC700" not in [d.code for d in rep.diagnostics]
 
 
+@pytest.mark.parametrize("text, said", [
+    (b"cluster: c\n", "(the document has no kind)"),
+    (b"a: 1\n---\nb: 2\n", "(no document has a kind)"),
+    (b"kind: Pod\n---\nkind: Service\n", "(kinds: Pod, Service)"),
+    (b"kind: Pod\n---\na: 1\n", "(kinds: Pod; 1 without a kind)"),
+])
+def test_not_a_configmap_says_what_the_documents_are(text, said):
+    """RTC772 used to read `(kinds: no kind)` for YAML without kinds."""
+    (d,) = validate_configmap(text, "x.yaml").diagnostics
+    assert d.code == "RTC772" and d.message == f"x.yaml holds no ConfigMap {said}"
+
+
 # ------------------------------------------------------- finding 11: RTC104's caret
 
 def test_an_unknown_block_keyword_is_underlined_whole():

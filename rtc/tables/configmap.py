@@ -138,8 +138,8 @@ def embedded_tables(text: str, filename: str) -> tuple[list[Embedded], list[Diag
     if not out and not any(d.code in (NO_HCCL_JSON.code,) for d in diags):
         diags = [d for d in diags if d.code != SKIPPED.code]
         anchor = _span(roots[0], filename) if roots else Span.whole_file(filename)
-        diags.append(error(NOT_A_CONFIGMAP, f"{filename} holds no ConfigMap (kinds: "
-                           f"{', '.join(_kinds(roots)) or 'none'})", anchor,
+        diags.append(error(NOT_A_CONFIGMAP, f"{filename} holds no ConfigMap "
+                           f"({_kinds_text(_kinds(roots))})", anchor,
                            hint="give the rings-config ConfigMap: kubectl get cm "
                                 "rings-config-JOB -o yaml > cm.yaml"))
     return out, diags
@@ -176,6 +176,16 @@ def _kinds(roots) -> list[str]:
             kind = _get(obj, "kind")
             kinds.append(str(getattr(kind, "value", "?")) if kind is not None else "no kind")
     return kinds
+
+
+def _kinds_text(kinds: list[str]) -> str:
+    """'kinds: Pod, Service', or what the documents lack: 'no document has a kind'."""
+    named = [k for k in kinds if k != "no kind"]
+    if not named:
+        return "no document has a kind" if len(kinds) > 1 else \
+            "the document has no kind" if kinds else "no documents"
+    missing = len(kinds) - len(named)
+    return f"kinds: {', '.join(named)}" + (f"; {missing} without a kind" if missing else "")
 
 
 def _span(node, filename: str) -> Span:
