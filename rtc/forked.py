@@ -26,6 +26,8 @@ import signal
 import sys
 import threading
 
+from rtc import interrupts
+
 _CHUNK = 1 << 20   # bytes per read of the child's pipe
 
 #: Clusters from this many NPUs on fork their checks and their plan.json: below it each
@@ -253,8 +255,9 @@ def stop_all() -> None:
     :meth:`Shared.cancel`): for a process that is leaving early (Ctrl-C, SIGTERM, an
     error) while a child still works. Without it the child would run on, its result
     unread, and stay a zombie wherever nothing reaps orphans (PID 1 of many containers)."""
-    for pending in list(_children.values()):
-        pending.cancel()
+    with interrupts.held():   # another Ctrl-C must not stop the reaping half-way
+        for pending in list(_children.values()):
+            pending.cancel()
 
 
 def _child(fn, args: tuple, pipe: int) -> None:
@@ -277,10 +280,6 @@ def _child(fn, args: tuple, pipe: int) -> None:
         os._exit(code)
 
 
-#: The signals held back across a fork (:func:`_fork`).
-_HELD = {signal.SIGINT, signal.SIGTERM}
-
-
 def _fork() -> tuple[int, set]:
     """``os.fork()`` with Ctrl-C and SIGTERM held back: ``(pid, the signal mask before)``.
     Without that, a Ctrl-C landing in the fork is raised inside an at-fork hook (logging's),
@@ -288,7 +287,7 @@ def _fork() -> tuple[int, set]:
     child through the parent's clean-up. The child takes the signals' default actions
     before letting them through; the parent lets them through (``SIG_SETMASK`` with the
     returned mask) once the child is registered for :func:`stop_all`."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, interrupts.HELD)
     try:
         pid = os.fork()
     except BaseException:

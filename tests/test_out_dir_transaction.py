@@ -532,3 +532,56 @@ def test_an_interrupted_o_says_the_file_is_old_or_new(tmp_path: Path, monkeypatc
     err = capsys.readouterr().err
     assert f"rtc: interrupted while writing {target}: it holds either its old" in err
     assert target.read_text() == "old\n" and not debris(tmp_path)
+
+
+def test_a_second_ctrl_c_does_not_stop_the_rollback(tmp_path: Path, monkeypatch):
+    """Ctrl-C during the renames, and another one while the rollback removes what was
+    staged: the rollback still finishes (the old files back, no temporary left) and the
+    interrupt is raised after it. A fresh user left ~2,000 .tmp files this way."""
+    (tmp_path / "a.txt").write_text("old a\n")
+    before = snapshot(tmp_path)
+    files = [(f"f{k}.txt", f"{k}\n", None) for k in range(20)] + [("a.txt", "new a\n", None)]
+    real_replace, real_unlink = os.replace, os.unlink
+    state = {"renames": 0, "first": False, "second": False}
+
+    def replace(src, dst):
+        state["renames"] += 1
+        if state["renames"] == 10 and not state["first"]:
+            state["first"] = True
+            raise KeyboardInterrupt            # the first Ctrl-C, half-way through
+        return real_replace(src, dst)
+
+    def unlink(path, *args, **kwargs):
+        if state["first"] and not state["second"]:
+            state["second"] = True
+            os.kill(os.getpid(), signal.SIGINT)   # the second one, inside the rollback
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(KeyboardInterrupt):
+        write_all(tmp_path, files)
+    monkeypatch.undo()
+    assert state["second"]
+    assert snapshot(tmp_path) == before and not debris(tmp_path)
+
+
+def test_stop_all_finishes_though_ctrl_c_arrives_meanwhile(monkeypatch):
+    """Five quick Ctrl-Cs crashed stop_all's reaping with a traceback: a signal arriving
+    while the children are stopped is raised only once they are all reaped."""
+    from rtc import forked
+
+    if not forked.can_fork():
+        pytest.skip("this machine cannot fork here")
+    children = [forked.share([lambda: __import__("time").sleep(60)], fork=True)
+                for _ in range(2)]
+    pids = [c.pid for c in children]
+    real_stop = forked._stop
+    monkeypatch.setattr(forked, "_stop", lambda pid: (os.kill(os.getpid(), signal.SIGINT),
+                                                      real_stop(pid)))
+    with pytest.raises(KeyboardInterrupt):
+        forked.stop_all()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)   # every child reaped
+    assert not forked._children

@@ -9,6 +9,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from rtc import interrupts
+
 
 def _write_special(target: str, payload: bytes, *, append: bool = False) -> None:
     """Write ``payload`` straight into an existing non-regular file (a character device
@@ -85,10 +87,11 @@ def _replace(target: Path, payload: bytes, mode: int | None, st, durable: bool) 
         _set_mode(tmp, mode, st)
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        with interrupts.held():   # a second Ctrl-C must not leave the temporary behind
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise
 
 
@@ -190,7 +193,8 @@ def write_all(folder: str | os.PathLike, files, *, manifest=None,
         for current in sorted(entries, key=lambda e: e.special):
             _commit(current)
     except BaseException as exc:
-        leftovers = _rollback(entries)
+        with interrupts.held():   # a second Ctrl-C must not stop the rollback half-way
+            leftovers = _rollback(entries)
         if isinstance(exc, OSError) and current is not None:
             raise TransactionError(current.path, exc, leftovers) from exc
         raise
