@@ -70,3 +70,27 @@ def test_carets_stand_under_their_word_on_a_terminal(line, column, width, caret)
     lines = text_report.render_text([d], {"f.rtc": line + "\n"}).splitlines()
     assert lines[1] == f" 1 | {line}"
     assert lines[2] == f"   | {caret}"
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x85", "\u2028", "\x1c"])
+def test_a_comment_with_a_line_separator_moves_no_snippet(odd):
+    """Comments may hold anything; a form feed, NEL or U+2028 in one is no line break for
+    lark, so it must not be one for the snippet either (every later error showed the line
+    above its own, and an unclosed string became RTC100)."""
+    from rtc.api import compile_text
+
+    head = f"cluster c {{\n  # note {odd} here\n  hardware atlas-800t-a2\n}}\n"
+    r = compile_text(head + "server n1 {\n  host 10.0.0.x\n  devices 0..7\n}\n", "f.rtc")
+    (d,) = [d for d in r.diagnostics if d.code == "RTC111"]
+    assert d.span.line == 6
+    assert text_report.render_text([d], r.sources).splitlines()[1] == " 6 |   host 10.0.0.x"
+    r = compile_text(head + "server n1 {\n  server_id \"abc\n}\n", "f.rtc")
+    assert [(d.code, d.span.line) for d in r.diagnostics] == [("RTC106", 6)]
+
+
+def test_source_lines_cut_where_lark_counts():
+    from rtc.textfmt import source_lines
+
+    assert source_lines("a\r\nb\x0cc\nd\u2028e\n") == ["a", "b\x0cc", "d\u2028e"]
+    assert source_lines("a\n\nb") == ["a", "", "b"] and source_lines("") == []
+    assert source_lines("a\rb\n") == ["a\rb"]   # a lone CR is no line end for lark either

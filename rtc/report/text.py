@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from rtc.diagnostics import Diagnostic, Severity, severity_counts, sorted_diagnostics
-from rtc.textfmt import printable
+from rtc.textfmt import printable, source_lines
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
 
@@ -93,13 +93,14 @@ class SourceLines:
         self._lines: dict[str, list[str]] = {}
 
     def get(self, file: str) -> list[str] | None:
-        """The lines of ``file`` (``str.splitlines``), or None when its text is unknown."""
+        """The lines of ``file`` (:func:`rtc.textfmt.source_lines`: cut where lark and the
+        JSON reader count lines), or None when its text is unknown."""
         lines = self._lines.get(file)
         if lines is None:
             text = self.sources.get(file)
             if text is None:
                 return None
-            lines = self._lines[file] = text.splitlines()
+            lines = self._lines[file] = source_lines(text)
         return lines
 
 

@@ -19,7 +19,7 @@ from rtc.diagnostics import Diagnostic, Span, error
 from rtc.rules import rule
 from rtc.syntax.values import show_text
 from rtc.syntax.ast import Assign, Attribute, Block, ListArg, SourceFile, Word
-from rtc.textfmt import printable
+from rtc.textfmt import printable, source_lines
 
 SYNTAX = rule("RTC100", "syntax-error", "error", "The text does not follow the rtc grammar.", """
     What: a character or token appears where the grammar does not allow it.
@@ -340,18 +340,18 @@ def _fact_on_open_line(blocks) -> Diagnostic | None:
 
 def _enclosing_block(text: str, line: int) -> str | None:
     """The kind of the block that is open at the start of ``line`` (None at top level)."""
-    head = "\n".join(text.splitlines()[: line - 1]) + "\n"
+    head = "\n".join(source_lines(text)[: line - 1]) + "\n"
     opened = _unclosed_brace(head, "")
     if opened is None:
         return None
-    words = text.splitlines()[opened.line - 1].split()
+    words = source_lines(text)[opened.line - 1].split()
     return words[0] if words else None
 
 
 def _unclosed_brace(text: str, filename: str) -> Span | None:
     """The position of the last '{' that opens a block and is never closed."""
     stack: list[tuple[int, int]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(source_lines(text), start=1):
         col = 0
         in_string = False
         while col < len(line):
@@ -416,7 +416,7 @@ class _Failure(NamedTuple):
 
 def _failure(exc, text: str, filename: str) -> _Failure:
     """Read the position, token and expected terminals off lark's ``exc``."""
-    lines = text.splitlines()
+    lines = source_lines(text)
     line = getattr(exc, "line", -1)
     column = getattr(exc, "column", -1)
     if line is None or line < 1:  # UnexpectedEOF reports -1
