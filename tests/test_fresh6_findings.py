@@ -163,3 +163,19 @@ def test_an_unknown_block_keyword_is_underlined_whole():
     d = _only(HEAD + "\n  sever a {\n}\n")
     assert (d.code, d.span.line, d.span.column, d.span.end_column) == ("RTC104", 5, 3, 8)
     assert d.hint == "did you mean 'server'?"
+
+
+@pytest.mark.parametrize("word, meant", [("jobs", "job"), ("servers", "server"),
+                                         ("jobb", "job"), ("clusters", "cluster")])
+def test_a_keyword_with_letters_added_is_rtc104_not_a_missing_brace(word, meant):
+    """fresh7 finding 4: `jobs x {` lexes as `job` + label `s`, and the parser then wants
+    `{` at `x`: that was RTC102 "expected '{'" at the wrong word."""
+    d = _only(HEAD + f"{word} x {{\n  tp 8\n}}\n")
+    assert (d.code, d.span.line, d.span.column, d.span.end_column) == \
+        ("RTC104", 4, 1, 1 + len(word))
+    assert d.message == f"unknown block keyword '{word}'" and d.hint == f"did you mean '{meant}'?"
+
+
+def test_a_real_missing_brace_is_still_rtc102():
+    d = _only(HEAD + "server x y {\n  devices 0..7\n}\n")
+    assert d.code == "RTC102"

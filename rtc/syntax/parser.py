@@ -579,6 +579,9 @@ def _labelled(f: _Failure, label: str | None, span: Span) -> Diagnostic:
         return error(MISSING_CLOSE, f"missing '}}': the file ends inside a block{where}",
                      opened or span, hint="add '}' on its own line where the block ends")
     if label == "missing-open":
+        misspelt = _misspelt_kind(f)
+        if misspelt is not None:
+            return misspelt
         return error(MISSING_OPEN, "expected '{' after the block header", span,
                      hint="a block is written `server NAME {` with the brace on the header line")
     if label == "missing-value":
@@ -602,6 +605,18 @@ def _labelled(f: _Failure, label: str | None, span: Span) -> Diagnostic:
     shown = f" {show_text(f.token_text)}" if f.token_text and f.token_text.strip() else ""
     return error(SYNTAX, f"unexpected{shown or ' input'} here", span,
                  hint="every fact is `key value ...` on its own line inside a block")
+
+
+def _misspelt_kind(f: _Failure) -> Diagnostic | None:
+    """RTC104 for a header whose first word only begins with a block keyword (``jobs x {``,
+    ``jobb x {``): the lexer reads ``job`` and takes the rest for the label, so the parser
+    stops at the real label, expecting ``{``. None when the first word is a keyword."""
+    words = f.source_line.split()
+    if not words or words[0] in BLOCK_KINDS or not words[0].startswith(BLOCK_KINDS):
+        return None
+    column = f.source_line.index(words[0]) + 1
+    return _unknown_block(f._replace(token_text=words[0]),
+                          Span(f.filename, f.line, column, f.line, column + len(words[0])))
 
 
 def _unknown_block(f: _Failure, span: Span) -> Diagnostic:
