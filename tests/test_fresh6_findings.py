@@ -179,3 +179,13 @@ def test_a_keyword_with_letters_added_is_rtc104_not_a_missing_brace(word, meant)
 def test_a_real_missing_brace_is_still_rtc102():
     d = _only(HEAD + "server x y {\n  devices 0..7\n}\n")
     assert d.code == "RTC102"
+
+
+def test_validate_says_an_rtc_description_named_json_is_one():
+    """fresh7 finding 5: the same text as .rtc, .yaml or on stdin was RTC607, but named
+    .json it was a JSON syntax error (RTC600)."""
+    (d,) = validate_source(HEAD.encode(), "desc.json").diagnostics
+    assert (d.code, d.span.line) == ("RTC607", 1)
+    assert d.message == "desc.json is an rtc description, not a rank table"
+    (d,) = validate_source(b'{"version": ', "t.json").diagnostics
+    assert d.code == "RTC600"   # broken JSON stays a JSON error

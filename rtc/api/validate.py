@@ -39,7 +39,7 @@ from rtc.report.folding import EXAMPLES, FOLD_AFTER, folded
 from rtc.rules import IO_ERROR
 from rtc.schema import check_schema
 from rtc.schema.explain import RULE_RANGE, subject_of
-from rtc.tables.recognise import detect_form
+from rtc.tables.recognise import detect_form, rtc_description
 from rtc.tables.jsonload import SourceMap, load_json
 from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, ids_above_seven, lower_table
 from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
@@ -112,7 +112,10 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     doc, smap, diags = load_json(data, filename=filename)
     report.doc = doc
     if doc is None:
-        if not any(d.severity is Severity.ERROR for d in diags):
+        described = rtc_description(text, filename) if diags else None
+        if described is not None:   # an rtc description, whatever its name (`desc.json`)
+            diags = [described]
+        elif not any(d.severity is Severity.ERROR for d in diags):
             # the document parsed and is JSON `null`: not a rank table (RTC607), like
             # `[1,2,3]` or `42` (detect_form reports it)
             diags.extend(detect_form(None, source_map=smap, filename=filename)[1])
