@@ -189,3 +189,14 @@ def test_validate_says_an_rtc_description_named_json_is_one():
     assert d.message == "desc.json is an rtc description, not a rank table"
     (d,) = validate_source(b'{"version": ', "t.json").diagnostics
     assert d.code == "RTC600"   # broken JSON stays a JSON error
+
+
+def test_messages_name_a_key_and_a_port_once():
+    """fresh7 finding 8: a control character in a key was "in a value", and a bad port
+    was "'port' port -1"."""
+    d = _only("cluster c {\n  hard\x07ware atlas-800t-a2\n}\n")
+    assert d.code == "RTC119" and d.message.endswith("(U+0007) in a key")
+    job = "server n {\n  devices 0..7\n  device_ip 10.0.0.1 step 1\n}\njob j {\n  servers n\n" \
+          "  tp 8\n  port -1\n}\n"
+    (d,) = [d for d in compile_text(HEAD + job, "p.rtc").diagnostics if d.code == "RTC114"]
+    assert d.message == "'port' -1 is out of range (1..65535)"

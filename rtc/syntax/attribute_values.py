@@ -423,7 +423,7 @@ def p_port(attr: Attribute) -> int:
     if len(words) != 1 or len(attr.args) != 1:
         raise ValueProblem(BAD_VALUE, f"'{attr.key}' takes one port number", attr.span,
                            f"write `{attr.key} PORT`, e.g. `{attr.key} 8000`")
-    return parse_int(words[0].text, words[0].span, lo=1, hi=65535, what=f"'{attr.key}' port")
+    return parse_int(words[0].text, words[0].span, lo=1, hi=65535, what=f"'{attr.key}'")
 
 
 def p_args(attr: Attribute) -> tuple[str, ...]:

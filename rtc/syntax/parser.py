@@ -193,17 +193,18 @@ class _BadText(Exception):
         self.diagnostic = diagnostic
 
 
-def _check_text(file: str, tok, quoted: bool) -> None:
+def _check_text(file: str, tok, quoted: bool, what: str = "a value") -> None:
     """Raise :class:`_BadText` at the first raw control character of the token ``tok`` or,
     in a string (``quoted``), at the backslash of the first escape other than those of
-    :data:`STRING_ESCAPES`, whichever comes first."""
+    :data:`STRING_ESCAPES`, whichever comes first. ``what`` names an unquoted token in
+    the message ("a value", "a key")."""
     raw = str(tok)
     control = _CONTROL.search(raw)
     escape = (next((m for m in _ESCAPES.finditer(raw) if m.group(1) not in STRING_ESCAPES),
                    None) if quoted and "\\" in raw else None)
     if control is None and escape is None:
         return
-    where = "a string" if quoted else "a value"
+    where = "a string" if quoted else what
     if escape is not None and (control is None or escape.start() < control.start()):
         col = tok.column + escape.start()
         ch = escape.group(1)
@@ -271,7 +272,7 @@ def _convert_attribute(file: str, tree) -> Attribute:
     from lark import Tree
 
     key_tok = tree.children[0]
-    _check_text(file, key_tok, False)
+    _check_text(file, key_tok, False, "a key")
     args = []
     for child in tree.children[1:]:
         if not isinstance(child, Tree):
