@@ -15,8 +15,11 @@ _INDEX = re.compile(r"\[\d+\]")
 _NUMBERISH = re.compile(r"(?:[0-9A-Fa-f]*:){2,}[0-9A-Fa-f:.]*|\d+(?:\.\d+)*")
 
 
-# Control characters (C0, DEL, C1) and lone surrogates: never written out as they are.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Control characters (C0, DEL, C1), lone surrogates, and the invisible characters that
+# change how a terminal shows a line (zero-width spaces and joiners, bidi marks and
+# overrides, line and paragraph separators, the BOM): never written out as they are.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u2028-\u202e"
+                          "\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def source_lines(text: str) -> list[str]:
@@ -33,12 +36,13 @@ def source_lines(text: str) -> list[str]:
 
 
 def printable(text: str, keep: str = "") -> str:
-    """``text`` with control characters and lone surrogates written as backslash escapes
-    (``\\x1b``, ``\\ud800``). A table's values reach messages as they are: an escape
-    sequence in a ``server_id`` would otherwise retitle or clear the user's terminal, or
-    hide the lines before it; a lone surrogate (from a JSON ``\\ud800`` escape or an
-    undecodable file name) cannot be encoded by any stream. Characters of ``keep`` (e.g.
-    line breaks a format encodes itself) are left."""
+    """``text`` with control characters, lone surrogates and invisible layout characters
+    written as backslash escapes (``\\x1b``, ``\\ud800``, ``\\u202e``). A table's values
+    reach messages as they are: an escape sequence in a ``server_id`` would otherwise
+    retitle or clear the user's terminal, or hide the lines before it; a bidi override or
+    a zero-width space would show a name other than the one written; a lone surrogate
+    (from a JSON ``\\ud800`` escape or an undecodable file name) cannot be encoded by any
+    stream. Characters of ``keep`` (e.g. line breaks a format encodes itself) are left."""
     if _UNPRINTABLE.search(text) is None:
         return text
     return _UNPRINTABLE.sub(lambda m: _escape(m.group(), keep), text)

@@ -94,3 +94,18 @@ def test_source_lines_cut_where_lark_counts():
     assert source_lines("a\r\nb\x0cc\nd\u2028e\n") == ["a", "b\x0cc", "d\u2028e"]
     assert source_lines("a\n\nb") == ["a", "", "b"] and source_lines("") == []
     assert source_lines("a\rb\n") == ["a\rb"]   # a lone CR is no line end for lark either
+
+
+def test_invisible_layout_characters_are_shown_escaped():
+    """fresh7 finding 6: a zero-width space or a right-to-left override in a name reached
+    the terminal raw (the `where:` line, the "did you mean" hint) and showed another name."""
+    from rtc.diagnostics import error
+    from rtc.rules import IO_ERROR
+    from rtc.textfmt import printable
+
+    assert printable("a\u202eb\u200bc\u2066d\ufeff") == "a\\u202eb\\u200bc\\u2066d\\ufeff"
+    assert printable("中文 café é") == "中文 café é"   # what is merely not ASCII stays
+    d = error(IO_ERROR, "no server named 'node\u202e10'", None, subject="server x\u200by",
+              hint="did you mean 'node\u202e01'?")
+    shown = text_report.render_text([d], {})
+    assert "\u202e" not in shown and "\u200b" not in shown and "node\\u202e10" in shown
