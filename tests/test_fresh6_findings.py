@@ -200,3 +200,12 @@ def test_messages_name_a_key_and_a_port_once():
           "  tp 8\n  port -1\n}\n"
     (d,) = [d for d in compile_text(HEAD + job, "p.rtc").diagnostics if d.code == "RTC114"]
     assert d.message == "'port' -1 is out of range (1..65535)"
+
+
+def test_a_file_with_cr_line_ends_says_so():
+    """fresh7 finding 10: with classic Mac line ends the file is one line, its first
+    comment swallows the rest, and the error was RTC200 "no cluster block"."""
+    d = _only("# c\rcluster c {\r  hardware atlas-800t-a2\r}\r")
+    assert (d.code, d.span.line, d.span.column) == ("RTC100", 1, 4)
+    assert "carriage return alone" in d.message and "tr '\\r' '\\n'" in d.hint
+    assert compile_text(HEAD.replace("\n", "\r\n"), "crlf.rtc").topology is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from typing import NamedTuple
 
 from rtc.diagnostics import Diagnostic, Span, error
@@ -298,6 +299,8 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
 
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark some editors write
         text = text[1:]
+    if "\r" in text and "\n" not in text:
+        return None, [_cr_line_ends(text, filename)]
     if not text.endswith("\n"):
         text_for_parser = text + "\n"
     else:
@@ -315,6 +318,16 @@ def parse_text(text: str, filename: str = "<input>") -> tuple[SourceFile | None,
     if same_line is not None:
         return None, [same_line]
     return SourceFile(filename, text, blocks), []
+
+
+def _cr_line_ends(text: str, filename: str) -> Diagnostic:
+    """RTC100 for a file whose lines end in a lone CR (classic Mac OS): read as one line,
+    its first ``#`` comment would swallow the rest, and the error would be "no cluster"."""
+    return error(SYNTAX, f"the lines of {filename} end in a carriage return alone (CR, old "
+                 "Mac OS line ends): rtc reads lines ending in LF or CR LF",
+                 Span(filename, 1, text.index("\r") + 1),
+                 hint=f"convert the line ends: tr '\\r' '\\n' < {shlex.quote(filename)} "
+                      "> fixed.rtc")
 
 
 def _fact_on_open_line(blocks) -> Diagnostic | None:
