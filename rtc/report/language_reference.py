@@ -43,7 +43,7 @@ Values are words (`atlas-01`, `10.0.0.6`, `8.2.RC1`), double-quoted strings
   (`"C:\\\\models"`). A bare word keeps its backslashes as written (`a\\b`). A tab may be
   written raw in a string; any other control character (ESC, BEL, DEL, C1) is an error
   (RTC119) in a string, a word or a key, as rtc would otherwise pass it to server_id,
-  hccl.json and terminals.
+  hccl.json and terminals. Between words, a tab or a form feed is a space.
 * *Integers and ports*: decimal; ports are 1..65535.
 * *Device sets*: ids and inclusive ranges, e.g. `0..7` or `0, 2, 4..7`.
 * *Templates*: words with `{expression}` groups computed per server and device, e.g.
