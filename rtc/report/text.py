@@ -141,18 +141,25 @@ def summary(diagnostics: Iterable[Diagnostic]) -> str:
     return ", ".join(parts) if parts else "no problems found"
 
 
+def report_lines(diagnostics: Iterable[Diagnostic], sources: dict[str, str], *,
+                 limit: int = 200):
+    """``(text, rich style or None)`` of each line of a text report: the diagnostics
+    sorted, each followed by an empty line, at most ``limit`` shown ("... and N more");
+    every text :func:`printable`."""
+    ds = sorted_diagnostics(diagnostics)
+    index = SourceLines(sources)
+    for d in ds[:limit]:
+        for text, style in format_diagnostic(d, index):
+            yield printable(text), style
+        yield "", None
+    if len(ds) > limit:
+        yield f"... and {len(ds) - limit} more", None
+
+
 def render_text(diagnostics: Iterable[Diagnostic], sources: dict[str, str], *,
                 limit: int = 200) -> str:
     """All diagnostics as plain text, sorted, at most ``limit`` shown ("... and N more")."""
-    ds = sorted_diagnostics(diagnostics)
-    out = []
-    index = SourceLines(sources)
-    for d in ds[:limit]:
-        out.extend(printable(t) for t, _ in format_diagnostic(d, index))
-        out.append("")
-    if len(ds) > limit:
-        out.append(f"... and {len(ds) - limit} more")
-    return "\n".join(out)
+    return "\n".join(text for text, _style in report_lines(diagnostics, sources, limit=limit))
 
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str], *,
@@ -174,14 +181,8 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, str]
     from rich.text import Text
 
     console = Console(file=stream, highlight=False, soft_wrap=True)
-    ds = sorted_diagnostics(diagnostics)
-    index = SourceLines(sources)
-    for d in ds[:limit]:
-        for text, style in format_diagnostic(d, index):
-            console.print(Text(printable(text), style=style or ""))
-        console.print()
-    if len(ds) > limit:
-        console.print(f"... and {len(ds) - limit} more")
+    for text, style in report_lines(diagnostics, sources, limit=limit):
+        console.print(Text(text, style=style or ""))
 
 
 def _is_terminal(stream) -> bool:
