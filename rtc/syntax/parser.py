@@ -354,11 +354,11 @@ def _fact_on_open_line(blocks) -> Diagnostic | None:
 
 def _enclosing_block(text: str, line: int) -> str | None:
     """The kind of the block that is open at the start of ``line`` (None at top level)."""
-    head = "\n".join(source_lines(text)[: line - 1]) + "\n"
-    opened = _unclosed_brace(head, "")
+    lines = source_lines(text)
+    opened = _unclosed_brace("\n".join(lines[: line - 1]) + "\n", "")
     if opened is None:
         return None
-    words = source_lines(text)[opened.line - 1].split()
+    words = lines[opened.line - 1].split()
     return words[0] if words else None
 
 
@@ -453,11 +453,8 @@ def _failure(exc, text: str, filename: str) -> _Failure:
 
 def _raw_control(f: _Failure) -> Diagnostic | None:
     """RTC119: the parser stopped at a control character between words (a vertical tab, a
-    lone carriage return). The line is cut at "\\n" only, as lark counts lines (splitlines
-    would also cut at the character itself)."""
-    lines = f.text.split("\n")
-    line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
-    ch = line[f.column - 1] if 0 < f.column <= len(line) else ""
+    lone carriage return)."""
+    ch = f.ch   # the source line is cut at "\\n" only (source_lines), as lark counts lines
     if not (ch and _CONTROL.match(ch)):
         return None
     return _control_character(ch, "here", f.span)
