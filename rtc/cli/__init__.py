@@ -70,7 +70,7 @@ def main() -> None:
     import sys
 
     gc.disable()
-    common._KEPT.clear()   # the previous in-process run's (see rtc.cli.common.kept)
+    common.release_kept()   # the previous in-process run's
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except (ValueError, OSError, AttributeError):  # not the main thread / no SIGTERM

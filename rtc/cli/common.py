@@ -257,9 +257,14 @@ def kept(value):
     """``value``, kept alive until the process ends: :func:`rtc.cli.entry` ends it without
     freeing anything, and freeing a 65,536-NPU model and its rank table object by object
     as the command returns costs ~0.05 s. :func:`rtc.cli.main` lets go of the previous
-    run's values when it starts again (in-process callers: the tests)."""
+    run's values when it starts again (in-process callers: the tests; :func:`release_kept`)."""
     _KEPT.append(value)
     return value
+
+
+def release_kept() -> None:
+    """Let go of what the previous in-process run kept (:func:`kept`)."""
+    _KEPT.clear()
 
 
 def while_checking(result, fn, *args):
