@@ -183,7 +183,8 @@ STRING_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _ESCAPES = re.compile(r"\\(.)")
 # Control characters a word or string may not hold: C0 but tab, DEL, C1.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-_KNOWN_ESCAPES = "`\\\"`, `\\\\`, `\\n` and `\\t`"
+_ESCAPE_NAMES = [f"`\\{k}`" for k in STRING_ESCAPES]
+_KNOWN_ESCAPES = ", ".join(_ESCAPE_NAMES[:-1]) + " and " + _ESCAPE_NAMES[-1]   # for hints
 
 
 class _BadText(Exception):
