@@ -1,4 +1,6 @@
-"""Package data: the lark grammar and the JSON Schemas.
+"""Package data: the lark grammar, the JSON Schemas and the TOML data tables, and the
+per-user cache folder that keeps what is costly to rebuild at every start (lark's parser,
+the parsed TOML tables).
 
 In an installed wheel they live under ``rtc/_data/{grammar,schemas}`` (copied there from the
 repository's top-level ``grammar/`` and ``schemas/`` by the build, see ``pyproject.toml``).
@@ -9,6 +11,10 @@ from __future__ import annotations
 
 import functools
 import json
+import marshal
+import os
+import sys
+import zlib
 from pathlib import Path
 
 #: The installed ``rtc`` package folder. Package data is read from the file system next
@@ -17,10 +23,87 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def package_text(subpackage: str, name: str) -> str:
-    """The UTF-8 text of data file ``name`` of ``rtc.<subpackage>`` (e.g. ``("model",
-    "presets.toml")``). Raises OSError when the file is missing (a broken install)."""
-    return (PACKAGE_DIR / subpackage / name).read_text("utf-8")
+def cache_folder() -> str | None:
+    """rtc's per-user cache folder, ``$XDG_CACHE_HOME/rtc`` (default ``~/.cache/rtc``),
+    created if missing; None when it cannot be created (then nothing is cached)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "rtc")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder
+
+
+#: Bumped when the layout of a cached TOML table changes.
+_TOML_CACHE_FORMAT = 1
+
+
+def package_toml(subpackage: str, name: str) -> dict:
+    """The parsed TOML data file ``name`` of ``rtc.<subpackage>`` (``tomllib``), e.g.
+    ``("model", "presets.toml")``. Raises OSError when the file is missing (a broken
+    install) and ``tomllib.TOMLDecodeError`` when it is malformed.
+
+    Parsing costs ~8% of a small compile's instructions (tomllib is pure Python), so the
+    result is kept in :func:`cache_folder` as ``marshal`` data, keyed as Python keys its
+    ``.pyc`` files: the file's path, size and modification time (ns), with the Python
+    version (marshal's format is per version). A cache that is missing, stale, unreadable
+    or corrupt is rebuilt; one that cannot be written is skipped."""
+    path = os.path.join(PACKAGE_DIR, subpackage, name)
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        key = (_TOML_CACHE_FORMAT, path, st.st_size, st.st_mtime_ns)
+        cached = _cache_file(path, name)
+        data = _read_cached(cached, key)
+        if data is None:
+            import tomllib  # only on a cache miss: its import is ~2% of a small run
+
+            data = tomllib.loads(f.read().decode("utf-8"))
+            _write_cached(cached, key, data)
+    return data
+
+
+def _cache_file(path: str, name: str) -> str | None:
+    folder = cache_folder()
+    if folder is None:
+        return None
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(folder, f"{name}-{zlib.crc32(path.encode()):08x}-{tag}.marshal")
+
+
+def _read_cached(cached: str | None, key: tuple) -> dict | None:
+    """The data of ``cached`` when it was made under ``key``, else None."""
+    if cached is None:
+        return None
+    try:
+        with open(cached, "rb") as f:
+            got = marshal.loads(f.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if type(got) is tuple and len(got) == 2 and got[0] == key and type(got[1]) is dict:
+        return got[1]
+    return None
+
+
+def _write_cached(cached: str | None, key: tuple, data: dict) -> None:
+    """Keep ``data`` under ``key`` in ``cached`` (a temporary file renamed into place, so
+    concurrent runs never read half a file); nothing when it cannot be."""
+    if cached is None:
+        return
+    try:
+        blob = marshal.dumps((key, data))
+    except ValueError:  # a value marshal cannot keep (a TOML date): parse every time
+        return
+    tmp = f"{cached}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, cached)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _data_dir(name: str) -> Path:

@@ -10,11 +10,10 @@ traffic), vocabulary (logits), dtype bytes.
 from __future__ import annotations
 
 import functools
-import tomllib
 from typing import Any, Mapping, NamedTuple
 
 from rtc.cost.errors import ModelConfigError
-from rtc.resources import package_text
+from rtc.resources import package_toml
 
 #: ``torch_dtype`` / ``dtype`` values -> bytes per element.
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4,
@@ -80,10 +79,9 @@ class ModelSpec(NamedTuple):
 
 @functools.lru_cache(maxsize=1)
 def _presets() -> dict[str, ModelSpec]:
-    text = package_text("cost", "models.toml")
     names = set(ModelSpec._fields)
     out: dict[str, ModelSpec] = {}
-    for key, row in tomllib.loads(text).items():
+    for key, row in package_toml("cost", "models.toml").items():
         spec = ModelSpec(**{k: v for k, v in row.items() if k in names})
         for alias in (key, spec.name, *row.get("aliases", ())):
             out[alias.lower()] = spec

@@ -19,14 +19,13 @@ from __future__ import annotations
 import difflib
 import functools
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from rtc.cost.errors import NoLinkData, ParamError
 from rtc.cost.units import accepted, format_bandwidth, format_duration, parse_quantity
-from rtc.resources import package_text
+from rtc.resources import package_toml
 
 #: The named parameter sets of ``links.toml``.
 PARAM_SETS: tuple[str, ...] = ("nominal", "hccl-plan")
@@ -138,8 +137,7 @@ class CostParams:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict:
-    text = package_text("cost", "links.toml")
-    return tomllib.loads(text)
+    return package_toml("cost", "links.toml")
 
 
 def _link_row(set_name: str, name: str, row: dict) -> LinkParams:

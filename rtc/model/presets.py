@@ -14,10 +14,9 @@ NVLink) and their NIC count ``nics_per_server``.
 from __future__ import annotations
 
 import functools
-import tomllib
 from typing import NamedTuple
 
-from rtc.resources import package_text
+from rtc.resources import package_toml
 
 
 class NetLevel(NamedTuple):
@@ -121,7 +120,7 @@ MAX_GENERIC_DEVICES = 64
 @functools.lru_cache(maxsize=1)
 def presets() -> dict[str, Preset]:
     """All presets by name."""
-    data = tomllib.loads(package_text("model", "presets.toml"))
+    data = package_toml("model", "presets.toml")
     out = {}
     for name, d in data.items():
         out[name] = Preset(

@@ -145,22 +145,20 @@ _EXAMPLES: dict[str, list[str]] = {
 
 
 def _cache_path() -> str | bool:
-    """Where lark keeps the built parser between runs (a per-user cache folder keyed by the
-    grammar's hash, so an upgraded grammar never reuses a stale table). Falls back to
-    lark's own temp-dir cache when the folder cannot be created."""
+    """Where lark keeps the built parser between runs (in :func:`rtc.resources.cache_folder`,
+    keyed by the grammar's hash, so an upgraded grammar never reuses a stale table). Falls
+    back to lark's own temp-dir cache when the folder cannot be created."""
     import hashlib
     import os
 
-    from rtc.resources import grammar_path
+    from rtc.resources import cache_folder, grammar_path
 
+    folder = cache_folder()
     try:
         digest = hashlib.sha256(grammar_path().read_bytes()).hexdigest()[:16]
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "rtc")
-        os.makedirs(folder, exist_ok=True)
-        return os.path.join(folder, f"grammar-{digest}.lark-cache")
     except OSError:
         return True
+    return True if folder is None else os.path.join(folder, f"grammar-{digest}.lark-cache")
 
 
 @functools.lru_cache(maxsize=1)
