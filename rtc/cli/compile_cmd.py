@@ -225,7 +225,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     files = [(n, t, None) for n, t in bundle.outputs]
     listed = {n for n, _t, _m in files} if job is None else None
     old = read_manifest(out_dir) if listed is not None else set()
-    _transaction(out_dir, files, listed)
+    _transaction(out_dir, files, listed, new=not os.path.lexists(out_dir))
     typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
                + ", ".join(n for n, _t, _m in files) + ")", err=True)
     typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
@@ -387,7 +387,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
         names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
     refuse_input_as_output(names, [file])
     out(diags, result.sources, quiet=True)
-    existed = out_dir.exists()
+    existed = os.path.lexists(out_dir)
     _prepare_out_dir(out_dir)
     diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
     files = [(p.name, t, None) for p, t in tables] + extra \
@@ -396,7 +396,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     if job is None:  # --job writes part of a plan: no manifest, prune nothing
         listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
     old = read_manifest(out_dir) if listed is not None else set()
-    _transaction_checked(out_dir, files, listed, out, result, existed)
+    _transaction_checked(out_dir, files, listed, out, result, new=not existed)
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
@@ -409,31 +409,29 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
 
 
 def _transaction_checked(out_dir: Path, files: list, listed: set | None, out, result,
-                         existed: bool) -> None:
+                         new: bool) -> None:
     """:func:`_transaction` of files of which plan.json may still be made in its child
     (:func:`rtc.emit.bundle.build_bundle`'s ``defer_plan_json``): when it fails its schema,
-    the transaction was rolled back; report the RTC003, remove ``out_dir`` if this run
-    created it (and it is empty), and exit 2."""
+    the transaction was rolled back (a ``new`` folder was never created); report the
+    RTC003 and exit 2."""
     from rtc.emit.bundle import SelfCheckFailed
 
     try:
-        _transaction(out_dir, files, listed)
+        _transaction(out_dir, files, listed, new)
     except SelfCheckFailed as exc:
-        if not existed:
-            try:
-                out_dir.rmdir()
-            except OSError:
-                pass
         out([exc.diagnostic], result.sources)
         raise typer.Exit(2) from None
 
 
-def _transaction(out_dir: Path, files: list, listed: set | None) -> None:
-    """:func:`rtc.emit.files.write_all`; on failure an I/O error (exit 2) naming the file."""
+def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = False) -> None:
+    """:func:`rtc.emit.files.write_all`, or for a folder that does not exist yet (``new``)
+    :func:`rtc.emit.new_folder.write_new_folder`; on failure an I/O error (exit 2) naming
+    the file."""
     from rtc.emit.files import TransactionError, write_all
+    from rtc.emit.new_folder import write_new_folder
 
     try:
-        write_all(out_dir, files, manifest=listed)
+        (write_new_folder if new else write_all)(out_dir, files, manifest=listed)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
         typer.echo(f"rtc: interrupted while writing {out_dir}: it holds either all its old "
                    "files or all the new ones, nothing half-written", err=True)
@@ -448,8 +446,9 @@ def _transaction(out_dir: Path, files: list, listed: set | None) -> None:
 
 
 def _prepare_out_dir(out_dir: Path) -> None:
-    """Create ``out_dir`` (exit 2 when it is a file, cannot be created, or holds a folder
-    named like the outputs list)."""
+    """Check ``out_dir`` and create the folders it is to go in (exit 2 when it is a file,
+    they cannot be created, or it holds a folder named like the outputs list). A missing
+    ``out_dir`` itself is made by the transaction, complete (see :func:`_transaction`)."""
     from rtc.emit.files import MANIFEST
 
     if out_dir.exists() and not out_dir.is_dir():
@@ -459,7 +458,8 @@ def _prepare_out_dir(out_dir: Path) -> None:
         fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
                    "remove or rename that folder")
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir if os.path.lexists(out_dir) else out_dir.parent).mkdir(parents=True,
+                                                                         exist_ok=True)
     except OSError as exc:
         fail_io(f"cannot create {out_dir}: {exc.strerror}",
                 "check that the parent folder exists and is writable")

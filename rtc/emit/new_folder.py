@@ -1,0 +1,209 @@
+"""Writing a new output folder all or nothing: the files go into a hidden folder beside it,
+which is renamed into place once every file is complete.
+
+A first ``rtc compile --out-dir build`` at 8,192 servers writes 24,580 files. Written one by
+one through :func:`rtc.emit.files.write_all` (a temporary name, then a rename each), the
+renames alone cost ~0.8 s of kernel time on this project's ext4 disks; here there is one
+rename for the whole folder, and no reader (a launcher, ``rsync``) ever sees part of it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+
+from rtc import interrupts
+from rtc.emit.files import MANIFEST, TransactionError, sync_all
+
+_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
+                     durable: bool | None = None) -> list[str]:
+    """Create ``folder``, which must not exist, holding exactly ``files`` (``(name, text,
+    bytes or a zero-argument callable giving either, mode or None)``; plain file names) and
+    the :data:`~rtc.emit.files.MANIFEST` listing ``manifest`` when that is given. Returns
+    the paths written (``folder`` joined with each name), in order; a name given twice is
+    written once, with the last data. Callables are called after every other file is
+    written (as in :func:`rtc.emit.files.write_all`).
+
+    The files are written under their own names into ``.NAME.XXXXXXXX.tmp`` beside
+    ``folder`` (created with the umask's permissions, as ``mkdir`` would), flushed (one
+    ``sync`` for all, or an fsync each when ``durable``; None: when there are at most 64),
+    and that folder is then renamed to ``folder``. On any failure, Ctrl-C or SIGTERM the
+    hidden folder is removed and ``folder`` is never created. What an earlier, killed run
+    left beside ``folder`` under such a hidden name is removed after a success.
+
+    Raises :class:`~rtc.emit.files.TransactionError` naming the file or folder that could
+    not be written (the parent folder missing or not writable, a name that is not a plain
+    file name, a full disk, ``folder`` created meanwhile by someone else), and re-raises
+    what a callable raised."""
+    folder = os.fspath(folder)
+    parent, base = os.path.split(os.path.abspath(folder))
+    entries = _entries(folder, files, manifest)
+    _check_parent(folder, parent)
+    if durable is None:
+        durable = len(entries) <= 64
+    hidden = _Hidden(parent, base)
+    current = folder
+    try:
+        hidden.create()
+        for name in sorted(entries, key=lambda n: callable(entries[n][0])):
+            current = os.path.join(folder, name)
+            _write_file(os.path.join(hidden.path, name), *entries[name], durable, hidden.umask)
+        current = folder
+        _flush(hidden.path, durable)
+        os.rename(hidden.path, folder)  # fails if someone filled ``folder`` meanwhile
+        hidden.path = None
+        if durable:
+            _fsync_folder(parent)
+    except BaseException as exc:
+        with interrupts.held():   # a second Ctrl-C must not stop the clean-up half-way
+            hidden.remove()
+        if isinstance(exc, OSError) and not isinstance(exc, TransactionError):
+            raise TransactionError(current, exc) from exc
+        raise
+    _sweep_hidden(parent, base)
+    return [os.path.join(folder, name) for name in entries]
+
+
+def _entries(folder: str, files, manifest) -> dict:
+    """name -> (payload, mode), in order, the last data of a name kept; TransactionError for
+    a name that is not a plain file name."""
+    entries: dict = {}
+    wanted = list(files)
+    if manifest is not None:
+        wanted.append((MANIFEST, "".join(f"{n}\n" for n in sorted(manifest)), None))
+    for name, data, mode in wanted:
+        path = os.path.join(folder, name)
+        if name in ("", ".", ".."):
+            raise TransactionError(path, IsADirectoryError(errno.EISDIR, "it is a folder"))
+        if os.sep in name or (os.altsep and os.altsep in name):
+            raise TransactionError(path, FileNotFoundError(
+                errno.ENOENT, f"the folder {os.path.dirname(path)} does not exist"))
+        entries.pop(name, None)
+        entries[name] = (data, mode)
+    return entries
+
+
+def _check_parent(folder: str, parent: str) -> None:
+    if not os.path.isdir(parent):
+        raise TransactionError(folder, FileNotFoundError(
+            errno.ENOENT, f"the folder {parent} does not exist"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TransactionError(folder, PermissionError(
+            errno.EACCES, f"the folder {parent} is not writable"))
+
+
+class _Hidden:
+    """The hidden folder the files are written into: named before it is created, so an
+    interrupt between the ``mkdir`` and the next line leaves nothing behind."""
+
+    def __init__(self, parent: str, base: str) -> None:
+        self.parent, self.base = parent, base
+        self.path: str | None = None
+        self.umask = os.umask(0)
+        os.umask(self.umask)
+
+    def create(self) -> None:
+        for _ in range(100):
+            self.path = os.path.join(self.parent, f".{self.base}.{os.urandom(4).hex()}.tmp")
+            try:
+                os.mkdir(self.path)
+                return
+            except FileExistsError:
+                self.path = None  # someone else's: never removed
+                # (any other error: nothing was made, and remove() finds nothing)
+        self.path = None
+        raise FileExistsError(errno.EEXIST, "no free temporary name", self.parent)
+
+    def remove(self) -> None:
+        """Remove the hidden folder and the files in it (only regular files are made)."""
+        if self.path is not None:
+            _remove_files_and_folder(self.path)
+            self.path = None
+
+
+def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) -> None:
+    """Create ``path`` holding ``data`` (a callable is called first) with permission bits
+    ``mode``, else 0o666 less the umask."""
+    if callable(data):
+        data = data()
+    payload = data if isinstance(data, bytes) else data.encode("utf-8")
+    want = mode if mode is not None else 0o666 & ~umask
+    fd = os.open(path, _FLAGS, want)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+        if want & (umask | ~0o777):  # bits the creation mode could not give
+            os.chmod(path, want)
+    finally:
+        os.close(fd)
+
+
+def _flush(path: str, durable: bool) -> None:
+    if durable:
+        _fsync_folder(path)
+    else:
+        sync_all()
+
+
+def _fsync_folder(path: str) -> None:
+    """fsync a folder so the names in it are on disk (a no-op where folders cannot be
+    opened, as on Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF):  # file systems that cannot
+            raise
+    finally:
+        os.close(fd)
+
+
+def _remove_files_and_folder(path: str) -> bool:
+    """Remove the regular files in ``path`` and then ``path``; True when it is gone. A
+    folder holding anything else (a symlink, a sub-folder: not rtc's) is left alone."""
+    try:
+        with os.scandir(path) as it:
+            names = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
+    except OSError:
+        return False
+    if not all(regular for _name, regular in names):
+        return False
+    for name, _regular in names:
+        try:
+            os.unlink(os.path.join(path, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        return False
+    return True
+
+
+def _sweep_hidden(parent: str, base: str) -> None:
+    """Remove the hidden folders (``.BASE.XXXXXXXX.tmp``, only regular files inside) that an
+    earlier run writing ``base`` left when it was killed (SIGKILL, a power cut)."""
+    pattern = re.compile(rf"\.{re.escape(base)}\.[0-9a-f]{{8}}\.tmp\Z")
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        try:
+            if pattern.match(name) and stat.S_ISDIR(os.lstat(path).st_mode):
+                _remove_files_and_folder(path)
+        except OSError:
+            pass
