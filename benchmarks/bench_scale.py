@@ -188,11 +188,13 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict,
         "broken": rtc_cmd() + ["validate", str(broken)],
         "groups": rtc_cmd() + ["groups", str(src), "--format", "json", "--dim", "all"],
         "diagram": rtc_cmd() + ["diagram", str(src), "-o", str(work / "topo.svg")],
-        # {dir} is a new folder name each round: a folder re-created under the name of one
-        # just removed with its 24,000 files makes each file creation cost ~0.5 ms of kernel
-        # time on ext4 here (14 s in all, against 0.8 s in a new name): that measures the
-        # kernel, not rtc. "out-dir-again" writes over the files of the round's first run,
-        # as a user re-running into build/ does.
+        # {dir} is a new folder name each round, and no round's folder is removed before the
+        # last round: on this project's ext4 (mounted with `discard`), creating files soon
+        # after 24,000 were removed costs up to ~0.5 ms each of kernel time (14 s in all,
+        # against 0.8-1.5 s on a quiet disk), which measures the kernel, not rtc. Before each
+        # run the disk is synced (outside the timing), so no run pays for the previous
+        # run's writes. "out-dir-again" writes over the files of the round's first run, as
+        # a user re-running into build/ does.
         "out-dir": rtc_cmd() + ["compile", str(src), "--out-dir", "{dir}", "--no-diagrams"],
         "out-dir-again": rtc_cmd() + ["compile", str(src), "--out-dir", "{dir}",
                                       "--no-diagrams"],
@@ -209,9 +211,9 @@ def bench_size(kind: str, npus: int, runs: int, work: Path, commands: dict,
     # alike instead of one step's every run (the ratios to the floor stay meaningful).
     for round_no in range(runs):
         folder = work / f"out-{round_no}"
-        shutil.rmtree(work / f"out-{round_no - 1}", ignore_errors=True)
         for name, argv in steps.items():
             argv = [str(folder) if a == "{dir}" else a for a in argv]
+            os.sync()
             wall, cpu_s, peak, code = run_measured(argv, work)
             times[name].append(wall)
             cpu[name].append(cpu_s)
