@@ -585,3 +585,56 @@ def test_stop_all_finishes_though_ctrl_c_arrives_meanwhile(monkeypatch):
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)   # every child reaped
     assert not forked._children
+
+
+# --------------------------------------------------------------------------- a new folder
+
+
+def fail_nth_write(monkeypatch, n: int, exc: BaseException) -> None:
+    real, calls = os.write, []
+
+    def write(fd, data):
+        calls.append(fd)
+        if len(calls) == n:
+            raise exc
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_a_new_folder_that_cannot_be_written_is_not_created(tmp_path: Path, monkeypatch,
+                                                            capsys):
+    fail_nth_write(monkeypatch, 3, OSError(errno.ENOSPC, "No space left on device"))
+    out = tmp_path / "build"
+    assert run_main(monkeypatch, "compile", str(D1), "--out-dir", str(out),
+                    "--no-diagrams") == 2
+    err = capsys.readouterr().err
+    assert "No space left on device; nothing was written" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_while_a_new_folder_is_written_leaves_nothing(tmp_path: Path, monkeypatch,
+                                                              capsys):
+    fail_nth_write(monkeypatch, 4, SystemExit(143))
+    out = tmp_path / "build"
+    assert run_main(monkeypatch, "compile", str(D1), "--out-dir", str(out),
+                    "--no-diagrams") == 143
+    assert f"interrupted while writing {out}: it is either absent or complete" \
+        in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_nested_folder_holds_what_an_existing_one_would(tmp_path: Path):
+    new = tmp_path / "a" / "b" / "build"
+    old = tmp_path / "old"
+    old.mkdir()
+    for folder in (new, old):
+        res = run_rtc("compile", str(D1), "--out-dir", str(folder), "--no-diagrams")
+        assert res.returncode == 0, res.stderr
+    names = sorted(p.name for p in old.iterdir())
+    assert sorted(p.name for p in new.iterdir()) == names and MANIFEST in names
+    for name in names:
+        a, b = new / name, old / name
+        assert a.read_bytes() == b.read_bytes(), name
+        assert a.stat().st_mode == b.stat().st_mode, name
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["build"]

@@ -433,11 +433,14 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
     try:
         (write_new_folder if new else write_all)(out_dir, files, manifest=listed)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
-        typer.echo(f"rtc: interrupted while writing {out_dir}: it holds either all its old "
-                   "files or all the new ones, nothing half-written", err=True)
+        typer.echo(f"rtc: interrupted while writing {out_dir}: " + (
+            "it is either absent or complete" if new else
+            "it holds either all its old files or all the new ones") + ", nothing half-written",
+                   err=True)
         raise
     except TransactionError as exc:
-        done = (f"nothing in {out_dir} was replaced" if not exc.leftovers else
+        done = ("nothing was written" if new else
+                f"nothing in {out_dir} was replaced" if not exc.leftovers else
                 "some old files could not be put back; they are kept as "
                 + ", ".join(exc.leftovers))
         fail_io(f"cannot write {exc.path}: {exc.strerror}; {done}",
