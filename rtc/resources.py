@@ -24,9 +24,12 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def cache_folder() -> str | None:
-    """rtc's per-user cache folder, ``$XDG_CACHE_HOME/rtc`` (default ``~/.cache/rtc``),
+    """rtc's per-user cache folder, ``$XDG_CACHE_HOME/rtc`` (default ``~/.cache/rtc``; a
+    relative ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory specification says),
     created if missing; None when it cannot be created (then nothing is cached)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     folder = os.path.join(base, "rtc")
     try:
         os.makedirs(folder, exist_ok=True)

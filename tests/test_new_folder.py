@@ -11,7 +11,7 @@ import pytest
 
 from rtc.emit import new_folder
 from rtc.emit.files import MANIFEST, TransactionError
-from rtc.emit.new_folder import write_new_folder
+from rtc.emit.new_folder import MARK, fits, write_new_folder
 
 FILES = [("a.env", "A=1\n", None), ("b.sh", "echo b\n", 0o755), ("c.json", b"{}", None)]
 
@@ -58,7 +58,8 @@ def test_a_deferred_file_is_made_after_the_others_are_written(tmp_path: Path):
         return "late"
 
     write_new_folder(tmp_path / "o", [("z", late, None), ("a", "1", None), ("b", "2", None)])
-    assert seen == ["a", "b"] and (tmp_path / "o" / "z").read_text() == "late"
+    assert seen == [MARK, "a", "b"] and (tmp_path / "o" / "z").read_text() == "late"
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["a", "b", "z"]  # no mark
 
 
 def test_a_deferred_file_that_raises_creates_nothing(tmp_path: Path):
@@ -90,21 +91,40 @@ def test_a_full_disk_names_the_file_and_creates_nothing(tmp_path: Path, monkeypa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_folder_made_meanwhile_by_someone_else_is_left_alone(tmp_path: Path, monkeypatch):
+def test_a_folder_made_meanwhile_is_written_into_as_an_existing_one(tmp_path: Path,
+                                                                    monkeypatch):
+    """Two runs at once into one new folder: the second to finish writes into the first's
+    folder (its files replaced all or nothing, others kept), as before there was a hidden
+    folder; nothing hidden is left."""
     out = tmp_path / "o"
     real = os.rename
 
     def rename(src, dst):
         out.mkdir()
         (out / "theirs").write_text("theirs")
+        (out / "a.env").write_text("old")
         return real(src, dst)
 
     monkeypatch.setattr(os, "rename", rename)
-    with pytest.raises(TransactionError) as info:
-        write_new_folder(out, FILES)
-    assert info.value.path == str(out)
+    deferred = [("late", lambda: "made once", None)]
+    paths = write_new_folder(out, FILES + deferred, manifest={"a.env"})
+    assert sorted(paths) == sorted(str(out / n) for n in
+                                   ("a.env", "b.sh", "c.json", "late", MANIFEST))
+    assert (out / "a.env").read_text() == "A=1\n" and (out / "theirs").read_text() == "theirs"
+    assert (out / "late").read_text() == "made once"
+    assert stat.S_IMODE((out / "b.sh").stat().st_mode) == 0o755
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
-    assert sorted(p.name for p in out.iterdir()) == ["theirs"]
+
+
+def test_a_rename_that_fails_otherwise_creates_nothing(tmp_path: Path, monkeypatch):
+    def rename(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(TransactionError) as info:
+        write_new_folder(tmp_path / "o", FILES)
+    assert info.value.path == str(tmp_path / "o") and info.value.errno == errno.EXDEV
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("when", [1, 2])
@@ -151,18 +171,30 @@ def test_a_name_that_is_not_a_plain_file_name_is_refused_before_writing(tmp_path
 
 
 def test_what_a_killed_run_left_is_swept_and_nothing_else(tmp_path: Path):
-    killed = tmp_path / ".build.0123abcd.tmp"
+    killed = tmp_path / ".build.0123abcd.tmp"         # killed while writing: marked
     killed.mkdir()
+    (killed / MARK).write_text("")
     (killed / "node0.env").write_text("half")
+    (tmp_path / ".build.00000000.tmp").mkdir()         # killed right after its mkdir
+    users = tmp_path / ".build.deadbeef.tmp"           # a user's folder of that name
+    users.mkdir()
+    (users / "in.rtc").write_text("mine")
     nested = tmp_path / ".build.89abcdef.tmp"
     (nested / "sub").mkdir(parents=True)
+    (nested / MARK).write_text("")
     other = tmp_path / ".build.notahex0.tmp"
     other.mkdir()
     cousin = tmp_path / ".build2.0123abcd.tmp"
     cousin.mkdir()
     write_new_folder(tmp_path / "build", FILES)
-    assert hidden(tmp_path) == [".build.89abcdef.tmp", ".build.notahex0.tmp",
-                                ".build2.0123abcd.tmp"]
+    assert hidden(tmp_path) == [".build.89abcdef.tmp", ".build.deadbeef.tmp",
+                                ".build.notahex0.tmp", ".build2.0123abcd.tmp"]
+    assert (users / "in.rtc").read_text() == "mine"
+
+
+@pytest.mark.parametrize("length,ok", [(241, True), (242, False), (255, False)])
+def test_a_hidden_name_must_fit_the_file_system(tmp_path: Path, length, ok):
+    assert fits(tmp_path / ("d" * length)) is ok
 
 
 def test_durable_writes_fsync_every_file_and_both_folders(tmp_path: Path, monkeypatch):

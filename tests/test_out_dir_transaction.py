@@ -638,3 +638,48 @@ def test_a_new_nested_folder_holds_what_an_existing_one_would(tmp_path: Path):
         assert a.read_bytes() == b.read_bytes(), name
         assert a.stat().st_mode == b.stat().st_mode, name
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["build"]
+
+
+def test_a_new_folder_with_a_name_too_long_to_hide_is_still_written(tmp_path: Path):
+    out = tmp_path / ("b" * 250)     # 250 + 14 bytes of the hidden name exceed 255
+    res = run_rtc("compile", str(D1), "--out-dir", str(out), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    assert (out / "hccl.json").is_file() and (out / MANIFEST).is_file()
+
+
+def test_a_dangling_symlink_as_out_dir_is_named(tmp_path: Path):
+    (tmp_path / "build").symlink_to(tmp_path / "gone")
+    res = run_rtc("compile", str(D1), "--out-dir", str(tmp_path / "build"), "--no-diagrams")
+    assert res.returncode == 2
+    assert f"is a symlink to {tmp_path / 'gone'}, which does not exist" in res.stderr
+
+
+def test_an_out_dir_under_a_file_names_the_file(tmp_path: Path):
+    (tmp_path / "plain").write_text("x")
+    res = run_rtc("compile", str(D1), "--out-dir", str(tmp_path / "plain" / "sub" / "build"),
+                  "--no-diagrams")
+    assert res.returncode == 2
+    assert f"{tmp_path / 'plain'} is a file, not a folder" in res.stderr
+
+
+def test_a_killed_runs_hidden_folder_is_swept_by_a_run_into_the_existing_folder(
+        built: Path):
+    left = built.parent / f".{built.name}.0123abcd.tmp"
+    left.mkdir()
+    (left / ".rtc-partial").write_text("")
+    (left / "hccl.json").write_text("half")
+    res = run_rtc("compile", str(PD), "--out-dir", str(built), "--no-diagrams")
+    assert res.returncode == 0, res.stderr
+    assert not left.exists()
+
+
+def test_a_second_ctrl_c_after_the_clean_up_exits_130_without_a_traceback(tmp_path: Path):
+    import subprocess
+
+    code = ("import rtc.cli as c\n"
+            "def main():\n"
+            "    raise KeyboardInterrupt\n"
+            "c.main = main\n"
+            "c.entry()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 130 and "Traceback" not in res.stderr

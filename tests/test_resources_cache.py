@@ -88,3 +88,11 @@ def test_the_shipped_tables_read_the_same_from_the_cache(sub, name, tmp_path, mo
     parsed = tomllib.loads((resources.PACKAGE_DIR / sub / name).read_text("utf-8"))
     assert resources.package_toml(sub, name) == parsed   # a miss: parsed, then kept
     assert resources.package_toml(sub, name) == parsed   # a hit: from the cache
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    assert resources.cache_folder() == str(tmp_path / "home" / ".cache" / "rtc")
+    assert not (tmp_path / "relcache").exists()

@@ -104,6 +104,12 @@ def entry() -> None:
         if code is not None and type(code) is not int or sys.getprofile() or sys.gettrace():
             raise
         os._exit(_flushed(code or 0))
+    except KeyboardInterrupt:
+        # A second Ctrl-C while the first one's clean-up ran (which holds signals back and
+        # raises them at its end): that clean-up is done and reported; exit as for one.
+        if sys.getprofile() or sys.gettrace():
+            raise
+        os._exit(_flushed(130))
 
 
 def _flushed(code: int) -> int:

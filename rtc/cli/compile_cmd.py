@@ -221,11 +221,11 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
         raise typer.Exit(2 if internal else 1)
     refuse_input_as_output([out_dir / n for n, _t in bundle.outputs], [file])
     out(list(result.diagnostics), result.sources, quiet=True)
-    _prepare_out_dir(out_dir)
+    new = _prepare_out_dir(out_dir)
     files = [(n, t, None) for n, t in bundle.outputs]
     listed = {n for n, _t, _m in files} if job is None else None
     old = read_manifest(out_dir) if listed is not None else set()
-    _transaction(out_dir, files, listed, new=not os.path.lexists(out_dir))
+    _transaction(out_dir, files, listed, new)
     typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
                + ", ".join(n for n, _t, _m in files) + ")", err=True)
     typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
@@ -387,8 +387,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
         names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
     refuse_input_as_output(names, [file])
     out(diags, result.sources, quiet=True)
-    existed = os.path.lexists(out_dir)
-    _prepare_out_dir(out_dir)
+    new = _prepare_out_dir(out_dir)
     diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
     files = [(p.name, t, None) for p, t in tables] + extra \
         + [(n, data, None) for n, data in diagrams]
@@ -396,7 +395,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     if job is None:  # --job writes part of a plan: no manifest, prune nothing
         listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
     old = read_manifest(out_dir) if listed is not None else set()
-    _transaction_checked(out_dir, files, listed, out, result, new=not existed)
+    _transaction_checked(out_dir, files, listed, out, result, new)
     for path, _t in tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if extra:
@@ -428,10 +427,11 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
     :func:`rtc.emit.new_folder.write_new_folder`; on failure an I/O error (exit 2) naming
     the file."""
     from rtc.emit.files import TransactionError, write_all
-    from rtc.emit.new_folder import write_new_folder
+    from rtc.emit.new_folder import sweep_hidden, write_new_folder
 
     try:
         (write_new_folder if new else write_all)(out_dir, files, manifest=listed)
+        sweep_hidden(out_dir)   # what a killed run into a then-new folder left beside it
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
         typer.echo(f"rtc: interrupted while writing {out_dir}: " + (
             "it is either absent or complete" if new else
@@ -448,24 +448,34 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
                 else "check that the folder is writable and has room")
 
 
-def _prepare_out_dir(out_dir: Path) -> None:
+def _prepare_out_dir(out_dir: Path) -> bool:
     """Check ``out_dir`` and create the folders it is to go in (exit 2 when it is a file,
-    they cannot be created, or it holds a folder named like the outputs list). A missing
-    ``out_dir`` itself is made by the transaction, complete (see :func:`_transaction`)."""
+    they cannot be created, or it holds a folder named like the outputs list). True when
+    ``out_dir`` is still to be made, complete, by the transaction (see :func:`_transaction`);
+    a folder whose hidden name would not fit the file system is made here."""
     from rtc.emit.files import MANIFEST
+    from rtc.emit.new_folder import fits
 
     if out_dir.exists() and not out_dir.is_dir():
         fail_usage(f"--out-dir {out_dir} is a file, not a folder",
                    "give a folder (it is created if missing), or -o FILE for one rank table")
+    if out_dir.is_symlink() and not out_dir.exists():
+        fail_usage(f"--out-dir {out_dir} is a symlink to {os.readlink(out_dir)}, which does "
+                   "not exist", "create that folder, or remove the symlink")
     if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
         fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
                    "remove or rename that folder")
+    new = not os.path.lexists(out_dir) and fits(out_dir)
     try:
-        (out_dir if os.path.lexists(out_dir) else out_dir.parent).mkdir(parents=True,
-                                                                         exist_ok=True)
+        (out_dir.parent if new else out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = next((a for a in out_dir.parents if a.exists() and not a.is_dir()), None)
+        if blocker is not None:
+            fail_usage(f"cannot create --out-dir {out_dir}: {blocker} is a file, not a folder",
+                       "give a folder path whose parents are folders")
         fail_io(f"cannot create {out_dir}: {exc.strerror}",
                 "check that the parent folder exists and is writable")
+    return new
 
 
 def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:

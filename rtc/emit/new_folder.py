@@ -15,7 +15,11 @@ import re
 import stat
 
 from rtc import interrupts
-from rtc.emit.files import MANIFEST, TransactionError, sync_all
+from rtc.emit.files import MANIFEST, TransactionError, sync_all, write_all
+
+#: The empty file that marks a hidden folder as rtc's while it is written: only a
+#: folder holding it (or nothing) is ever removed by :func:`sweep_hidden`.
+MARK = ".rtc-partial"
 
 _FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
@@ -31,16 +35,19 @@ def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
     written (as in :func:`rtc.emit.files.write_all`).
 
     The files are written under their own names into ``.NAME.XXXXXXXX.tmp`` beside
-    ``folder`` (created with the umask's permissions, as ``mkdir`` would), flushed (one
-    ``sync`` for all, or an fsync each when ``durable``; None: when there are at most 64),
-    and that folder is then renamed to ``folder``. On any failure, Ctrl-C or SIGTERM the
-    hidden folder is removed and ``folder`` is never created. What an earlier, killed run
-    left beside ``folder`` under such a hidden name is removed after a success.
+    ``folder`` (created with the umask's permissions, as ``mkdir`` would, and marked as
+    rtc's by an empty :data:`MARK` file while it is written), flushed (one ``sync`` for
+    all, or an fsync each when ``durable``; None: when there are at most 64), and that
+    folder is then renamed to ``folder``. On any failure, Ctrl-C or SIGTERM the hidden
+    folder is removed and ``folder`` is never created. When another process created
+    ``folder`` meanwhile (two runs at once), the same files are written into it with
+    :func:`rtc.emit.files.write_all`, as into any existing folder. Afterwards, what a
+    killed run left beside ``folder`` is removed (:func:`sweep_hidden`). The hidden name
+    must fit the file system (:func:`fits`).
 
     Raises :class:`~rtc.emit.files.TransactionError` naming the file or folder that could
     not be written (the parent folder missing or not writable, a name that is not a plain
-    file name, a full disk, ``folder`` created meanwhile by someone else), and re-raises
-    what a callable raised."""
+    file name, a full disk), and re-raises what a callable raised."""
     folder = os.fspath(folder)
     parent, base = os.path.split(os.path.abspath(folder))
     entries = _entries(folder, files, manifest)
@@ -48,26 +55,58 @@ def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
     if durable is None:
         durable = len(entries) <= 64
     hidden = _Hidden(parent, base)
+    try:
+        _write_hidden(hidden, folder, entries, durable)
+        try:
+            os.rename(hidden.path, folder)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not os.path.isdir(folder):
+                raise TransactionError(folder, exc) from exc
+            hidden.remove()   # a folder made meanwhile: written into as an existing one
+            return write_all(folder, [(n, data, mode) for n, (data, mode) in entries.items()
+                                      if n != MANIFEST], manifest=manifest, durable=durable)
+        hidden.path = None
+        if durable:
+            _fsync_folder(parent)
+    except BaseException:
+        with interrupts.held():   # a second Ctrl-C must not stop the clean-up half-way
+            hidden.remove()
+        raise
+    sweep_hidden(folder)
+    return [os.path.join(folder, name) for name in entries]
+
+
+def fits(folder: str | os.PathLike) -> bool:
+    """Whether the hidden name of ``folder`` (``.NAME.XXXXXXXX.tmp``: 14 bytes more than
+    its name) fits the longest file name of its parent's file system (255 bytes where that
+    cannot be asked). A folder whose name does not fit is made by ``mkdir`` and written
+    with :func:`rtc.emit.files.write_all` instead."""
+    parent, base = os.path.split(os.path.abspath(os.fspath(folder)))
+    try:
+        longest = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        longest = 255
+    return len(os.fsencode(base)) + 14 <= longest
+
+
+def _write_hidden(hidden: "_Hidden", folder: str, entries: dict, durable: bool) -> None:
+    """Create the hidden folder and write ``entries`` into it (each callable's result kept
+    in ``entries``), flushed; TransactionError naming the file that failed."""
     current = folder
     try:
         hidden.create()
         for name in sorted(entries, key=lambda n: callable(entries[n][0])):
             current = os.path.join(folder, name)
-            _write_file(os.path.join(hidden.path, name), *entries[name], durable, hidden.umask)
+            data, mode = entries[name]
+            entries[name] = (_write_file(os.path.join(hidden.path, name), data, mode,
+                                         durable, hidden.umask), mode)
         current = folder
+        os.unlink(os.path.join(hidden.path, MARK))
         _flush(hidden.path, durable)
-        os.rename(hidden.path, folder)  # fails if someone filled ``folder`` meanwhile
-        hidden.path = None
-        if durable:
-            _fsync_folder(parent)
-    except BaseException as exc:
-        with interrupts.held():   # a second Ctrl-C must not stop the clean-up half-way
-            hidden.remove()
-        if isinstance(exc, OSError) and not isinstance(exc, TransactionError):
-            raise TransactionError(current, exc) from exc
-        raise
-    _sweep_hidden(parent, base)
-    return [os.path.join(folder, name) for name in entries]
+    except OSError as exc:
+        if isinstance(exc, TransactionError):
+            raise
+        raise TransactionError(current, exc) from exc
 
 
 def _entries(folder: str, files, manifest) -> dict:
@@ -113,11 +152,12 @@ class _Hidden:
             self.path = os.path.join(self.parent, f".{self.base}.{os.urandom(4).hex()}.tmp")
             try:
                 os.mkdir(self.path)
-                return
             except FileExistsError:
                 self.path = None  # someone else's: never removed
                 # (any other error: nothing was made, and remove() finds nothing)
-        self.path = None
+                continue
+            os.close(os.open(os.path.join(self.path, MARK), _FLAGS, 0o600))
+            return
         raise FileExistsError(errno.EEXIST, "no free temporary name", self.parent)
 
     def remove(self) -> None:
@@ -127,9 +167,9 @@ class _Hidden:
             self.path = None
 
 
-def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) -> None:
+def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) -> bytes:
     """Create ``path`` holding ``data`` (a callable is called first) with permission bits
-    ``mode``, else 0o666 less the umask."""
+    ``mode``, else 0o666 less the umask; the bytes written."""
     if callable(data):
         data = data()
     payload = data if isinstance(data, bytes) else data.encode("utf-8")
@@ -145,6 +185,7 @@ def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) ->
             os.chmod(path, want)
     finally:
         os.close(fd)
+    return payload
 
 
 def _flush(path: str, durable: bool) -> None:
@@ -170,9 +211,10 @@ def _fsync_folder(path: str) -> None:
         os.close(fd)
 
 
-def _remove_files_and_folder(path: str) -> bool:
+def _remove_files_and_folder(path: str, marked: bool = False) -> bool:
     """Remove the regular files in ``path`` and then ``path``; True when it is gone. A
-    folder holding anything else (a symlink, a sub-folder: not rtc's) is left alone."""
+    folder holding anything else (a symlink, a sub-folder: not rtc's) is left alone, and
+    so, with ``marked``, is one that holds files but no :data:`MARK`."""
     try:
         with os.scandir(path) as it:
             names = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
@@ -180,7 +222,9 @@ def _remove_files_and_folder(path: str) -> bool:
         return False
     if not all(regular for _name, regular in names):
         return False
-    for name, _regular in names:
+    if marked and names and MARK not in {name for name, _regular in names}:
+        return False
+    for name, _regular in sorted(names, key=lambda n: n[0] == MARK):  # the mark goes last
         try:
             os.unlink(os.path.join(path, name))
         except OSError:
@@ -192,9 +236,12 @@ def _remove_files_and_folder(path: str) -> bool:
     return True
 
 
-def _sweep_hidden(parent: str, base: str) -> None:
-    """Remove the hidden folders (``.BASE.XXXXXXXX.tmp``, only regular files inside) that an
-    earlier run writing ``base`` left when it was killed (SIGKILL, a power cut)."""
+def sweep_hidden(folder: str | os.PathLike) -> None:
+    """Remove what runs writing ``folder`` left beside it when they were killed (SIGKILL,
+    a power cut): a ``.NAME.XXXXXXXX.tmp`` folder that is empty or holds rtc's
+    :data:`MARK` and regular files only. A folder of that name that is not rtc's (no mark,
+    a sub-folder, a symlink) is never touched."""
+    parent, base = os.path.split(os.path.abspath(os.fspath(folder)))
     pattern = re.compile(rf"\.{re.escape(base)}\.[0-9a-f]{{8}}\.tmp\Z")
     try:
         names = os.listdir(parent)
@@ -204,6 +251,6 @@ def _sweep_hidden(parent: str, base: str) -> None:
         path = os.path.join(parent, name)
         try:
             if pattern.match(name) and stat.S_ISDIR(os.lstat(path).st_mode):
-                _remove_files_and_folder(path)
+                _remove_files_and_folder(path, marked=True)
         except OSError:
             pass
