@@ -175,7 +175,7 @@ def test_what_a_killed_run_left_is_swept_and_nothing_else(tmp_path: Path):
     killed.mkdir()
     (killed / MARK).write_text("")
     (killed / "node0.env").write_text("half")
-    (tmp_path / ".build.00000000.tmp").mkdir()         # killed right after its mkdir
+    (tmp_path / ".build.00000000.tmp").mkdir()         # empty: maybe a run about to mark it
     users = tmp_path / ".build.deadbeef.tmp"           # a user's folder of that name
     users.mkdir()
     (users / "in.rtc").write_text("mine")
@@ -187,9 +187,31 @@ def test_what_a_killed_run_left_is_swept_and_nothing_else(tmp_path: Path):
     cousin = tmp_path / ".build2.0123abcd.tmp"
     cousin.mkdir()
     write_new_folder(tmp_path / "build", FILES)
-    assert hidden(tmp_path) == [".build.89abcdef.tmp", ".build.deadbeef.tmp",
-                                ".build.notahex0.tmp", ".build2.0123abcd.tmp"]
+    assert hidden(tmp_path) == [".build.00000000.tmp", ".build.89abcdef.tmp",
+                                ".build.deadbeef.tmp", ".build.notahex0.tmp",
+                                ".build2.0123abcd.tmp"]
     assert (users / "in.rtc").read_text() == "mine"
+
+
+@pytest.mark.skipif(new_folder.fcntl is None, reason="no flock here")
+def test_a_hidden_folder_another_run_is_still_writing_is_not_swept(tmp_path: Path):
+    """Two runs into one new folder: the first to finish must not remove the other's
+    hidden folder (its mark is locked while it writes); once that run is gone, it is."""
+    import fcntl
+
+    live = tmp_path / ".build.0123abcd.tmp"
+    live.mkdir()
+    (live / MARK).write_text("")
+    (live / "node0.env").write_text("being written")
+    fd = os.open(live / MARK, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        write_new_folder(tmp_path / "build", FILES)
+        assert (live / "node0.env").read_text() == "being written"
+    finally:
+        os.close(fd)          # the run ends (or dies): its lock goes with it
+    new_folder.sweep_hidden(tmp_path / "build")
+    assert not live.exists()
 
 
 @pytest.mark.parametrize("length,ok", [(241, True), (242, False), (255, False)])

@@ -683,3 +683,11 @@ def test_a_second_ctrl_c_after_the_clean_up_exits_130_without_a_traceback(tmp_pa
             "c.entry()\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 130 and "Traceback" not in res.stderr
+
+
+def test_an_out_dir_name_too_long_for_the_file_system_is_an_error_not_a_traceback(
+        tmp_path: Path):
+    res = run_rtc("compile", str(D1), "--out-dir", str(tmp_path / ("n" * 256)),
+                  "--no-diagrams")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "File name too long" in res.stderr and "give a shorter folder name" in res.stderr

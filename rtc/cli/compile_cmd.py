@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import List, Optional
@@ -456,6 +457,14 @@ def _prepare_out_dir(out_dir: Path) -> bool:
     from rtc.emit.files import MANIFEST
     from rtc.emit.new_folder import fits
 
+    try:
+        os.lstat(out_dir)
+    except (FileNotFoundError, NotADirectoryError):  # a file among the parents: below
+        pass
+    except OSError as exc:   # a name too long for the file system, a loop of symlinks
+        fail_io(f"cannot create {out_dir}: {exc.strerror}",
+                "give a shorter folder name" if exc.errno == errno.ENAMETOOLONG
+                else "check the folder path")
     if out_dir.exists() and not out_dir.is_dir():
         fail_usage(f"--out-dir {out_dir} is a file, not a folder",
                    "give a folder (it is created if missing), or -o FILE for one rank table")

@@ -17,9 +17,15 @@ import stat
 from rtc import interrupts
 from rtc.emit.files import MANIFEST, TransactionError, sync_all, write_all
 
-#: The empty file that marks a hidden folder as rtc's while it is written: only a
-#: folder holding it (or nothing) is ever removed by :func:`sweep_hidden`.
+#: The empty file that marks a hidden folder as rtc's while it is written, locked
+#: (``flock``) by the run writing it: :func:`sweep_hidden` removes only a folder holding
+#: it unlocked, that is, one whose run has died.
 MARK = ".rtc-partial"
+
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): nothing is swept, so no live folder can be
+    fcntl = None
 
 _FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
@@ -101,8 +107,8 @@ def _write_hidden(hidden: "_Hidden", folder: str, entries: dict, durable: bool) 
             entries[name] = (_write_file(os.path.join(hidden.path, name), data, mode,
                                          durable, hidden.umask), mode)
         current = folder
-        os.unlink(os.path.join(hidden.path, MARK))
         _flush(hidden.path, durable)
+        hidden.unmark()
     except OSError as exc:
         if isinstance(exc, TransactionError):
             raise
@@ -139,11 +145,13 @@ def _check_parent(folder: str, parent: str) -> None:
 
 class _Hidden:
     """The hidden folder the files are written into: named before it is created, so an
-    interrupt between the ``mkdir`` and the next line leaves nothing behind."""
+    interrupt between the ``mkdir`` and the next line leaves nothing behind, and marked
+    by a locked :data:`MARK` until it is complete."""
 
     def __init__(self, parent: str, base: str) -> None:
         self.parent, self.base = parent, base
         self.path: str | None = None
+        self.mark_fd: int | None = None
         self.umask = os.umask(0)
         os.umask(self.umask)
 
@@ -156,15 +164,28 @@ class _Hidden:
                 self.path = None  # someone else's: never removed
                 # (any other error: nothing was made, and remove() finds nothing)
                 continue
-            os.close(os.open(os.path.join(self.path, MARK), _FLAGS, 0o600))
+            self.mark_fd = os.open(os.path.join(self.path, MARK), _FLAGS, 0o600)
+            if fcntl is not None:
+                fcntl.flock(self.mark_fd, fcntl.LOCK_EX)
             return
         raise FileExistsError(errno.EEXIST, "no free temporary name", self.parent)
 
+    def unmark(self) -> None:
+        """Remove the mark (the folder is complete) and let go of its lock."""
+        os.unlink(os.path.join(self.path, MARK))
+        self._close_mark()
+
     def remove(self) -> None:
         """Remove the hidden folder and the files in it (only regular files are made)."""
+        self._close_mark()
         if self.path is not None:
             _remove_files_and_folder(self.path)
             self.path = None
+
+    def _close_mark(self) -> None:
+        if self.mark_fd is not None:
+            fd, self.mark_fd = self.mark_fd, None
+            os.close(fd)
 
 
 def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) -> bytes:
@@ -211,20 +232,13 @@ def _fsync_folder(path: str) -> None:
         os.close(fd)
 
 
-def _remove_files_and_folder(path: str, marked: bool = False) -> bool:
+def _remove_files_and_folder(path: str) -> bool:
     """Remove the regular files in ``path`` and then ``path``; True when it is gone. A
-    folder holding anything else (a symlink, a sub-folder: not rtc's) is left alone, and
-    so, with ``marked``, is one that holds files but no :data:`MARK`."""
-    try:
-        with os.scandir(path) as it:
-            names = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
-    except OSError:
+    folder holding anything else (a symlink, a sub-folder: not rtc's) is left alone."""
+    names = _regular_files(path)
+    if names is None:
         return False
-    if not all(regular for _name, regular in names):
-        return False
-    if marked and names and MARK not in {name for name, _regular in names}:
-        return False
-    for name, _regular in sorted(names, key=lambda n: n[0] == MARK):  # the mark goes last
+    for name in sorted(names, key=lambda n: n == MARK):  # the mark goes last
         try:
             os.unlink(os.path.join(path, name))
         except OSError:
@@ -236,21 +250,48 @@ def _remove_files_and_folder(path: str, marked: bool = False) -> bool:
     return True
 
 
+def _regular_files(path: str) -> list[str] | None:
+    """The names in ``path`` when all are regular files, else None."""
+    try:
+        with os.scandir(path) as it:
+            entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
+    except OSError:
+        return None
+    return [name for name, _r in entries] if all(r for _n, r in entries) else None
+
+
 def sweep_hidden(folder: str | os.PathLike) -> None:
     """Remove what runs writing ``folder`` left beside it when they were killed (SIGKILL,
-    a power cut): a ``.NAME.XXXXXXXX.tmp`` folder that is empty or holds rtc's
-    :data:`MARK` and regular files only. A folder of that name that is not rtc's (no mark,
-    a sub-folder, a symlink) is never touched."""
+    a power cut): a ``.NAME.XXXXXXXX.tmp`` folder of regular files holding rtc's
+    :data:`MARK`, which no live run holds locked. A folder of that name that is not rtc's
+    (no mark, a sub-folder, a symlink), or that a run is still writing, is never touched;
+    nor is anything where ``flock`` is missing."""
     parent, base = os.path.split(os.path.abspath(os.fspath(folder)))
     pattern = re.compile(rf"\.{re.escape(base)}\.[0-9a-f]{{8}}\.tmp\Z")
     try:
-        names = os.listdir(parent)
+        names = os.listdir(parent) if fcntl is not None else []
     except OSError:
         return
     for name in names:
         path = os.path.join(parent, name)
         try:
             if pattern.match(name) and stat.S_ISDIR(os.lstat(path).st_mode):
-                _remove_files_and_folder(path, marked=True)
+                _sweep_one(path)
         except OSError:
             pass
+
+
+def _sweep_one(path: str) -> None:
+    """Remove the hidden folder ``path`` if it is a dead run's (see :func:`sweep_hidden`)."""
+    names = _regular_files(path)
+    if not names or MARK not in names:
+        return
+    fd = os.open(os.path.join(path, MARK), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return   # a live run is writing it
+        _remove_files_and_folder(path)
+    finally:
+        os.close(fd)
