@@ -691,3 +691,18 @@ def test_an_out_dir_name_too_long_for_the_file_system_is_an_error_not_a_tracebac
                   "--no-diagrams")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "File name too long" in res.stderr and "give a shorter folder name" in res.stderr
+
+
+def test_a_dangling_symlink_among_the_parents_is_named(tmp_path: Path):
+    (tmp_path / "dl").symlink_to(tmp_path / "gone")
+    res = run_rtc("compile", str(D1), "--out-dir", str(tmp_path / "dl" / "x"), "--no-diagrams")
+    assert res.returncode == 2
+    assert f"{tmp_path / 'dl'} is a symlink to {tmp_path / 'gone'}, which does not exist" \
+        in res.stderr
+
+
+def test_a_symlink_loop_as_out_dir_is_named_as_one(tmp_path: Path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    res = run_rtc("compile", str(D1), "--out-dir", str(tmp_path / "loop"), "--no-diagrams")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "which cannot be followed (Too many levels of symbolic links)" in res.stderr

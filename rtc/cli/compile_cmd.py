@@ -468,9 +468,9 @@ def _prepare_out_dir(out_dir: Path) -> bool:
     if out_dir.exists() and not out_dir.is_dir():
         fail_usage(f"--out-dir {out_dir} is a file, not a folder",
                    "give a folder (it is created if missing), or -o FILE for one rank table")
-    if out_dir.is_symlink() and not out_dir.exists():
-        fail_usage(f"--out-dir {out_dir} is a symlink to {os.readlink(out_dir)}, which does "
-                   "not exist", "create that folder, or remove the symlink")
+    broken = _broken_link(out_dir)
+    if broken:
+        fail_usage(f"--out-dir {out_dir} {broken}", "create that folder, or remove the symlink")
     if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
         fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
                    "remove or rename that folder")
@@ -478,13 +478,28 @@ def _prepare_out_dir(out_dir: Path) -> bool:
     try:
         (out_dir.parent if new else out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        blocker = next((a for a in out_dir.parents if a.exists() and not a.is_dir()), None)
-        if blocker is not None:
-            fail_usage(f"cannot create --out-dir {out_dir}: {blocker} is a file, not a folder",
-                       "give a folder path whose parents are folders")
+        for a in reversed(out_dir.parents):
+            why = _broken_link(a) or (a.exists() and not a.is_dir() and "is a file, not a folder")
+            if why:
+                fail_usage(f"cannot create --out-dir {out_dir}: {a} {why}",
+                           "give a folder path whose parents are folders")
         fail_io(f"cannot create {out_dir}: {exc.strerror}",
                 "check that the parent folder exists and is writable")
     return new
+
+
+def _broken_link(path: Path) -> str | None:
+    """What is wrong with ``path`` when it is a symlink that leads to nothing (``is a
+    symlink to X, which does not exist`` / ``... a loop of symlinks``), else None."""
+    if not path.is_symlink():
+        return None
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return f"is a symlink to {os.readlink(path)}, which does not exist"
+    except OSError as exc:
+        return f"is a symlink to {os.readlink(path)}, which cannot be followed ({exc.strerror})"
+    return None
 
 
 def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
