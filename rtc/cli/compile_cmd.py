@@ -431,8 +431,11 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
     from rtc.emit.new_folder import sweep_hidden, write_new_folder
 
     try:
-        (write_new_folder if new else write_all)(out_dir, files, manifest=listed)
-        sweep_hidden(out_dir)   # what a killed run into a then-new folder left beside it
+        if new:
+            write_new_folder(out_dir, files, manifest=listed)   # it sweeps, too
+        else:
+            write_all(out_dir, files, manifest=listed)
+            sweep_hidden(out_dir)   # what a killed run into a then-new folder left beside it
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
         typer.echo(f"rtc: interrupted while writing {out_dir}: " + (
             "it is either absent or complete" if new else
@@ -457,10 +460,11 @@ def _prepare_out_dir(out_dir: Path) -> bool:
     from rtc.emit.files import MANIFEST
     from rtc.emit.new_folder import fits
 
+    missing = False
     try:
         os.lstat(out_dir)
     except (FileNotFoundError, NotADirectoryError):  # a file among the parents: below
-        pass
+        missing = True
     except OSError as exc:   # a name too long for the file system, a loop of symlinks
         fail_io(f"cannot create {out_dir}: {exc.strerror}",
                 "give a shorter folder name" if exc.errno == errno.ENAMETOOLONG
@@ -474,7 +478,7 @@ def _prepare_out_dir(out_dir: Path) -> bool:
     if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
         fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
                    "remove or rename that folder")
-    new = not os.path.lexists(out_dir) and fits(out_dir)
+    new = missing and fits(out_dir)
     try:
         (out_dir.parent if new else out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:

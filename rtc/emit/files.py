@@ -212,7 +212,7 @@ def _plan(folder: str, files, manifest) -> tuple[list[_Entry], _Folders]:
     join = os.path.join
     wanted = [(join(folder, name), data, mode, True) for name, data, mode in files]
     if manifest is not None:
-        text = "".join(f"{n}\n" for n in sorted(manifest))
+        text = manifest_text(manifest)
         wanted.append((join(folder, MANIFEST), text, None, False))
     entries: dict[str, _Entry] = {}
     folders = _Folders()
@@ -317,8 +317,29 @@ class _Staging:
         self.token = os.urandom(4).hex()
 
 
-_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+#: ``os.open`` flags that create a new file for writing: exclusively, never through a
+#: symlink, not inherited by children.
+CREATE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def fill_file(fd: int, path: str, payload: bytes, want: int, umask: int,
+              durable: bool) -> None:
+    """Write all of ``payload`` to the new file ``fd`` (at ``path``), fsync it when
+    ``durable``, and give it the permission bits ``want`` that its creation mode could not
+    (those the ``umask`` took away, set-id and sticky bits)."""
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+    if durable:
+        os.fsync(fd)
+    if want & (umask | ~0o777):
+        os.chmod(path, want)
+
+
+def manifest_text(names) -> str:
+    """The text of a :data:`MANIFEST` listing ``names``: one per line, sorted."""
+    return "".join(f"{n}\n" for n in sorted(names))
 
 
 def _stage(e: _Entry, durable: bool, staging: _Staging) -> None:
@@ -340,13 +361,7 @@ def _stage(e: _Entry, durable: bool, staging: _Staging) -> None:
         want = 0o666 & ~staging.umask
     fd = _create_temp(e, staging, want)
     try:
-        view = memoryview(e.payload)
-        while view:
-            view = view[os.write(fd, view):]
-        if durable:
-            os.fsync(fd)
-        if want & (staging.umask | ~0o777):  # bits the creation mode could not give
-            os.chmod(e.tmp, want)
+        fill_file(fd, e.tmp, e.payload, want, staging.umask, durable)
     finally:
         os.close(fd)
 
@@ -366,7 +381,7 @@ def _create_temp(e: _Entry, staging: _Staging, mode: int) -> int:
         # the next line would otherwise leave a file the rollback does not know of.
         e.creating = tmp
         try:
-            fd = os.open(tmp, _TMP_FLAGS, mode)
+            fd = os.open(tmp, CREATE_FLAGS, mode)
         except FileExistsError:
             e.creating = None  # someone else's file: never removed
             continue

@@ -15,7 +15,8 @@ import re
 import stat
 
 from rtc import interrupts
-from rtc.emit.files import MANIFEST, TransactionError, sync_all, write_all
+from rtc.emit.files import (CREATE_FLAGS, MANIFEST, TransactionError, fill_file,
+                            manifest_text, sync_all, write_all)
 
 #: The empty file that marks a hidden folder as rtc's while it is written, locked
 #: (``flock``) by the run writing it: :func:`sweep_hidden` removes only a folder holding
@@ -26,10 +27,6 @@ try:
     import fcntl
 except ImportError:  # no flock (Windows): nothing is swept, so no live folder can be
     fcntl = None
-
-_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
-
 
 def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
                      durable: bool | None = None) -> list[str]:
@@ -121,7 +118,7 @@ def _entries(folder: str, files, manifest) -> dict:
     entries: dict = {}
     wanted = list(files)
     if manifest is not None:
-        wanted.append((MANIFEST, "".join(f"{n}\n" for n in sorted(manifest)), None))
+        wanted.append((MANIFEST, manifest_text(manifest), None))
     for name, data, mode in wanted:
         path = os.path.join(folder, name)
         if name in ("", ".", ".."):
@@ -164,7 +161,7 @@ class _Hidden:
                 self.path = None  # someone else's: never removed
                 # (any other error: nothing was made, and remove() finds nothing)
                 continue
-            self.mark_fd = os.open(os.path.join(self.path, MARK), _FLAGS, 0o600)
+            self.mark_fd = os.open(os.path.join(self.path, MARK), CREATE_FLAGS, 0o600)
             if fcntl is not None:
                 fcntl.flock(self.mark_fd, fcntl.LOCK_EX)
             return
@@ -195,15 +192,9 @@ def _write_file(path: str, data, mode: int | None, durable: bool, umask: int) ->
         data = data()
     payload = data if isinstance(data, bytes) else data.encode("utf-8")
     want = mode if mode is not None else 0o666 & ~umask
-    fd = os.open(path, _FLAGS, want)
+    fd = os.open(path, CREATE_FLAGS, want)
     try:
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(fd, view):]
-        if durable:
-            os.fsync(fd)
-        if want & (umask | ~0o777):  # bits the creation mode could not give
-            os.chmod(path, want)
+        fill_file(fd, path, payload, want, umask, durable)
     finally:
         os.close(fd)
     return payload
