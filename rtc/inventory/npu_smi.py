@@ -498,13 +498,19 @@ def _box_top(lines: list[str], start: int) -> int:
     return top
 
 
+#: Lines that stand for rows left out where a capture was pasted into a document.
+_ELISIONS = ("...", "\u2026", "......")
+#: The Bus-Id cell of a chip whose bus id the driver does not report (Atlas 300 / 310 cards).
+_NO_BUS_ID = ("NA", "N/A", "-")
+
+
 def _box_row_kind(line: str) -> str:
-    """How a line after the header counts: ``"blank"`` and ``"short"`` (fewer than two cells)
-    are passed over, ``"border"`` and ``"header"`` (the ``Chip`` row) belong to the table,
+    """How a line after the header counts: ``"blank"`` (also ``...``, rows elided in a
+    document) and ``"short"`` (fewer than two cells) are passed over, ``"border"`` and ``"header"`` (the ``Chip`` row) belong to the table,
     ``"row"`` is a data row and ``"end"`` (text, the process table) ends it."""
     s = line.strip()
-    if not s:
-        return "blank"
+    if not s or s in _ELISIONS:
+        return "blank"        # an empty line, or rows a document elided ("...")
     if _SEPARATOR.match(line):
         return "border"
     if not s.startswith("|"):
@@ -534,7 +540,7 @@ class _BoxTableReader:
         cells = _cells(line)
         first_pos, first = cells[0]
         bm = re.fullmatch(r"([0-9]{1,20})(?:\s+([0-9]{1,20}))?", first)
-        if bm and _BUS_ID.match(cells[1][1]):
+        if bm and (_BUS_ID.match(cells[1][1]) or cells[1][1] in _NO_BUS_ID):
             self.chip_row(bm, first_pos, cells[1], no)
             return True
         am = re.fullmatch(r"([0-9]{1,20})\s+(\S.*)", first)
@@ -567,7 +573,8 @@ class _BoxTableReader:
         npu, nfact, hfact, span = self.pending
         self.pending = None
         bus_pos, bus_id = bus_cell
-        bus = Fact(bus_id, value_span(file, no, bus_pos, len(bus_id)), f"npu-smi info ({self.name}:{no})")
+        bus = None if bus_id in _NO_BUS_ID else Fact(
+            bus_id, value_span(file, no, bus_pos, len(bus_id)), f"npu-smi info ({self.name}:{no})")
         phy = int(bm.group(2)) if bm.group(2) else None
         self.info.chips.append(NpuChip(npu, nfact, hfact, int(bm.group(1)), phy, bus, span))
 
