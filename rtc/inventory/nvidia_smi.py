@@ -385,6 +385,91 @@ def _gpu_row(out: GpuList, cells: dict, line: str, no: int, complete: bool) -> l
     return []
 
 
+#: ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)``, and under a GPU in
+#: MIG mode ``  MIG 1g.10gb     Device  0: (UUID: MIG-...)`` (drivers before R470 print
+#: ``MIG-GPU-<uuid>/<gi>/<ci>``). Source: the captures in tests/ecosystem/nvidia-smi-L.
+_L_GPU = re.compile(r"^GPU (?P<index>[0-9]{1,3}): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[^)\s]+)\)\s*$")
+_L_MIG = re.compile(r"^\s+MIG (?P<profile>\S+)\s+Device\s+(?P<dev>[0-9]{1,3}): "
+                    r"\(UUID: (?P<uuid>MIG-[^)\s]+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """One MIG device line of ``nvidia-smi -L``: its GPU, profile (``1g.10gb``), device
+    index within the GPU and ``MIG-`` UUID (what ``CUDA_VISIBLE_DEVICES`` takes)."""
+
+    gpu: int
+    profile: str
+    device: int
+    uuid: str
+    line: int
+
+
+@dataclass
+class GpuNames:
+    """``nvidia-smi -L``: ``gpus`` index -> (name, UUID) and the ``mig`` devices."""
+
+    file: str
+    gpus: dict[int, tuple[str, str]] = field(default_factory=dict)
+    mig: list[MigDevice] = field(default_factory=list)
+    lines: set[int] = field(default_factory=set)
+
+
+def find_gpu_names(lines: list[str]) -> int | None:
+    """0-based index of the first ``GPU n: NAME (UUID: GPU-...)`` line of ``-L``, or None."""
+    return next((i for i, line in enumerate(lines) if _L_GPU.match(line)), None)
+
+
+def parse_gpu_names(text: str, file: str = "<nvidia-smi -L>") -> tuple[GpuNames | None, list[Diagnostic]]:
+    """Parse ``nvidia-smi -L``. (None, [RTC474 error]) when no GPU line is found; a MIG
+    line before any GPU line or a GPU index listed twice is an RTC474 error."""
+    lines = clean_lines(text)
+    if find_gpu_names(lines) is None:
+        return None, [error(NVIDIA_SMI_UNREADABLE, f"no `nvidia-smi -L` line in "
+                            f"{os.path.basename(file)}: expected 'GPU 0: <name> (UUID: GPU-...)'",
+                            value_span(file, 1, 0, 1), hint="capture `nvidia-smi -L > gpus-L.txt`")]
+    out, diags, gpu = GpuNames(file), [], None
+    for no, line in enumerate(lines, 1):
+        m, mig = _L_GPU.match(line), _L_MIG.match(line)
+        if m:
+            gpu = int(m.group("index"))
+            if gpu in out.gpus:
+                diags.append(error(NVIDIA_SMI_UNREADABLE, f"GPU {gpu} is listed twice",
+                                   value_span(file, no, 0, len(line)),
+                                   hint="capture the raw output again"))
+            out.gpus[gpu] = (m.group("name"), m.group("uuid"))
+        elif mig and gpu is not None:
+            out.mig.append(MigDevice(gpu, mig.group("profile"), int(mig.group("dev")),
+                                     mig.group("uuid"), no))
+        elif mig:
+            diags.append(error(NVIDIA_SMI_UNREADABLE, "a MIG device line comes before any GPU "
+                               "line: the capture looks cut at the top",
+                               value_span(file, no, 0, len(line)), hint="capture the whole output"))
+        else:
+            continue
+        out.lines.add(no)
+    return out, diags
+
+
+def load_gpu_names(path: str | os.PathLike, file: str | None = None) -> tuple[GpuNames | None, list[Diagnostic]]:
+    """Read and parse an ``nvidia-smi -L`` capture file."""
+    return _load(parse_gpu_names, path, file)
+
+
+def looks_like(text: str) -> str:
+    """For a file no reader took: ``" (it looks like ...)"`` naming the nvidia-smi output
+    it resembles and what rtc reads instead, or ``""``."""
+    lines = clean_lines(text)
+    if find_gpu_names(lines) is not None:
+        return (" (it looks like `nvidia-smi -L`; for the GPU list rtc reads `nvidia-smi "
+                "--query-gpu=index,name,pci.bus_id,uuid --format=csv`)")
+    if any(_header(l) for l in lines) and any("Status Ok" in l for l in lines):
+        return " (it looks like `nvidia-smi topo -p2p`; rtc reads `nvidia-smi topo -m`)"
+    if any(l.lstrip().startswith(("| NVIDIA-SMI", "NVIDIA-SMI ")) for l in lines):
+        return " (it looks like the `nvidia-smi` summary table; rtc reads `nvidia-smi topo -m`)"
+    return ""
+
+
 def _load(parse, path, file):
     text, diags = read_text(path, file)
     if text is None:
