@@ -258,15 +258,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
         kinds = detect_kinds(file, text)
         inv.files[file] = tuple(kinds)
         if not kinds:
-            diags.append(warning(
-                UNKNOWN_FILE,
-                f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
-                f"npu-smi, nvidia-smi topo -m or --query-gpu csv output){_nv.looks_like(text)}; "
-                "it is skipped, so any fact it holds is not checked",
-                Span.whole_file(file),
-                hint="remove it from the inventory folder, or save the raw command output "
-                     "(e.g. `hccn_tool -i 0 -ip -g > ip_0.txt`, `npu-smi info -t topo > npu_smi_topo.txt`)",
-            ))
+            diags.append(_unknown_file(file, text))
             continue
         if "hccn_conf" in kinds:
             conf, d = _conf.parse_hccn_conf(text, file)
@@ -295,6 +287,18 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.gpu_list = gpu_lists[0] if gpu_lists else None
     _check_positional_counts(tools, diags)
     return inv, diags
+
+
+def _unknown_file(file: str, text: str) -> Diagnostic:
+    """RTC488 for a file no reader takes, saying what it looks like when rtc can tell."""
+    return warning(
+        UNKNOWN_FILE,
+        f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
+        f"npu-smi, nvidia-smi topo -m or --query-gpu csv output){_nv.looks_like(text)}; "
+        "it is skipped, so any fact it holds is not checked",
+        Span.whole_file(file),
+        hint="remove it from the inventory folder, or save the raw command output "
+             "(e.g. `hccn_tool -i 0 -ip -g > ip_0.txt`, `npu-smi info -t topo > npu_smi_topo.txt`)")
 
 
 def _is_vnic_file(file: str, text: str) -> bool:
