@@ -256,13 +256,12 @@ def test_nccl_topo_file_has_what_nccls_reader_requires():
     assert [c.get("numaid") for c in cpus] == ["0", "1"]
     # 0-31,64-95 as a Linux cpumask: 32-bit words, most significant first
     assert cpus[0].get("affinity") == "ffffffff,00000000,ffffffff"
-    for c in cpus:
-        assert {"arch", "vendor", "familyid", "modelid"} <= set(c.attrib)
+    for c in cpus:   # NCCL reads the CPU model from the host: rtc must not guess it
+        assert set(c.attrib) == {"numaid", "affinity"}
     pcis = root.findall("cpu/pci")
     assert len(pcis) == 8 and pcis[0].get("busid") == "0000:18:00.0"
-    for p in pcis:
-        assert {"busid", "class", "link_speed", "link_width"} <= set(p.attrib)
-        assert {"dev", "sm", "gdr"} <= set(p.find("gpu").attrib)
+    for p in pcis:   # class, link_speed, link_width, sm, gdr: NCCL fills them itself
+        assert set(p.attrib) == {"busid"} and set(p.find("gpu").attrib) == {"dev"}
     by_bus = {p.get("busid"): int(p.find("gpu").get("dev")) for p in pcis}
     pairs = sorted((int(p.find("gpu").get("dev")), by_bus[n.get("target")], n.get("count"))
                    for p in pcis for n in p.iter("nvlink"))
@@ -279,7 +278,7 @@ def test_nvswitch_boards_link_every_gpu_to_the_switch():
     links = root.findall(".//nvlink")
     assert len(links) == 8 and {(n.get("tclass"), n.get("count")) for n in links} == {
         ("0x068000", "18")}
-    assert {g.get("sm") for g in root.iter("gpu")} == {"100"}
+    assert {g.get("sm") for g in root.iter("gpu")} == {None}
 
 
 from hypothesis import given, strategies as st  # noqa: E402

@@ -65,7 +65,7 @@ PASS_FOR = {
     "RTC456": "pass-network-d1", "RTC457": "pass-network-d1", "RTC458": "pass-network-d1",
     "RTC472": "pass-gpu-tp-inside-islands", "RTC473": "pass-gpu-captures-match",
     "RTC474": "pass-gpu-captures-match", "RTC476": "pass-gpu-nccl-topo-file",
-    "RTC477": "pass-gpu-tp-inside-islands",
+    "RTC477": "pass-gpu-tp-inside-islands", "RTC479": "pass-gpu-captures-match",
     "RTC459": "pass-intra-link-env", "RTC460": "pass-intra-link-env",
 }
 

@@ -13,7 +13,7 @@ step's TP AllReduce of 64 tokens x 8192 hidden x 2 bytes.
 from __future__ import annotations
 
 from rtc.checks._ranks import runs_by_server
-from rtc.diagnostics import Related, error, warning
+from rtc.diagnostics import Related, error, note, warning
 from rtc.model.topology import Server, Topology
 from rtc.plan import Plan
 from rtc.rules import rule
@@ -50,6 +50,19 @@ CAPTURED_ISLANDS = rule("RTC473", "nvlink-islands-differ", "error",
     Example: hardware hgx-h100 with a capture in which every GPU pair reads SYS.
     Fix: repair the NVLink (nvidia-smi nvlink --status), choose the hardware the capture
     shows (generic-gpu with `nvlink_island` lines), or capture the right server.""")
+
+VM_WITHOUT_NVLINK = rule("RTC479", "gpu-capture-without-nvlink", "note",
+                         "A server's nvidia-smi topo -m shows none of the NVLink its hardware has.", """
+    What: the `inventory` capture of a server whose hardware preset joins GPUs by NVLink
+    (hgx-h100, hgx-h200 ...) lists fewer GPUs than the board has and no NV# pair at all,
+    while the GPUs in use still match the preset's islands (else RTC473 reports it).
+    Why: this is what a cloud VM or a partial pass-through shows (one H200 of an HGX
+    board): the job runs, but no collective of this server can use NVLink; TP or EP across
+    its GPUs would run over PCIe / SYS, and a preflight measures PCIe, not NVLink.
+    Example: hardware hgx-h200, `devices 0`, a one-GPU capture (tests/ecosystem).
+    Fix: nothing for one-GPU jobs; for TP across GPUs ask for a VM with the whole NVLink
+    domain passed through (all GPUs of the board, with Fabric Manager), or describe the
+    server as it is (hardware generic-gpu).""")
 
 #: Message size of the cost comparison: one decode step's TP AllReduce, 64 tokens x
 #: 8192 hidden x 2 bytes (reference cost-model.md 5.7 Example B).
@@ -181,6 +194,8 @@ def _captured(topo: Topology):
             continue
         want = _restricted(topo.preset.nvlink_islands, used)
         have = _restricted(gt.islands(), used)
+        if want == have:
+            yield from _without_nvlink(topo, s, gt, span, related)
         if want != have:
             yield error(CAPTURED_ISLANDS, f"{s.name}: nvidia-smi topo -m shows NVLink islands "
                         f"{_islands_text(have)}, but hardware {topo.preset.name} has "
@@ -189,6 +204,22 @@ def _captured(topo: Topology):
                         hint="repair or pass through the NVLink (`nvidia-smi nvlink --status`), "
                              "or describe the server as it is (hardware generic-gpu with "
                              "`nvlink_island` lines)")
+
+
+def _without_nvlink(topo: Topology, s: Server, gt, span, related):
+    """RTC479: the capture has fewer GPUs than the board and no NVLink, the preset has NVLink."""
+    board = sum(len(i) for i in topo.preset.nvlink_islands)
+    if max((len(i) for i in topo.preset.nvlink_islands), default=1) < 2 or len(gt.gpus) >= board \
+            or any(len(i) > 1 for i in gt.islands()):
+        return
+    yield note(VM_WITHOUT_NVLINK, f"{s.name}: nvidia-smi topo -m shows {len(gt.gpus)} GPU"
+               f"{'s' if len(gt.gpus) != 1 else ''} and no NVLink, where hardware "
+               f"{topo.preset.name} has {board} GPUs joined by NVLink: a VM or a partial "
+               "pass-through; jobs on one GPU are unaffected, but TP or EP across GPUs of this "
+               "server would run over PCIe / SYS and a preflight measures PCIe, not NVLink",
+               span, subject=s.label, related=related,
+               hint="for TP across GPUs pass the whole NVLink domain through (all GPUs, Fabric "
+                    "Manager), or describe the server as it is (hardware generic-gpu)")
 
 
 def _restricted(islands, used: set[int]) -> list[tuple[int, ...]]:
@@ -203,4 +234,4 @@ def _islands_text(islands) -> str:
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (TP_ISLANDS, SET_ISLANDS, CAPTURED_ISLANDS)
+RULES = (TP_ISLANDS, SET_ISLANDS, CAPTURED_ISLANDS, VM_WITHOUT_NVLINK)

@@ -8,31 +8,31 @@ the real topology as XML (reference ``targets.md`` section 6, NCCL issue 1843). 
 capture is what nvidia-smi (NVML) reports, which sees the NVLinks even where the PCI tree
 lies.
 
-Schema (NVIDIA/nccl ``src/graph/topo.cc`` ``ncclTopoAddCpu`` / ``ncclTopoAddPci`` /
-``ncclTopoAddGpu`` / ``ncclTopoAddNvLinks``, ``src/graph/xml.h``): ``<system version="1">``;
-per NUMA node a ``<cpu numaid affinity arch vendor familyid modelid>`` (``affinity`` a
-Linux cpumask in hex, 32-bit words separated by commas; NCCL overwrites ``host_hash``
-itself); per GPU a ``<pci busid class vendor link_speed link_width>`` holding
-``<gpu dev sm gdr>`` (NCCL adds ``rank`` and ``keep`` to the GPU it manages, matched by
-``busid``); per NVLink peer ``<nvlink target count tclass>``: ``tclass`` ``0x068000`` (an
-NVSwitch; NCCL joins all such links to one switch node, so ``target`` only needs to be
-present) or the peer GPU's class with its ``busid``. NICs are left to NCCL's own
-detection. The CPU model (``arch`` ... ``modelid``) is not in the captures: rtc writes
-:data:`CPU_ASSUMED` (x86_64 Intel Sapphire Rapids); edit them when the hosts differ. The
-file holds no XML comment (NCCL reads it with its own small parser).
+Schema (NVIDIA/nccl ``src/graph/xml.cc`` and ``topo.cc``, read at commit 5067397, 2026-06;
+the real dump of NCCL 2.28 in ``tests/data/nccl-topo/``): ``<system version="1">``; per
+NUMA node a ``<cpu numaid affinity>``; per GPU a ``<pci busid>`` (``DDDD:BB:DD.F``, lower
+case) holding ``<gpu dev>``, and per NVLink peer ``<nvlink target count tclass>``:
+``tclass`` ``0x068000`` (an NVSwitch; NCCL joins all such links to one switch node) or
+``0x030200`` with the peer GPU's ``busid``. rtc writes only what the captures say: the
+NUMA node and CPU set (``topo -m``; ``numaid`` -1, NCCL's "unknown", for ``N/A``), the bus
+id (``--query-gpu``), the GPU index and its NVLinks (``topo -m``). Everything else NCCL
+fills itself when the attribute is absent (``xml.cc``: ``arch`` ``vendor`` ``familyid``
+``modelid`` of the CPU, ``class`` ``vendor`` ``device`` ``link_speed`` ``link_width`` of the
+PCI device, ``sm`` of the GPU; ``topo.cc``: ``gdr``, ``rank``, ``host_hash``): rtc once
+guessed ``modelid`` 143 where the host had 207 and ``link_width`` 16 where NCCL read 0,
+and NCCL trusts the file. NICs are left to NCCL's own detection. The file holds no XML
+comment (NCCL reads it with its own small parser).
 """
 
 from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
-from rtc.inventory.nvidia_smi import PRODUCTS, GpuList, GpuTopo, product
+from rtc.inventory.nvidia_smi import GpuList, GpuTopo
 
 #: PCI class of a GPU (3D controller) and of an NVSwitch; NVIDIA's PCI vendor id.
 GPU_CLASS, NVSWITCH_CLASS, NVIDIA_VENDOR = "0x030200", "0x068000", "0x10de"
 
-#: What rtc writes for the CPU when the captures do not say (an assumption, stated in the file).
-CPU_ASSUMED = {"arch": "x86_64", "vendor": "GenuineIntel", "familyid": "6", "modelid": "143"}
 
 
 def cpumask(cpus: str) -> str:
@@ -62,23 +62,20 @@ def nccl_bus_id(bus: str) -> str:
 
 def render(topo: GpuTopo, gpus: GpuList, used: tuple[int, ...]) -> str:
     """The XML text for the ``used`` GPUs of one server. ValueError when a GPU of ``used`` is
-    missing from either capture or its product is not in :data:`PRODUCTS`."""
+    missing from either capture."""
     missing = [g for g in used if g not in gpus.gpus or g not in topo.gpus]
     if missing:
         raise ValueError(f"GPU {missing[0]} is not in both nvidia-smi captures")
-    unknown = [gpus.gpus[g].name for g in used if product(gpus.gpus[g].name) is None]
-    if unknown:
-        raise ValueError(f"no compute capability known for {unknown[0]!r}")
     switch = len(topo.gpus) > 2 and all(topo.nvlinks(a, b) for a in topo.gpus
                                          for b in topo.gpus if a != b)
     numas: dict[int, list[int]] = {}
     for g in used:
-        numas.setdefault(int(topo.numa.get(g) or 0), []).append(g)
+        numa = topo.numa.get(g)
+        numas.setdefault(int(numa) if numa and numa.isdigit() else -1, []).append(g)
     lines = ['<system version="1">']
     for numa, members in sorted(numas.items()):
         aff = topo.cpu_affinity.get(members[0])
-        attrs = {"numaid": str(numa), **({"affinity": cpumask(aff)} if aff else {}),
-                 **CPU_ASSUMED}
+        attrs = {"numaid": str(numa), **({"affinity": cpumask(aff)} if aff else {})}
         lines.append(f"  <cpu {_attrs(attrs)}>")
         for g in members:
             lines += _gpu(g, topo, gpus, used, switch)
@@ -88,11 +85,8 @@ def render(topo: GpuTopo, gpus: GpuList, used: tuple[int, ...]) -> str:
 
 
 def _gpu(g: int, topo: GpuTopo, gpus: GpuList, used: tuple[int, ...], switch: bool) -> list[str]:
-    sm, speed = product(gpus.gpus[g].name)
-    pci = {"busid": nccl_bus_id(gpus.gpus[g].bus_id), "class": GPU_CLASS,
-           "vendor": NVIDIA_VENDOR, "link_speed": speed, "link_width": "16"}
-    out = [f"    <pci {_attrs(pci)}>",
-           f"      <gpu {_attrs({'dev': str(g), 'sm': str(sm), 'gdr': '1'})}>"]
+    out = [f"    <pci {_attrs({'busid': nccl_bus_id(gpus.gpus[g].bus_id)})}>",
+           f"      <gpu {_attrs({'dev': str(g)})}>"]
     links = []
     if switch:
         count = max(topo.nvlinks(g, p) for p in topo.gpus if p != g)
@@ -104,6 +98,8 @@ def _gpu(g: int, topo: GpuTopo, gpus: GpuList, used: tuple[int, ...], switch: bo
                 links.append({"target": nccl_bus_id(gpus.gpus[p].bus_id), "count": str(n),
                               "tclass": GPU_CLASS})
     out += [f"        <nvlink {_attrs(link)}/>" for link in links]
+    if not links:   # NCCL's own form of a GPU without NVLink: <gpu .../>
+        return out[:-1] + [out[-1][:-1] + "/>", "    </pci>"]
     return out + ["      </gpu>", "    </pci>"]
 
 

@@ -162,7 +162,10 @@ def detect_kinds(name: str, text: str) -> list[str]:
     stem = re.sub(r"\.(txt|log|out|conf)$", "", base)
     meaningful = [l for l in lines if l.strip() and not l.lstrip().startswith("#")]
     kinds: list[str] = []
-    if meaningful and sum(bool(_CONF_LINE.match(l)) for l in meaningful) * 2 > len(meaningful):
+    # a tool's table first: the legends of `nvidia-smi topo -m` / `npu-smi info -t topo`
+    # ("  X    = Self") are key=value lines too, and must not make a capture an hccn.conf
+    if not _has_table(lines) and meaningful and sum(
+            bool(_CONF_LINE.match(l)) for l in meaningful) * 2 > len(meaningful):
         return ["hccn_conf"]
     if _smi.find_box_table(lines) is not None:
         kinds.append("npu_smi_info")
@@ -192,6 +195,14 @@ def detect_kinds(name: str, text: str) -> list[str]:
     if words & set(_TOOL_NAME_WORDS):
         return ["hccn_tool"]
     return []
+
+
+def _has_table(lines: list[str]) -> bool:
+    """Whether the text holds a table of npu-smi or nvidia-smi, or a tool's ``Legend:``
+    (not an hccn.conf)."""
+    return any(l.strip() in ("Legend:", "NIC Legend:") for l in lines) or any(find(lines) is not None for find in (
+        _smi.find_box_table, _smi.find_topo, _smi.find_chip_map, _nv.find_gpu_topo,
+        _nv.find_gpu_list))
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -247,14 +258,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
         kinds = detect_kinds(file, text)
         inv.files[file] = tuple(kinds)
         if not kinds:
-            diags.append(warning(
-                UNKNOWN_FILE,
-                f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool "
-                "or npu-smi output); it is skipped, so any fact it holds is not checked",
-                Span.whole_file(file),
-                hint="remove it from the inventory folder, or save the raw command output "
-                     "(e.g. `hccn_tool -i 0 -ip -g > ip_0.txt`, `npu-smi info -t topo > npu_smi_topo.txt`)",
-            ))
+            diags.append(_unknown_file(file, text))
             continue
         if "hccn_conf" in kinds:
             conf, d = _conf.parse_hccn_conf(text, file)
@@ -283,6 +287,18 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.gpu_list = gpu_lists[0] if gpu_lists else None
     _check_positional_counts(tools, diags)
     return inv, diags
+
+
+def _unknown_file(file: str, text: str) -> Diagnostic:
+    """RTC488 for a file no reader takes, saying what it looks like when rtc can tell."""
+    return warning(
+        UNKNOWN_FILE,
+        f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
+        f"npu-smi, nvidia-smi topo -m or --query-gpu csv output){_nv.looks_like(text)}; "
+        "it is skipped, so any fact it holds is not checked",
+        Span.whole_file(file),
+        hint="remove it from the inventory folder, or save the raw command output "
+             "(e.g. `hccn_tool -i 0 -ip -g > ip_0.txt`, `npu-smi info -t topo > npu_smi_topo.txt`)")
 
 
 def _is_vnic_file(file: str, text: str) -> bool:

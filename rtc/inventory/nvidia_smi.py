@@ -96,6 +96,28 @@ class GpuTopo:
         return [self.legend.get(n, n) for n in self.nics]
 
 
+#: ANSI SGR escapes (``ESC[4m`` underline, ``ESC[0m`` reset): nvidia-smi wraps the ``topo``
+#: header in them even when its output goes to a file (the H200 capture in tests/ecosystem).
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def clean_lines(text: str) -> list[str]:
+    """The lines of a capture with ANSI SGR escapes removed (CRLF, CR and LF all end a line;
+    see :func:`~rtc.inventory._common.split_lines`). Columns of a span are counted in the
+    cleaned line."""
+    return [_SGR.sub("", line) for line in split_lines(text)]
+
+
+def _fields(line: str) -> list[str]:
+    """The cells of a matrix line: tab-separated when the line has tabs (empty cells kept,
+    as nvidia-smi pads with extra tabs and prints an empty CPU affinity in some VMs),
+    else whitespace-separated (captures re-typed or copied from a terminal)."""
+    body = line.strip(" \r\n")
+    if "\t" in body:
+        return [c.strip() for c in body.strip("\t").split("\t")]
+    return body.split()
+
+
 def _header(line: str) -> list[str] | None:
     """The column labels of a ``topo -m`` header line (None when the line is not one)."""
     text = line
@@ -107,23 +129,36 @@ def _header(line: str) -> list[str] | None:
     return labels
 
 
+def _is_code(cell: str) -> bool:
+    return cell == "X" or bool(_NV.match(cell)) or cell in PCI_CODES
+
+
 def find_gpu_topo(lines: list[str]) -> int | None:
-    """0-based index of the first ``topo -m`` header line, or None."""
-    for i, line in enumerate(lines):
-        labels = _header(line)
+    """0-based index of the first ``topo -m`` header line, or None. A header names ``CPU
+    Affinity`` or is followed by a row of link codes (so the ``OK`` / ``NS`` matrix of
+    ``nvidia-smi topo -p2p`` is not taken for one). ANSI escapes are ignored."""
+    for i, raw in enumerate(lines):
+        labels = _header(_SGR.sub("", raw))
         if not labels:
             continue
-        after = lines[i + 1].split()[:2] if i + 1 < len(lines) else []
-        if "CPU_Affinity" in labels or after == [labels[0], "X"]:
+        after = [c for c in _fields(_SGR.sub("", lines[i + 1]))] if i + 1 < len(lines) else []
+        row = [c for c in after[1:] if c]
+        if "CPU_Affinity" in labels or (after[:1] == [labels[0]] and row and all(map(_is_code, row))):
             return i
     return None
 
 
 def parse_gpu_topo(text: str, file: str = "<nvidia-smi topo -m>") -> tuple[GpuTopo | None, list[Diagnostic]]:
     """Parse the text of ``nvidia-smi topo -m``. Returns (None, [RTC474 error]) when there is
-    no matrix; problems inside the matrix are RTC474 errors (cut rows, unknown codes) or
-    warnings (asymmetry), at the cell."""
-    lines = split_lines(text)
+    no matrix; problems inside the matrix are RTC474 errors (unknown codes, a capture cut
+    short: one error naming the rows and cells missing) or warnings (asymmetry, NIC columns
+    without a ``NIC Legend`` entry), at the cell.
+
+    Takes what machines print: ANSI escapes, CRLF, tab or space columns, indented rows
+    (a capture pasted into markdown), one-GPU matrices (no GPU-to-GPU column), NIC columns
+    named ``NIC#`` (with the legend) or by HCA (older drivers), ``N/A`` and empty affinity
+    cells, ``GPU NUMA ID``, and other text before and after the matrix."""
+    lines = clean_lines(text)
     at = find_gpu_topo(lines)
     if at is None:
         return None, [error(NVIDIA_SMI_UNREADABLE, f"no `nvidia-smi topo -m` matrix in "
@@ -139,44 +174,49 @@ def parse_gpu_topo(text: str, file: str = "<nvidia-smi topo -m>") -> tuple[GpuTo
     trailers = [x for x in labels if x.endswith(("_Affinity", "_ID"))]
     diags: list[Diagnostic] = []
     seen_rows: set[str] = set()
+    cut: str | None = None
     for i in range(at + 1, len(lines)):
-        cells = lines[i].split()
-        if not cells or cells[0] not in cols:
+        cells = _fields(lines[i])
+        if not cells or cells[0] not in cols or cells[0] in seen_rows:
             break
         topo.lines.add(i + 1)
         seen_rows.add(cells[0])
-        diags += _row(topo, cols, trailers, cells, lines[i], i + 1)
+        more, cut = _row(topo, cols, trailers, cells, lines[i], i + 1)
+        diags += more
+        if cut:
+            break
     missing = [c for c in cols if _GPU.match(c) and c not in seen_rows]
-    if missing:
-        diags.append(error(NVIDIA_SMI_UNREADABLE, f"the `nvidia-smi topo -m` matrix has no row "
-                           f"for {', '.join(missing)}: the capture looks cut short, so the "
-                           "NVLink islands would be wrong", value_span(file, max(topo.lines), 0, 1),
-                           hint="capture the whole output again"))
+    if cut or missing:
+        what = "; ".join(x for x in (cut, missing and f"no row for {', '.join(missing)}") if x)
+        diags.append(error(NVIDIA_SMI_UNREADABLE, f"the `nvidia-smi topo -m` matrix is cut short "
+                           f"({what}): the NVLink islands would be wrong",
+                           value_span(file, max(topo.lines), 0, 1),
+                           hint="capture the whole output again: `nvidia-smi topo -m > topo.txt`"))
+        return topo, diags
     diags += _legend(topo, lines, max(topo.lines))
     diags += _symmetric(topo)
     return topo, diags
 
 
 def _row(topo: GpuTopo, cols: list[str], trailers: list[str], cells: list[str], line: str,
-         no: int) -> list[Diagnostic]:
-    """One matrix row: its link codes and, for a GPU row, CPU and NUMA affinity."""
+         no: int) -> tuple[list[Diagnostic], str | None]:
+    """One matrix row: its link codes and, for a GPU row, CPU and NUMA affinity. Returns the
+    findings and, for a row cut short, what it lacks."""
     label = cells[0]
-    if len(cells) < 1 + len(cols):
-        return [error(NVIDIA_SMI_UNREADABLE, f"row {label} of the `nvidia-smi topo -m` matrix "
-                      f"has {len(cells) - 1} of its {len(cols)} link cells", value_span(
-                          topo.file, no, 0, len(label)), hint="capture the whole output again")]
+    codes = [(k, c) for k, c in enumerate(cells[1:], 1) if c][:len(cols)]
+    if len(codes) < len(cols):
+        return [], f"row {label} has {len(codes)} of its {len(cols)} link cells"
     diags = []
-    offsets = _offsets(line, cells)
+    offsets = _offsets(line, [label] + [c for _, c in codes])
     row_gpu = _GPU.match(label)
-    for k, col in enumerate(cols):
-        code = cells[1 + k]
-        span = value_span(topo.file, no, offsets[1 + k], len(code))
+    for (_, code), col, start in zip(codes, cols, offsets[1:]):
+        span = value_span(topo.file, no, start, len(code))
         if (col == label) != (code == "X"):
             diags.append(error(NVIDIA_SMI_UNREADABLE, f"{label} x {col} reads '{short_text(code)}'"
                                f"; only a device's own cell is X", span,
                                hint="capture the raw output again, unedited"))
             continue
-        if code != "X" and not (_NV.match(code) or code in PCI_CODES):
+        if not _is_code(code):
             diags.append(error(NVIDIA_SMI_UNREADABLE, f"{label} x {col}: '{short_text(code)}' is "
                                "not a link code of nvidia-smi topo -m (X, NV#, PIX, PXB, PHB, "
                                "NODE, SYS)", span, hint="capture the raw output again, unedited"))
@@ -187,16 +227,25 @@ def _row(topo: GpuTopo, cols: list[str], trailers: list[str], cells: list[str], 
         elif row_gpu:
             topo.gpu_nic[(int(row_gpu.group("n")), col)] = code
     if row_gpu:
-        rest = cells[1 + len(cols):]
         g = int(row_gpu.group("n"))
-        values = dict(zip(trailers, rest))
+        values = _trailer_values(trailers, cells[codes[-1][0] + 1:] if codes else cells[1:],
+                                 "\t" in line)
         topo.cpu_affinity[g] = _known(values.get("CPU_Affinity"))
         topo.numa[g] = _known(values.get("NUMA_Affinity"))
-    return diags
+    return diags, None
+
+
+def _trailer_values(trailers: list[str], rest: list[str], tabbed: bool) -> dict[str, str]:
+    """Affinity cells after the link codes -> trailer label. In tab-separated rows the CPU
+    affinity is the first cell even when empty (VMs print none); nvidia-smi pads the later
+    columns with extra tabs, so they take the non-empty cells in order."""
+    if tabbed and trailers[:1] == ["CPU_Affinity"] and rest:
+        return {"CPU_Affinity": rest[0], **dict(zip(trailers[1:], [c for c in rest[1:] if c]))}
+    return dict(zip(trailers, [c for c in rest if c]))
 
 
 def _known(text: str | None) -> str | None:
-    return None if text in (None, "N/A") else text
+    return None if not text or text == "N/A" else text
 
 
 def _offsets(line: str, cells: list[str]) -> list[int]:
@@ -334,6 +383,91 @@ def _gpu_row(out: GpuList, cells: dict, line: str, no: int, complete: bool) -> l
                       hint="capture the raw csv output again")]
     out.gpus[index] = GpuEntry(index, cells["name"], bus, cells["uuid"], no)
     return []
+
+
+#: ``nvidia-smi -L``: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)``, and under a GPU in
+#: MIG mode ``  MIG 1g.10gb     Device  0: (UUID: MIG-...)`` (drivers before R470 print
+#: ``MIG-GPU-<uuid>/<gi>/<ci>``). Source: the captures in tests/ecosystem/nvidia-smi-L.
+_L_GPU = re.compile(r"^GPU (?P<index>[0-9]{1,3}): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[^)\s]+)\)\s*$")
+_L_MIG = re.compile(r"^\s+MIG (?P<profile>\S+)\s+Device\s+(?P<dev>[0-9]{1,3}): "
+                    r"\(UUID: (?P<uuid>MIG-[^)\s]+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """One MIG device line of ``nvidia-smi -L``: its GPU, profile (``1g.10gb``), device
+    index within the GPU and ``MIG-`` UUID (what ``CUDA_VISIBLE_DEVICES`` takes)."""
+
+    gpu: int
+    profile: str
+    device: int
+    uuid: str
+    line: int
+
+
+@dataclass
+class GpuNames:
+    """``nvidia-smi -L``: ``gpus`` index -> (name, UUID) and the ``mig`` devices."""
+
+    file: str
+    gpus: dict[int, tuple[str, str]] = field(default_factory=dict)
+    mig: list[MigDevice] = field(default_factory=list)
+    lines: set[int] = field(default_factory=set)
+
+
+def find_gpu_names(lines: list[str]) -> int | None:
+    """0-based index of the first ``GPU n: NAME (UUID: GPU-...)`` line of ``-L``, or None."""
+    return next((i for i, line in enumerate(lines) if _L_GPU.match(line)), None)
+
+
+def parse_gpu_names(text: str, file: str = "<nvidia-smi -L>") -> tuple[GpuNames | None, list[Diagnostic]]:
+    """Parse ``nvidia-smi -L``. (None, [RTC474 error]) when no GPU line is found; a MIG
+    line before any GPU line or a GPU index listed twice is an RTC474 error."""
+    lines = clean_lines(text)
+    if find_gpu_names(lines) is None:
+        return None, [error(NVIDIA_SMI_UNREADABLE, f"no `nvidia-smi -L` line in "
+                            f"{os.path.basename(file)}: expected 'GPU 0: <name> (UUID: GPU-...)'",
+                            value_span(file, 1, 0, 1), hint="capture `nvidia-smi -L > gpus-L.txt`")]
+    out, diags, gpu = GpuNames(file), [], None
+    for no, line in enumerate(lines, 1):
+        m, mig = _L_GPU.match(line), _L_MIG.match(line)
+        if m:
+            gpu = int(m.group("index"))
+            if gpu in out.gpus:
+                diags.append(error(NVIDIA_SMI_UNREADABLE, f"GPU {gpu} is listed twice",
+                                   value_span(file, no, 0, len(line)),
+                                   hint="capture the raw output again"))
+            out.gpus[gpu] = (m.group("name"), m.group("uuid"))
+        elif mig and gpu is not None:
+            out.mig.append(MigDevice(gpu, mig.group("profile"), int(mig.group("dev")),
+                                     mig.group("uuid"), no))
+        elif mig:
+            diags.append(error(NVIDIA_SMI_UNREADABLE, "a MIG device line comes before any GPU "
+                               "line: the capture looks cut at the top",
+                               value_span(file, no, 0, len(line)), hint="capture the whole output"))
+        else:
+            continue
+        out.lines.add(no)
+    return out, diags
+
+
+def load_gpu_names(path: str | os.PathLike, file: str | None = None) -> tuple[GpuNames | None, list[Diagnostic]]:
+    """Read and parse an ``nvidia-smi -L`` capture file."""
+    return _load(parse_gpu_names, path, file)
+
+
+def looks_like(text: str) -> str:
+    """For a file no reader took: ``" (it looks like ...)"`` naming the nvidia-smi output
+    it resembles and what rtc reads instead, or ``""``."""
+    lines = clean_lines(text)
+    if find_gpu_names(lines) is not None:
+        return (" (it looks like `nvidia-smi -L`; for the GPU list rtc reads `nvidia-smi "
+                "--query-gpu=index,name,pci.bus_id,uuid --format=csv`)")
+    if any(_header(l) for l in lines) and any("Status Ok" in l for l in lines):
+        return " (it looks like `nvidia-smi topo -p2p`; rtc reads `nvidia-smi topo -m`)"
+    if any(l.lstrip().startswith(("| NVIDIA-SMI", "NVIDIA-SMI ")) for l in lines):
+        return " (it looks like the `nvidia-smi` summary table; rtc reads `nvidia-smi topo -m`)"
+    return ""
 
 
 def _load(parse, path, file):

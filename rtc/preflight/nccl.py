@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Span, error, warning
 from rtc.inventory.nccl_tests import NcclTestRun, load_nccl_tests
-from rtc.inventory.nvidia_smi import load_gpu_topo
+from rtc.inventory.nvidia_smi import load_gpu_list, load_gpu_topo
 from rtc.rules import rule
 
 BUSBW_LOW = rule("RTC570", "nccl-busbw-low", "warning",
@@ -62,6 +62,7 @@ class NcclResults:
     expected: float | None = None
     link: str | None = None
     texts: dict = field(default_factory=dict)
+    gpu_list: object = None
 
 
 def _read(path: str, texts: dict) -> str | None:
@@ -102,6 +103,8 @@ def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
         file = os.path.join(path, name)
         if codes.get(name, 0) != 0 or not os.path.exists(file):
             why = (f"exited with {codes[name]}" if codes.get(name) else "left no result file")
+            if codes.get(name) == 127:
+                why += " (command not found: not installed, or not on PATH)"
             diags.append(error(FAILED, f"{res.label}: {name[:-4]} {why}", Span.whole_file(file),
                                subject=f"server {res.label}",
                                hint="see the file for the command's error output; install "
@@ -115,7 +118,26 @@ def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
     topo = os.path.join(path, "topo.txt")
     if expect is not None and os.path.exists(topo) and not codes.get("topo.txt"):
         diags += _islands(res, expect, topo)
+    gpus = os.path.join(path, "gpus.csv")
+    if expect is not None and os.path.exists(gpus) and not codes.get("gpus.csv"):
+        diags += _gpu_list(res, expect, gpus)
     return res, diags
+
+
+def _gpu_list(res: NcclResults, expect: dict, file: str) -> list[Diagnostic]:
+    """gpus.csv (``--query-gpu``, read by the inventory's reader): every GPU of the plan is
+    listed; RTC572 names the ones that are not."""
+    listed, diags = load_gpu_list(file)
+    res.gpu_list = listed
+    if listed is None:
+        return diags
+    absent = sorted(set(expect.get("gpus") or ()) - set(listed.gpus))
+    if absent:
+        diags.append(error(FAILED, f"{res.label}: gpus.csv lists GPUs {sorted(listed.gpus)}, "
+                           f"not the plan's {absent}", Span.whole_file(file),
+                           subject=f"server {res.label}",
+                           hint="check CUDA_VISIBLE_DEVICES and the server's `devices`"))
+    return diags
 
 
 def _expect(folder: str, res: NcclResults, diags: list) -> dict | None:
