@@ -43,7 +43,7 @@ from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf, 
                            parse_npu_smi_topo)
 from rtc.inventory._common import read_text  # noqa: E402
 from rtc.inventory.nccl_tests import parse_nccl_tests  # noqa: E402
-from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_topo  # noqa: E402
+from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_names, parse_gpu_topo  # noqa: E402
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output  # noqa: E402
 
 CORPUS = ROOT / "tests" / "ecosystem"
@@ -192,6 +192,16 @@ def nvidia_smi_query_gpu(path: Path) -> Outcome:
     return Outcome({"gpus": str(len(gpus.gpus))}, diags)
 
 
+def nvidia_smi_l(path: Path) -> Outcome:
+    """``nvidia-smi -L`` (inventory does not take it: it names GPUs, not links)."""
+    text, diags = _text(path)
+    names, more = parse_gpu_names(text, path.name)
+    if names is None:
+        raise Unread("; ".join(d.message for d in more))
+    diags = diags + more
+    return Outcome({"gpus": str(len(names.gpus)), "mig": str(len(names.mig))}, diags)
+
+
 #: kind folder -> (adapter, what reads it in rtc). A static registry: a kind without an
 #: adapter is reported as such (its files count as unread).
 ADAPTERS = (
@@ -205,6 +215,7 @@ ADAPTERS = (
     ("hccl-test", hccl_test, "rtc.preflight.bench_output.read_bench_output"),
     ("nvidia-smi-topo", nvidia_smi_topo, "rtc.inventory.nvidia_smi.parse_gpu_topo"),
     ("nvidia-smi-query-gpu", nvidia_smi_query_gpu, "rtc.inventory.nvidia_smi.parse_gpu_list"),
+    ("nvidia-smi-L", nvidia_smi_l, "rtc.inventory.nvidia_smi.parse_gpu_names"),
 )
 
 
