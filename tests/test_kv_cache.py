@@ -135,3 +135,51 @@ def test_budget_of_d1_names_the_communicator_buffers():
     assert b.block_size == 128 and b.max_num_seqs == 256
     assert b.defaults == ("gpu_memory_utilization", "max_num_seqs")
     assert b.per_token == 61 * 1152
+
+
+def test_advise_ranks_only_layouts_whose_cache_holds_one_sequence(rtc):
+    """D1's layout at --max-model-len 131072 with HCCL_BUFFSIZE 1024: RTC344 is reported,
+    the advisor goes on, drops the layouts whose cache cannot hold one sequence and says
+    which of them would have communicated less."""
+    from conftest import CASES
+
+    case = CASES / "checks" / "RTC344-kv-cache-below-one-sequence.rtc"
+    res = rtc("advise", str(case))
+    assert res.returncode == 0, res.stderr
+    assert "error[RTC344]" in res.stderr
+    out = res.stdout
+    assert "KV tokens/rank" in out and "seqs at max len" in out
+    assert "1  TP16 " in out and "1.39 x 131,072" in out
+    assert "your layout DP2 x TP8 + EP is not scored: its KV cache holds 75,648 tokens" in out
+    assert "dropped though cheaper: DP2 x TP8 + EP (92.8 us per token)" in out
+
+
+def test_advise_json_carries_kv_capacity_and_validates(rtc):
+    import json
+
+    import jsonschema
+    from conftest import CASES, ROOT
+
+    case = CASES / "checks" / "RTC344-kv-cache-below-one-sequence.rtc"
+    res = rtc("advise", str(case), "--format", "json")
+    doc = json.loads(res.stdout)
+    schema = json.loads((ROOT / "schemas" / "advice.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    best = doc["layouts"][0]
+    assert (best["layout"], best["kv_tokens_per_rank"], best["max_model_len"]) == \
+        ("TP16", 182784, 131072)
+    mine = next(r for r in doc["rejected"] if r["layout"] == "DP2 x TP8 + EP")
+    assert mine["per_token_s"] == pytest.approx(92.8e-6, rel=0.01)
+
+
+def test_lint_reads_the_memory_flags_of_a_hand_written_launch(rtc, tmp_path):
+    """The same rule from a script: the model is guessed from its path, so a warning."""
+    script = tmp_path / "serve.sh"
+    script.write_text("#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+                      "vllm serve /models/Qwen3-32B --tensor-parallel-size 2 "
+                      "--max-model-len 262144 --port 8000\n")
+    out = rtc("lint", str(script)).stdout
+    assert "warning[RTC345]" in out and "Qwen3-32B as TP2" in out
+    assert "--max-model-len 179773" in out
+    script.write_text(script.read_text().replace("262144", "131072"))
+    assert "RTC345" not in rtc("lint", str(script)).stdout

@@ -77,13 +77,14 @@ def _span(job):
     return spec.span_of("args") or spec.span_of("head_args") or job.span
 
 
-def _budget(topo: Topology, job, choice, args):
+def _budget(topo: Topology, job, choice, args, layout=None):
+    """(layout, KvBudget) of ``job`` (or of ``layout`` on the job's hardware and env)."""
     from rtc.cost.kv_cache import kv_budget
     from rtc.cost.layout import Layout
     from rtc.cost.links import env_value
 
-    layout = Layout(dp=job.dp, pp=job.pp, tp=job.tp, pcp=job.pcp,
-                    expert_parallel=bool(job.expert_parallel))
+    layout = layout or Layout(dp=job.dp, pp=job.pp, tp=job.tp, pcp=job.pcp,
+                              expert_parallel=bool(job.expert_parallel))
     ascend = not topo.preset.is_gpu
     buffsize = env_value(job.env, "HCCL_BUFFSIZE" if ascend else "NCCL_BUFFSIZE")
     return layout, kv_budget(choice.spec, layout, args, hbm=topo.preset.hbm_gb * _GB,
@@ -101,20 +102,30 @@ def _terms(b) -> str:
 def _smaller_fix(topo, job, choice, args, layout) -> str:
     """A larger TP (same world, fewer DP replicas) whose rank holds one sequence."""
     from rtc.cost.layout import Layout, layout_problems
-    from rtc.cost.kv_cache import kv_budget
 
     world, tp = layout.world, layout.tp * 2
     while tp <= world // layout.pp and world % (tp * layout.pp) == 0:
         bigger = Layout(dp=world // (tp * layout.pp), pp=layout.pp, tp=tp,
                         expert_parallel=layout.expert_parallel)
         if not layout_problems(bigger, choice.spec):
-            b = kv_budget(choice.spec, bigger, args, hbm=topo.preset.hbm_gb * _GB,
-                          chip=topo.preset.chip, ascend=not topo.preset.is_gpu,
-                          bytes_per_param=choice.bytes_per_param)
+            _, b = _budget(topo, job, choice, args, bigger)
             if b.one_sequence and b.available >= b.one_sequence:
                 return f"; {bigger.label} holds {b.tokens:,} tokens per rank"
         tp *= 2
     return ""
+
+
+def _buffsize_hint(job, b) -> str:
+    """What the job's own HCCL_BUFFSIZE costs, when it raised it above the default."""
+    from rtc.cost.kv_cache import HCCL_BUFFSIZE_DEFAULT_MB
+    from rtc.cost.links import env_value
+
+    raw = env_value(job.env, "HCCL_BUFFSIZE")
+    if not raw or not raw.isdigit() or int(raw) <= HCCL_BUFFSIZE_DEFAULT_MB or not b.groups:
+        return ""
+    default = b.buffers * HCCL_BUFFSIZE_DEFAULT_MB / int(raw)
+    return (f"; HCCL_BUFFSIZE {raw} takes {b.buffers / _GB:.1f} GB in {len(b.groups)} "
+            f"communicators (the default {HCCL_BUFFSIZE_DEFAULT_MB}: {default / _GB:.1f} GB)")
 
 
 def _job(topo: Topology, job):
@@ -156,7 +167,7 @@ def _findings(topo, job, choice, args, layout, b):
     if b.one_sequence and b.available < b.one_sequence:
         short = b.one_sequence - max(b.available, 0)
         sure = job.cost.model is not None and short > MARGIN * b.activation + b.reserve
-        fix = (f"--max-model-len {b.largest_len():,}" if b.largest_len() else
+        fix = (f"--max-model-len {b.largest_len()}" if b.largest_len() else
                f"free memory first: {b.dominant()} take the most")
         yield (error if sure else warning)(
             KV_TOO_SMALL if sure else KV_TIGHT,
@@ -167,8 +178,7 @@ def _findings(topo, job, choice, args, layout, b):
                if job.cost.model is None else "within the estimate's margin") + ")"),
             where, subject=subject,
             hint=fix + _smaller_fix(topo, job, choice, args, layout)
-            + (f"; or a smaller HCCL_BUFFSIZE ({b.dominant()} take the most)"
-               if "buffers" in b.dominant() else ""))
+            + _buffsize_hint(job, b))
         return
     if args.max_num_seqs and b.concurrency is not None and b.concurrency < args.max_num_seqs:
         yield note(KV_CONCURRENCY,
