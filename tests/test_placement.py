@@ -350,6 +350,9 @@ def test_placement_rules_are_declared_and_explained():
         "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model",
         "RTC340": "cost-parameter", "RTC341": "cost-model", "RTC342": "model-layout",
         "RTC343": "weights-exceed-hbm",
+        "RTC344": "kv-cache-below-one-sequence",
+        "RTC345": "kv-cache-may-not-hold-one-sequence",
+        "RTC346": "kv-concurrency-below-max-num-seqs", "RTC347": "kv-check-skipped",
         "RTC312": "tp-crosses-nvlink-island", "RTC313": "gpu-set-straddles-islands"}
     for r in _placement_rules():
         for part in ("What:", "Why:", "Example:", "Fix:"):

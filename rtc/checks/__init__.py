@@ -27,6 +27,7 @@ from rtc.checks import mindie_launch
 from rtc.checks import nixl_pd
 from rtc.checks import a5_backup
 from rtc.checks import a5_instances
+from rtc.checks import kv_capacity
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -37,7 +38,7 @@ CHECKS = (
     duplicates, block_names, device_ids, addresses, world_size, ranktable_rules,
     # parallel groups and placement (RTC3xx)
     overlapping_ranks, node_fit, parallel_sizes, cross_node, hardware_groups, server_sizes,
-    expert_parallel, cost_inputs,
+    expert_parallel, cost_inputs, kv_capacity,
     # network, ports, inventory (RTC4xx)
     net_addresses, peer_reachability, inventory_facts, device_numbering, port_conflicts,
     host_addressing, socket_env, env_values,

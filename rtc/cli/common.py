@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rtc.diagnostics import Diagnostic, has_errors
+from rtc.diagnostics import Diagnostic, Severity, has_errors
 
 
 def report(diags: list[Diagnostic], sources: dict[str, str], *, quiet: bool = False) -> None:
@@ -234,14 +234,19 @@ def input_label(file) -> str:
     return "<stdin>" if str(file) == "-" else str(file)
 
 
-def checked_topology(result):
+def checked_topology(result, tolerated: frozenset = frozenset()):
     """The Topology of a :class:`rtc.api.CompileResult` for a command that needs a
     description without errors: exit 2 when the file could not be read, 1 (after the
-    report) when it has errors; otherwise the notes and warnings are printed and the
-    Topology returned."""
+    report) when it has errors other than the ``tolerated`` rule codes; otherwise the
+    notes and warnings are printed and the Topology returned (``rtc advise`` tolerates
+    the errors of a layout that does not fit, which it is asked to fix)."""
     if result.topology is None and not result.sources:
         report(result.diagnostics, result.sources)
         raise typer.Exit(2)
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    if errors and result.topology is not None and all(d.code in tolerated for d in errors):
+        report(result.diagnostics, result.sources)
+        return result.topology
     if not result.ok:
         report(result.diagnostics, result.sources)
         raise typer.Exit(1)

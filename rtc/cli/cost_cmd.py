@@ -11,18 +11,25 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import checked_topology, fail_usage, write_stdout
+from rtc.checks.cost_inputs import MODEL_LAYOUT
+from rtc.checks.kv_capacity import KV_TOO_SMALL
 
 _PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
 _MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1,000,000)
 
 
-def _compiled(file: Path, job: str | None):
-    """The checked Topology and the chosen jobs; reports and exits on errors (1) or a
-    bad --job (2)."""
+#: Errors ``rtc advise`` reports and goes on after: the layout does not fit the model's
+#: heads or experts (RTC342) or its KV cache (RTC344), which is what it ranks layouts for.
+_ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code})
+
+
+def _compiled(file: Path, job: str | None, tolerated: frozenset = frozenset()):
+    """The checked Topology and the chosen jobs; reports and exits on errors (1, except
+    ``tolerated`` rule codes) or a bad --job (2)."""
     from rtc.api import compile_file
     from rtc.api.cost import JobChoiceError, chosen_jobs
 
-    topology = checked_topology(compile_file(str(file)))
+    topology = checked_topology(compile_file(str(file)), tolerated)
     try:
         return topology, chosen_jobs(topology, job)
     except JobChoiceError as exc:
@@ -144,7 +151,7 @@ def advise_command(
     if fmt not in ("text", "json", "rtc"):
         fail_usage(f"--format must be text, json or rtc (not '{fmt}')")
     options = _options(preset, param, model, None, None)
-    topo, jobs = _compiled(file, job)
+    topo, jobs = _compiled(file, job, _ADVISE_TOLERATES)
     if len(jobs) > 1:
         fail_usage(f"{file} has {len(jobs)} jobs; choose one with --job "
                    f"({', '.join(j.name for j in jobs)})")

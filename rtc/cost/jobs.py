@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from rtc.cost.deployment import Layout, deployment_of_job
 from rtc.cost.errors import CostInputError, LayoutError, NoLinkData
 from rtc.cost.inputs import ModelChoice, job_model, job_workload, topology_params
-from rtc.cost.layouts import Cluster, Ranking, cluster_of, rank_layouts
+from rtc.cost.layouts import Cluster, MemoryInputs, Ranking, cluster_of, rank_layouts
+from rtc.cost.links import env_value
 from rtc.cost.params import CostParams
 from rtc.cost.schedule import StepCost, job_schedule, schedule, with_nccl_note
+from rtc.cost.serving import serving_args
 from rtc.model.topology import Job, Topology
 
 #: Jobs larger than this are not searched by the advisor in a check (RTC310's numbers);
@@ -129,6 +131,15 @@ def default_max_pp(job: Job, phase: str, servers: int) -> int:
     return max(job.pp, min(DEFAULT_MAX_PP[phase], servers))
 
 
+def memory_inputs(topology: Topology, job: Job) -> MemoryInputs:
+    """The :class:`MemoryInputs` of ``job``: the vLLM flags of its ``args`` and
+    ``head_args``, its vendor and chip, its ``HCCL_BUFFSIZE`` / ``NCCL_BUFFSIZE``."""
+    ascend = not topology.preset.is_gpu
+    return MemoryInputs(serving_args(tuple(job.launch.args) + tuple(job.launch.head_args)),
+                        ascend, topology.preset.chip,
+                        env_value(job.env, "HCCL_BUFFSIZE" if ascend else "NCCL_BUFFSIZE"))
+
+
 def advise_job(topology: Topology, job: Job, *, phase: str = "decode",
                options: CostOptions = CostOptions(), max_pp: int | None = None,
                choice: ModelChoice | None = None) -> Advice:
@@ -148,7 +159,8 @@ def advise_job(topology: Topology, job: Job, *, phase: str = "decode",
                            super_pod_servers=cluster.super_pod_servers,
                            options=cluster.options,
                            max_pp=max_pp or default_max_pp(job, phase, cluster.servers),
-                           bytes_per_param=choice.bytes_per_param)
+                           bytes_per_param=choice.bytes_per_param,
+                           memory=memory_inputs(topology, job))
     return Advice(job, choice, params, cluster, phase, current_layout(job), ranking,
                   max_pp or default_max_pp(job, phase, cluster.servers))
 

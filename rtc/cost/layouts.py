@@ -21,8 +21,13 @@ the MoE method of each layout (:mod:`rtc.cost.moe`); the method is reported with
 Equal total load: ``total_load`` sequences (decode) or prompt tokens (prefill) are split
 across the DP ranks (each gets ceil(total / DP)), so DP2 × TP8 at 64 sequences compares
 with TP16 at 64 sequences (reference §5.7 Example B). With ``bytes_per_param`` a layout
-whose weights alone exceed 90% of HBM is rejected (:mod:`rtc.cost.memory`); KV cache
-room and compute balance are not checked; the ranking is by communication only.
+whose weights alone exceed 90% of HBM is rejected (:mod:`rtc.cost.memory`). With
+``memory`` (:class:`MemoryInputs`) every layout also gets its KV-cache budget
+(:mod:`rtc.cost.kv_cache`): tokens per rank and sequences of ``max_model_len`` at once;
+when the launch gives ``--max-model-len``, a layout that cannot hold one such sequence is
+rejected, with the communication time it would have had so the advisor can say why a
+cheaper layout was dropped. Compute balance is not checked; the ranking is by
+communication only.
 """
 
 from __future__ import annotations
@@ -32,21 +37,37 @@ from dataclasses import dataclass
 from rtc.cost.deployment import Layout, deployment_on_grid, job_hardware
 from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
+from rtc.cost.kv_cache import KvBudget, kv_budget
 from rtc.cost.links import Hardware
 from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
 from rtc.cost.params import CostParams
 from rtc.cost.layout import layout_problems
 from rtc.cost.schedule import StepCost, schedule
+from rtc.cost.serving import ServingArgs
 from rtc.cost.workload import Workload, check_phase
 
 
 @dataclass(frozen=True)
+class MemoryInputs:
+    """What the KV-cache budget of a layout needs besides the model and hardware: the
+    launch's vLLM flags, the vendor (HCCL or NCCL buffers), the chip name (vLLM's batch
+    defaults) and the job's ``HCCL_BUFFSIZE`` / ``NCCL_BUFFSIZE``."""
+
+    args: ServingArgs
+    ascend: bool
+    chip: str
+    buffsize: str | None = None
+
+
+@dataclass(frozen=True)
 class Rejected:
-    """A layout that was not scored, and why."""
+    """A layout that was not scored, and why; ``per_token`` the communication time it
+    would have had when it was dropped for memory only (None otherwise)."""
 
     layout: Layout
     reason: str
+    per_token: float | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,7 @@ class LayoutScore:
     per_token: float
     step: StepCost
     dominant: str
+    kv: KvBudget | None = None
 
     @property
     def bubble(self) -> float:
@@ -147,13 +169,34 @@ def _describe(step: StepCost) -> str:
             f"{top.cost.regime})")
 
 
+def _kv(model: ModelSpec, layout: Layout, hardware: Hardware,
+        bytes_per_param: float | None, memory: MemoryInputs | None) -> KvBudget | None:
+    if memory is None or not bytes_per_param or hardware.hbm <= 0:
+        return None
+    return kv_budget(model, layout, memory.args, hbm=hardware.hbm, chip=memory.chip,
+                     ascend=memory.ascend, bytes_per_param=bytes_per_param,
+                     buffsize=memory.buffsize)
+
+
+def _kv_short(kv: KvBudget | None, memory: MemoryInputs | None) -> str | None:
+    """Why ``kv`` cannot hold one sequence of the launch's ``--max-model-len`` (None
+    when it can, or when the flag is not given)."""
+    if kv is None or memory is None or memory.args.max_model_len is None:
+        return None
+    if kv.available >= kv.one_sequence:
+        return None
+    return (f"its KV cache holds {kv.tokens:,} tokens per rank, less than one sequence "
+            f"of {kv.max_model_len:,} ({kv.dominant()} take the most)")
+
+
 def rank_layouts(servers: int, npus_per_server: int, hardware: Hardware,
                  model: ModelSpec, workload: Workload, params: CostParams, *,
                  phase: str = "decode", total_load: int | None = None,
                  super_pod_servers: int | None = None,
                  options: HcclOptions = DEFAULT_OPTIONS, pcps: tuple[int, ...] = (1,),
                  max_pp: int | None = None,
-                 bytes_per_param: float | None = None) -> Ranking:
+                 bytes_per_param: float | None = None,
+                 memory: MemoryInputs | None = None) -> Ranking:
     """Rank the layouts of ``servers × npus_per_server`` NPUs for ``model`` in ``phase``
     by communication seconds per generated token, best first (ties: the smaller
     per-step time, then fewer PP stages, then the label).
@@ -161,7 +204,8 @@ def rank_layouts(servers: int, npus_per_server: int, hardware: Hardware,
     ``total_load``: global sequences (decode) or prompt tokens per step (prefill);
     default ``workload.decode_seqs`` / ``workload.prefill_tokens``. ``super_pod_servers``:
     servers per A3 super pod (None: one pod). ``bytes_per_param``: reject layouts whose
-    weights do not fit HBM (None: memory not checked). A pure function of its inputs."""
+    weights do not fit HBM (None: memory not checked); with it and ``memory``, the KV-cache
+    budget of each layout (module docstring). A pure function of its inputs."""
     check_phase(phase)
     total = total_load or (workload.decode_seqs if phase == "decode"
                            else workload.prefill_tokens)
@@ -177,7 +221,12 @@ def rank_layouts(servers: int, npus_per_server: int, hardware: Hardware,
                                  super_pod_servers=super_pod_servers, options=options,
                                  moe=model.is_moe)
         step = schedule(dep, model, workload.per_rank(phase, total, layout.dp), params, phase)
-        scores.append(LayoutScore(layout, step.per_token, step, _describe(step)))
+        kv = _kv(model, layout, hardware, bytes_per_param, memory)
+        short = _kv_short(kv, memory)
+        if short:
+            rejected.append(Rejected(layout, short, step.per_token))
+            continue
+        scores.append(LayoutScore(layout, step.per_token, step, _describe(step), kv))
     scores.sort(key=lambda s: (s.per_token, s.step.total, s.layout.pp, s.layout.label))
     return Ranking(tuple(scores), tuple(rejected))
 

@@ -52,6 +52,9 @@ class ModelSpec(NamedTuple):
     #: Bytes per weight of the released checkpoint when it differs from ``dtype_bytes``
     #: (DeepSeek-V3/R1 ship FP8 weights: 1); 0 = ``dtype_bytes``.
     weight_bytes: int = 0
+    #: The model's context length (``max_position_embeddings``), vLLM's default
+    #: ``max_model_len``; 0 = unknown.
+    max_context: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -195,7 +198,8 @@ def _spec(cfg: Mapping, label: str, where: str, experts: int) -> ModelSpec:
         mtp_layers=_int(cfg, "num_nextn_predict_layers", where, 0) or 0,
         attention="mla" if cfg.get("kv_lora_rank") else "gqa",
         dtype_bytes=_dtype_bytes(cfg, where), source=f"Hugging Face config.json ({label})",
-        weight_bytes=_weight_bytes(cfg))
+        weight_bytes=_weight_bytes(cfg),
+        max_context=_int(cfg, "max_position_embeddings", where, 0) or 0)
 
 
 def _weight_bytes(cfg: Mapping) -> int:

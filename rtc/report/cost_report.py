@@ -94,7 +94,20 @@ def advice_text(advice: Advice, top: int) -> str:
         lines = table.split("\n")
         lines[i + 1] = lines[i + 1] + "   <- your layout"
         table = "\n".join(lines)
-    return f"{head}\n{table}\nverdict: {_verdict(advice)}\nlimits: {LIMITS}\n"
+    return (f"{head}\n{table}\nverdict: {_verdict(advice)}{_dropped(advice)}\n"
+            f"limits: {LIMITS}\n")
+
+
+def _dropped(advice: Advice) -> str:
+    """Lines for layouts that communicate less than the best scored one but were
+    dropped because their KV cache cannot hold one sequence of max_model_len."""
+    scores = advice.ranking.scores
+    best = scores[0].per_token if scores else float("inf")
+    cheaper = sorted((r for r in advice.ranking.rejected
+                      if r.per_token is not None and r.per_token < best),
+                     key=lambda r: r.per_token)
+    return "".join(f"\n  dropped though cheaper: {r.layout.label} "
+                   f"({human_time(r.per_token)} per token): {r.reason}" for r in cheaper[:3])
 
 
 def _score(s: LayoutScore, rank: int, current: bool) -> dict:
@@ -103,7 +116,10 @@ def _score(s: LayoutScore, rank: int, current: bool) -> dict:
             "pcp": lay.pcp, "expert_parallel": lay.expert_parallel,
             "per_token_s": s.per_token, "per_step_s": s.step.total,
             "moe_method": s.moe_method, "pp_bubble": s.bubble, "dominant": s.dominant,
-            "current": current}
+            "current": current,
+            "kv_tokens_per_rank": s.kv.tokens if s.kv else None,
+            "max_concurrency": s.kv.concurrency if s.kv else None,
+            "max_model_len": s.kv.max_model_len if s.kv else None}
 
 
 def advice_document(advice: Advice, top: int, source: str) -> dict:
@@ -121,8 +137,8 @@ def advice_document(advice: Advice, top: int, source: str) -> dict:
             "scored": len(advice.ranking.scores),
             "layouts": [_score(s, n, n - 1 == i)
                         for n, s in enumerate(advice.ranking.scores[:top], 1)],
-            "rejected": [{"layout": r.layout.label, "reason": r.reason}
-                         for r in advice.ranking.rejected],
+            "rejected": [{"layout": r.layout.label, "reason": r.reason,
+                          "per_token_s": r.per_token} for r in advice.ranking.rejected],
             "limits": LIMITS}
 
 

@@ -43,17 +43,29 @@ def step_table(step: StepCost) -> str:
     return "\n".join(lines)
 
 
+def _kv_cells(kv) -> tuple[str, str]:
+    """KV tokens per rank and sequences of max_model_len at once ("-" when unknown)."""
+    if kv is None:
+        return "-", "-"
+    seqs = f"{kv.concurrency:.2f} x {kv.max_model_len:,}" if kv.concurrency is not None \
+        else "-"
+    return f"{kv.tokens:,}", seqs
+
+
 def ranking_table(ranking: Ranking, limit: int = 10, *, rejected: int = 5,
                   limits: bool = True) -> str:
     """The best ``limit`` layouts of ``ranking`` (per-token and per-step communication,
     MoE method, the PP bubble share -- not communication, not in the score -- and the
     dominant term), then how many were rejected and the first ``rejected`` reasons, then
     the model's limits (unless ``limits`` is False)."""
-    rows = [("#", "layout", "per token", "per step", "MoE", "PP bubble", "dominant")]
+    kv = any(s.kv is not None for s in ranking.scores[:limit])
+    rows = [("#", "layout", "per token", "per step", "MoE", "PP bubble")
+            + (("KV tokens/rank", "seqs at max len") if kv else ()) + ("dominant",)]
     for i, s in enumerate(ranking.scores[:limit], 1):
         rows.append((str(i), s.layout.label, human_time(s.per_token),
                      human_time(s.step.total), s.moe_method or "-",
-                     f"{s.bubble:.0%}" if s.bubble else "-", s.dominant))
+                     f"{s.bubble:.0%}" if s.bubble else "-")
+                    + (_kv_cells(s.kv) if kv else ()) + (s.dominant,))
     lines = _columns(rows) if len(rows) > 1 else ["(no layout could be scored)"]
     if len(ranking.scores) > limit:
         lines.append(f"... {len(ranking.scores) - limit} more")

@@ -417,7 +417,8 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
     job.dp = int_value(la.value("--data-parallel-size"), 1) or 1
     job.expert_parallel = la.has("--enable-expert-parallel")
     model = la.positional[0].text if la.positional else la.value("--model")
-    job.launch = LaunchSpec(model=model, spans={"model": la.span})
+    job.launch = LaunchSpec(model=model, args=tuple(w.text for w in la.words[1:]),
+                            spans={"model": la.span, "args": la.span})
     job.port = int_value(la.value("--port"), 8000)
     job.spans["port"] = la.span_of("--port")
     if job.dp > 1 and len(g.members) > 1:
