@@ -24,7 +24,17 @@ from rtc.preflight.nccl import judge, table
 DATA = Path(__file__).parent / "data"
 NVIDIA = DATA / "inventory" / "nvidia"
 NCCLT = DATA / "nccl-tests"
-GPU_PRESETS = sorted(n for n, p in presets().items() if p.is_gpu and p.devices_per_server)
+GPU_PRESETS = sorted(n for n, p in presets().items() if p.is_gpu and p.devices_per_server
+                     and n not in ("gb200-nvl72", "gb300-nvl72", "l40s-pcie", "gpu-vm-1"))
+#: Presets without a capture folder yet (no public nvidia-smi topo -m of them collected;
+#: gpu-vm-1's real capture waits for the escape-tolerant topo reader of issue 32).
+UNCAPTURED = ("gb200-nvl72", "gb300-nvl72", "l40s-pcie", "gpu-vm-1")
+
+
+def test_only_the_listed_presets_lack_captures():
+    gpu = {n for n, p in presets().items() if p.is_gpu and p.devices_per_server}
+    assert sorted(gpu - set(GPU_PRESETS)) == sorted(UNCAPTURED)
+    assert not any((NVIDIA / n).exists() for n in UNCAPTURED), "captured now: test it"
 
 
 @pytest.mark.parametrize("name", GPU_PRESETS)
