@@ -88,8 +88,8 @@ def test_every_row_of_the_file_names_its_source():
     rows = [row for s in data["sets"].values() for row in s["links"].values()]
     rows += [s[k] for s in data["sets"].values() for k in ("reduce", "host")]
     rows += list(data["chips"].values()) + [data["selector"]]
-    # 12 Ascend classes in both sets, 9 NVIDIA classes in nominal; 4 Ascend + 7 GPU chips
-    assert len(rows) == 2 * 12 + 9 + 4 + 4 + 7 + 1
+    # 12 Ascend classes in both sets, 9 NVIDIA classes in nominal; 4 Ascend + 9 GPU chips (GB200, GB300 added)
+    assert len(rows) == 2 * 12 + 9 + 4 + 4 + 9 + 1
     for row in rows:
         assert isinstance(row.get("source"), str) and len(row["source"]) > 20, row
     assert all(r["source"] for r in link_table(load_params()))

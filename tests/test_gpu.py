@@ -24,7 +24,17 @@ from rtc.preflight.nccl import judge, table
 DATA = Path(__file__).parent / "data"
 NVIDIA = DATA / "inventory" / "nvidia"
 NCCLT = DATA / "nccl-tests"
-GPU_PRESETS = sorted(n for n, p in presets().items() if p.is_gpu and p.devices_per_server)
+GPU_PRESETS = sorted(n for n, p in presets().items() if p.is_gpu and p.devices_per_server
+                     and n not in ("gb200-nvl72", "gb300-nvl72", "l40s-pcie", "gpu-vm-1"))
+#: Presets without a capture folder yet (no public nvidia-smi topo -m of them collected;
+#: gpu-vm-1's real capture waits for the escape-tolerant topo reader of issue 32).
+UNCAPTURED = ("gb200-nvl72", "gb300-nvl72", "l40s-pcie", "gpu-vm-1")
+
+
+def test_only_the_listed_presets_lack_captures():
+    gpu = {n for n, p in presets().items() if p.is_gpu and p.devices_per_server}
+    assert sorted(gpu - set(GPU_PRESETS)) == sorted(UNCAPTURED)
+    assert not any((NVIDIA / n).exists() for n in UNCAPTURED), "captured now: test it"
 
 
 @pytest.mark.parametrize("name", GPU_PRESETS)
@@ -313,7 +323,9 @@ def test_preflight_script_runs_and_its_folder_is_judged(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "(0 command(s) failed)" in out.stdout
     res, diags = judge(str(tmp_path / "res"))
-    assert sorted(d.code for d in diags) == ["RTC570", "RTC571"]
+    # RTC574: the stub all_reduce_perf writes no NCCL_TOPO_DUMP_FILE, as NCCL would
+    assert sorted(d.code for d in diags) == ["RTC570", "RTC571", "RTC574"]
+    assert "nccl topology dump skipped" in next(d for d in diags if d.code == "RTC574").message
     assert res.expected == 476.8 and res.run.rows[-1].size == 1 << 30
 
 

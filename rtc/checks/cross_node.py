@@ -53,7 +53,8 @@ def check(topo: Topology, plan: Plan):
             size = getattr(job, dim)
             if size == 1:
                 continue
-            total, crossing, first = pl.crossing(dim)
+            total, crossing, first = (_domain_crossing(topo, pl, dim) if _nvlink_domains(topo)
+                                      else pl.crossing(dim))
             if not crossing:
                 continue
             index = pl.group_index(dim, first[0])
@@ -74,6 +75,23 @@ def check(topo: Topology, plan: Plan):
             yield warning(code, msg, job.span_of(dim),
                           subject=f"job {job.name}, servers {', '.join(servers[:4])}"
                           + (" ..." if len(servers) > 4 else ""), hint=hint)
+
+
+def _nvlink_domains(topo: Topology) -> bool:
+    """True on NVIDIA hardware whose servers join NVLink domains (NVL72 trays: the
+    preset's ``super_pod``; a server's ``super_pod ID`` names its domain)."""
+    return topo.preset.is_gpu and topo.preset.super_pod
+
+
+def _domain_crossing(topo: Topology, pl, dim: str):
+    """``pl.crossing(dim)`` where the servers of one NVLink domain count as one: a group
+    crosses when its servers lie in several domains or one has no ``super_pod``."""
+    pods = {s.name: s.super_pod_id for s in topo.servers}
+    groups = pl.groups(dim)
+    crossing = [g for g in groups
+                if len(names := {pl.server_of(r) for r in g} - {None}) > 1
+                and (len(ids := {pods.get(n) for n in names}) > 1 or None in ids)]
+    return len(groups), len(crossing), crossing[0] if crossing else None
 
 
 def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:

@@ -104,8 +104,7 @@ def _tp_groups(topo: Topology, job, pl):
     servers = {s.name: s for s in topo.servers}
     crossing = []
     for group in pl.groups("tp"):
-        where = {(pl.server_of(r), _island_index(server_islands(topo, servers[pl.server_of(r)]),
-                                                 pl.device_of(r)))
+        where = {_place(topo, servers[pl.server_of(r)], pl.device_of(r))
                  for r in group if pl.server_of(r) in servers}
         if len(where) > 1:
             crossing.append(group)
@@ -123,6 +122,14 @@ def _tp_groups(topo: Topology, job, pl):
                   f"group {pl.group_index('tp', first[0])} {how}: {runs_by_server(pl, first)}"
                   f"; {cost}", job.span_of("tp"), subject=f"job {job.name}",
                   hint=best)
+
+
+def _place(topo: Topology, server: Server, device: int) -> tuple:
+    """The NVLink island a GPU is in: its NVLink domain on NVL72-class hardware (the
+    preset's ``super_pod``, named by the server's ``super_pod``), else (server, island)."""
+    if topo.preset.super_pod and server.super_pod_id is not None:
+        return ("domain", server.super_pod_id)
+    return (server.name, _island_index(server_islands(topo, server), device))
 
 
 def _costs(topo: Topology, job, group) -> tuple[str, str]:

@@ -1,8 +1,7 @@
 """Preflight scripts of NVIDIA GPU servers: ``preflight-<server>.sh`` captures the GPU
 topology and runs nccl-tests on the GPUs the plan uses, for ``rtc preflight nccl``.
 
-What the script runs (``all_reduce_perf`` from ``$ALL_REDUCE_PERF``, else ``PATH``), one
-result file each in the results folder (first argument; default
+What the script runs, one result file each in the results folder (first argument; default
 ``preflight-results/<server>``), each starting with a ``$ COMMAND`` line:
 
 ===============================================================  ======================
@@ -13,21 +12,41 @@ command                                                          result file
 ``CUDA_VISIBLE_DEVICES=... all_reduce_perf -b 8 -e 1G -f 2 -g N``  ``all_reduce_perf.txt``
 ===============================================================  ======================
 
-plus ``exit-codes.txt`` and ``expect.json`` (the GPUs, the NVLink islands the plan assumes,
-the bus bandwidth the cost model expects at 1 GiB). ``-g N`` runs N GPUs in one process
-(nccl-tests' single-process mode), so no MPI is needed. Nothing on the machine is changed.
-The plan is :mod:`rtc.plan.gpu_preflight`.
+plus ``exit-codes.txt`` and ``expect.json`` (the GPUs, the NVLink islands and HCAs the
+plan assumes, the bus bandwidth the cost model expects at 1 GiB). ``-g N`` runs N GPUs in
+one process (nccl-tests' single-process mode), so no MPI is needed. ``all_reduce_perf`` is
+``$ALL_REDUCE_PERF``, else the one on ``PATH``. Where it is missing but ``$PYTHON`` (default
+``python3``) imports ``torch.distributed``, a torch all_reduce sweep over the same GPUs
+measures instead (``all_reduce_sweep.py``, its log ``torch_all_reduce.txt``, its result
+``all_reduce_sweep.jsonl``: :mod:`rtc.inventory.allreduce_sweep`). Either run sets
+``NCCL_TOPO_DUMP_FILE``, so NCCL writes its own view of the server to
+``nccl-topo-dump.xml``. A measurement skipped for a missing tool is a line ``WHAT<TAB>WHY
+<TAB>FALLBACK`` (``-``: none) in ``skipped.txt``; the script never fails for it.
+Nothing on the machine is changed. The plan is :mod:`rtc.plan.gpu_preflight`.
 """
 
 from __future__ import annotations
 
+import functools
 import shlex
+from pathlib import Path
 
 from rtc.emit.preflight_script import _capture_function, _dq, render_expect
 from rtc.plan.gpu_preflight import SWEEP, GpuPreflight
 
 FORMAT = 1
 QUERY = "--query-gpu=index,name,pci.bus_id,uuid"
+#: Result files of an earlier run that this run may not write again (removed first).
+STALE = ("skipped.txt", "nccl-topo-dump.xml", "all_reduce_perf.txt", "torch_all_reduce.txt",
+         "all_reduce_sweep.jsonl", "all_reduce_sweep.py")
+SWEEP_PROGRAM = Path(__file__).resolve().parent / "templates" / "allreduce_sweep.py"
+
+
+@functools.cache
+def sweep_program() -> str:
+    """The torch all_reduce sweep the script writes when nccl-tests is missing
+    (``templates/allreduce_sweep.py``, shipped in the package)."""
+    return SWEEP_PROGRAM.read_text(encoding="utf-8")
 
 
 def expectations(gp: GpuPreflight, source: str) -> dict:
@@ -37,6 +56,7 @@ def expectations(gp: GpuPreflight, source: str) -> dict:
             "cuda_visible_devices": gp.visible,
             "islands": [list(i) for i in gp.islands],
             "expected_busbw_gbps": gp.expected_busbw, "expected_link": gp.link,
+            "ib_hca": list(gp.server.ib_hca) if gp.server.ib_hca is not None else None,
             "jobs": list(gp.jobs)}
 
 
@@ -44,13 +64,11 @@ def render(gp: GpuPreflight, source: str) -> str:
     """``preflight-<server>.sh`` for one GPU server."""
     name = gp.server.name
     n = len(gp.gpus)
-    perf = ["all_reduce_perf", *SWEEP, "-g", str(n)]
-    label = f"CUDA_VISIBLE_DEVICES={gp.visible} {' '.join(perf)}"
     lines = ["#!/usr/bin/env bash",
              f"# rtc preflight of GPU server {name}, from {source}: GPUs "
-             f"{' '.join(map(str, gp.gpus))} (nvidia-smi topo -m, --query-gpu), nccl-tests "
-             f"all_reduce_perf on {n} GPU{'s' if n != 1 else ''} (expected about "
-             f"{gp.expected_busbw:g} GB/s busbw at 1 GiB over {gp.link}).",
+             f"{' '.join(map(str, gp.gpus))} (nvidia-smi topo -m, --query-gpu), an "
+             f"all_reduce sweep on {n} GPU{'s' if n != 1 else ''} (nccl-tests, else torch; "
+             f"expected about {gp.expected_busbw:g} GB/s busbw at 1 GiB over {gp.link}).",
              "# Reads only; changes nothing. Every check writes one file into the results "
              "folder;",
              "# then run: rtc preflight nccl RESULTS_DIR... (the folders of all servers)",
@@ -60,18 +78,59 @@ def render(gp: GpuPreflight, source: str) -> str:
              "set -euo pipefail", "",
              f'results="${{1:-preflight-results/{_dq(name)}}}"',
              'all_reduce_perf="${ALL_REDUCE_PERF:-all_reduce_perf}"',
+             'python="${PYTHON:-python3}"',
              'mkdir -p "$results"',
              ': > "$results/exit-codes.txt"',
+             "rm -f " + " ".join(f'"$results/{f}"' for f in STALE),
              "failed=0", ""]
     lines += _capture_function(name)
+    lines += _skipped_function(name)
     lines += ["cat > \"$results/expect.json\" <<'RTC_EXPECT'",
               render_expect(expectations(gp, source)).rstrip("\n"), "RTC_EXPECT", "",
               "capture topo.txt 'nvidia-smi topo -m' nvidia-smi topo -m",
               f"capture gpus.csv {shlex.quote('nvidia-smi ' + QUERY + ' --format=csv')} "
-              f"nvidia-smi {QUERY} --format=csv",
-              f"capture all_reduce_perf.txt {shlex.quote(label)} "
-              f"env CUDA_VISIBLE_DEVICES={shlex.quote(gp.visible)} \"$all_reduce_perf\" "
-              + " ".join(perf[1:]), "",
-              f"printf '%s\\n' {shlex.quote(f'rtc preflight {name}:')}\" results in $results "
+              f"nvidia-smi {QUERY} --format=csv", ""]
+    lines += _bandwidth(gp)
+    lines += ["", f"printf '%s\\n' {shlex.quote(f'rtc preflight {name}:')}\" results in $results "
               "($failed command(s) failed)\"", ""]
     return "\n".join(lines)
+
+
+def _skipped_function(name: str) -> list[str]:
+    """The shell function ``skipped`` that records a measurement not taken."""
+    return ["# skipped WHAT WHY FALLBACK: record a measurement not taken (FALLBACK - : none)",
+            "skipped() {",
+            f"  printf '%s\\n' {shlex.quote(f'rtc preflight {name}: skipped')}\" $1: $2; "
+            "instead: $3\"",
+            "  printf '%s\\t%s\\t%s\\n' \"$1\" \"$2\" \"$3\" >> \"$results/skipped.txt\"",
+            "}", ""]
+
+
+def _bandwidth(gp: GpuPreflight) -> list[str]:
+    """all_reduce_perf if it is there, else the torch sweep if torch imports, else a
+    ``skipped`` line; NCCL's topology dump from whichever ran."""
+    n = len(gp.gpus)
+    perf = ["all_reduce_perf", *SWEEP, "-g", str(n)]
+    env = (f"env CUDA_VISIBLE_DEVICES={shlex.quote(gp.visible)} "
+           'NCCL_TOPO_DUMP_FILE="$results/nccl-topo-dump.xml"')
+    label = f"CUDA_VISIBLE_DEVICES={gp.visible} {' '.join(perf)}"
+    torch_label = (f'"CUDA_VISIBLE_DEVICES={_dq(gp.visible)} $python all_reduce_sweep.py {n} '
+                   'cuda all_reduce_sweep.jsonl"')
+    missing = "not found (install nccl-tests or set ALL_REDUCE_PERF)"
+    return ['if command -v "$all_reduce_perf" >/dev/null 2>&1; then',
+            f"  capture all_reduce_perf.txt {shlex.quote(label)} {env} \"$all_reduce_perf\" "
+            + " ".join(perf[1:]),
+            "elif \"$python\" -c 'import torch.distributed' >/dev/null 2>&1; then",
+            f"  skipped all_reduce_perf {shlex.quote(missing)} "
+            "'torch.distributed all_reduce sweep (all_reduce_sweep.jsonl)'",
+            "  cat > \"$results/all_reduce_sweep.py\" <<'RTC_SWEEP'",
+            sweep_program().rstrip("\n"), "RTC_SWEEP",
+            f"  capture torch_all_reduce.txt {torch_label} {env} \"$python\" "
+            f'"$results/all_reduce_sweep.py" {n} cuda "$results/all_reduce_sweep.jsonl"',
+            "else",
+            f"  skipped all_reduce_perf {shlex.quote(missing)} -",
+            "  skipped 'torch all_reduce sweep' \"$python cannot import torch.distributed\" -",
+            "fi",
+            'if [ ! -s "$results/nccl-topo-dump.xml" ]; then',
+            "  skipped 'nccl topology dump' 'no NCCL run wrote NCCL_TOPO_DUMP_FILE' -",
+            "fi"]

@@ -65,7 +65,9 @@ class NcclRow:
 class NcclTestRun:
     """One nccl-tests run: ``gpus`` (nGpus x ranks from the device list), ``min_bytes`` /
     ``max_bytes`` from the parameter line, ``rows`` per size, ``avg_busbw`` (GB/s, the
-    tool's own average; None when absent), the devices' product names, ``file``."""
+    tool's own average; None when absent), the devices' product names, ``file``, and
+    the ``tool`` that measured (``nccl-tests``, or ``torch.distributed`` for rtc's own
+    sweep, :mod:`rtc.inventory.allreduce_sweep`)."""
 
     file: str
     gpus: int = 0
@@ -74,6 +76,7 @@ class NcclTestRun:
     rows: list[NcclRow] = field(default_factory=list)
     avg_busbw: float | None = None
     devices: list[str] = field(default_factory=list)
+    tool: str = "nccl-tests"
 
     def peak(self) -> NcclRow | None:
         """The row with the highest busbw (None without rows)."""

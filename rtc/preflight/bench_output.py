@@ -7,7 +7,9 @@ check_result:`` (the binary spells ``aveg``; its docs say ``avg``: both are read
 row per size; ``data_size`` is **per NPU** (reference ``cost-model.md`` §2.3). nccl-tests
 prints ``#``-comment headers and rows ``size count type redop root time algbw busbw
 #wrong`` twice (out-of-place, in-place), read by :mod:`rtc.inventory.nccl_tests`; the
-out-of-place time is taken. Rows whose check
+out-of-place time is taken. rtc's own torch all_reduce sweep (JSON lines,
+:mod:`rtc.inventory.allreduce_sweep`, written by the GPU preflight where nccl-tests is
+missing) is read too, its in-place time taken. Rows whose check
 failed (``check_result`` not ``success``, ``#wrong`` not 0) are dropped with a note.
 """
 
@@ -121,18 +123,35 @@ def _nccl(path: str, lines: list[str]) -> BenchRun:
                     tuple(samples), tuple(notes))
 
 
+def _sweep(path: str, text: str) -> BenchRun:
+    """rtc's torch all_reduce sweep (:mod:`rtc.inventory.allreduce_sweep`): every row that
+    computed right, as nccl-tests rows are taken; the reader's findings as notes."""
+    from rtc.inventory.allreduce_sweep import parse_allreduce_sweep
+
+    run, diags = parse_allreduce_sweep(text, path)
+    notes = [f"{path}:{d.span.line}: {d.message}" for d in diags]
+    samples = [s for row in (run.rows if run is not None else ()) if not row.wrong
+               for s in [_sample(path, row.line, str(row.size), str(row.time), notes)] if s]
+    return BenchRun(path, "torch.distributed", "allreduce", tuple(samples), tuple(notes))
+
+
 def read_bench_output(path: str, text: str) -> BenchRun:
     """Parse ``text`` (the content of ``path``). Raises :class:`BenchOutputError` when it
-    holds neither format's header, or no usable row."""
+    holds none of the formats' headers, or no usable row."""
+    from rtc.inventory.allreduce_sweep import is_sweep
+
     lines = text.splitlines()
-    if any(_HCCL_HEAD.search(l) for l in lines):
+    if is_sweep(text):
+        run = _sweep(path, text)
+    elif any(_HCCL_HEAD.search(l) for l in lines):
         run = _hccl(path, lines)
     elif any(l.lstrip().startswith("#") and "algbw" in l and "busbw" in l for l in lines):
         run = _nccl(path, lines)
     else:
         raise BenchOutputError(f"{path}: neither HCCL Test output (a 'data_size(Bytes): | "
-                               "aveg_time(us): | ...' header) nor nccl-tests output (a "
-                               "'# size count type ... algbw busbw' header)")
+                               "aveg_time(us): | ...' header), nccl-tests output (a "
+                               "'# size count type ... algbw busbw' header) nor rtc's "
+                               "all_reduce sweep (an 'rtc-allreduce-sweep' first line)")
     if not run.samples:
         raise BenchOutputError(f"{path}: {run.tool} output without a usable row"
                                + (f" ({len(run.notes)} failed their check)" if run.notes else ""))

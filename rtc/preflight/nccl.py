@@ -1,10 +1,14 @@
-"""Judging the results of a GPU server's preflight (``rtc preflight nccl``): the nccl-tests
-bus bandwidth per message size against the plan's expectation, the captured NVLink
-islands against the plan's, and commands that failed (RTC570-RTC572).
+"""Judging the results of a GPU server's preflight (``rtc preflight nccl``): the bus
+bandwidth per message size (nccl-tests, or rtc's torch sweep where nccl-tests is missing)
+against the plan's expectation, the captured NVLink islands against the plan's, NCCL's own
+topology dump against the plan's GPUs and HCAs, measurements skipped for a missing tool,
+and commands that failed (RTC570-RTC574, RTC577).
 
 A results folder is what ``preflight-<server>.sh`` of an NVIDIA GPU plan wrote
 (:mod:`rtc.emit.gpu_preflight_script`): ``expect.json`` (``"kind": "nccl"``),
-``exit-codes.txt``, ``topo.txt``, ``gpus.csv``, ``all_reduce_perf.txt``. A single
+``exit-codes.txt``, ``topo.txt``, ``gpus.csv``, ``all_reduce_perf.txt`` or
+``torch_all_reduce.txt`` + ``all_reduce_sweep.jsonl``, ``nccl-topo-dump.xml`` and
+``skipped.txt`` (``WHAT<TAB>WHY<TAB>FALLBACK`` per measurement not taken). A single
 ``all_reduce_perf`` output file may be given instead: then only its table and its own
 problems are reported (there is no expectation to compare with).
 """
@@ -13,9 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from rtc.diagnostics import Diagnostic, Span, error, warning
+from rtc.diagnostics import Diagnostic, Span, error, note, warning
+from rtc.inventory.allreduce_sweep import is_sweep, load_allreduce_sweep
 from rtc.inventory.nccl_tests import NcclTestRun, load_nccl_tests
 from rtc.inventory.nvidia_smi import load_gpu_list, load_gpu_topo
 from rtc.rules import rule
@@ -46,6 +52,33 @@ FAILED = rule("RTC572", "nccl-preflight-failed", "error",
     Example: all_reduce_perf not installed (exit 127).
     Fix: build nccl-tests (`make` in NVIDIA/nccl-tests) and point ALL_REDUCE_PERF at it,
     then run the preflight script again.""")
+DUMP_DIFFERS = rule("RTC573", "nccl-topo-dump-differs", "warning",
+                    "NCCL's own topology dump shows other GPUs or NICs than the plan.", """
+    What: `nccl-topo-dump.xml` (NCCL_TOPO_DUMP_FILE, written by NCCL during the preflight's
+    all_reduce) holds another number of GPUs than the plan uses on the server, or lacks
+    an HCA the plan names in `ib_hca`.
+    Why: NCCL builds its rings and trees from this view: a GPU it does not see cannot be in
+    the job, and an HCA it does not list is never used for inter-server traffic.
+    Example: `ib_hca mlx5_0..mlx5_7` planned, the dump lists only `eth0` (a VM without the
+    HCAs passed through, or the RDMA driver not loaded).
+    Fix: compare with `ibv_devinfo` and `nvidia-smi -L`; pass the devices through, or
+    describe the server as it is and compile again.""")
+SKIPPED = rule("RTC574", "nccl-measurement-skipped", "warning",
+               "A preflight measurement was skipped: its tool is missing and no fallback ran.", """
+    What: a line of `skipped.txt` without a fallback: neither nccl-tests' all_reduce_perf
+    nor a Python with torch.distributed was found, or no NCCL run wrote its topology dump.
+    Why: the server's bus bandwidth (or NCCL's view of it) was not checked at all.
+    Example: a container with neither nccl-tests nor torch.
+    Fix: install nccl-tests (set ALL_REDUCE_PERF) or run the script with PYTHON pointing at
+    the Python the job uses, then run it again.""")
+FALLBACK = rule("RTC577", "nccl-measured-with-fallback", "note",
+                "A preflight measurement used a fallback for a missing tool.", """
+    What: a line of `skipped.txt` with a fallback, e.g. all_reduce_perf not found, measured
+    with a torch.distributed all_reduce sweep instead.
+    Why: the figures are comparable (same sizes, busbw as nccl-tests defines it) but come
+    from another program: in-place only, through torch's process group.
+    Example: a GPU host with torch and NCCL but no nccl-tests build.
+    Fix: nothing is wrong; install nccl-tests for its full output (out-of-place too).""")
 
 #: RTC570 threshold: measured peak busbw / expected.
 LOW_FRACTION = 0.7
@@ -86,11 +119,13 @@ def _exit_codes(folder: str, texts: dict) -> dict[str, int]:
 
 
 def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
-    """Judge one results folder or one all_reduce_perf output file (module docstring)."""
+    """Judge one results folder, or one all_reduce_perf output or sweep file (module
+    docstring)."""
     if os.path.isfile(path):
         res = NcclResults(os.path.basename(path))
-        res.run, diags = load_nccl_tests(path)
-        _read(path, res.texts)
+        text = _read(path, res.texts)
+        load = load_allreduce_sweep if is_sweep(text or "") else load_nccl_tests
+        res.run, diags = load(path)
         return res, diags
     res = NcclResults(os.path.basename(os.path.normpath(path)))
     diags: list[Diagnostic] = []
@@ -99,7 +134,8 @@ def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
                                   for n in ("topo.txt", "all_reduce_perf.txt")):
         return res, diags    # not a results folder at all: one finding, not one per file
     codes = _exit_codes(path, res.texts)
-    for name in ("topo.txt", "all_reduce_perf.txt"):
+    skipped = _skipped(path, res, diags)
+    for name in ("topo.txt", *(() if "all_reduce_perf" in skipped else ("all_reduce_perf.txt",))):
         file = os.path.join(path, name)
         if codes.get(name, 0) != 0 or not os.path.exists(file):
             why = (f"exited with {codes[name]}" if codes.get(name) else "left no result file")
@@ -115,12 +151,17 @@ def judge(path: str) -> tuple[NcclResults, list[Diagnostic]]:
         _read(perf, res.texts)
         diags += more
         diags += _low(res, perf)
+    elif "torch_all_reduce.txt" in codes:
+        diags += _sweep(path, res, codes["torch_all_reduce.txt"])
     topo = os.path.join(path, "topo.txt")
     if expect is not None and os.path.exists(topo) and not codes.get("topo.txt"):
         diags += _islands(res, expect, topo)
     gpus = os.path.join(path, "gpus.csv")
     if expect is not None and os.path.exists(gpus) and not codes.get("gpus.csv"):
         diags += _gpu_list(res, expect, gpus)
+    dump = os.path.join(path, "nccl-topo-dump.xml")
+    if expect is not None and os.path.exists(dump):
+        diags += _dump(res, expect, dump)
     return res, diags
 
 
@@ -138,6 +179,68 @@ def _gpu_list(res: NcclResults, expect: dict, file: str) -> list[Diagnostic]:
                            subject=f"server {res.label}",
                            hint="check CUDA_VISIBLE_DEVICES and the server's `devices`"))
     return diags
+
+
+def _skipped(folder: str, res: NcclResults, diags: list) -> dict[str, str]:
+    """``skipped.txt``: RTC577 (a fallback ran) or RTC574 (none) per line; returns what was
+    skipped -> its fallback (``-``: none)."""
+    file = os.path.join(folder, "skipped.txt")
+    out: dict[str, str] = {}
+    for no, line in enumerate((_read(file, res.texts) or "").splitlines(), 1):
+        what, why, fallback = (line.split("\t") + ["", "", ""])[:3]
+        if not what.strip():
+            continue
+        out[what] = fallback = fallback.strip() or "-"
+        span, subject = Span(file, no, 1), f"server {res.label}"
+        if fallback != "-":
+            diags.append(note(FALLBACK, f"{res.label}: {what} {why}: measured with {fallback}",
+                              span, subject=subject))
+        else:
+            diags.append(warning(SKIPPED, f"{res.label}: {what} skipped: {why}; nothing "
+                                 "measured in its place", span, subject=subject,
+                                 hint="install nccl-tests (ALL_REDUCE_PERF) or run the script "
+                                      "with PYTHON set to a Python that has torch"))
+    return out
+
+
+def _sweep(folder: str, res: NcclResults, rc: int) -> list[Diagnostic]:
+    """The torch sweep's result: RTC572 when it failed, else its rows (and RTC570)."""
+    log = os.path.join(folder, "torch_all_reduce.txt")
+    data = os.path.join(folder, "all_reduce_sweep.jsonl")
+    if rc != 0 or not os.path.exists(data):
+        _read(log, res.texts)
+        why = f"exited with {rc}" if rc else "left no all_reduce_sweep.jsonl"
+        return [error(FAILED, f"{res.label}: torch all_reduce sweep {why}",
+                      Span.whole_file(log), subject=f"server {res.label}",
+                      hint="see the file for Python's error output (CUDA not available, "
+                           "out of memory, an NCCL error with NCCL_DEBUG=INFO)")]
+    res.run, diags = load_allreduce_sweep(data)
+    _read(data, res.texts)
+    return diags + _low(res, data)
+
+
+def _dump(res: NcclResults, expect: dict, file: str) -> list[Diagnostic]:
+    """NCCL's topology dump against the plan: the number of GPUs, the planned HCAs."""
+    try:
+        root = ET.parse(file).getroot()
+    except (ET.ParseError, OSError) as exc:
+        return [warning(DUMP_DIFFERS, f"{res.label}: nccl-topo-dump.xml is not readable XML "
+                        f"({exc})", Span.whole_file(file), subject=f"server {res.label}",
+                        hint="run the preflight again; NCCL writes the file whole")]
+    gpus = len(root.findall(".//gpu"))
+    nets = sorted({n.get("name", "") for n in root.iter("net")} - {""})
+    want = len(expect.get("gpus") or ())
+    hcas = [h.split(":")[0] for h in expect.get("ib_hca") or ()]
+    lacking = [h for h in hcas if h not in nets]
+    problems = ([f"{gpus} GPU{'s' if gpus != 1 else ''} where the plan uses {want}"]
+                if gpus != want else [])
+    if lacking:
+        problems.append(f"no {', '.join(lacking)} among its NICs "
+                        f"({', '.join(nets) or 'none'})")
+    return [warning(DUMP_DIFFERS, f"{res.label}: NCCL's topology dump shows "
+                    + "; ".join(problems), Span.whole_file(file), subject=f"server {res.label}",
+                    hint="compare with `nvidia-smi -L` and `ibv_devinfo`; pass the devices "
+                         "through or describe the server as it is")] if problems else []
 
 
 def _expect(folder: str, res: NcclResults, diags: list) -> dict | None:
@@ -164,7 +267,9 @@ def _low(res: NcclResults, perf: str) -> list[Diagnostic]:
     peak = res.run.peak() if res.run is not None else None
     if peak is None or not res.expected or peak.best_busbw >= LOW_FRACTION * res.expected:
         return []
-    return [warning(BUSBW_LOW, f"{res.label}: all_reduce_perf peaks at {peak.best_busbw:g} "
+    what = ("all_reduce_perf" if res.run.tool == "nccl-tests"
+            else f"the {res.run.tool} all_reduce sweep")
+    return [warning(BUSBW_LOW, f"{res.label}: {what} peaks at {peak.best_busbw:g} "
                     f"GB/s busbw ({peak.size:,} bytes), {peak.best_busbw / res.expected:.0%} "
                     f"of the {res.expected:g} GB/s rtc expects over {res.link}",
                     Span(perf, peak.line, 1), subject=f"server {res.label}",
@@ -189,7 +294,8 @@ def _islands(res: NcclResults, expect: dict, topo_file: str) -> list[Diagnostic]
 
 def table(res: NcclResults) -> str:
     """The busbw per size of one result, as text (sizes in bytes, time µs, GB/s)."""
-    head = f"{res.label}: all_reduce_perf"
+    head = f"{res.label}: " + ("all_reduce_perf" if res.run is None or res.run.tool ==
+                               "nccl-tests" else f"all_reduce sweep ({res.run.tool})")
     if res.run is None or not res.run.rows:
         return head + ": no results\n"
     gpus = f", {res.run.gpus} GPUs" if res.run.gpus else ""
@@ -206,4 +312,4 @@ def table(res: NcclResults) -> str:
 
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (BUSBW_LOW, ISLANDS, FAILED)
+RULES = (BUSBW_LOW, ISLANDS, FAILED, DUMP_DIFFERS, SKIPPED, FALLBACK)

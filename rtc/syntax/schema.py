@@ -247,8 +247,9 @@ _CLUSTER_ATTRS = {
     "hardware": AttrSpec(
         p_word, doc="hardware preset",
         value="preset name: atlas-800t-a2, atlas-800-a3, atlas-800-910a, atlas-950-superpod, "
-        "atlas-850, atlas-350, generic, hgx-h100, hgx-h200, hgx-b200, hgx-a100, pcie-nvlink-2x2, "
-        "pcie-nvlink-4x2, gpu-pcie, generic-gpu",
+        "atlas-850, atlas-350, generic, hgx-h100, hgx-h200, hgx-b200, hgx-a100, gb200-nvl72, "
+        "gb300-nvl72, pcie-nvlink-2x2, pcie-nvlink-4x2, gpu-pcie, l40s-pcie, "
+        "gpu-vm-1, generic-gpu",
         default="required (RTC116)",
         becomes="the valid device ids, the rank table version (1.2 for atlas-800-a3, 2.0 and "
         "a topology file per server for atlas-950-superpod / atlas-850 / atlas-350, none for "
