@@ -34,6 +34,7 @@ from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
+from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
@@ -165,6 +166,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     rep = LintReport()
     units = _read_units(rep, scripts, names or {}, loader or _load)
     _front_end_findings(rep, units)
+    rep.diagnostics += value_findings(la for u in units for la in (u.found.launches
+                                                                   if u.found else []))
     if not units:
         return rep
     tables = [table] if table is not None else []

@@ -55,11 +55,16 @@ GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
     (a plain name, not NCCL's ^lo syntax).""")
 
 
+#: Sizes above this are not walked rank by rank (a typo the script front end reports).
+_MAX_RANKS = 65536
+
+
 def _int(text) -> int | None:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
+    """``text`` as an int 0..65536 (ASCII digits), else None."""
+    t = (text or "").strip()
+    if not t.isascii() or not t.isdigit() or int(t) > _MAX_RANKS:
         return None
+    return int(t)
 
 
 def _vllm_nodes(jl):

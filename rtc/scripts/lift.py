@@ -44,6 +44,7 @@ from rtc.parallel.placement import NodePlan
 from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
+from rtc.scripts.values import INT_MAX, WORLD_MAX, world_of
 from rtc.syntax.decls import EnvLine
 
 #: Variables that are per node (identity) or the shell's own: not lifted into job ``env``.
@@ -103,11 +104,16 @@ class Lifted:
 
 
 def int_value(text: str | None, default: int | None = None) -> int | None:
-    """``text`` as an int (a flag's value), ``default`` when it is None or not a number."""
-    try:
-        return int(text) if text is not None else default
-    except ValueError:
+    """``text`` as an int >= 0 (a flag's value), ``default`` when it is None, not a whole
+    number of ASCII digits, or over :data:`~rtc.scripts.values.INT_MAX`."""
+    if text is None:
         return default
+    t = text.strip()
+    # ASCII digits only, 0..INT_MAX: a bad value is RTC720 (rtc.scripts.values), and the
+    # rules then see the default (never a negative size or a 20-digit one)
+    if not t.isascii() or not t.isdigit() or int(t) > INT_MAX:
+        return default
+    return int(t)
 
 
 def _ip(text: str | None):
@@ -230,6 +236,8 @@ def _visible(node: Node) -> list[int] | None:
 
 
 def _replica(la: Launch) -> int:
+    if world_of(la) > WORLD_MAX:
+        return 1
     return max(1, (int_value(la.value("--tensor-parallel-size"), 1) or 1)
                * (int_value(la.value("--pipeline-parallel-size"), 1) or 1)
                * (int_value(la.value("--prefill-context-parallel-size"), 1) or 1))
@@ -410,6 +418,10 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
 
 
 def _vllm_job(job: Job, g: Group, la: Launch) -> None:
+    if world_of(la) > WORLD_MAX:     # RTC720: planned as one rank, not billions
+        job.tp = job.pp = job.pcp = job.dcp = job.dp = 1
+        job.launch = LaunchSpec(model=None, spans={"model": la.span})
+        return
     job.tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
     job.pp = int_value(la.value("--pipeline-parallel-size"), 1) or 1
     job.pcp = int_value(la.value("--prefill-context-parallel-size"), 1) or 1
