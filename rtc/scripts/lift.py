@@ -157,6 +157,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
             g = groups.get(key) or groups.setdefault(key, Group(key, key[0]))
             g.member(node).launches.append(la)
     _merge_self_addressed(groups)
+    _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
     out = list(groups.values())
     for g in out:
@@ -184,6 +185,30 @@ def _merge_self_addressed(groups: dict) -> None:
             la = g.members[0].main
             target.bad_address = la.flags.get("--data-parallel-address")
             del groups[key]
+
+
+def _merge_same_address(groups: dict) -> None:
+    """Join each DP group without a head to the one DP group with a head at the same
+    ``--data-parallel-address`` (any rpc port, DP size): a deployment is not split because
+    one node's value differs; the difference is RTC722's finding. With several heads at
+    that address (a prefill and a decode group on one host), the one of the same model."""
+    for key, g in list(groups.items()):
+        if g.kind != "dp" or _has_head(g) or key[1] == "127.0.0.1":
+            continue
+        heads = [o for k, o in groups.items() if o is not g and o.kind == "dp" and
+                 k[1] == key[1] and _has_head(o)]
+        if len(heads) > 1:
+            model = _model_of(g.members[0].main)
+            heads = [o for o in heads if _model_of(o.members[0].main) == model]
+        if len(heads) != 1:
+            continue
+        for m in g.members:
+            heads[0].member(m.node).launches.extend(m.launches)
+        del groups[key]
+
+
+def _model_of(la: Launch) -> str | None:
+    return la.positional[0].text if la.positional else la.value("--model")
 
 
 def _has_head(g: Group) -> bool:

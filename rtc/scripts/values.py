@@ -7,9 +7,9 @@ type                flags / variables
 positive integer    vLLM ``--tensor-parallel-size`` ``--pipeline-parallel-size``
                     ``--data-parallel-size`` ``--prefill-/decode-context-parallel-size``
                     ``--max-model-len`` ``--max-num-seqs`` ``--max-num-batched-tokens``
-                    ``--api-server-count`` ``--nnodes``; torchrun ``--nproc-per-node``;
+                    ``--nnodes``; torchrun ``--nproc-per-node``;
                     msrun ``--worker_num`` ``--local_worker_num``
-integer >= 0        ``--data-parallel-size-local`` ``--data-parallel-start-rank``
+integer >= 0        ``--api-server-count`` (0: headless) ``--data-parallel-size-local`` ``--data-parallel-start-rank``
                     ``--data-parallel-rank`` ``--node-rank`` (torchrun ``--node_rank``)
 port 1..65535       ``--port`` ``--data-parallel-rpc-port`` ``--master-port`` (vLLM's
                     ``ParallelConfig`` rejects rpc port 0), torchrun ``--master_port``
@@ -47,9 +47,9 @@ WORLD_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-par
 _POSITIVE = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
              "--prefill-context-parallel-size", "--decode-context-parallel-size",
              "--max-model-len", "--max-num-seqs", "--max-num-batched-tokens",
-             "--api-server-count", "--nproc-per-node", "--nproc_per_node", "--worker_num",
+             "--nproc-per-node", "--nproc_per_node", "--worker_num",
              "--local_worker_num")
-_NON_NEGATIVE = ("--data-parallel-size-local", "--data-parallel-start-rank",
+_NON_NEGATIVE = ("--api-server-count", "--data-parallel-size-local", "--data-parallel-start-rank",
                  "--data-parallel-rank", "--node-rank", "--node_rank")
 _PORTS = ("--port", "--data-parallel-rpc-port", "--master-port", "--master_port")
 _HOSTS = ("--data-parallel-address", "--master-addr", "--master_addr")

@@ -1,0 +1,79 @@
+"""A deployment is all its nodes (issue 33, items 1-3): a correct two-node vLLM-Ascend DP
+launch (tests/lint_cases/xnode/head.sh + worker.sh, written in our own words in the shape of
+vllm-ascend's docs/source/tutorials multi-node DP pages: nic_name/local_ip variables,
+HCCL_IF_IP=$local_ip, DP 4 = 2 local x 2 nodes, TP 4, expert parallel) lints clean, and each
+one-mistake copy (variants.json) is caught by the right rule at the right node and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtc.api.lint import lint_scripts
+
+HERE = Path(__file__).resolve().parent / "lint_cases" / "xnode"
+PAIR = {name: (HERE / name).read_text(encoding="utf-8") for name in ("head.sh", "worker.sh")}
+VARIANTS = json.loads((HERE / "variants.json").read_text(encoding="utf-8"))
+
+
+def _lint(texts: dict):
+    return lint_scripts(list(texts.items()))
+
+
+def _mutated(v: dict) -> dict:
+    texts = dict(PAIR)
+    assert texts[v["file"]].count(v["old"]) == 1, v["name"]
+    texts[v["file"]] = texts[v["file"]].replace(v["old"], v["new"])
+    return texts
+
+
+def test_the_correct_pair_is_clean():
+    rep = _lint(PAIR)
+    assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v["name"])
+def test_one_mistake_is_caught_at_its_node_and_line(variant):
+    rep = _lint(_mutated(variant))
+    got = [(d.code, d.span.file, d.span.line) for d in rep.diagnostics if d.span]
+    assert tuple(variant["expect"]) in got, got
+
+
+def test_disagreement_lands_on_the_worker_with_both_values():
+    """Head at TP 8, worker at TP 4: the worker's line says 4 and the head's 8; the head's
+    value is never reported at the worker's line as the worker's."""
+    texts = dict(PAIR)
+    texts["head.sh"] = texts["head.sh"].replace("--tensor-parallel-size 4",
+                                                "--tensor-parallel-size 8")
+    found = [d for d in _lint(texts).diagnostics if d.code == "RTC722"]
+    assert len(found) == 1
+    d = found[0]
+    assert (d.span.file, d.span.line) == ("worker.sh", 24)
+    assert "worker gives --tensor-parallel-size 4" in d.message
+    assert "head gives --tensor-parallel-size 8" in d.message
+    assert [(r.span.file, r.span.line) for r in d.related] == [("head.sh", 24)]
+
+
+def test_the_majority_value_wins_over_the_head():
+    """Three nodes, the head alone at --max-model-len 4096: the head is the one reported."""
+    third = PAIR["worker.sh"].replace('local_ip="10.20.0.12"', 'local_ip="10.20.0.13"') \
+        .replace("--data-parallel-start-rank 2", "--data-parallel-start-rank 4") \
+        .replace("--data-parallel-size 4", "--data-parallel-size 6")
+    texts = {"head.sh": PAIR["head.sh"].replace("--data-parallel-size 4", "--data-parallel-size 6")
+             .replace("--max-model-len 8192", "--max-model-len 4096"),
+             "worker.sh": PAIR["worker.sh"].replace("--data-parallel-size 4",
+                                                    "--data-parallel-size 6"),
+             "worker2.sh": third}
+    found = [(d.code, d.span.file, d.span.line) for d in _lint(texts).diagnostics
+             if d.code == "RTC722"]
+    assert found == [("RTC722", "head.sh", 28)], found
+
+
+def test_rpc_port_differs_is_one_job_not_two():
+    """The worker's other rpc port is the finding; the nodes stay one job (no RTC461 note
+    saying the other node's script is not given)."""
+    v = next(v for v in VARIANTS if v["name"] == "worker-rpc-port-differs")
+    codes = [d.code for d in _lint(_mutated(v)).diagnostics]
+    assert codes == ["RTC722"], codes
