@@ -77,3 +77,26 @@ def test_rpc_port_differs_is_one_job_not_two():
     v = next(v for v in VARIANTS if v["name"] == "worker-rpc-port-differs")
     codes = [d.code for d in _lint(_mutated(v)).diagnostics]
     assert codes == ["RTC722"], codes
+
+
+HEADERS = [("## node-a  (head)", "## node-b  (worker)"),
+           ("# Node 1 (head):", "# Node 2 (worker):"),
+           ("### On node 1", "### On node 2")]
+
+
+@pytest.mark.parametrize("headers", HEADERS, ids=lambda h: h[0])
+def test_tutorial_sections_are_one_node_each(headers):
+    """One file printing both nodes' commands under headers (issue 33, item 8): each
+    section is a node; clean as given, and the worker's TP mistake is found at its line in
+    the file."""
+    head_lines = PAIR["head.sh"].count("\n")
+    text = f"{headers[0]}\n{PAIR['head.sh']}{headers[1]}\n{PAIR['worker.sh']}"
+    rep = lint_scripts([("tutorial.sh", text)])
+    assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    worker_tp = head_lines + 2 + 24
+    lines = text.split("\n")
+    assert "--tensor-parallel-size 4" in lines[worker_tp - 1]
+    lines[worker_tp - 1] = lines[worker_tp - 1].replace("4", "8")
+    found = [(d.code, d.span.line) for d in lint_scripts([("tutorial.sh", "\n".join(lines))])
+             .diagnostics if d.code == "RTC722"]
+    assert found == [("RTC722", worker_tp)], found
