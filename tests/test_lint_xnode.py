@@ -100,3 +100,35 @@ def test_tutorial_sections_are_one_node_each(headers):
     found = [(d.code, d.span.line) for d in lint_scripts([("tutorial.sh", "\n".join(lines))])
              .diagnostics if d.code == "RTC722"]
     assert found == [("RTC722", worker_tp)], found
+
+
+def test_ray_start_alone_is_no_job():
+    """`ray start` head and worker with no model on the cluster: no TP / device finding."""
+    from conftest import CASES
+    from rtc.api.lint import lint_files
+
+    rep = lint_files([str(CASES / "scripts" / "ok-ray-cluster-only.sh")])
+    assert rep.diagnostics == []
+
+
+def test_pd_rank_table_has_a_prefill_and_a_decode_side():
+    """--table of a vllm-ascend PD rank table (2 prefill devices on 10.0.0.1, 1 decode on
+    10.0.0.2): the producer's world is compared with the prefill side, the consumer's
+    with the decode side, never with the 3 ranks of both."""
+    from rtc.api.lint import lint_files, read_table
+
+    table_path = Path(__file__).resolve().parent / "data" / "ranktables" / "cases" / \
+        "pd_ranktable_a3.json"
+    table, _ = read_table(str(table_path))
+    files = [str(HERE / "pd" / "prefill.sh"), str(HERE / "pd" / "decode.sh")]
+    rep = lint_files(files, table=table, vllm_version="0.11.0")
+    assert rep.diagnostics == [], [f"{d.code} {d.message}" for d in rep.diagnostics]
+    decode = (HERE / "pd" / "decode.sh").read_text(encoding="utf-8")
+    bad = lint_scripts([("prefill.sh", (HERE / "pd" / "prefill.sh").read_text()),
+                        ("decode.sh", decode.replace("--tensor-parallel-size 1",
+                                                     "--tensor-parallel-size 2"))],
+                       table=table, vllm_version="0.11.0")
+    got = [(d.code, d.span.file) for d in bad.diagnostics if d.code == "RTC706"]
+    assert got == [("RTC706", "decode.sh")]
+    assert "rank table has 1 ranks" in next(d.message for d in bad.diagnostics
+                                            if d.code == "RTC706")

@@ -13,7 +13,8 @@ How launches become jobs
                                               ``--data-parallel-rpc-port`` (default 29550)
     ``ray start --head`` / ``--address``      the head's address and GCS port (default
                                               6379); ``vllm serve --distributed-executor-
-                                              backend ray`` on a Ray head joins that job
+                                              backend ray`` on a Ray head joins that job;
+                                              a Ray cluster no launch uses is no job
     ``torchrun`` / ``msrun`` with nodes > 1   master address and port
     anything else                             a job of its own
     ========================================  ===========================================
@@ -159,7 +160,9 @@ def group_launches(nodes: list[Node]) -> list[Group]:
     _merge_self_addressed(groups)
     _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
-    out = list(groups.values())
+    # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
+    out = [g for g in groups.values() if g.kind != "ray" or
+           any(la.kind != "ray" for m in g.members for la in m.launches)]
     for g in out:
         _rank_members(g)
     return out
