@@ -132,3 +132,43 @@ def test_pd_rank_table_has_a_prefill_and_a_decode_side():
     assert got == [("RTC706", "decode.sh")]
     assert "rank table has 1 ranks" in next(d.message for d in bad.diagnostics
                                             if d.code == "RTC706")
+
+
+# --- fuzz: mutated node scripts give a report (exit 0 or 1), never a traceback ---------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_BAD = ["four", "0", "-1", "99999999999999999999", "１０", "141.61.39.317", "x.x.x.x", "<IP>",
+        "0.0.0.0", "{not json", "'", '"', "$", "\\", "abc", "-", "--", "=", "::", "65536",
+        "--headless", "--data-parallel-start-rank", "## node-b (worker)", "# Node 3:",
+        "ray start --head", "torchrun --nnodes=abc --nproc-per-node=-1", "${X:?}", "$(",
+        "--tensor-parallel-size", "1:2:3", "１", ""]
+
+
+@st.composite
+def _mutated_pair(draw):
+    texts = dict(PAIR)
+    for _ in range(draw(st.integers(1, 4))):
+        name = draw(st.sampled_from(sorted(texts)))
+        words = texts[name].split(" ")
+        k = draw(st.integers(0, len(words) - 1))
+        how = draw(st.sampled_from(["replace", "insert", "delete"]))
+        bad = draw(st.sampled_from(_BAD) | st.text(max_size=6))
+        if how == "replace":
+            words[k] = bad
+        elif how == "insert":
+            words.insert(k, bad)
+        elif len(words) > 1:
+            del words[k]
+        texts[name] = " ".join(words)
+    return texts
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_mutated_pair())
+def test_mutated_scripts_never_traceback(texts):
+    rep = lint_scripts(list(texts.items()))
+    assert rep.ok in (True, False)
+    for d in rep.diagnostics:
+        assert d.code.startswith("RTC") and d.message
