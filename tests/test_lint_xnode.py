@@ -172,3 +172,15 @@ def test_mutated_scripts_never_traceback(texts):
     assert rep.ok in (True, False)
     for d in rep.diagnostics:
         assert d.code.startswith("RTC") and d.message
+
+
+def test_dp_modes_table_rows_name_release_and_file():
+    """Each row of the vLLM DP-mode table says the release and the vLLM file it was read
+    in (or that the release was not read)."""
+    from rtc.plan.versions import DP_MODES
+
+    assert {m[0] for m in DP_MODES} >= {"internal", "hybrid", "hybrid -> external",
+                                        "external", "multi-port external", "rpc port"}
+    for mode, how, what, release, source in DP_MODES:
+        assert release == "release not read" or release[0].isdigit(), mode
+        assert ".py" in source and how and what, mode
