@@ -34,6 +34,7 @@ from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
+from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
 DEFAULT_HARDWARE = "atlas-800t-a2"
@@ -165,6 +166,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     rep = LintReport()
     units = _read_units(rep, scripts, names or {}, loader or _load)
     _front_end_findings(rep, units)
+    rep.diagnostics += value_findings(la for u in units for la in (u.found.launches
+                                                                   if u.found else []))
     if not units:
         return rep
     tables = [table] if table is not None else []
@@ -323,7 +326,7 @@ def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagn
                                  subject=p.server.label,
                                  hint="use the table's devices (ASCEND_RT_VISIBLE_DEVICES), "
                                       "or regenerate the table"))
-        ranks = _table_ranks(tables, matched, job)
+        ranks = _table_ranks(tables, matched, job, lifted.launches.get(job.name))
         if job.framework == "vllm" and job.world_size != ranks:
             out.append(error(R.WORLD_NOT_TABLE, f"job {job.name}: world size "
                              f"{job.world_size} (dp {job.dp} x pp {job.pp} x tp {job.tp}) but "
@@ -333,12 +336,29 @@ def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagn
     return out
 
 
-def _table_ranks(tables: list[Topology], matched: dict, job) -> int:
+def _table_ranks(tables: list[Topology], matched: dict, job, launch=None) -> int:
     """The rank count of the table ``job``'s head node is in (the first table when the
-    head is in none)."""
+    head is in none); of a prefill/decode table, the side of the job's kv_role."""
     head = matched.get(job.placements[0].server.name) if job.placements else None
     table = next((t for t in tables if any(s is head for s in t.servers)), tables[0])
+    side = _PD_SIDES.get(_kv_role(launch) or "")
+    part = next((j for j in table.jobs if side and j.role == side), None)
+    if part is not None:
+        return sum(len(p.device_ids) for p in part.placements)
     return sum(len(s.devices) for s in table.servers)
+
+
+def _kv_role(launch) -> str | None:
+    """The kv_role of the --kv-transfer-config of a lifted job's head process, or None."""
+    import json
+
+    procs = launch.nodes[0].procs if launch is not None and launch.nodes else []
+    kv = procs[0].flags().get("--kv-transfer-config") if procs else None
+    try:
+        doc = json.loads(kv) if kv else None
+    except ValueError:
+        return None
+    return doc.get("kv_role") if isinstance(doc, dict) else None
 
 
 def read_table(path: str, hardware: str | None = None, inventory=None, loader=None,
@@ -355,7 +375,32 @@ def read_table(path: str, hardware: str | None = None, inventory=None, loader=No
     if sources is not None and rep.text is not None:
         sources[path] = rep.text
     topo = rep.lowered.topology if rep.lowered is not None else None
+    if topo is not None and rep.form == "pd-ranktable" and isinstance(rep.doc, dict):
+        _pd_sides(topo, rep.doc)
     return topo, rep.diagnostics
+
+
+#: The side of a vllm-ascend prefill/decode rank table each kv_role runs on.
+_PD_SIDES = {"kv_producer": "prefill", "kv_consumer": "decode"}
+
+
+def _pd_sides(topo: Topology, doc: dict) -> None:
+    """A vllm-ascend prefill/decode rank table (``prefill_device_list`` /
+    ``decode_device_list``, vllm-ascend v0.11.0-dev examples/disaggregated_prefill_v1/
+    gen_ranktable.py) is two sides, never one job: one ``prefill`` and one ``decode`` job
+    on the lowered table's servers, each with its side's devices (what RTC706 compares a
+    producer's or consumer's world size with)."""
+    from rtc.model.topology import Job, Placement
+
+    by_id = {s.server_id: s for s in topo.servers}
+    for key, role in (("prefill_device_list", "prefill"), ("decode_device_list", "decode")):
+        ids: dict[str, list[int]] = {}
+        for d in doc.get(key) or []:
+            dev = str(d.get("device_id")) if isinstance(d, dict) else ""
+            if dev.isascii() and dev.isdigit() and str(d.get("server_id")) in by_id:
+                ids.setdefault(str(d.get("server_id")), []).append(int(dev))
+        placements = [Placement(by_id[sid], tuple(v), topo.span) for sid, v in ids.items()]
+        topo.jobs.append(Job(role, topo.span, placements, role=role))
 
 
 def _exported_table(rep: LintReport, units: list[Unit], hardware,

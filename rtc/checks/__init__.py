@@ -21,6 +21,7 @@ from rtc.checks import (addresses, block_names, cost_inputs, cross_node, device_
                         unused_attributes, world_size)
 from rtc.checks import a5_addresses, chip_version, one_machine
 from rtc.checks import dp_launch
+from rtc.checks import node_agreement
 from rtc.checks import gpu_islands, nccl_env
 from rtc.checks import hccs_links, link_env
 from rtc.checks import mindie_launch
@@ -49,6 +50,8 @@ CHECKS = (
     # one machine, one server entry
     one_machine,
     dp_launch,
+    # the nodes of one deployment give alike what vLLM needs alike (RTC722, RTC723)
+    node_agreement,
     # NVIDIA GPU servers: NVLink islands (RTC312, RTC313, RTC473), NCCL_IB_HCA (RTC472)
     gpu_islands, nccl_env,
     # captured intra-server links (RTC225, RTC226) and the HCCL env that depends on them
@@ -81,7 +84,8 @@ def run_checks(topology: Topology, plan: Plan) -> list[Diagnostic]:
 #: from the back (:func:`rtc.forked.share`) seldom needs a plan of its own. Kept true by
 #: ``tests/test_check_tasks.py``, which reads each check's source.
 PLAN_READERS = (block_names, inventory_facts, port_conflicts, launch_settings, ray_order,
-                pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd)
+                pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd,
+                node_agreement)
 
 
 #: The checks that plan nothing but take the most time on a large cluster (seconds at

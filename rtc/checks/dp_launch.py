@@ -55,11 +55,16 @@ GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
     (a plain name, not NCCL's ^lo syntax).""")
 
 
+#: Sizes above this are not walked rank by rank (a typo the script front end reports).
+_MAX_RANKS = 65536
+
+
 def _int(text) -> int | None:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
+    """``text`` as an int 0..65536 (ASCII digits), else None."""
+    t = (text or "").strip()
+    if not t.isascii() or not t.isdigit() or int(t) > _MAX_RANKS:
         return None
+    return int(t)
 
 
 def _vllm_nodes(jl):
@@ -158,21 +163,30 @@ def _headless(topo, job, procs, version):
                             hint=f"drop {flag} on headless nodes (only "
                                  "--data-parallel-start-rank)")
                 return
-    if not workers or not heads:
+    if not heads:
         return
     nl, proc, fl = heads[0]
     start = fl.get("--data-parallel-start-rank", "absent")
-    if start == "absent" or "--data-parallel-hybrid-lb" in fl:
+    if start == "absent" and "--data-parallel-hybrid-lb" not in fl \
+            and "--data-parallel-external-lb" not in fl:
+        # the head runs internal LB (no start rank, no LB flag): it rejects every remote
+        # engine that is not --headless ("Remote engine N must use --headless unless in
+        # external or hybrid dp lb mode", vllm/v1/engine/utils.py; HEADLESS_FORMS)
         for other, p2, f2 in heads[1:]:
-            if "--data-parallel-start-rank" in f2:
+            if _int(f2.get("--data-parallel-start-rank")):
                 yield error(HEADLESS_FORM, f"job {job.name}: {other.server.name} passes "
-                            "--data-parallel-start-rank without --headless next to headless "
-                            "workers: it infers hybrid LB and the head rejects it",
+                            f"--data-parallel-start-rank {f2['--data-parallel-start-rank']} "
+                            f"without --headless while the head {nl.server.name} runs "
+                            "internal load balancing: it infers hybrid LB and the head "
+                            "rejects it (\"Remote engine N must use --headless unless in "
+                            "external or hybrid dp lb mode\")",
                             _span(p2, "--data-parallel-start-rank", job),
                             subject=f"server {other.server.name}",
                             hint="add --headless to it (internal LB), or run every node with "
                                  "its own API server (hybrid/external LB, no --headless)")
                 return
+        return
+    if not workers or start == "absent" or "--data-parallel-hybrid-lb" in fl:
         return
     local = _int(fl.get("--data-parallel-size-local"))
     got = has(version, "start_rank_zero_set") if _int(start) == 0 else True

@@ -122,6 +122,64 @@ HEADLESS_FORMS: tuple[tuple[str, str, str, str], ...] = (
      "data_parallel_rank is not None), PR 20398"),
 )
 
+#: vLLM's data-parallel load-balancing modes as ``vllm serve`` infers them from each node's
+#: flags: (mode, how a node selects it, what vLLM does / rejects, first release, where read).
+#: Read in ``vllm/engine/arg_utils.py`` ``EngineArgs.create_engine_config`` (the stored
+#: copies at commit 99d7eb5d6a51 and later ones with ``--nnodes``), ``vllm/entrypoints/cli/
+#: serve.py`` ``run_headless`` and ``vllm/config/parallel.py`` ``ParallelConfig``; the first
+#: releases are those of :data:`FEATURES` (a row whose release was not read says so). The
+#: rules that enforce them: RTC531 (headless forms), RTC530 (start ranks), RTC722 (values
+#: every node gives alike), RTC720 (rpc port 0), RTC440 (rpc port = an HTTP port).
+DP_MODES: tuple[tuple[str, str, str, str, str], ...] = (
+    ("internal", "head: no --headless, no start rank (or, up to 0.27, start rank 0); "
+     "workers: --headless --data-parallel-start-rank N",
+     "one API server on the head; rejects a remote engine that is not --headless ('Remote "
+     "engine N must use --headless unless in external or hybrid dp lb mode')",
+     "0.9.0", "arg_utils.py create_engine_config; vllm/v1/engine/utils.py "
+     "wait_for_engine_startup"),
+    ("hybrid", "--data-parallel-hybrid-lb with --data-parallel-size-local, or inferred: "
+     "a start rank on a node without --headless (`if self.data_parallel_start_rank and not "
+     "headless`; from 0.28 `is not None`, so an explicit 0 counts)",
+     "an API server per node; rejects remote --headless engines ('must not use --headless "
+     "in external or hybrid dp lb mode'); turned off when local size == DP size",
+     "0.10.2", "arg_utils.py create_engine_config ('Infer hybrid LB mode'); PR 47692 for "
+     "the `is not None` test (0.28)"),
+    ("hybrid -> external", "hybrid with --data-parallel-size-local 1",
+     "switched to external LB ('data_parallel_hybrid_lb is not eligible when "
+     "data_parallel_size_local = 1, autoswitch to data_parallel_external_lb'; the warning "
+     "is logged from the releases with --nnodes, the switch itself is older)",
+     "0.10.2", "arg_utils.py create_engine_config"),
+    ("external", "--data-parallel-rank K (or --data-parallel-external-lb with "
+     "--node-rank), one server per DP rank",
+     "needs --data-parallel-size-local 1 or none ('data_parallel_size_local must be 1 or "
+     "None when data_parallel_rank is set'); rejects remote --headless engines",
+     "0.10.0", "arg_utils.py create_engine_config (data_parallel_external_lb = ... or "
+     "data_parallel_rank is not None)"),
+    ("multi-port external", "--data-parallel-multi-port-external-lb",
+     "several external-LB ranks behind one node's ports; exclusive with hybrid",
+     "release not read", "arg_utils.py add_cli_args (seen in third-party notes of it; "
+     "the stored copies rtc read do not have the flag)"),
+    ("headless", "--headless", "needs --data-parallel-size-local > 0; no "
+     "--api-server-count > 1; not with --data-parallel-hybrid-lb ('data_parallel_hybrid_lb "
+     "is not applicable in headless mode')", "0.9.0",
+     "vllm/entrypoints/cli/serve.py run_headless; arg_utils.py (assertion)"),
+    ("rpc port", "--data-parallel-rpc-port (default 29550 when not given)",
+     "must be the same on every node of the DP group (the ZMQ handshake binds it on the "
+     "head); only used when remote engines exist, else IPC",
+     "0.9.0", "arg_utils.py create_engine_config (ParallelConfig.data_parallel_rpc_port "
+     "default); vllm/config/parallel.py"),
+    ("--nnodes", "--nnodes N --node-rank K [--master-addr --master-port]",
+     "only with --data-parallel-backend mp and executor mp / uni / external_launcher "
+     "('nnodes > 1 can only be set when distributed executor backend is mp, uni or "
+     "external_launcher'); world divisible by nnodes",
+     "0.11.1", "arg_utils.py create_engine_config; vllm/config/parallel.py __post_init__"),
+    ("ray executor", "--distributed-executor-backend ray",
+     "auto picks mp when one node has enough devices; a replica over several nodes "
+     "through Ray must name ray (the release that stopped choosing Ray by itself was not "
+     "read: no rule depends on it)", "release not read",
+     "vllm/config/parallel.py __post_init__ (distributed_executor_backend auto choice)"),
+)
+
 #: vLLM's short flag aliases -> the long flags (vllm/engine/arg_utils.py ``add_cli_args``).
 VLLM_ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size",
                 "-dp": "--data-parallel-size", "-dpl": "--data-parallel-size-local",

@@ -13,7 +13,8 @@ How launches become jobs
                                               ``--data-parallel-rpc-port`` (default 29550)
     ``ray start --head`` / ``--address``      the head's address and GCS port (default
                                               6379); ``vllm serve --distributed-executor-
-                                              backend ray`` on a Ray head joins that job
+                                              backend ray`` on a Ray head joins that job;
+                                              a Ray cluster no launch uses is no job
     ``torchrun`` / ``msrun`` with nodes > 1   master address and port
     anything else                             a job of its own
     ========================================  ===========================================
@@ -44,6 +45,7 @@ from rtc.parallel.placement import NodePlan
 from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
+from rtc.scripts.values import INT_MAX, WORLD_MAX, world_of
 from rtc.syntax.decls import EnvLine
 
 #: Variables that are per node (identity) or the shell's own: not lifted into job ``env``.
@@ -103,11 +105,16 @@ class Lifted:
 
 
 def int_value(text: str | None, default: int | None = None) -> int | None:
-    """``text`` as an int (a flag's value), ``default`` when it is None or not a number."""
-    try:
-        return int(text) if text is not None else default
-    except ValueError:
+    """``text`` as an int >= 0 (a flag's value), ``default`` when it is None, not a whole
+    number of ASCII digits, or over :data:`~rtc.scripts.values.INT_MAX`."""
+    if text is None:
         return default
+    t = text.strip()
+    # ASCII digits only, 0..INT_MAX: a bad value is RTC720 (rtc.scripts.values), and the
+    # rules then see the default (never a negative size or a 20-digit one)
+    if not t.isascii() or not t.isdigit() or int(t) > INT_MAX:
+        return default
+    return int(t)
 
 
 def _ip(text: str | None):
@@ -151,8 +158,11 @@ def group_launches(nodes: list[Node]) -> list[Group]:
             g = groups.get(key) or groups.setdefault(key, Group(key, key[0]))
             g.member(node).launches.append(la)
     _merge_self_addressed(groups)
+    _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
-    out = list(groups.values())
+    # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
+    out = [g for g in groups.values() if g.kind != "ray" or
+           any(la.kind != "ray" for m in g.members for la in m.launches)]
     for g in out:
         _rank_members(g)
     return out
@@ -178,6 +188,30 @@ def _merge_self_addressed(groups: dict) -> None:
             la = g.members[0].main
             target.bad_address = la.flags.get("--data-parallel-address")
             del groups[key]
+
+
+def _merge_same_address(groups: dict) -> None:
+    """Join each DP group without a head to the one DP group with a head at the same
+    ``--data-parallel-address`` (any rpc port, DP size): a deployment is not split because
+    one node's value differs; the difference is RTC722's finding. With several heads at
+    that address (a prefill and a decode group on one host), the one of the same model."""
+    for key, g in list(groups.items()):
+        if g.kind != "dp" or _has_head(g) or key[1] == "127.0.0.1":
+            continue
+        heads = [o for k, o in groups.items() if o is not g and o.kind == "dp" and
+                 k[1] == key[1] and _has_head(o)]
+        if len(heads) > 1:
+            model = _model_of(g.members[0].main)
+            heads = [o for o in heads if _model_of(o.members[0].main) == model]
+        if len(heads) != 1:
+            continue
+        for m in g.members:
+            heads[0].member(m.node).launches.extend(m.launches)
+        del groups[key]
+
+
+def _model_of(la: Launch) -> str | None:
+    return la.positional[0].text if la.positional else la.value("--model")
 
 
 def _has_head(g: Group) -> bool:
@@ -230,6 +264,8 @@ def _visible(node: Node) -> list[int] | None:
 
 
 def _replica(la: Launch) -> int:
+    if world_of(la) > WORLD_MAX:
+        return 1
     return max(1, (int_value(la.value("--tensor-parallel-size"), 1) or 1)
                * (int_value(la.value("--pipeline-parallel-size"), 1) or 1)
                * (int_value(la.value("--prefill-context-parallel-size"), 1) or 1))
@@ -410,6 +446,10 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
 
 
 def _vllm_job(job: Job, g: Group, la: Launch) -> None:
+    if world_of(la) > WORLD_MAX:     # RTC720: planned as one rank, not billions
+        job.tp = job.pp = job.pcp = job.dcp = job.dp = 1
+        job.launch = LaunchSpec(model=None, spans={"model": la.span})
+        return
     job.tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
     job.pp = int_value(la.value("--pipeline-parallel-size"), 1) or 1
     job.pcp = int_value(la.value("--prefill-context-parallel-size"), 1) or 1

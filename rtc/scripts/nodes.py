@@ -23,6 +23,26 @@ from rtc.scripts.commands import Launch, Recognised, recognise
 from rtc.scripts.shell import ShellProblem, ShellRun, read_shell
 
 _SECTION = re.compile(r"^##\s*([A-Za-z0-9_.:-]+)\s*$")
+#: Node headers as tutorials print them, words after the name allowed: ``## node-a
+#: (head)``, ``# Node 1 (worker):``, ``### On node 2``, ``## atlas-01 (head)``.
+_NODE_WORD = re.compile(r"^#{1,4}\s*(?:on\s+)?(?:the\s+)?(node|server)"
+                        r"[\s_-]*([0-9]+|[A-Za-z][0-9]*)(?![A-Za-z0-9])\s*(?:\([^)]*\))?"
+                        r"\s*[:.]?\s*$", re.I)
+_ROLE_HEADER = re.compile(r"^#{2,4}\s*([A-Za-z0-9_.:-]+)\s*\((?:head|worker|master|primary|"
+                          r"secondary|prefill|decode|leader|follower)[^)]*\)\s*:?\s*$", re.I)
+
+
+def section_name(line: str) -> str | None:
+    """The node a header line starts (``## NAME``, or a tutorial's node header with a
+    role or words around the name), else None."""
+    m = _SECTION.match(line)
+    if m:
+        return m.group(1)
+    m = _NODE_WORD.match(line.strip())
+    if m:
+        return f"{m.group(1).lower()}-{m.group(2)}"
+    m = _ROLE_HEADER.match(line.strip())
+    return m.group(1) if m else None
 HOST_VARS = ("HCCL_IF_IP", "VLLM_HOST_IP")
 
 
@@ -60,10 +80,11 @@ class Node:
 
 
 def split_sections(label: str, text: str) -> list[Unit]:
-    """The units of one file: one per ``## NAME`` section when it has any (lines before
+    """The units of one file: one per node section (``## NAME`` or a tutorial's node header,
+    :func:`section_name`) when it has any (lines before
     the first section are read as the start of every section), else the whole file."""
     lines = text.splitlines(keepends=True)
-    marks = [(k, m.group(1)) for k, line in enumerate(lines) if (m := _SECTION.match(line))]
+    marks = [(k, name) for k, line in enumerate(lines) if (name := section_name(line))]
     if not marks:
         return [Unit(label, text)]
     preamble = "".join(lines[:marks[0][0]])

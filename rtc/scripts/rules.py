@@ -137,7 +137,32 @@ LOST_WORKER = rule("RTC709", "dp-worker-misses-head", "error",
     head with `--data-parallel-address 10.0.0.6`.
     Fix: give the worker `--data-parallel-address` with the head's host IP.""")
 
+BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
+                 "A flag or variable of a launch has a value of the wrong type.", """
+    What: a size or rank that is not a whole number in range (`--tensor-parallel-size
+    four`, `0`, `-1`, a 20-digit `--data-parallel-size`, `torchrun --nnodes=abc
+    --nproc-per-node=-1`), a port outside 1..65535 (vLLM also rejects rpc port 0), an
+    address that is not one (`HCCL_IF_IP=141.61.39.317`, full-width digits `１０.0.0.1`),
+    or a JSON flag that is not a JSON object (`--additional-config '{not json'`,
+    `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`).
+    Why: the framework stops at start-up (argparse "invalid int value", json.loads'
+    "Expecting property name", HCCL "invalid ip"), often on one node only while the others
+    wait for it until their timeouts.
+    Example: `export HCCL_IF_IP=141.61.39.317`.
+    Fix: write the value the flag takes; rtc's other rules use the framework's default in
+    its place, so fix this first.""")
+PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
+                   "A launch still holds a placeholder where an address must be.", """
+    What: `x.x.x.x`, `<IP>`, `PIP`, `your_ip`, `TODO`, `xxxx` copied from a tutorial, or
+    `0.0.0.0` / `::` in a place another node connects to (`--data-parallel-address`,
+    `--master-addr`, `ray start --address`, `HCCL_IF_IP`, `VLLM_HOST_IP`, `MASTER_ADDR`).
+    Why: the process cannot bind or reach it; the peers hang in the rendezvous until their
+    timeout, or HCCL reports an invalid address.
+    Example: `head_ip="x.x.x.x"` then `--data-parallel-address $head_ip`.
+    Fix: write the real address (the head node's for addresses a peer connects to, the
+    node's own for HCCL_IF_IP / VLLM_HOST_IP).""")
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER)
+         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)

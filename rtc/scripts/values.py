@@ -1,0 +1,235 @@
+"""Every value of a launch typed where it is written (RTC720, RTC721): the flags and
+variables the lifted launches read, checked before any rule does arithmetic with them.
+
+==================  ====================================================================
+type                flags / variables
+==================  ====================================================================
+positive integer    vLLM ``--tensor-parallel-size`` ``--pipeline-parallel-size``
+                    ``--data-parallel-size`` ``--prefill-/decode-context-parallel-size``
+                    ``--max-model-len`` ``--max-num-seqs`` ``--max-num-batched-tokens``
+                    ``--nnodes``; torchrun ``--nproc-per-node``;
+                    msrun ``--worker_num`` ``--local_worker_num``
+integer >= 0        ``--api-server-count`` (0: headless) ``--data-parallel-size-local`` ``--data-parallel-start-rank``
+                    ``--data-parallel-rank`` ``--node-rank`` (torchrun ``--node_rank``)
+port 1..65535       ``--port`` ``--data-parallel-rpc-port`` ``--master-port`` (vLLM's
+                    ``ParallelConfig`` rejects rpc port 0), torchrun ``--master_port``
+node count          torchrun ``--nnodes`` (``N`` or ``MIN:MAX``)
+host address        ``--data-parallel-address`` ``--master-addr`` ``ray start --address``
+                    (host[:port]) and the variables ``HCCL_IF_IP`` ``VLLM_HOST_IP``
+                    ``MASTER_ADDR``: an IPv4/IPv6 address or a host name; a peer
+                    connects to it, so ``0.0.0.0`` / ``::`` is a placeholder too
+JSON object         ``--additional-config`` ``--kv-transfer-config`` ``--hf-overrides``
+                    ``--compilation-config`` ``--speculative-config``
+==================  ====================================================================
+
+A value that still holds a variable the script never set is not judged (RTC701 / the
+unresolved-variable notes say why). Placeholders (RTC721) are values a tutorial asks the
+reader to replace: ``x.x.x.x``, ``<IP>``, ``PIP``, ``your_ip``, ``TODO``, ``xxxx`` ...
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+
+from rtc.diagnostics import error
+from rtc.scripts import rules as R
+
+#: Largest integer a size or rank may be (vLLM and torch keep them in C ints).
+INT_MAX = 2 ** 31 - 1
+#: The most ranks one job may have for rtc to plan it (a larger world is a typo: RTC720).
+WORLD_MAX = 65536
+#: The flags whose product is one launch's world size.
+WORLD_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+               "--prefill-context-parallel-size")
+
+_POSITIVE = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
+             "--prefill-context-parallel-size", "--decode-context-parallel-size",
+             "--max-model-len", "--max-num-seqs", "--max-num-batched-tokens",
+             "--nproc-per-node", "--nproc_per_node", "--worker_num",
+             "--local_worker_num")
+_NON_NEGATIVE = ("--api-server-count", "--data-parallel-size-local", "--data-parallel-start-rank",
+                 "--data-parallel-rank", "--node-rank", "--node_rank")
+_PORTS = ("--port", "--data-parallel-rpc-port", "--master-port", "--master_port")
+_HOSTS = ("--data-parallel-address", "--master-addr", "--master_addr")
+_JSON = ("--additional-config", "--kv-transfer-config", "--hf-overrides",
+         "--compilation-config", "--speculative-config")
+#: Variables holding the node's own address, or the one a peer connects to.
+HOST_VARIABLES = ("HCCL_IF_IP", "VLLM_HOST_IP", "MASTER_ADDR")
+
+_PLACEHOLDER = re.compile(
+    r"^(?:<[^>]*>|\{[^}:\"]*\}|x{1,3}(?:\.x{1,3}){3}|x{2,}|X{2,}|\*+(?:\.\*+){3}|"
+    r"(?:your|my)[_\-]?\w*|todo|tbd|fixme|changeme|pip|nip|ip|host_?ip|node_?ip|"
+    r"master_?ip|head_?ip|local_?ip|ip_?addr(?:ess)?|\.\.\.)$", re.I)
+# something that tries to be an IPv4 address: digits (any script's) and dots
+_IPV4_LIKE = re.compile(r"^[\d.]+$")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+
+
+def _resolved(text: str | None) -> bool:
+    return text is not None and "$" not in text and "`" not in text
+
+
+def integer_problem(text: str, least: int) -> str | None:
+    """Why ``text`` is not an integer >= ``least`` (and <= :data:`INT_MAX`), or None.
+    Only ASCII digits count: Python's int() would take full-width ones, the frameworks
+    do not."""
+    t = text.strip()
+    body = t[1:] if t[:1] in "+-" else t
+    if not body or not body.isascii() or not body.isdigit():
+        return f"'{text}' is not an integer"
+    value = int(t)
+    if value > INT_MAX:
+        return f"{text} is out of range (at most {INT_MAX})"
+    if value < least:
+        return f"{text} is {'negative' if value < 0 else 'zero'}: it must be >= {least}"
+    return None
+
+
+def port_problem(text: str) -> str | None:
+    """Why ``text`` is not a TCP port 1..65535, or None."""
+    why = integer_problem(text, 1)
+    if why is not None:
+        return why if "integer" in why else f"{text} is not a port (1..65535)"
+    return None if int(text) <= 65535 else f"{text} is not a port (1..65535)"
+
+
+def is_placeholder(text: str) -> bool:
+    """True for a value a tutorial asks the reader to replace (``x.x.x.x``, ``<IP>``, ``PIP``,
+    ``your_ip``, ``TODO`` ...)."""
+    return bool(_PLACEHOLDER.match(text.strip()))
+
+
+def host_problem(text: str, peer: bool) -> tuple[str, bool] | None:
+    """(why, is-placeholder) when ``text`` is no usable address: a placeholder, the
+    unspecified address where ``peer`` (another node connects to it), or something that
+    tries to be an IP address and is not one (``141.61.39.317``, full-width digits). A host
+    name is accepted. None when it is fine."""
+    t = text.strip()
+    if is_placeholder(t):
+        return f"'{text}' is a placeholder, not an address", True
+    host = t[1:-1] if t.startswith("[") and t.endswith("]") else t
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None:
+        if not host.isascii():
+            return f"'{text}' has non-ASCII (full-width) digits", False
+        if peer and ip.is_unspecified:
+            return f"{text} is the unspecified address: a peer cannot connect to it", True
+        return None
+    if _IPV4_LIKE.match(host) or (":" in host and not host.isascii()):
+        return _bad_ip_reason(host), False
+    if not host.isascii():
+        return f"'{text}' has non-ASCII characters (full-width digits?)", False
+    if ":" in host or not _HOSTNAME.match(host):
+        return f"'{text}' is neither an IP address nor a host name", False
+    return None
+
+
+def _bad_ip_reason(host: str) -> str:
+    if not host.isascii():
+        return f"'{host}' has non-ASCII (full-width) digits"
+    parts = host.split(".")
+    if len(parts) == 4:
+        bad = next((p for p in parts if not p.isdigit() or int(p) > 255), None)
+        if bad is not None:
+            return f"{host} is not an IPv4 address: octet {bad} is not 0..255"
+    return f"{host} is not an IPv4 address (four numbers 0..255 separated by dots)"
+
+
+def json_problem(text: str) -> str | None:
+    """Why ``text`` is not a JSON object (vLLM parses these flags with json.loads), or None."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        return f"is not JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(doc, dict):
+        return f"is JSON but not an object ({type(doc).__name__})"
+    return None
+
+
+def _flag_problems(la):
+    """(rule, message, span, hint) for each mistyped flag of one launch."""
+    for name, f in la.flags.items():
+        v = f.value
+        where = f.value_span or f.span
+        if not _resolved(v) or not v:
+            continue
+        why, hint, rule = None, "", R.BAD_VALUE
+        if name in _POSITIVE:
+            why, hint = integer_problem(v, 1), f"write a whole number >= 1, e.g. {name} 4"
+        elif name in _NON_NEGATIVE:
+            why, hint = integer_problem(v, 0), f"write a whole number >= 0, e.g. {name} 0"
+        elif name in _PORTS:
+            why, hint = port_problem(v), "use a free TCP port 1024..65535"
+        elif name == "--nnodes" and la.kind in ("torchrun", "vllm"):
+            parts = v.split(":") if la.kind == "torchrun" else [v]
+            why = next((p for p in (integer_problem(x, 1) for x in parts) if p), None)
+            if why is None and len(parts) > 2:
+                why = f"'{v}' is not N or MIN:MAX"
+            hint = "write the number of nodes, e.g. --nnodes 2 (torchrun also MIN:MAX)"
+        elif name in _JSON:
+            why = json_problem(v)
+            why = f"'{v[:40]}' {why}" if why else None
+            hint = "quote the whole JSON object in single quotes: " \
+                   "--flag '{\"key\": \"value\"}'"
+        elif name in _HOSTS or (la.kind == "ray" and name == "--address"):
+            host = v.rsplit(":", 1)[0] if la.kind == "ray" and v.count(":") == 1 else v
+            got = host_problem(host, peer=True)
+            if got is not None:
+                why, rule = got[0], R.PLACEHOLDER if got[1] else R.BAD_VALUE
+                hint = "give the head node's IP address (the one the other nodes reach)"
+        if why:
+            yield rule, f"{name} {why}", where, hint
+
+
+def world_of(la) -> int:
+    """The product of ``la``'s parallel sizes that are readable integers >= 1."""
+    world = 1
+    for name in WORLD_FLAGS:
+        v = la.value(name)
+        if v is not None and integer_problem(v, 1) is None:
+            world *= int(v)
+    return world
+
+
+def _world_problem(la):
+    world = world_of(la)
+    if world > WORLD_MAX:
+        yield R.BAD_VALUE, (f"the parallel sizes give a world of {world} ranks, more than "
+                            f"{WORLD_MAX} (a typo?)"), la.span_of("--data-parallel-size"), \
+            "check --tensor/--pipeline/--data-parallel-size"
+
+
+def _env_problems(la):
+    for var in HOST_VARIABLES:
+        s = la.env.get(var)
+        if s is None or s.unresolved or not _resolved(s.value) or not s.value:
+            continue
+        got = host_problem(s.value, peer=True)
+        if got is not None:
+            rule = R.PLACEHOLDER if got[1] else R.BAD_VALUE
+            yield rule, f"{var} {got[0]}", s.span, \
+                f"export {var} as this node's own IP address (e.g. from `hostname -I`)"
+
+
+def value_findings(launches) -> list:
+    """RTC720 / RTC721 errors of ``launches`` (each value once, at the word that wrote it)."""
+    out, seen = [], set()
+    for la in launches:
+        for rule, msg, span, hint in (*_flag_problems(la), *_world_problem(la),
+                                       *_env_problems(la)):
+            if (rule.code, span, msg) in seen:
+                continue
+            seen.add((rule.code, span, msg))
+            out.append(error(rule, msg, span, hint=hint))
+    return out
+
+
+__all__ = ["value_findings", "integer_problem", "port_problem", "host_problem",
+           "json_problem", "is_placeholder", "INT_MAX", "WORLD_MAX", "HOST_VARIABLES",
+           "world_of"]
