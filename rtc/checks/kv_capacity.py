@@ -11,7 +11,8 @@ when the model is named and the shortfall is larger than what the estimated term
 be off by (:data:`MARGIN` of the activation peak plus the runtime reserve); otherwise
 RTC345 (a warning) says the same with the reason it is not certain. A job that names
 neither its model (``cost_model``) nor ``--max-model-len`` is not judged: both would be
-guesses (``rtc cost`` still shows its budget).
+guesses (``rtc cost`` still shows its budget); RTC346, a note about throughput, only for a
+job that names its model.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def _findings(topo, job, choice, args, layout, b):
             hint=fix + _smaller_fix(topo, job, choice, args, layout)
             + _buffsize_hint(job, b))
         return
-    if args.max_num_seqs and b.concurrency is not None and b.concurrency < args.max_num_seqs:
+    if args.max_num_seqs and job.cost.model is not None and b.concurrency is not None \
+            and b.concurrency < args.max_num_seqs:
         yield note(KV_CONCURRENCY,
                       f"{head}: the KV cache holds {b.tokens:,} tokens per rank, "
                       f"{b.concurrency:.2f} sequences of {b.max_model_len:,}, fewer than "
