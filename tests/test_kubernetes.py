@@ -20,7 +20,8 @@ from stubs import run_pod, run_script
 from test_out_dir_transaction import run_main
 
 K8S_GOLDEN = GOLDEN / "k8s"
-EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3", "gpu-h100-2node-dp2-tp8"]
+EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3", "gpu-h100-2node-dp2-tp8",
+                "gpu-gb200-nvl72-tp8"]
 UPDATE = os.environ.get("RTC_UPDATE_GOLDEN") == "1"
 IMAGE = "quay.io/ascend/vllm-ascend:latest"
 GPU_IMAGE = "vllm/vllm-openai:latest"
@@ -313,3 +314,31 @@ def test_gpu_job_is_one_leaderworkerset_requesting_nvidia_gpus(tmp_path: Path, m
     assert container["image"] == GPU_IMAGE
     assert container["resources"]["limits"] == {"nvidia.com/gpu": "8"}
     assert [v["name"] for v in worker["volumes"]] == ["dshm"]
+
+
+def test_a_group_over_trays_of_one_nvlink_domain_stays_in_that_domain(bundles):
+    """GB200 NVL72: TP 8 over two trays of one NVLink domain. The LWS asks for one
+    nvidia.com/gpu.clique domain per group (LWS exclusive topology, Kueue required
+    topology); the D1 LWS (RoCE between servers, no domain) asks for nothing more."""
+    _res, bundle = bundles["gpu-gb200-nvl72-tp8"]
+    (text,) = [t for n, t in bundle.outputs if n.startswith("lws-")]
+    (lws,) = list(yaml.safe_load_all(text))
+    assert lws["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "nvidia.com/gpu.clique"}
+    tmpl = lws["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        assert tmpl[role]["metadata"]["annotations"] == {
+            "kueue.x-k8s.io/podset-required-topology": "nvidia.com/gpu.clique"}
+    assert "# Placement: TP 8 x EP off over 2 trays of NVLink domain nvl72-a" in text
+    _res, d1 = bundles["a2-2node-dp2-tp8"]
+    assert all("exclusive-topology" not in t for _n, t in d1.outputs)
+
+
+def test_trays_of_two_domains_get_no_domain_constraint():
+    text = (EXAMPLES / "gpu-gb200-nvl72-tp8.rtc").read_text()
+    text = text.replace("super_pod nvl72-a\n  ib_hca mlx5_0, mlx5_1, mlx5_2, mlx5_3\n}\n\njob",
+                        "super_pod nvl72-b\n  ib_hca mlx5_0, mlx5_1, mlx5_2, mlx5_3\n}\n\njob")
+    res = compile_text(text, "two.rtc")
+    bundle = build_k8s(res.topology, res.plan, res.topology.jobs, {}, GPU_IMAGE, "two.rtc")
+    assert "nvl72-b" in text
+    assert all("exclusive-topology" not in t for _n, t in bundle.outputs)

@@ -123,6 +123,18 @@ FACTS: dict[str, Fact] = {
     "gpu_resource": Fact("nvidia.com/gpu", "NVIDIA/k8s-device-plugin README (the "
                          "resource the device plugin advertises; the container sees its "
                          "GPUs numbered from 0)"),
+    "exclusive_topology": Fact("leaderworkerset.sigs.k8s.io/exclusive-topology", _LWS_DOC
+                               + " (ExclusiveKeyAnnotationKey: a node label key; the LWS "
+                               "webhook gives each group's pods an affinity to one domain of "
+                               "that label and an anti-affinity to other groups)"),
+    "kueue_required_topology": Fact("kueue.x-k8s.io/podset-required-topology",
+                                    "kubernetes-sigs/kueue docs, concepts/topology_aware_"
+                                    "scheduling (a pod-template annotation: the PodSet must "
+                                    "land inside one domain of the named level)"),
+    "nvlink_domain_label": Fact("nvidia.com/gpu.clique", "NVIDIA GPU Feature Discovery / "
+                                "GPU Operator (docs.nvidia.com/datacenter/cloud-native/gpu-"
+                                "operator/latest/dra-cds.html: the label names a node's "
+                                "multi-node NVLink domain, <cluster UUID>.<clique id>)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -246,6 +258,10 @@ class LwsPlan:
     table: bool = False
     npu: bool = True
     blocked: str | None = None
+    #: A node label key every pod of the group must share one value of (the NVLink domain
+    #: of a GB200/GB300 NVL72 job that spans trays), and why; None when hostnames suffice.
+    domain_label: str | None = None
+    domain_reason: str = ""
 
 
 class _Blocked(Exception):
@@ -261,6 +277,24 @@ def k8s_name(name: str) -> str | None:
         and out[0].isalnum() and out[-1].isalnum() \
         and all(c.isalnum() and c.isascii() or c == "-" for c in out)
     return out if ok else None
+
+
+def _placement_domain(topo: Topology, jl: JobLaunch) -> tuple[str | None, str]:
+    """The node label the group must stay inside, and why (issue: placement constraints in
+    the scheduler's terms). Only for NVIDIA multi-node NVLink domains (``super_pod`` on a
+    GPU preset): a group over several trays of one domain keeps its TP / EP traffic on
+    NVLink only if every pod lands in that domain. Ascend super pods have no public node
+    label key rtc could cite; their pods stay pinned by hostname."""
+    servers = [nl.server for nl in jl.nodes]
+    if not topo.preset.is_gpu or not topo.preset.super_pod or len(servers) < 2:
+        return None, ""
+    domains = {s.super_pod_id for s in servers}
+    if len(domains) != 1 or None in domains:
+        return None, ""
+    job = jl.job
+    return fact("nvlink_domain_label"), (
+        f"TP {job.tp} x EP {'on' if job.expert_parallel else 'off'} over {len(servers)} trays "
+        f"of NVLink domain {domains.pop()}")
 
 
 def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
@@ -284,6 +318,7 @@ def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
         return out
     out.leader = roles[0]
     out.table = any(name == "RANK_TABLE_FILE" for name, _v in roles[0].env)
+    out.domain_label, out.domain_reason = _placement_domain(topo, jl)
     if len(roles) > 1:
         out.worker = roles[1]
         for other in roles[2:]:
