@@ -919,3 +919,19 @@ def test_a_duplicate_version_with_two_values_names_both_and_the_one_read():
                               "and its other keys are checked against that form")
     same = load_json(text.replace('"2.0"', '"1.0"'))[2]
     assert [d.message.endswith("keep the last one)") for d in same] == [True]
+
+
+def test_topofile_edge_without_topo_type_or_position_is_read_as_hccl_reads_it():
+    """HCCL defaults an edge's ``topo_type`` to CLOS and ``position`` to DEVICE when absent
+    (hcomm ``src/coll_communicator_mgr/rank_graph/topo_info/edge_info.cc``); hcomm's own test
+    topology files (tests/ecosystem/ranktable/v2_0_topofile__hcomm_*) leave them out. A value
+    outside the enum is still an error."""
+    edge = {"net_layer": 0, "link_type": "PEER2PEER", "protocols": ["UB_CTP"], "local_a": 0,
+            "local_a_ports": ["0/0"], "local_b": 1, "local_b_ports": ["0/0"]}
+    doc = {"version": "2.0", "peer_count": 2, "peer_list": [{"local_id": 0}, {"local_id": 1}],
+           "edge_count": 1, "edge_list": [edge]}
+    assert not errors(validate_document(doc, "topo-v2.0"))
+    bad = copy.deepcopy(doc)
+    bad["edge_list"][0]["topo_type"] = "RING"
+    found = errors(validate_document(bad, "topo-v2.0"))
+    assert len(found) == 1 and "edge_list[0].topo_type" in found[0].message
