@@ -4,7 +4,9 @@ one job, as whole processes, with the targets on the 2-core development machine:
 
 * ``rtc cost FILE --model deepseek-v3 --phase both`` at 65,536 NPUs <= 3 s;
 * ``rtc advise FILE --model deepseek-v3`` for a 1,024-NPU A3 job <= 2 s (and with
-  ``--max-pp 4``, which searches four times the layouts).
+  ``--max-pp 4``, which searches four times the layouts; and ``advise-kv``: the job's
+  launch gives ``--max-model-len 32768``, so every layout's KV-cache budget decides
+  whether it is scored, issue 36).
 
 The clusters are the families of ``bench_scale.py`` (TP inside a server, DP across; EP
 off for the 65,536-NPU cost row, where 256 experts cannot divide the EP group). Medians of ``--runs`` runs; wall and CPU time (the machine is noisy), peak RSS.
@@ -24,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import family_source, rtc_cmd, run_measured  # noqa: E402
 
-TARGETS = {"cost": 3.0, "advise": 2.0, "advise-pp4": None}
+TARGETS = {"cost": 3.0, "advise": 2.0, "advise-pp4": None, "advise-kv": 2.0}
 
 
 def _row(name: str, argv: list[str], runs: int, cwd: Path) -> dict:
@@ -55,14 +57,20 @@ def main(argv: list[str] | None = None) -> int:
         big.write_text(family_source(args.kind, args.cost_npus).replace(
             "  expert_parallel on\n", ""), encoding="utf-8")
         small.write_text(family_source("a3", args.advise_npus), encoding="utf-8")
+        kv = work / "advise-kv.rtc"
+        kv.write_text(family_source("a3", args.advise_npus).replace(
+            "  expert_parallel on\n", '  expert_parallel on\n  args "--max-model-len 32768"\n'),
+            encoding="utf-8")
         rows.append(_row("cost", rtc + ["cost", str(big), "--model", "deepseek-v3", "--phase",
                                         "both"], args.runs, work))
         rows.append(_row("advise", rtc + ["advise", str(small), "--model", "deepseek-v3"],
                          args.runs, work))
         rows.append(_row("advise-pp4", rtc + ["advise", str(small), "--model", "deepseek-v3",
                                               "--max-pp", "4"], args.runs, work))
+        rows.append(_row("advise-kv", rtc + ["advise", str(kv), "--model", "deepseek-v3"],
+                         args.runs, work))
     print(f"{'row':12} {'NPUs':>7} {'median s':>9} {'cpu s':>7} {'peak MB':>8}  target")
-    for r, npus in zip(rows, (args.cost_npus, args.advise_npus, args.advise_npus)):
+    for r, npus in zip(rows, (args.cost_npus,) + (args.advise_npus,) * 3):
         target = f"<= {r['target_s']} s" if r["target_s"] else "-"
         ok = "" if r["exit_codes"] == [0] else f"  exit {r['exit_codes']}"
         print(f"{r['name']:12} {npus:>7} {r['median_s']:>9.2f} {r['cpu_s']:>7.2f} "
