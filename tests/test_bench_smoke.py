@@ -33,5 +33,5 @@ def test_cost_benchmark_smoke(tmp_path: Path):
                           "--json", str(out)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr[-2000:]
     rows = {r["name"]: r for r in json.loads(out.read_text())["rows"]}
-    assert set(rows) == {"cost", "advise", "advise-pp4"}
+    assert set(rows) == {"cost", "advise", "advise-pp4", "advise-kv"}
     assert all(r["exit_codes"] == [0] and r["cpu_s"] > 0 for r in rows.values())
