@@ -70,6 +70,12 @@ def compile_command(
                                       help="With --out-dir: also write the MindCluster / MindIE "
                                            "global rank table (server_group_list) of each "
                                            "prefill/decode pair (global-ranktable.json)."),
+    global_for: str = typer.Option("mindie-motor", "--global-ranktable-for",
+                                   metavar="mindie-motor|omniinfer",
+                                   help="Group numbering of the global rank table: "
+                                        "mindie-motor (MindIE Motor and MindCluster ClusterD: "
+                                        "0 coordinator, 1 controller, instances from 2) or "
+                                        "omniinfer (prefill instances from 0, then decode)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     target: str = typer.Option("shell", "--target", metavar="shell|k8s",
@@ -110,12 +116,18 @@ def compile_command(
                    "print the report", "write the table with -o FILE or --out-dir DIR, or "
                    "drop --format")
     refuse_input_as_output([output], [file])
+    from rtc.emit.global_ranktable import NUMBERINGS
+
+    if global_for not in NUMBERINGS:
+        fail_usage(f"--global-ranktable-for {global_for}: not a global rank table consumer",
+                   "use " + " or ".join(NUMBERINGS))
     _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
-         no_diagrams=no_diagrams, global_table=global_table, target=target, image=image)
+         no_diagrams=no_diagrams, global_table=global_for if global_table else False,
+         target=target, image=image)
 
 
 def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
-         out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool,
+         out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool | str,
          target: str, image: str | None) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
     result = _compile(file, strict, out)
@@ -309,7 +321,7 @@ def _topology_files(result, jobs, out) -> list:
     return list(files.items())
 
 
-def _bundle(result, jobs, tables: list, out, global_table: bool = False) -> list:
+def _bundle(result, jobs, tables: list, out, global_table: bool | str = False) -> list:
     """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
     files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
     made while the rest is written); exit 2 when one fails its schema."""
@@ -373,7 +385,7 @@ def _check_global_table(result, out_dir) -> None:
 
 
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-                   no_diagrams: bool, out, global_table: bool = False) -> None:
+                   no_diagrams: bool, out, global_table: bool | str = False) -> None:
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
     in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""
