@@ -54,7 +54,8 @@ def test_d1_readme_command_output(tmp_path: Path):
     doc = json.loads(out.read_text())
     # atlas-01's captured plan: device i -> 6.0.2.(2i+1)
     first = doc["server_list"][0]
-    assert first["server_id"] == "atlas-01"
+    assert first["server_id"] == "10.0.0.6"  # atlas-01's host IP
+    assert first["host_ip"] == "10.0.0.6"
     assert [d["device_ip"] for d in first["device"]] == [f"6.0.2.{2 * i + 1}" for i in range(8)]
     assert [d["rank_id"] for d in doc["server_list"][1]["device"]] == [str(r) for r in range(8, 16)]
 
