@@ -30,8 +30,8 @@ _LLM_CPP = "Ascend/MindIE-LLM @8b4871ad"
 class Contract(NamedTuple):
     """One consumer's requirements on one table ``form`` (``hccl-v1``: 1.0 and 1.2;
     ``pd-ranktable``; ``mindie-global``). ``applies``: ``all`` tables of the form,
-    ``container`` only tables with a ``container_ip`` (written for MindIE / by Ascend
-    Operator), ``motor`` / ``omniinfer`` global tables numbered for that consumer."""
+    ``container`` only tables with a ``container_ip`` (the tables of MindIE jobs: rtc and
+    Ascend Operator write it there, and MindIE finds its own server by it), ``motor`` / ``omniinfer`` global tables numbered for that consumer."""
 
     consumer: str
     form: str
@@ -63,7 +63,8 @@ CONTRACTS: tuple[Contract, ...] = (
              "world size, ipaddress.ip_address(device_ip), ipaddress.ip_address(server_id); "
              "commit not identified, text of 2025-2026)", (
                  (("server_list", "*", "server_id"), "ip"),
-                 (_DEV + ("device_ip",), "ip"), (_DEV + ("rank_id",), "decimal"))),
+                 (_DEV + ("device_ip",), "ip"), (_DEV + ("rank_id",), "decimal")),
+             applies="container"),
     Contract("MindIE-LLM C++ (RanktableConfigManager)", "hccl-v1",
              f"{_LLM_CPP} src/config_manager/ranktable_config.cpp CheckParam / InitFromJson "
              "(container_ip per server, device_id 0..63, rank_id 0..511)", (
