@@ -314,6 +314,8 @@ def _sdid_plan_single(sdids: list[int], ds: list[int]) -> str:
 
 def _server_block(s: _Srv) -> Block:
     attrs = [] if s.server_id is None else [("server_id", word(s.server_id))]
+    if s.server_id is None and s.host is not None and s.name != str(s.host):
+        attrs.append(("server_id", word(s.name)))  # else it would compile to the host IP
     if s.host is not None:
         attrs.append(("host", str(s.host)))
     if s.container is not None:
@@ -405,6 +407,11 @@ def _family_block(run: list[_Srv]) -> Block | None:
         host = _ipv4_template(xs, [int(s.host) for s in run])
         if host is None:
             return None
+        if any(s.name != str(s.host) for s in run):
+            # The table's server_ids are names, not the hosts a server_id defaults to.
+            if any(s.name != f"{prefix}{x}{suffix}" for s, x in zip(run, xs)):
+                return None
+            attrs.append(("server_id", f"{prefix}{{i}}{suffix}"))
         attrs.append(("host", host))
     if run[0].container is not None:
         pod_ip = _ipv4_template(xs, [int(s.container) for s in run])
@@ -494,7 +501,7 @@ def _dropped_keys(doc: dict, version: str) -> dict[str, tuple[int, tuple]]:
         if not isinstance(s, dict):
             continue
         for k in s:
-            if k not in _CANON_SERVER or (k == "host_ip" and version == "1.0"):
+            if k not in _CANON_SERVER:
                 add(k, ("server_list", i, k))
         for j, d in enumerate(s.get("device") or ()):
             if isinstance(d, dict):
