@@ -72,10 +72,9 @@ def compile_command(
                                            "prefill/decode pair (global-ranktable.json)."),
     global_for: str = typer.Option("mindie-motor", "--global-ranktable-for",
                                    metavar="mindie-motor|omniinfer",
-                                   help="Group numbering of the global rank table: "
-                                        "mindie-motor (MindIE Motor and MindCluster ClusterD: "
-                                        "0 coordinator, 1 controller, instances from 2) or "
-                                        "omniinfer (prefill instances from 0, then decode)."),
+                                   help="Global rank table group numbering: mindie-motor (Motor, "
+                                        "ClusterD: 0 coordinator, 1 controller, instances from 2) "
+                                        "or omniinfer (prefill from 0, then decode)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     target: str = typer.Option("shell", "--target", metavar="shell|k8s",
@@ -107,23 +106,30 @@ def compile_command(
     """
     output, out_dir, stdout = _outputs(output, out_dir, stdout)
     _check_outputs(output, out_dir, stdout, target)
+    _check_options(fmt, stdout, target, image, global_for)
+    out = reporter_for(fmt, "compile", input_label(file))
+    refuse_input_as_output([output], [file])
+    _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
+         no_diagrams=no_diagrams, global_table=global_for if global_table else False,
+         target=target, image=image)
+
+
+def _check_options(fmt: str, stdout: bool, target: str, image: str | None,
+                   global_for: str) -> None:
+    """Exit 2 (usage) for an empty --image, --stdout with a report --format, or an unknown
+    --global-ranktable-for."""
+    from rtc.emit.global_ranktable import NUMBERINGS
+
     if target == "k8s" and image is not None and not image.strip():
         fail_usage("--image is empty", "name the container image, e.g. "
                    f"--image {DEFAULT_IMAGE.rsplit(':', 1)[0]}:<tag>")
-    out = reporter_for(fmt, "compile", input_label(file))
     if stdout and fmt != "text":
         fail_usage(f"--stdout prints the rank table on stdout, where --format {fmt} would "
                    "print the report", "write the table with -o FILE or --out-dir DIR, or "
                    "drop --format")
-    refuse_input_as_output([output], [file])
-    from rtc.emit.global_ranktable import NUMBERINGS
-
     if global_for not in NUMBERINGS:
         fail_usage(f"--global-ranktable-for {global_for}: not a global rank table consumer",
                    "use " + " or ".join(NUMBERINGS))
-    _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
-         no_diagrams=no_diagrams, global_table=global_for if global_table else False,
-         target=target, image=image)
 
 
 def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
