@@ -41,7 +41,8 @@ SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
     rank 0. HCCL itself takes the table's rank_ids (its 1.0/1.2 parser sorts the ranks by
     rank_id, not by server_id: topoinfo_ranktableConcise.cc ParserClusterInfo), so the
     tables of vLLM-Ascend, MindIE, torch_npu and Megatron jobs are not judged; a table
-    whose reader is unknown (no job, `rtc validate`) is.
+    whose reader is unknown (no job, `rtc validate`) is, unless its server_ids are its
+    host IPs (Ascend Operator's form, read by HCCL and MindCluster).
     Example: `family node[0..15]` (node10 < node2 as strings) in a `framework mindspore`
     job.
     Fix: zero-pad the names (`family node[00..15]`) or order the servers by name; in an
@@ -76,7 +77,7 @@ def check(topo: Topology, plan: Plan):
         if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
         # 2.0 (Ascend 950): no server_list, rank ids given
-        if not reported_order and not topo.preset.is_a5 and _sorted_by_reader(job):
+        if not reported_order and not topo.preset.is_a5 and _sorted_by_reader(job, members):
             found = list(_server_order(what, members, topo.origin == "table"))
             reported_order = bool(found)
             yield from found
@@ -146,10 +147,14 @@ def _pod_data(what: str, members):
 SORTING_FRAMEWORKS = ("mindspore",)
 
 
-def _sorted_by_reader(job) -> bool:
+def _sorted_by_reader(job, members) -> bool:
     """Whether RTC216 judges the table of ``job``: a job whose framework sorts, or the
-    whole cluster's table (None: its reader is unknown)."""
-    return job is None or job.framework in SORTING_FRAMEWORKS
+    whole cluster's table (None: its reader is unknown) unless every server_id is its host
+    IP -- the form Ascend Operator writes for HCCL and MindCluster, which order ranks by
+    rank_id (ascend-operator pkg/ranktable/common/common.go buildServerInfo)."""
+    if job is not None:
+        return job.framework in SORTING_FRAMEWORKS
+    return not all(s.host_ip is not None and s.server_id == str(s.host_ip) for s, _ in members)
 
 
 #: A server with one of these in ``incomplete`` is not judged by RTC216: its server_id

@@ -11,7 +11,8 @@ item of a list; ``kind`` one of
 * ``list``: a non-empty JSON array; ``str``: a JSON string; ``decimal``: a string of
   digits; ``ip``: a string that is one IPv4/IPv6 address; ``ips``: IP addresses separated
   by commas (HCCL's multi-NIC form); ``range:LO:HI``: a decimal within LO..HI;
-* a trailing ``?`` (``ip?``): checked only when the key is there.
+* a trailing ``?`` (``ip?``): checked only when the key is there and not ``""`` (HCCL
+  takes an empty ``device_ip`` in a one-server table: its TF example does).
 
 Group numbering of a global rank table is a contract of its own (``groups`` below).
 """
@@ -74,11 +75,13 @@ CONTRACTS: tuple[Contract, ...] = (
                  (_DEV + ("rank_id",), "range:0:511")), applies="container"),
     Contract("MindCluster (Ascend Operator / ClusterD)", "hccl-v1",
              f"{_MC} component/ascend-operator/pkg/ranktable/common/common.go buildServerInfo "
-             "and server.go (server_id = host IP for MindIE, host_ip and container_ip always); "
+             "and server.go (server_id = host IP for MindIE, container_ip always; host_ip "
+             "written by newer releases only: the operator-written MindIE EP table in "
+             "shared/corpus/ranktables has none); "
              "component/clusterd/pkg/domain/epranktable/ranktable_util.go (reads server_id, "
              "container_ip, device)", (
                  (("server_list", "*", "server_id"), "ip"),
-                 (("server_list", "*", "host_ip"), "ip"),
+                 (("server_list", "*", "host_ip"), "ip?"),
                  (("server_list", "*", "container_ip"), "ip"),
                  (_DEV + ("device_ip",), "ip")), applies="container"),
     Contract("vllm-ascend LLMDataDist", "pd-ranktable", "vllm-project/vllm-ascend @848419d1 "
@@ -131,7 +134,8 @@ def form_of(form: str | None) -> str | None:
 def numbering(doc: dict) -> str:
     """``omniinfer`` when group "0" of a global table holds devices (a prefill instance),
     else ``motor`` (group "0" is MindIE Motor's coordinator, without devices)."""
-    for g in doc.get("server_group_list") or ():
+    groups = doc.get("server_group_list")
+    for g in groups if isinstance(groups, list) else ():
         if isinstance(g, dict) and g.get("group_id") == "0":
             servers = g.get("server_list")
             if isinstance(servers, list) and any(isinstance(s, dict) and s.get("device")
@@ -143,8 +147,9 @@ def numbering(doc: dict) -> str:
 def applies(contract: Contract, doc: dict) -> bool:
     """Whether ``contract`` judges ``doc`` (a document of the contract's form)."""
     if contract.applies == "container":
-        return any(isinstance(s, dict) and "container_ip" in s
-                   for s in doc.get("server_list") or ())
+        servers = doc.get("server_list")
+        return isinstance(servers, list) and any(isinstance(s, dict) and "container_ip" in s
+                                                 for s in servers)
     if contract.applies in ("motor", "omniinfer"):
         return numbering(doc) == contract.applies
     return True
@@ -157,7 +162,7 @@ def broken(contract: Contract, doc) -> list[tuple[tuple, str]]:
     for path, kind in contract.requires:
         optional = kind.endswith("?")
         for where, value in _walk(doc, path, ()):
-            if value is _MISSING:
+            if value is _MISSING or (optional and value == ""):
                 if not optional:
                     out.append((where, "is missing"))
                 continue
@@ -215,7 +220,8 @@ def _judge(kind: str, value) -> str | None:
 def _groups(kind: str, doc) -> list[tuple[tuple, str]]:
     """Group numbering: ``motor`` needs a coordinator group "0" (without devices) and its
     instances from "2"; ``omniinfer`` needs the instance groups numbered 0..n-1."""
-    groups = [g for g in (doc.get("server_group_list") or ()) if isinstance(g, dict)]
+    listed = doc.get("server_group_list")
+    groups = [g for g in (listed if isinstance(listed, list) else ()) if isinstance(g, dict)]
     ids = [g.get("group_id") for g in groups]
     where = ("server_group_list",)
     if kind == "motor":
