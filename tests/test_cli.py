@@ -58,7 +58,7 @@ def test_many_jobs_need_job_or_out_dir(tmp_path: Path):
     res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--job", "decode", "--stdout")
     assert res.returncode == 0
     doc = json.loads(res.stdout)
-    assert [s["server_id"] for s in doc["server_list"]] == ["d1", "d2"]
+    assert [s["server_id"] for s in doc["server_list"]] == ["10.0.1.11", "10.0.1.12"]  # d1, d2 hosts
     res = run_rtc("compile", str(EXAMPLES / "pd-a3.rtc"), "--job", "nope", "--stdout")
     assert res.returncode == 2 and "no job named 'nope'" in res.stderr
 

@@ -54,7 +54,8 @@ def test_d1_readme_command_output(tmp_path: Path):
     doc = json.loads(out.read_text())
     # atlas-01's captured plan: device i -> 6.0.2.(2i+1)
     first = doc["server_list"][0]
-    assert first["server_id"] == "atlas-01"
+    assert first["server_id"] == "10.0.0.6"  # atlas-01's host IP
+    assert first["host_ip"] == "10.0.0.6"
     assert [d["device_ip"] for d in first["device"]] == [f"6.0.2.{2 * i + 1}" for i in range(8)]
     assert [d["rank_id"] for d in doc["server_list"][1]["device"]] == [str(r) for r in range(8, 16)]
 
@@ -79,7 +80,7 @@ def test_a3_table_is_version_1_2_with_one_super_pod():
     doc = json.loads(res.stdout)
     assert doc["version"] == "1.2"
     assert doc["super_pod_list"] == [{"super_pod_id": "0", "server_list": [
-        {"server_id": "a3-node0"}, {"server_id": "a3-node1"}]}]
+        {"server_id": "10.0.1.10"}, {"server_id": "10.0.1.11"}]}]
     sdids = [d["super_device_id"] for s in doc["server_list"] for d in s["device"]]
     assert sdids == [str(i) for i in range(32)]
     assert doc["server_list"][0]["host_ip"] == "10.0.1.10"
@@ -96,5 +97,5 @@ def test_family_1024_compiles_to_16384_ranks():
     ranks = [int(d["rank_id"]) for s in doc["server_list"] for d in s["device"]]
     assert ranks == list(range(16384))
     assert len(doc["super_pod_list"]) == 16
-    assert doc["server_list"][1023]["server_id"] == "node1023"
+    assert doc["server_list"][1023]["server_id"] == "10.1.3.255"  # node1023's host IP
     assert doc["server_list"][1023]["device"][15]["device_ip"] == "172.19.255.16"

@@ -31,8 +31,13 @@ def test_pd_plan_global_table_matches_golden_and_schema():
     doc = json.loads(text)
     jsonschema.Draft202012Validator(load_schema("mindie-global")).validate(doc)
     groups = doc["server_group_list"]
-    assert [(g["group_id"], g["server_count"]) for g in groups] == [("1", "2"), ("2", "2")]
-    for g in groups:  # each group is one instance: ranks 0..n-1 of its own table
+    # MindIE Motor's numbering: coordinator "0" and controller "1" (rtc starts neither:
+    # no servers), then the prefill instance "2" and the decode instance "3"
+    assert [(g["group_id"], g["server_count"]) for g in groups] == [
+        ("0", "0"), ("1", "0"), ("2", "2"), ("3", "2")]
+    assert groups[0]["server_list"] == groups[1]["server_list"] == []
+    assert [s["server_id"] for s in groups[2]["server_list"]] == ["10.0.1.1", "10.0.1.2"]
+    for g in groups[2:]:  # each instance group: ranks 0..n-1 of its own table
         ranks = [d["rank_id"] for s in g["server_list"] for d in s["device"]]
         assert ranks == [str(r) for r in range(len(ranks))]
         assert all(s["server_ip"] for s in g["server_list"])
@@ -51,7 +56,23 @@ def test_validate_recognises_and_checks_the_global_form():
     assert ok.form == "mindie-global" and ok.diagnostics == []
     bad = validate_source((CASES / "global_ranktable_bad.json").read_bytes(), "bad.json")
     assert sorted((d.code, d.span.line, d.span.column) for d in bad.diagnostics) == [
-        ("RTC633", 9, 61), ("RTC653", 9, 18), ("RTC654", 6, 21), ("RTC655", 10, 34)]
+        ("RTC633", 10, 61), ("RTC653", 10, 18), ("RTC654", 7, 21), ("RTC655", 11, 34)]
+
+
+def test_validate_names_the_consumers_that_refuse_the_old_group_numbering():
+    # rtc's earlier numbering (prefill "1", decode "2", no coordinator group "0"): MindIE
+    # Motor's RankTableLoader and MindCluster's ClusterD would not read it
+    old = validate_source((CASES / "global_ranktable_old_numbering.json").read_bytes(), "o.json")
+    assert [(d.code, d.severity.name, d.span.line) for d in old.diagnostics] == [
+        ("RTC678", "WARNING", 4)] * 2
+    assert sorted(d.message.split(" would reject")[0] for d in old.diagnostics) == [
+        "MindCluster ClusterD (global rank table)", "MindIE Motor (RankTableLoader)"]
+    assert all('no coordinator group "0"' in d.message for d in old.diagnostics)
+    # the same instances numbered from "0" with no coordinator: omniinfer's numbering
+    doc = json.loads((CASES / "global_ranktable_old_numbering.json").read_text())
+    for n, g in enumerate(doc["server_group_list"]):
+        g["group_id"] = str(n)
+    assert validate_source(json.dumps(doc), "omni.json").diagnostics == []
 
 
 @pytest.mark.parametrize("args,needle", [

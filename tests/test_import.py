@@ -70,6 +70,22 @@ def test_the_1024_server_family_comes_back_as_one_family():
         assert line in text
 
 
+def test_server_id_equal_to_host_is_named_by_rank_and_not_written():
+    table = json.loads((GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text("utf-8"))
+    assert [s["server_id"] for s in table["server_list"]] == ["10.0.0.6", "10.0.0.5"]
+    text, back = roundtrip(json.dumps(table, indent=2))
+    assert "server node0 {\n  host 10.0.0.6\n" in text and "server node1 {\n  host 10.0.0.5\n" in text
+    assert "server_id" not in text  # compile writes the host IP as server_id
+    assert [s["server_id"] for s in json.loads(back)["server_list"]] == ["10.0.0.6", "10.0.0.5"]
+    # a name server_id beside them keeps its name and its server_id; a clash with node<k>
+    # moves the host-named servers to server<k>
+    table["server_list"][1]["server_id"] = "node0"
+    text, back = roundtrip(json.dumps(table, indent=2))
+    assert "server server0 {\n  host 10.0.0.6\n" in text
+    assert "server node0 {\n  server_id node0\n  host 10.0.0.5\n" in text
+    assert [s["server_id"] for s in json.loads(back)["server_list"]] == ["10.0.0.6", "node0"]
+
+
 def test_a3_die_planes_become_a_template():
     text, _ = roundtrip((GOLDEN / "a3-2node-dp2-tp16" / "hccl.json").read_text("utf-8"))
     assert "device_ip 10.20.{d%2}.{d/2 + 1}" in text
@@ -172,9 +188,9 @@ def test_dropped_keys_are_warned():
     result = import_table(json.dumps(doc, indent=2), "t.json")
     assert result.ok
     warned = {d.message.split("`")[1]: d for d in result.diagnostics if d.code == "RTC664"}
-    assert set(warned) == {"host_ip", "device_port"}
+    # rtc writes host_ip in 1.0 tables too now (as Ascend Operator does): kept as `host`
+    assert set(warned) == {"device_port"}
     assert "8 times" in warned["device_port"].message
-    assert warned["host_ip"].severity is Severity.WARNING
     assert "host 192.0.2.1" in result.text
 
 

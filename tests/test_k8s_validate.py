@@ -291,33 +291,36 @@ def test_the_api_servers_pod_list_kind_is_read():
 
 
 def lws_pods(*pods) -> dict:
-    """A kubectl List of LWS pods: (name, worker index, nodeName, podIP) each."""
+    """A kubectl List of LWS pods: (name, worker index, nodeName, podIP[, hostIP]) each
+    (hostIP defaults to the pod IP: host network)."""
     return {"kind": "List", "items": [
-        {"kind": "Pod", "metadata": {"name": name, "labels": {
-            "leaderworkerset.sigs.k8s.io/worker-index": str(k)}},
-         "spec": {"nodeName": node}, "status": {"podIP": ip, "hostIP": ip}}
-        for name, k, node, ip in pods]}
+        {"kind": "Pod", "metadata": {"name": p[0], "labels": {
+            "leaderworkerset.sigs.k8s.io/worker-index": str(p[1])}},
+         "spec": {"nodeName": p[2]}, "status": {"podIP": p[3], "hostIP": (p + (p[3],))[4]}}
+        for p in pods]}
 
 
 def rtc_table(example: str, cm: str) -> Path:
     return GOLDEN / "k8s" / example / cm
 
 
-def test_pods_match_rtc_1_0_tables_by_node_name_and_swaps_are_rtc777(tmp_path: Path):
+def test_pods_match_rtc_1_0_tables_by_host_ip_and_swaps_are_rtc777(tmp_path: Path):
+    """rtc's 1.0 tables name each server by its host IP (as Ascend Operator does): a pod
+    on the pod network matches by its node's IP (status.hostIP)."""
     table = validate_configmap(rtc_table("a2-2node-dp2-tp8", "rings-config-deepseek.yaml")
                                .read_bytes(), "t.yaml").doc
-    ok = lws_pods(("deepseek-0", 0, "atlas-01", "10.244.0.5"),
-                  ("deepseek-0-1", 1, "atlas-02", "10.244.0.6"))
+    ok = lws_pods(("deepseek-0", 0, "atlas-01", "10.244.0.5", "10.0.0.6"),
+                  ("deepseek-0-1", 1, "atlas-02", "10.244.0.6", "10.0.0.5"))
     pods, smap, _ = load_pods(json.dumps(ok).encode(), "pods.json")
     assert check_pods(pods, smap, "pods.json", table, "t.yaml") == []
-    swapped = lws_pods(("deepseek-0", 0, "atlas-02", "10.244.0.5"),
-                       ("deepseek-0-1", 1, "atlas-01", "10.244.0.6"))
+    swapped = lws_pods(("deepseek-0", 0, "atlas-02", "10.244.0.5", "10.0.0.5"),
+                       ("deepseek-0-1", 1, "atlas-01", "10.244.0.6", "10.0.0.6"))
     pods, smap, _ = load_pods(json.dumps(swapped).encode(), "pods.json")
     found = check_pods(pods, smap, "pods.json", table, "t.yaml")
     assert [d.code for d in found] == ["RTC777", "RTC777"]
     lead = next(d for d in found if "pod deepseek-0 " in d.message)
     assert "pod deepseek-0 (LWS worker index 0) runs on atlas-02" in lead.message
-    assert "server 0 of the table is atlas-01" in lead.message
+    assert "server 0 of the table is 10.0.0.6" in lead.message
 
 
 def test_swapped_leader_and_worker_on_a_1_2_table_by_ip():
@@ -327,7 +330,7 @@ def test_swapped_leader_and_worker_on_a_1_2_table_by_ip():
     pods, smap, _ = load_pods(json.dumps(swapped).encode(), "pods.json")
     found = check_pods(pods, smap, "pods.json", table, "t.yaml")
     assert [d.code for d in found] == ["RTC777", "RTC777"]
-    assert any("decode-0-1 (LWS worker index 1) runs on d1, which is server 0 (d1)"
+    assert any("decode-0-1 (LWS worker index 1) runs on d1, which is server 0 (10.0.1.11)"
                in d.message for d in found)
     pods, smap, _ = load_pods(json.dumps(lws_pods(
         ("decode-0", 0, "d1", "10.0.1.11"), ("decode-0-1", 1, "d2", "10.0.1.12"))).encode(),

@@ -83,7 +83,8 @@ def test_global_table_round_trip_compile_import_compile():
 
 def test_import_refuses_a_global_table_rtc_would_write_otherwise():
     doc = json.loads((GOLDEN / "pd-mindie-a2" / "global-ranktable.json").read_text())
-    doc["server_group_list"][1]["deploy_server"] = "1"
+    decode = [g for g in doc["server_group_list"] if g["group_id"] == "3"]  # 0, 1: Motor's
+    decode[0]["deploy_server"] = "1"  # coordinator and controller; 2 prefill, 3 decode
     imp = import_table(json.dumps(doc), "g.json")
     assert not imp.ok
     assert [d.code for d in imp.diagnostics if d.code.startswith("RTC65")] == ["RTC659"]

@@ -143,7 +143,7 @@ def test_deeply_nested_blocks_are_rtc110_not_a_recursion_error():
 def test_padded_family_order_hint():
     text = ("cluster c {\n  hardware atlas-800t-a2\n}\nfamily n[00..120] {\n"
             "  device_ip 6.{i/256}.{i%256}.{k}\n}\njob j {\n  servers n[00..120]\n"
-            "  dp 121\n  tp 8\n}\n")
+            "  framework mindspore\n  dp 121\n  tp 8\n}\n")
     diags = [d for d in compile_text(text, "x.rtc").diagnostics if d.code == "RTC216"]
     assert _where(diags) == [("RTC216", 4, 8)]
     assert "n[000..120]" in diags[0].hint

@@ -130,9 +130,10 @@ def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
     to its global table and compared; RTC659 (at ``server_group_list``) when it has fewer
     than two groups or compiles back otherwise."""
     from rtc.emit import global_ranktable
-    from rtc.tables.import_global import IMPORT_GLOBAL, compare, describe_global
+    from rtc.tables.contracts import numbering as _numbering
+    from rtc.tables.import_global import IMPORT_GLOBAL, _instances, compare, describe_global
 
-    n = len(doc["server_group_list"])
+    n = len(_instances(doc))
     if n < 2:
         diags.append(error(IMPORT_GLOBAL, f"the global table has {n} group{'s' if n != 1 else ''}"
                            "; rtc imports a global table as a prefill/decode pair of MindIE "
@@ -147,8 +148,10 @@ def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
     res = compile_text(text, output_name)
     bad = [d for d in res.diagnostics if d.severity is Severity.ERROR]
     pairs = [p for p in res.plan.pairs if p.prefill and p.decode] if res.plan else []
+    numbering = "omniinfer" if _numbering(doc) == "omniinfer" else "mindie-motor"
     diff = (f"compiling it fails: {bad[0].code} {bad[0].message}" if bad else
-            compare(doc, global_ranktable.build(res.topology, pairs[0]) if pairs else None))
+            compare(doc, global_ranktable.build(res.topology, pairs[0], numbering)
+                    if pairs else None))
     if diff is not None:
         diags.append(error(IMPORT_GLOBAL, "the global rank table does not fit an rtc "
                            f"description: {diff}", _groups_span(source_text, filename),

@@ -36,10 +36,15 @@ SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
                     "server_id order differs from rank order.", """
     What: rank ids follow the declared server order, but the server_ids do not sort the
     same way as strings (node10 sorts before node2).
-    Why: MindSpore requires rank_id order to follow the dictionary order of server_id,
-    and HCCL's legacy parser numbers servers in that order; tools that re-sort the table
-    then disagree with it about who is rank 0.
-    Example: `family node[0..15]` (node10 < node2 as strings).
+    Why: MindSpore requires rank_id order to follow the dictionary order of server_id;
+    a MindSpore job whose table is numbered otherwise disagrees with it about who is
+    rank 0. HCCL itself takes the table's rank_ids (its 1.0/1.2 parser sorts the ranks by
+    rank_id, not by server_id: topoinfo_ranktableConcise.cc ParserClusterInfo), so the
+    tables of vLLM-Ascend, MindIE, torch_npu and Megatron jobs are not judged; a table
+    whose reader is unknown (no job, `rtc validate`) is, unless its server_ids are its
+    host IPs (Ascend Operator's form, read by HCCL and MindCluster).
+    Example: `family node[0..15]` (node10 < node2 as strings) in a `framework mindspore`
+    job.
     Fix: zero-pad the names (`family node[00..15]`) or order the servers by name; in an
     existing table, list server_list in the text order of its server_ids (IP addresses
     too: 10.1.0.10 before 10.1.0.9) and number the rank_ids in that order.""")
@@ -71,7 +76,8 @@ def check(topo: Topology, plan: Plan):
             yield from _super_pods(what, members)
         if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
-        if not reported_order and not topo.preset.is_a5:  # 2.0: no server_list, rank ids given
+        # 2.0 (Ascend 950): no server_list, rank ids given
+        if not reported_order and not topo.preset.is_a5 and _sorted_by_reader(job, members):
             found = list(_server_order(what, members, topo.origin == "table"))
             reported_order = bool(found)
             yield from found
@@ -134,6 +140,23 @@ def _pod_data(what: str, members):
                             hint="between super pods HCCL uses RoCE and needs device_ip"), s
 
 
+#: Frameworks whose reader of the rank table wants rank_id order = server_id text order
+#: (RTC216): MindSpore (its rank table rule). The others hand the table to HCCL, which
+#: orders ranks by rank_id (HCCL ``topoinfo_ranktableConcise.cc`` ParserClusterInfo, read in
+#: HongminTan/ACNC2025-HCCL @b9714026, a CANN HCCL source copy).
+SORTING_FRAMEWORKS = ("mindspore",)
+
+
+def _sorted_by_reader(job, members) -> bool:
+    """Whether RTC216 judges the table of ``job``: a job whose framework sorts, or the
+    whole cluster's table (None: its reader is unknown) unless every server_id is its host
+    IP -- the form Ascend Operator writes for HCCL and MindCluster, which order ranks by
+    rank_id (ascend-operator pkg/ranktable/common/common.go buildServerInfo)."""
+    if job is not None:
+        return job.framework in SORTING_FRAMEWORKS
+    return not all(s.host_ip is not None and s.server_id == str(s.host_ip) for s, _ in members)
+
+
 #: A server with one of these in ``incomplete`` is not judged by RTC216: its server_id
 #: could not be read (a table names it ``server_list[N]``), or its place is no rank order
 #: (a PD table has no rank_id; a table server whose every rank_id was unusable).
@@ -151,7 +174,7 @@ def _server_order(what: str, members, table: bool = False):
             yield warning(SERVER_ORDER, f"server_id '{b}' sorts before '{a}' as text, "
                           f"but comes after it in rank order ({what})", sb.span,
                           subject=sb.label,
-                          hint=_table_order_hint(a, b) if table else _order_hint(sb))
+                          hint=_table_order_hint(a, b) if table else _order_hint(sb, a))
             return
 
 
@@ -168,11 +191,15 @@ def _table_order_hint(a: str, b: str) -> str:
             f"'{a}', and number the rank_ids in that order")
 
 
-def _order_hint(server) -> str:
+def _order_hint(server, above: str) -> str:
     """Suggest padding the server's family to the width of its last index
-    (`n[00..120]` -> `n[000..120]`); a plain server gets the general advice."""
+    (`n[00..120]` -> `n[000..120]`); a server whose server_id is not its name (its host
+    IP) gets the order of the server_ids; a plain server the general advice."""
     from rtc.syntax.values import ValueProblem, parse_family_name
 
+    if server.server_id != server.name:
+        return (f"declare the servers in the text order of their server_ids ('{server.server_id}' "
+                f"before '{above}'), or give them `server_id` names that sort in rank order")
     if server.family:
         try:
             fam = parse_family_name(server.family, server.span)

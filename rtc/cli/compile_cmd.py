@@ -70,6 +70,11 @@ def compile_command(
                                       help="With --out-dir: also write the MindCluster / MindIE "
                                            "global rank table (server_group_list) of each "
                                            "prefill/decode pair (global-ranktable.json)."),
+    global_for: str = typer.Option("mindie-motor", "--global-ranktable-for",
+                                   metavar="mindie-motor|omniinfer",
+                                   help="Global rank table group numbering: mindie-motor (Motor, "
+                                        "ClusterD: 0 coordinator, 1 controller, instances from 2) "
+                                        "or omniinfer (prefill from 0, then decode)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     target: str = typer.Option("shell", "--target", metavar="shell|k8s",
@@ -101,21 +106,34 @@ def compile_command(
     """
     output, out_dir, stdout = _outputs(output, out_dir, stdout)
     _check_outputs(output, out_dir, stdout, target)
+    _check_options(fmt, stdout, target, image, global_for)
+    out = reporter_for(fmt, "compile", input_label(file))
+    refuse_input_as_output([output], [file])
+    _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
+         no_diagrams=no_diagrams, global_table=global_for if global_table else False,
+         target=target, image=image)
+
+
+def _check_options(fmt: str, stdout: bool, target: str, image: str | None,
+                   global_for: str) -> None:
+    """Exit 2 (usage) for an empty --image, --stdout with a report --format, or an unknown
+    --global-ranktable-for."""
+    from rtc.emit.global_ranktable import NUMBERINGS
+
     if target == "k8s" and image is not None and not image.strip():
         fail_usage("--image is empty", "name the container image, e.g. "
                    f"--image {DEFAULT_IMAGE.rsplit(':', 1)[0]}:<tag>")
-    out = reporter_for(fmt, "compile", input_label(file))
     if stdout and fmt != "text":
         fail_usage(f"--stdout prints the rank table on stdout, where --format {fmt} would "
                    "print the report", "write the table with -o FILE or --out-dir DIR, or "
                    "drop --format")
-    refuse_input_as_output([output], [file])
-    _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
-         no_diagrams=no_diagrams, global_table=global_table, target=target, image=image)
+    if global_for not in NUMBERINGS:
+        fail_usage(f"--global-ranktable-for {global_for}: not a global rank table consumer",
+                   "use " + " or ".join(NUMBERINGS))
 
 
 def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
-         out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool,
+         out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool | str,
          target: str, image: str | None) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
     result = _compile(file, strict, out)
@@ -309,7 +327,7 @@ def _topology_files(result, jobs, out) -> list:
     return list(files.items())
 
 
-def _bundle(result, jobs, tables: list, out, global_table: bool = False) -> list:
+def _bundle(result, jobs, tables: list, out, global_table: bool | str = False) -> list:
     """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
     files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
     made while the rest is written); exit 2 when one fails its schema."""
@@ -373,7 +391,7 @@ def _check_global_table(result, out_dir) -> None:
 
 
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-                   no_diagrams: bool, out, global_table: bool = False) -> None:
+                   no_diagrams: bool, out, global_table: bool | str = False) -> None:
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
     in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""

@@ -86,12 +86,13 @@ class Bundle:
 
 
 def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dict, *,
-                 with_plan_json: bool = True, global_table: bool = False,
+                 with_plan_json: bool = True, global_table: bool | str = False,
                  defer_plan_json: bool = False) -> Bundle:
     """Build every per-node output of ``jobs`` (``[None]``: a table without jobs).
     ``tables`` maps job names (None for the whole cluster) to their rank table's file name.
     Schema failures of what was built are RTC003 diagnostics (nothing must be written).
-    ``global_table`` adds the MindIE global rank table of each prefill/decode pair.
+    ``global_table`` adds the MindIE global rank table of each prefill/decode pair (a
+    string: with that group numbering, :data:`rtc.emit.global_ranktable.NUMBERINGS`).
 
     ``defer_plan_json``: when plan.json is being built in a forked child (a large Ascend
     cluster), its entry in :attr:`Bundle.outputs` is a callable that waits for the child
@@ -105,7 +106,8 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
         _add_node_files(b, topo, plan, job, tables, pd_of_job)
     _add_topo_files(b, topo, jobs)
     if global_table or needs_global_table(topo, plan.pairs):
-        _add_global_tables(b, topo, plan.pairs, real)
+        numbering = global_table if isinstance(global_table, str) else "mindie-motor"
+        _add_global_tables(b, topo, plan.pairs, real, numbering)
     if topo.preset.is_gpu:
         _add_gpu_preflight(b, topo, real)
         _add_proxies(b, plan, real)
@@ -183,7 +185,8 @@ def _add_topo_files(b: Bundle, topo: Topology, jobs: list[Job | None]) -> None:
                 b.add(name, text)
 
 
-def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module, what: str):
+def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module, what: str,
+                 **options):
     """(pair, file name, document) of each prefill/decode pair among ``real`` that
     ``module`` (:mod:`rtc.emit.pd_ranktable` or :mod:`rtc.emit.global_ranktable`) writes a
     table for and whose table passes its schema; an RTC003 diagnostic for one that fails."""
@@ -192,7 +195,7 @@ def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module
         name = names.get(id(pair))
         if name is None or not any(j in real for j in pair.jobs):
             continue
-        doc = module.build(topo, pair)
+        doc = module.build(topo, pair, **options)
         problems = [p for p in module.validate(doc, name) if p.severity is Severity.ERROR]
         if problems:
             b.diagnostics.append(error(SCHEMA_SELF, f"internal error: the {what} rtc built "
@@ -203,10 +206,12 @@ def _pair_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job], module
         yield pair, name, doc
 
 
-def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job]) -> None:
-    """The MindIE global rank table of each prefill/decode pair among ``real``."""
+def _add_global_tables(b: Bundle, topo: Topology, pairs: list, real: list[Job],
+                       numbering: str) -> None:
+    """The MindIE global rank table of each prefill/decode pair among ``real``, its groups
+    numbered per ``numbering``."""
     for _pair, name, doc in _pair_tables(b, topo, pairs, real, global_ranktable,
-                                         "global rank table"):
+                                         "global rank table", numbering=numbering):
         b.add(name, pd_ranktable.render(doc))
 
 

@@ -15,15 +15,31 @@ Format (MindCluster best practice ``dl_bestpractice_010``, "global-ranktable Des
         ["super_pod_list": [{"super_pod_id": "0", "server_list": [{"server_id": ...}]}]]},
        ...]}
 
-One group per job (ClusterD builds one from each instance's hccl.json), prefill jobs first:
-group ids count from "1" (omniinfer's tools number 0 scheduler/router, 1 prefill, 2 decode;
-rtc has no scheduler server, so there is no group "0"). Inside a group servers and devices
-are in the job's rank order and ``rank_id`` counts from 0, as in the job's own table.
-``server_ip`` is the server's ``container_ip`` (the pod IP: MindIE Motor's controller reads
-``server_ip`` as the node's address, RankTableLoader.cpp) or, without one, its ``host``
-(pods sharing the host network); ClusterD's documented form has no ``container_ip`` key,
+Group numbering, as the consumers read it (:data:`NUMBERINGS`):
+
+* ``mindie-motor`` (the default; MindCluster's ClusterD writes the same): group "0" the
+  coordinator, "1" the controller, the instances from "2", prefill jobs first. Motor's
+  ``RankTableLoader`` refuses a table without group "0" and reads instances only from group
+  "2" on (Ascend/MindIE-Motor @5dfb024e ``ControllerConstant.cpp`` GetMindIECoordinatorGroup
+  "0", GetMindIEServerGroup "2"; ``RankTableLoader.cpp`` IsValidCoordinatorGroup,
+  ParseMultiNodeServer; Ascend/mind-cluster @22bb3d98 ``clusterd/pkg/domain/epranktable/
+  ranktable_util.go`` GenerateServerGroup0Or1, GenerateServerGroupList with GroupIdOffset).
+  rtc starts no coordinator or controller, so groups "0" and "1" have no servers (Motor
+  then warns "Coordinator nodes list is empty"; add the pods' server_ip there by hand, or
+  let ClusterD write the table).
+* ``omniinfer``: prefill instances "0".."P-1", decode instances "P".."P+D-1" and nothing
+  else (omniinfer ``omni/accelerators/pd/ranktable/rank_table.py`` (mirror zhengjinhuan/omni-infer
+  @d8b878c0)
+  GlobalRankTable.get_server_role, "Unknown group id." for any other id).
+
+Inside a group servers and devices are in the job's rank order and ``rank_id`` counts from
+0, as in the job's own table. ``server_id`` is the server's table server_id (its host IP:
+Motor's IsValidServer requires an IP there); ``server_ip`` is the server's ``container_ip``
+(the pod IP: Motor's controller reads ``server_ip`` as the node's address) or, without one,
+its ``host`` (pods sharing the host network); ClusterD's form has no ``container_ip`` key,
 so rtc writes none, ``device_logical_id`` the id the container sees (``visible_devices``),
-``deploy_server`` "0" (ClusterD's examples show "0" and "1"; the meaning is not documented).
+``deploy_server`` "0" (ClusterD copies it from the instance's ConfigMap label; Motor reads
+it as "instance spans nodes with distributed DP" when non-zero, ``GetDeployConfig``).
 Version and super pod fields follow the hardware's 1.x table; Ascend 950 (2.0) has no
 documented global table form and is refused by the caller. Every value is a string.
 """
@@ -39,6 +55,11 @@ def table_names(pairs) -> dict:
     using = [p for p in pairs if p.prefill and p.decode]
     return {id(p): "global-ranktable.json" if len(using) == 1 else
             f"global-ranktable-{p.name or i + 1}.json" for i, p in enumerate(using)}
+
+
+#: Global rank table group numberings: name -> (first instance group id, whether the
+#: coordinator "0" and controller "1" groups are written). The first is the default.
+NUMBERINGS = {"mindie-motor": (2, True), "omniinfer": (0, False)}
 
 
 def _group(topo: Topology, job: Job, group_id: int) -> dict:
@@ -70,9 +91,13 @@ def _group(topo: Topology, job: Job, group_id: int) -> dict:
     return group
 
 
-def build(topo: Topology, pair) -> dict:
-    """The global table of ``pair`` (prefill jobs, then decode jobs) in canonical key order."""
-    groups = [_group(topo, job, n + 1) for n, job in enumerate(pair.jobs)]
+def build(topo: Topology, pair, numbering: str = "mindie-motor") -> dict:
+    """The global table of ``pair`` (prefill jobs, then decode jobs) in canonical key order,
+    its groups numbered per ``numbering`` (a key of :data:`NUMBERINGS`; KeyError else)."""
+    first, service_groups = NUMBERINGS[numbering]
+    groups = [{"group_id": str(n), "server_count": "0", "server_list": []}
+              for n in ((0, 1) if service_groups else ())]
+    groups += [_group(topo, job, first + n) for n, job in enumerate(pair.jobs)]
     return {"version": topo.preset.ranktable_version, "status": "completed",
             "server_group_list": groups}
 

@@ -9,8 +9,16 @@ Format (HCCL rank table docs rank_table_config_a2.md / _a3.md; see
      "server_list": [{"server_id": "node_0",
                       "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "0"}]}]}
 
-* version "1.2" (Atlas A3 super pods): each device adds ``super_device_id``; each server
-  adds ``host_ip`` when known;
+* ``server_id`` is the server's host IP unless the file writes ``server_id`` (as Ascend
+  Operator writes it, MindCluster ``ascend-operator/pkg/ranktable/common/common.go``
+  ``buildServerInfo``; MindIE-LLM's ``atb_llm`` ``EnvVar.check_ranktable`` and MindIE
+  Motor's ``RankTableLoader`` refuse a server_id that is not an IP); the server's name
+  stays rtc's own (plan, diagnostics); a server without ``host`` keeps its name;
+* ``host_ip`` when the server has a ``host``: always in 1.2; in 1.0 when every device of
+  the server has a ``device_ip`` (Ascend Operator always writes both; a ``host_ip``
+  beside a device without ``device_ip`` would switch HCCL to host-NIC links,
+  ``concise.cc DetectNicDepoly``);
+* version "1.2" (Atlas A3 super pods): each device adds ``super_device_id``;
 
 * any version: a server adds ``container_ip`` (after ``host_ip``) when it declares one, and
   in a ``framework mindie`` job's table always (the host IP without one): MindIE reads it
@@ -47,7 +55,8 @@ def build_rank_table(topo: Topology, job: Job | None = None) -> dict:
     rank = 0
     for server, devices in members:
         entry: dict = {"server_id": server.server_id}
-        if version == "1.2" and server.host_ip is not None:
+        if server.host_ip is not None and (version == "1.2" or all(
+                d.device_ip is not None for d in devices)):
             entry["host_ip"] = str(server.host_ip)
         pod_ip = server.container_ip if server.container_ip is not None else \
             (server.host_ip if mindie else None)

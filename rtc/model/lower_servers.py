@@ -66,6 +66,21 @@ def lower_servers(decls: list[Decl], topo: Topology, diags: list[Diagnostic]) ->
             members = [(fam.name(i), i) for i in fam.indices]
             family = fam
         _lower_block(decl, family, members, topo, diags, _attribute_spans(decl, spans_cache))
+    _shared_hosts_keep_names(topo.servers)
+
+
+def _shared_hosts_keep_names(servers: list) -> None:
+    """Servers whose ``server_id`` defaulted to their host IP but share that host with
+    another server (two pods of one node) get their name back as ``server_id``: a rank
+    table's server_ids must be unique (HCCL ``CheckUniquePara``), and the shared host is
+    reported on its own."""
+    count: dict = {}
+    for s in servers:
+        if s.host_ip is not None and s.server_id == str(s.host_ip):
+            count[s.server_id] = count.get(s.server_id, 0) + 1
+    for s in servers:
+        if count.get(s.server_id, 0) > 1 and "server_id" not in s.spans:
+            s.server_id = s.name
 
 
 def _lower_block(decl: ServerDecl, family: FamilyName | None, members: list, topo: Topology,
@@ -157,8 +172,13 @@ class _ServerLowering:
                 dev.eids = tuple(per_die[k * dies:(k + 1) * dies])
         if decl.plane or decl.port_eid or decl.level_ip:
             self.ub_layers(devices)
-        return Server(name=self.name, server_id=self.render_once("server_id", self.name),
-                      index=0, span=decl.name_span, devices=devices, host_ip=self.host(),
+        host_ip = self.host()
+        # server_id: as written, else the host IP (what Ascend Operator writes and what
+        # MindIE-LLM's atb_llm EnvVar.check_ranktable and MindIE Motor's RankTableLoader
+        # require), else the server's name.
+        default_id = str(host_ip) if host_ip is not None else self.name
+        return Server(name=self.name, server_id=self.render_once("server_id", default_id),
+                      index=0, span=decl.name_span, devices=devices, host_ip=host_ip,
                       nic=decl.nic, super_pod_id=self.render_once("super_pod", None),
                       family=self.family, family_index=i if self.family else None,
                       inventory=self.inventory_path(), spans=self.spans,

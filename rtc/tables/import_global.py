@@ -45,12 +45,19 @@ RULES = (IMPORT_GLOBAL,)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
+def _instances(doc: dict) -> list:
+    """The instance groups: those with devices (MindIE Motor's coordinator "0" and
+    controller "1" groups have servers without devices, or none)."""
+    return [g for g in doc["server_group_list"]
+            if any(s.get("device") for s in g.get("server_list") or ())]
+
+
 def _servers(doc: dict) -> dict:
     """server_id -> {ip, devices: {id: (device_ip, sdid, logical)}, pod}, first seen first."""
     out: dict = {}
     pods = {s["server_id"]: p["super_pod_id"] for g in doc["server_group_list"]
             for p in g.get("super_pod_list", ()) for s in p["server_list"]}
-    for g in doc["server_group_list"]:
+    for g in _instances(doc):
         for s in g["server_list"]:
             entry = out.setdefault(s["server_id"], {"ip": s.get("server_ip") or None,
                                                     "devices": {},
@@ -121,7 +128,7 @@ def describe_global(doc: dict, filename: str, diags: list[Diagnostic], *,
         block, name = _server_block(sid, s, n, a3)
         blocks.append(block)
         names[sid], full[name] = name, sorted(s["devices"])
-    groups = doc["server_group_list"]
+    groups = _instances(doc)
     blocks += [_job_block(g, names, full, k == 0) for k, g in enumerate(groups)]
     stem = os.path.splitext(os.path.basename(filename))[0] or "cluster"
     src = ClusterSource(cluster_name or re.sub(r"[^A-Za-z0-9_.-]", "-", stem), hw,

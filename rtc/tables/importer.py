@@ -259,13 +259,14 @@ class _Srv:
     sdids: list | None = None
     server_id: str | None = None   # when the name had to differ from the server_id
     container: object = None       # container_ip (the pod IP), when the table has one
+    sid_is_host: bool = False      # the table's server_id is the host IP (compile's default)
 
     def shape(self) -> tuple:
         v4 = self.ips is None or all(ip.version == 4 for ip in self.ips)
         return (tuple(self.devices), self.ips is not None, v4, self.host is not None,
                 self.host is None or self.host.version == 4, self.pod is not None,
                 self.sdids is not None, self.container is not None,
-                self.container is None or self.container.version == 4)
+                self.container is None or self.container.version == 4, self.sid_is_host)
 
 
 _NAME = re.compile(r"([^\[\]]*?)(\d+)([^\[\]\d]*)\Z")
@@ -314,6 +315,8 @@ def _sdid_plan_single(sdids: list[int], ds: list[int]) -> str:
 
 def _server_block(s: _Srv) -> Block:
     attrs = [] if s.server_id is None else [("server_id", word(s.server_id))]
+    if s.server_id is None and s.host is not None and not s.sid_is_host:
+        attrs.append(("server_id", word(s.name)))  # else it would compile to the host IP
     if s.host is not None:
         attrs.append(("host", str(s.host)))
     if s.container is not None:
@@ -405,6 +408,11 @@ def _family_block(run: list[_Srv]) -> Block | None:
         host = _ipv4_template(xs, [int(s.host) for s in run])
         if host is None:
             return None
+        if not run[0].sid_is_host:
+            # The table's server_ids are names, not the hosts a server_id defaults to.
+            if any(s.name != f"{prefix}{x}{suffix}" for s, x in zip(run, xs)):
+                return None
+            attrs.append(("server_id", f"{prefix}{{i}}{suffix}"))
         attrs.append(("host", host))
     if run[0].container is not None:
         pod_ip = _ipv4_template(xs, [int(s.container) for s in run])
@@ -494,7 +502,7 @@ def _dropped_keys(doc: dict, version: str) -> dict[str, tuple[int, tuple]]:
         if not isinstance(s, dict):
             continue
         for k in s:
-            if k not in _CANON_SERVER or (k == "host_ip" and version == "1.0"):
+            if k not in _CANON_SERVER:
                 add(k, ("server_list", i, k))
         for j, d in enumerate(s.get("device") or ()):
             if isinstance(d, dict):
@@ -518,7 +526,27 @@ def _model(doc: dict, version: str, smap, diags: list) -> list[_Srv] | None:
         if srv is None:
             return None
         servers.append(srv)
-    return _file_safe_names(servers, smap, diags)
+    return _file_safe_names(_host_named(servers), smap, diags)
+
+
+def _host_named(servers: list[_Srv]) -> list[_Srv]:
+    """``servers`` (in rank order) with those whose server_id is their host IP (as Ascend
+    Operator writes it, and as ``rtc compile`` writes a server without ``server_id``)
+    renamed ``node<k>``, k their rank-order position padded to one width, so that a run of
+    them folds into one family; the server_id comes back from ``host``. The first of
+    ``node``, ``server``, ``host`` whose names no other server_id takes; none: unchanged."""
+    hosted = [k for k, s in enumerate(servers) if s.host is not None and s.name == str(s.host)]
+    for k in hosted:
+        servers[k].sid_is_host = True
+    taken = {s.name for s in servers}
+    width = len(str(len(servers) - 1))
+    for prefix in ("node", "server", "host"):
+        names = {k: f"{prefix}{k:0{width}d}" for k in hosted}
+        if not taken & set(names.values()):
+            for k, name in names.items():
+                servers[k].name = name
+            break
+    return servers
 
 
 # Control characters a quoted string cannot hold (a tab and a newline have escapes).

@@ -259,6 +259,11 @@ def _match(s: dict, pods: list[Pod]) -> Pod | None:
         pod = next((p for p in pods if value and p.ip == value), None)
         if pod is not None:
             return pod
+    for key in ("server_id", "host_ip"):   # Ascend Operator's form: the node's IP
+        value = s.get(key)
+        on_host = [p for p in pods if value and p.host_ip == value]
+        if len(on_host) == 1:
+            return on_host[0]
     sid = s.get("server_id")
     pod = next((p for p in pods if sid and p.node == sid), None)
     if pod is not None:

@@ -43,7 +43,7 @@ def diag_line(diags) -> str:
 
 def server_label(topo, s, diags, extra: list[str] | None = None) -> Html:
     head = font(s.name, bold=True, size=12)
-    if s.server_id != s.name:
+    if s.server_id not in (s.name, None if s.host_ip is None else str(s.host_ip)):
         head += font(f"  server_id {s.server_id}", color=st.MUTED)
     parts = [head]
     host = []

@@ -1,8 +1,8 @@
 """The topology view: servers as clusters, NPUs as nodes, one kind of parallel group as
 coloured outlines, diagnostics on the element they concern.
 
-* A server is a cluster labelled with its name (and ``server_id`` when different), host
-  IP, NIC, hardware and super pod; an NPU is a node labelled with its device id, its
+* A server is a cluster labelled with its name (and ``server_id`` when it is neither
+  the name nor the host IP), host IP, NIC, hardware and super pod; an NPU is a node labelled with its device id, its
   ``rank_id`` in the job's rank table (prefixed with the job when several jobs are
   drawn), its device IP and, on A3, its super device id.
 * The groups of ``--dim`` (default TP) are clusters inside the server: one colour per

@@ -17,7 +17,8 @@ The rules live by family, each module declaring its rules and listing them in ``
 (RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
 (RTC647, RTC648, reported by :mod:`rtc.api.validate`), :mod:`.status` (RTC649) and
 :mod:`.v2` (RTC650-RTC652), :mod:`.mindie_global` (RTC653-RTC655, the MindCluster / MindIE
-global rank table), :mod:`.containers` (RTC665, container_ip in 1.x tables).
+global rank table), :mod:`.containers` (RTC665, container_ip in 1.x tables), :mod:`.consumers` (RTC678,
+the consumers' contracts, :mod:`rtc.tables.contracts`).
 :mod:`.v1` walks a version 1.0 / 1.2 table through the families' checks, and
 :mod:`._context` holds the check context they share.
 """
@@ -30,6 +31,7 @@ from ..jsonload import SourceMap
 from . import backups, counts, inventory, legacy, pd, ranks, status, super_pods, v2, versions
 from . import mindie_global
 from . import containers
+from . import consumers
 from . import v2_fields
 from ._context import _Ctx
 from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
@@ -60,6 +62,7 @@ def check_table(doc, form: str | None, source_map: SourceMap,
         v2_fields.check_v2_fields(ctx)
     elif form == "mindie-global":
         mindie_global._check_global(ctx)
+    consumers.check_consumers(ctx, form)
     return ctx.out
 
 
@@ -78,4 +81,4 @@ __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "c
 #: rtc.report.rule_catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
          + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES
-         + mindie_global.RULES + containers.RULES + v2_fields.RULES)
+         + mindie_global.RULES + containers.RULES + v2_fields.RULES + consumers.RULES)

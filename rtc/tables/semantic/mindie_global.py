@@ -24,7 +24,8 @@ GROUP_ID = rule("RTC653", "global-duplicate-group-id", "error",
     Why: the MindIE MS Controller tells the scheduler, prefill and decode instances apart
     by group_id; a repeat merges two instances or hides one.
     Example: a prefill and a decode group both "group_id": "1".
-    Fix: number the groups uniquely (omniinfer: 0 scheduler, 1 prefill, 2 decode).""")
+    Fix: number the groups uniquely (MindIE Motor / ClusterD: 0 coordinator, 1 controller,
+    instances from 2; omniinfer: prefill instances from 0, then decode; see RTC678).""")
 GROUP_RANKS = rule("RTC654", "global-group-rank-ids", "error",
                    "A group's rank_id values are not exactly 0..n-1.", """
     What: the devices of one group have rank ids with a gap, a repeat, or not from 0.
@@ -71,8 +72,8 @@ def _check_global(ctx: _Ctx) -> None:
                 ctx.add(error(GROUP_ID, f'{format_path(gp)}: group_id "{gid}" is used twice',
                               ctx.span(gp + ("group_id",)),
                               related=[Related(ctx.span(first), "first here")],
-                              hint="number the groups uniquely (0 scheduler, 1 prefill, "
-                                   "2 decode)"))
+                              hint="number the groups uniquely (MindIE Motor: 0 coordinator, "
+                                   "1 controller, instances from 2)"))
         _group(ctx, group, gp, g, seen_devices)
         _server_ips(ctx, group, gp, seen_ips)
 
