@@ -158,7 +158,8 @@ def render_preflight(fp: FleetPlan) -> str:
 
 
 def _job_var(job: FleetJob) -> str:
-    return f"\"{{{{ rtc_jobs[{_q(job.name)}] }}}}\""
+    inner = "{{ rtc_jobs[" + _q(job.name) + "] }}"
+    return "'" + inner.replace("'", "''") + "'"   # a YAML single-quoted scalar
 
 
 _COPY = """\
@@ -191,9 +192,11 @@ _START = """\
     - name: Start the launch script in the background (a live one is left running)
       ansible.builtin.shell: |
         pid={{ rtc_job.launch | quote }}.pid
-        if [ -f "$pid" ] && kill -0 "$(cat "$pid")" 2>/dev/null; then echo running; exit 0; fi
-        setsid nohup ./{{ rtc_job.launch | quote }} > {{ rtc_job.launch | quote }}.log 2>&1 < /dev/null &
-        echo $! > "$pid"
+        if [ -s "$pid" ] && kill -0 "$(cat "$pid")" 2>/dev/null; then echo running; exit 0; fi
+        rm -f "$pid"
+        # setsid: a session (and process group) of its own, whose leader writes its pid
+        setsid sh -c 'echo "$$" > "$1"; shift; exec "$@"' sh "$pid" ./{{ rtc_job.launch | quote }} > {{ rtc_job.launch | quote }}.log 2>&1 < /dev/null &
+        for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$pid" ] && break; sleep 0.1; done
         echo started
       args:
         chdir: "{{ rtc_remote_dir }}"
@@ -218,7 +221,7 @@ _STOP = """\
     - name: Stop the launch script's process group (no pid file, nothing to stop)
       ansible.builtin.shell: |
         pid=$(cat {{ rtc_job.launch | quote }}.pid)
-        kill -TERM -- "-$pid" 2>/dev/null || true
+        kill -TERM "-$pid" 2>/dev/null || true   # the whole process group (POSIX kill)
         rm -f {{ rtc_job.launch | quote }}.pid
       args:
         chdir: "{{ rtc_remote_dir }}"
