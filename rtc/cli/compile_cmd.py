@@ -220,6 +220,13 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     image = image or (GPU_IMAGE if result.topology.preset.is_gpu else DEFAULT_IMAGE)
     bundle = build_k8s(result.topology, result.plan, real, texts, image,
                        source_name(result.topology))
+    if not bundle.diagnostics:
+        from rtc.emit.fleet import k8s_preflight
+
+        resource = next(lp.resource for lp in bundle.plans.values() if lp.resource)
+        extra, bundle.diagnostics = k8s_preflight(result.topology, result.plan, real,
+                                                  resource, image)
+        bundle.outputs += extra
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         internal = any(d.code == SCHEMA_SELF.code for d in bundle.diagnostics)

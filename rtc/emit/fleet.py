@@ -22,3 +22,25 @@ def fleet_files(b: Bundle, topo, plan, jobs: list, target: str) -> list[tuple]:
     """``[(name, text, mode)]`` of ``target``'s files for the bundle ``b``."""
     render, mode = RENDERERS[target]
     return [(n, t, mode) for n, t in render(fleet_plan(b, topo, plan, jobs))]
+
+
+def k8s_preflight(topo, plan, jobs: list, resource: str, image: str) -> tuple[list, list]:
+    """``([(preflight-job.yaml, text)], RTC003 diagnostics)``: the preflight Indexed Job of
+    ``--target k8s`` (:mod:`rtc.emit.k8s_preflight`); no file when nothing has a preflight
+    script."""
+    from rtc.diagnostics import error
+    from rtc.emit import k8s_preflight
+    from rtc.emit.bundle import build_bundle
+    from rtc.rules import SCHEMA_SELF
+
+    b = build_bundle(topo, plan, jobs, {}, with_plan_json=False)
+    fp = fleet_plan(b, topo, plan, jobs)
+    if not fp.preflight:
+        return [], []
+    scripts = [(n, t) for n, t, _m in b.outputs if n in {h.script for h in fp.preflight}]
+    text, problems = k8s_preflight.build(fp, scripts, resource, image)
+    if problems:
+        return [], [error(SCHEMA_SELF, "internal error: the preflight Job rtc built fails "
+                          f"its schema: {problems[0]}", None,
+                          hint="please report this with your .rtc file; nothing was written")]
+    return [(k8s_preflight.FILE, text)], []
