@@ -189,23 +189,31 @@ _START = """\
   vars:
     rtc_job: VAR
   tasks:
-    - name: Start the launch script in the background (a live one is left running)
+    - name: Start the launch script in the background (one running or ended well is left)
       ansible.builtin.shell: |
         pid={{ rtc_job.launch | quote }}.pid
         if [ -s "$pid" ] && kill -0 "$(cat "$pid")" 2>/dev/null; then echo running; exit 0; fi
+        if [ "$(cat "$pid.exit" 2>/dev/null)" = 0 ]; then echo "ended with status 0"; exit 0; fi
         rm -f "$pid"
         # setsid: a session (and process group) of its own, whose leader writes its pid
-        setsid sh -c 'echo "$$" > "$1"; shift; exec "$@"' sh "$pid" ./{{ rtc_job.launch | quote }} > {{ rtc_job.launch | quote }}.log 2>&1 < /dev/null &
+        # and records the script's exit status when it ends (a Ray worker's may end at once)
+        rm -f "$pid.exit"
+        setsid sh -c 'echo "$$" > "$1"; p=$1; shift; rc=0; "$@" || rc=$?; echo "$rc" > "$p.exit"' sh "$pid" ./{{ rtc_job.launch | quote }} > {{ rtc_job.launch | quote }}.log 2>&1 < /dev/null &
         for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$pid" ] && break; sleep 0.1; done
         echo started
       args:
         chdir: "{{ rtc_remote_dir }}"
       register: rtc_start
       changed_when: "'started' in rtc_start.stdout"
-    - name: Check that it still runs a moment later
+    - name: Check a moment later that it runs, or ended with status 0
       ansible.builtin.shell: |
         sleep "{{ rtc_start_wait | default(1) }}"
-        kill -0 "$(cat {{ rtc_job.launch | quote }}.pid)" || { tail -n 20 {{ rtc_job.launch | quote }}.log; exit 1; }
+        pid={{ rtc_job.launch | quote }}.pid
+        kill -0 "$(cat "$pid")" 2>/dev/null && exit 0
+        [ "$(cat "$pid.exit" 2>/dev/null)" = 0 ] && exit 0
+        echo "the launch script ended with status $(cat "$pid.exit" 2>/dev/null || echo '?'):"
+        tail -n 20 {{ rtc_job.launch | quote }}.log
+        exit 1
       args:
         chdir: "{{ rtc_remote_dir }}"
       changed_when: false
@@ -222,7 +230,7 @@ _STOP = """\
       ansible.builtin.shell: |
         pid=$(cat {{ rtc_job.launch | quote }}.pid)
         kill -TERM "-$pid" 2>/dev/null || true   # the whole process group (POSIX kill)
-        rm -f {{ rtc_job.launch | quote }}.pid
+        rm -f {{ rtc_job.launch | quote }}.pid {{ rtc_job.launch | quote }}.pid.exit
       args:
         chdir: "{{ rtc_remote_dir }}"
         removes: "{{ rtc_remote_dir }}/{{ rtc_job.launch }}.pid"

@@ -23,6 +23,8 @@ Job fields: Kubernetes docs, "Jobs" (Indexed completion mode, ``JOB_COMPLETION_I
 
 from __future__ import annotations
 
+import json
+
 from rtc.emit.kubernetes import manifest_problems, render
 from rtc.plan.fleet import RESULTS_DIR, FleetPlan
 from rtc.plan.kubernetes import HOST_MOUNTS, fact
@@ -70,13 +72,40 @@ def build(fp: FleetPlan, scripts: list[tuple[str, str]], resource: str,
              "metadata": {"name": f"{NAME}-scripts-{k}",
                           "labels": {"app.kubernetes.io/managed-by": "rtc"}},
              "data": data} for k, data in enumerate(maps)]
-    docs.append(job_doc(fp, resource, image, len(maps)))
-    problems = [p for d in docs for p in manifest_problems(d)]
+    job = job_doc(fp, resource, image, len(maps))
+    problems = [p for d in docs + [job] for p in manifest_problems(d)]
     head = (f"# rtc: preflight of {len(fp.preflight)} servers as an Indexed Job, from "
             f"{fp.source}.\n# Run: kubectl apply -f {FILE}; when it completes: kubectl logs "
             f"-l job-name={NAME} --tail=-1 --prefix --max-log-requests={len(fp.preflight)} "
             f"> preflight.log; rtc preflight {fp.report} preflight.log\n")
-    return render(docs, head), problems
+    return head + "---\n".join([configmap_text(d) for d in docs]
+                                + [render([job], "")]), problems
+
+
+def _block(text: str, indent: str) -> str:
+    """``text`` as a YAML literal block scalar (``|``, ``|+`` when it ends in blank lines,
+    ``|-`` without a final newline); JSON-quoted when it holds a character a block
+    cannot carry (YAML 1.2 section 8.1: printable characters only) or starts with a
+    space."""
+    if not text or text[0] in " \n" or any(
+            (c < " " and c not in "\t\n") or c in "\x7f\ufeff" for c in text):
+        return " " + json.dumps(text, ensure_ascii=False) + "\n"
+    chomp = "+" if text.endswith("\n\n") else "" if text.endswith("\n") else "-"
+    body = "".join(indent + x + "\n" if x else "\n" for x in text.splitlines())
+    return f" |{chomp}\n" + body
+
+
+def configmap_text(doc: dict) -> str:
+    """A ConfigMap of scripts as YAML, written directly (PyYAML's emitter takes seconds
+    for the megabytes of a 1,024-server plan): metadata, then each script as a literal
+    block."""
+    meta = doc["metadata"]
+    lines = [f"apiVersion: {doc['apiVersion']}", f"kind: {doc['kind']}", "metadata:",
+             f"  name: {json.dumps(meta['name'])}", "  labels:"]
+    lines += [f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in meta["labels"].items()]
+    out = "\n".join(lines) + "\ndata:\n"
+    return out + "".join(f"  {json.dumps(k)}:" + _block(v, "    ")
+                         for k, v in doc["data"].items())
 
 
 def job_doc(fp: FleetPlan, resource: str, image: str, maps: int) -> dict:

@@ -94,6 +94,7 @@ def plan_fleet(topo: Topology, plan, jobs: list, names: list[str], launch_files:
     compiled ``plan`` and the bundle's file ``names`` / ``launch_files`` / ``env_files``
     (``(server, job) -> file name``, as :class:`rtc.emit.bundle.Bundle` holds them)."""
     shared = [n for n in names if n.startswith(_SHARED) and n.endswith(".json")]
+    have = set(names)
     out = []
     for job in (j for j in jobs if j is not None):
         jl = plan.launches.get(job.name)
@@ -104,17 +105,17 @@ def plan_fleet(topo: Topology, plan, jobs: list, names: list[str], launch_files:
             key = (nl.server.name, job.name)
             if key not in launch_files:
                 continue
-            own = [f for f in names if f in (f"mindie-{nl.stem}.json",
-                                             f"nccl-topo-{nl.server.name}.xml",
-                                             f"topo-{nl.server.name}.json")]
+            own = [f for f in (f"mindie-{nl.stem}.json", f"nccl-topo-{nl.server.name}.xml",
+                               f"topo-{nl.server.name}.json") if f in have]
             nodes.append(FleetNode(nl.server.name, _ip(nl.server.host_ip),
                                    len(nl.node.device_ids), env_files[key], launch_files[key],
                                    nl.head, [env_files[key], launch_files[key]] + own + shared))
         if nodes:
             out.append(FleetJob(job.name, nodes))
-    pre = [FleetHost(s.name, _ip(s.host_ip), _devices(topo, s.name, jobs),
+    used = _devices(jobs)
+    pre = [FleetHost(s.name, _ip(s.host_ip), len(used.get(s.name, ())) or len(s.devices),
                      f"preflight-{s.name}.sh")
-           for s in topo.servers if f"preflight-{s.name}.sh" in names]
+           for s in topo.servers if f"preflight-{s.name}.sh" in have]
     return FleetPlan(source, topo.preset.is_gpu, out, pre,
                      "nccl" if topo.preset.is_gpu else "report")
 
@@ -123,11 +124,10 @@ def _ip(addr) -> str | None:
     return None if addr is None else ip_text(addr)
 
 
-def _devices(topo: Topology, server: str, jobs: list) -> int:
-    """How many devices of ``server`` the jobs use (all of them when none does)."""
-    used: set = set()
+def _devices(jobs: list) -> dict[str, set]:
+    """server name -> the device ids the jobs use on it."""
+    used: dict[str, set] = {}
     for job in (j for j in jobs if j is not None):
         for p in job.placements:
-            if p.server.name == server:
-                used |= set(p.device_ids)
-    return len(used) or len(topo.server(server).devices)
+            used.setdefault(p.server.name, set()).update(p.device_ids)
+    return used
