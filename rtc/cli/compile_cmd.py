@@ -73,12 +73,9 @@ def compile_command(
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     target: str = typer.Option("shell", "--target", metavar="shell|k8s|slurm|ansible",
-                               help="With --out-dir: shell (rank tables, env files, launch "
-                                    "scripts), k8s (per job a LeaderWorkerSet and its "
-                                    "rings-config ConfigMap, and a preflight Job), slurm "
-                                    "(shell plus slurm-<job>.sbatch and "
-                                    "slurm-preflight.sbatch) or ansible (shell plus "
-                                    "inventory.yml, preflight.yml, deploy.yml, stop.yml)."),
+                               help="With --out-dir: shell; k8s (LeaderWorkerSets, rank "
+                                    "table ConfigMaps, a preflight Job); slurm / ansible "
+                                    "(shell plus sbatch scripts / inventory and playbooks)."),
     image: str | None = typer.Option(None, "--image",
                                      help="With --target k8s: the container image of the "
                                           f"pods (default {DEFAULT_IMAGE}, on NVIDIA GPUs "
