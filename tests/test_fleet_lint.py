@@ -42,5 +42,15 @@ def test_a_playbook_keeps_only_env_and_commands_on_their_lines():
                          "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "",
                          "vllm serve /models/m --port 8000 \\"]
     assert as_shell("x.yml", "- hosts: a\n  tasks:\n    - shell: vllm serve {{ model }}\n"
-                    ).splitlines()[2] == "vllm serve ${model}"
+                    ).splitlines()[2] == " " * 13 + "vllm serve ${model}"
     assert as_shell("notes.txt", "hello\n") == "hello\n"
+
+
+def test_an_inventory_is_one_node_per_host_with_its_env_and_launch():
+    text = (DATA / "inventory.yml").read_text()
+    assert found("inventory.yml", text) == [("RTC210", 17, 15)]
+    rep = lint_scripts([("inventory.yml", text.replace("tensor-parallel-size 16",
+                                                         "tensor-parallel-size 8"))])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    # both hosts were read as nodes with their own HCCL_IF_IP
+    assert sorted(s.name for s in rep.topology.servers) == ["atlas-01", "atlas-02"]

@@ -35,8 +35,68 @@ def as_shell(label: str, text: str) -> str:
     if re.search(r"^#SBATCH\s", text, re.M):
         return sbatch_shell(text)
     if label.endswith((".yml", ".yaml")) and re.search(r"^\s*(- )?(tasks|hosts):", text, re.M):
-        return playbook_shell(text)
+        return playbook_shell(text) if re.search(r"^\s*(- )?tasks:", text, re.M) \
+            else inventory_shell(text)
     return text
+
+
+#: The programs whose command lines a host variable of an inventory may hold.
+_LAUNCHERS = ("vllm ", "ray ", "torchrun ", "msrun ", "python -m vllm", "python3 -m vllm")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def inventory_shell(text: str) -> str:
+    """An Ansible YAML inventory as one ``## node HOST`` section per host that carries
+    launch lines (a variable whose value starts with vllm / ray / torchrun / msrun) or
+    environment (a mapping whose keys are all environment-variable names), each section
+    on the host's own line and its exports / commands on their lines. Hosts are taken
+    from ``all.hosts`` and every group's ``hosts`` (Ansible docs, "How to build your
+    inventory", YAML format). A text that is not YAML is returned as blank lines."""
+    import yaml
+
+    lines = [""] * (text.count("\n") + 1)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return "\n" * text.count("\n")
+    for key, host_vars in _hosts(root):
+        if not isinstance(host_vars, yaml.MappingNode):
+            continue
+        placed = [_host_var(lines, v) for _k, v in host_vars.value]
+        if any(placed):
+            lines[key.start_mark.line] = f"## {key.value}"
+    return "\n".join(lines)
+
+
+def _hosts(node):
+    """``(host key node, host vars node)`` under every ``hosts`` mapping of an inventory."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for k, v in node.value:
+        if k.value == "hosts" and isinstance(v, yaml.MappingNode):
+            yield from v.value
+        elif isinstance(v, yaml.MappingNode):
+            yield from _hosts(v)
+
+
+def _host_var(lines: list[str], node) -> bool:
+    """Place a host variable's launch line or environment onto ``lines``; True when it
+    held either."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) \
+            and node.value.lstrip().startswith(_LAUNCHERS):
+        _place(lines, node, "")
+        return True
+    if isinstance(node, yaml.MappingNode) and node.value and all(
+            isinstance(k, yaml.ScalarNode) and _ENV_NAME.fullmatch(k.value)
+            and isinstance(v, yaml.ScalarNode) for k, v in node.value):
+        for k, v in node.value:
+            lines[k.start_mark.line] = f"export {k.value}={_shell_word(_jinja(v.value))}"
+        return True
+    return False
 
 
 def sbatch_shell(text: str) -> str:
@@ -123,10 +183,13 @@ def _place(lines: list[str], node, text: str) -> None:
     """Copy the command ``node`` holds onto the lines it spans (a block scalar's lines
     start on the line after its ``|`` / ``>``)."""
     value = _jinja(node.value)
-    first = node.start_mark.line + (1 if node.style in ("|", ">") else 0)
+    block = node.style in ("|", ">")
+    first = node.start_mark.line + (1 if block else 0)
+    # a one-line scalar keeps its column (past its opening quote)
+    pad = "" if block or "\n" in value else " " * (node.start_mark.column + bool(node.style))
     for n, part in enumerate(value.splitlines()):
         if first + n < len(lines):
-            lines[first + n] = part
+            lines[first + n] = pad + part
 
 
 def _jinja(value: str) -> str:
