@@ -122,7 +122,8 @@ def render_preflight(fp: FleetPlan) -> str:
     lines += ['cd "${SLURM_SUBMIT_DIR:-.}"',
               f"mkdir -p {RESULTS_DIR}",
               f"srun --nodes={len(servers)} --ntasks-per-node=1 --output={RESULTS_DIR}/%N.out "
-              f"bash ./{name} --node",
+              f"bash ./{name} --node || echo \"{name}: some preflight checks failed "
+              f"(srun exit status $?)\"",
               f"echo \"then: rtc preflight {fp.report} {RESULTS_DIR}/*/ (the folders), or "
               f"rtc preflight {fp.report} {RESULTS_DIR}/*.out (the node output files)\"", ""]
     return "\n".join(lines)
