@@ -46,7 +46,10 @@ def fleet_files(example: str) -> dict[str, str]:
     result = compile_file(str(EXAMPLES / example))
     assert result.ok
     topo, plan = result.topology, result.plan
-    b = build_bundle(topo, plan, topo.jobs, {}, with_plan_json=False)
+    tables = {} if topo.preset.is_gpu else {   # as `rtc compile --out-dir` names them
+        j.name: "hccl.json" if len(topo.jobs) == 1 else f"hccl-{j.name}.json"
+        for j in topo.jobs}
+    b = build_bundle(topo, plan, topo.jobs, tables, with_plan_json=False)
     fp = fleet_plan(b, topo, plan, topo.jobs)
     resource = "nvidia.com/gpu" if topo.preset.is_gpu else "huawei.com/Ascend910"
     job, problems = k8s_preflight(topo, plan, topo.jobs, resource, "img:1")

@@ -15,7 +15,8 @@ RENDERERS = {"slurm": (slurm.render_all, 0o755), "ansible": (ansible.render_all,
 def fleet_plan(b: Bundle, topo, plan, jobs: list) -> FleetPlan:
     """The fleet plan of the bundle ``b`` (its file names, launch and env files)."""
     names = list(b.tables.values()) + [n for n, _t, _m in b.outputs]
-    return plan_fleet(topo, plan, jobs, names, b.launch_files, b.env_files, b.source)
+    return plan_fleet(topo, plan, jobs, names, b.launch_files, b.env_files, b.source,
+                      b.tables)
 
 
 def fleet_files(b: Bundle, topo, plan, jobs: list, target: str) -> list[tuple]:

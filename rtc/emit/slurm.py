@@ -70,7 +70,7 @@ def _head(name: str, what: str, fp: FleetPlan, servers: list[str], count: int,
             "again instead of editing.",
             f"# Submit from the folder of the compiled files (shared with the nodes): "
             f"sbatch {name}",
-            f"#SBATCH --job-name={name.removesuffix('.sbatch')}",
+            f"#SBATCH --job-name={name.removesuffix('.sbatch').removeprefix('slurm-')}",
             f"#SBATCH --nodes={len(servers)}",
             "#SBATCH --ntasks-per-node=1",
             f"#SBATCH --nodelist={','.join(servers)}",

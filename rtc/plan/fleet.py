@@ -20,8 +20,9 @@ from rtc.textfmt import ip_text
 #: one sub-folder per server: the default of ``preflight-<server>.sh`` itself.
 RESULTS_DIR = "preflight-results"
 
-#: Files every node of a job needs besides its own (the rank tables): name prefixes.
-_SHARED = ("hccl", "pd-ranktable", "global-ranktable")
+#: Files every node of a job needs besides its own and its job's rank table: name prefixes
+#: of the prefill/decode tables.
+_SHARED = ("pd-ranktable", "global-ranktable")
 
 
 @dataclass
@@ -89,10 +90,12 @@ class FleetPlan:
 
 
 def plan_fleet(topo: Topology, plan, jobs: list, names: list[str], launch_files: dict,
-               env_files: dict, source: str) -> FleetPlan:
+               env_files: dict, source: str, tables: dict | None = None) -> FleetPlan:
     """The fleet plan of ``jobs`` (Topology jobs; None entries are skipped) from the
     compiled ``plan`` and the bundle's file ``names`` / ``launch_files`` / ``env_files``
-    (``(server, job) -> file name``, as :class:`rtc.emit.bundle.Bundle` holds them)."""
+    (``(server, job) -> file name``, as :class:`rtc.emit.bundle.Bundle` holds them);
+    ``tables`` maps job names to their rank table file."""
+    tables = tables or {}
     shared = [n for n in names if n.startswith(_SHARED) and n.endswith(".json")]
     have = set(names)
     out = []
@@ -107,9 +110,11 @@ def plan_fleet(topo: Topology, plan, jobs: list, names: list[str], launch_files:
                 continue
             own = [f for f in (f"mindie-{nl.stem}.json", f"nccl-topo-{nl.server.name}.xml",
                                f"topo-{nl.server.name}.json") if f in have]
+            table = [tables[job.name]] if job.name in tables else []
             nodes.append(FleetNode(nl.server.name, _ip(nl.server.host_ip),
                                    len(nl.node.device_ids), env_files[key], launch_files[key],
-                                   nl.head, [env_files[key], launch_files[key]] + own + shared))
+                                   nl.head, [env_files[key], launch_files[key]] + own + table
+                                   + shared))
         if nodes:
             out.append(FleetJob(job.name, nodes))
     used = _devices(jobs)
