@@ -85,6 +85,32 @@ def test_1024_server_family_heads_and_hashes():
     assert "#SBATCH --nodes=1024" in files["slurm-preflight.sbatch"]
 
 
+def test_the_nixl_proxy_starts_after_its_jobs_on_the_prefill_head():
+    files = fleet_files("gpu-pd-h100.rtc")
+    assert "    gpu-p1) ./proxy-pd.sh & exec ./gpu-p1.sh ;;" in files["slurm-prefill.sbatch"]
+    plays = [p["name"] for p in yaml.safe_load(files["deploy.yml"])]
+    assert plays[-2:] == ["rtc deploy proxy-pd: copy env, launch and shared files",
+                          "rtc deploy proxy-pd: start the head (gpu-p1)"]
+    assert [p["hosts"] for p in yaml.safe_load(files["stop.yml"])][0] == "rtc_job_proxy_pd_head"
+
+
+def test_every_playbook_task_is_check_mode_safe():
+    """--check changes nothing: only modules that support check mode, or that --check
+    skips (shell), and the local deletes are of rtc's own results folder."""
+    safe = {"ansible.builtin.file", "ansible.builtin.copy", "ansible.builtin.fetch",
+            "ansible.builtin.unarchive", "ansible.builtin.shell"}
+    files = fleet_files("pd-a3.rtc")
+    for name in ("preflight.yml", "deploy.yml", "stop.yml"):
+        for play in yaml.safe_load(files[name]):
+            assert play["gather_facts"] is False
+            for task in play["tasks"]:
+                module = next(k for k in task if k.startswith("ansible.builtin."))
+                assert module in safe, (name, task["name"])
+                if module == "ansible.builtin.file" and task["ansible.builtin.file"].get(
+                        "state") == "absent":
+                    assert "preflight-results" in task["ansible.builtin.file"]["path"]
+
+
 @pytest.mark.parametrize("example", ["a2-2node-dp2-tp8.rtc", "pd-a3.rtc"])
 def test_sbatch_scripts_parse_and_use_only_documented_options(example, tmp_path):
     documented = {x for x in OPTIONS.read_text().split() if x.startswith("--")}

@@ -66,7 +66,7 @@ def _host_vars(fp: FleetPlan) -> dict[str, list[str]]:
     for h in fp.preflight:
         out[h.server] += [f"rtc_devices: {h.devices}", f"rtc_preflight: {_q(h.script)}"]
     jobs: dict[str, list[str]] = {}
-    for j in fp.jobs:
+    for j in fp.jobs + fp.proxies:
         for n in j.nodes:
             jobs.setdefault(n.server, []).append(
                 f"  {_q(j.name)}: {{env: {_q(n.env_file)}, launch: {_q(n.launch_file)}, "
@@ -94,7 +94,7 @@ def render_inventory(fp: FleetPlan) -> str:
 
     if fp.preflight:
         grp("rtc_preflight", [h.server for h in fp.preflight])
-    for j in fp.jobs:
+    for j in fp.jobs + fp.proxies:
         grp(group(j.name), [n.server for n in j.nodes])
         grp(group(j.name) + "_head", [j.head.server])
         if j.workers:
@@ -246,7 +246,7 @@ def render_deploy(fp: FleetPlan) -> str:
     """``deploy.yml``: per job, copy every node's files, start the head, then the workers."""
     out = [_HEAD.format(what=f"deployment of {len(fp.jobs)} jobs", source=fp.source)
            + "# Run: ansible-playbook -i inventory.yml deploy.yml (stop: stop.yml)\n"]
-    for j in fp.jobs:
+    for j in fp.jobs + fp.proxies:   # the proxies after the jobs they send requests to
         g = group(j.name)
         out.append(_play(_COPY, j, g))
         out.append(_play(_START, j, g + "_head", f"head ({j.head.server})"))
@@ -259,7 +259,7 @@ def render_stop(fp: FleetPlan) -> str:
     """``stop.yml``: per job, stop the workers, then the head."""
     out = [_HEAD.format(what=f"stop of {len(fp.jobs)} jobs", source=fp.source)
            + "# Run: ansible-playbook -i inventory.yml stop.yml\n"]
-    for j in fp.jobs:
+    for j in fp.proxies + fp.jobs:
         g = group(j.name)
         if j.workers:
             out.append(_play(_STOP, j, g + "_workers", f"{len(j.workers)} workers"))

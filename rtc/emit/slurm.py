@@ -101,7 +101,10 @@ def render_job(job: FleetJob, fp: FleetPlan) -> str:
     count = max(n.devices for n in job.nodes)
     lines = _head(name, f"Slurm batch script of job {job.name} ({len(servers)} nodes, head "
                   f"{job.head.server})", fp, servers, count, f"slurm-{job.name}-%j.out")
-    lines += _dispatch(name, [(n.server, f"exec ./{shlex.quote(n.launch_file)}")
+    proxy = fp.proxy_on(job)   # in this job's allocation: --exclusive keeps others out
+    lines += _dispatch(name, [(n.server, (f"./{shlex.quote(proxy.head.launch_file)} & "
+                                          if proxy and n is job.head else "")
+                               + f"exec ./{shlex.quote(n.launch_file)}")
                               for n in job.nodes])
     lines += ['cd "${SLURM_SUBMIT_DIR:-.}"',
               f"srun --nodes={len(servers)} --ntasks-per-node=1 --kill-on-bad-exit=1 --label "

@@ -70,12 +70,18 @@ class FleetPlan:
     jobs: list[FleetJob]
     preflight: list[FleetHost]
     report: str                     # the command that judges the results: report / nccl
+    #: NIXL prefill/decode proxies, one one-node "job" each (started after the jobs)
+    proxies: list[FleetJob] = field(default_factory=list)
+
+    def proxy_on(self, job: FleetJob) -> FleetJob | None:
+        """The proxy that runs on ``job``'s head server, if any."""
+        return next((p for p in self.proxies if p.nodes[0].server == job.head.server), None)
 
     @property
     def hosts(self) -> list[str]:
         """Every server named by a job or the preflight, in plan order, once each."""
         seen: dict[str, None] = {}
-        for j in self.jobs:
+        for j in self.jobs + self.proxies:
             for n in j.nodes:
                 seen.setdefault(n.server)
         for h in self.preflight:
@@ -122,7 +128,20 @@ def plan_fleet(topo: Topology, plan, jobs: list, names: list[str], launch_files:
                      f"preflight-{s.name}.sh")
            for s in topo.servers if f"preflight-{s.name}.sh" in have]
     return FleetPlan(source, topo.preset.is_gpu, out, pre,
-                     "nccl" if topo.preset.is_gpu else "report")
+                     "nccl" if topo.preset.is_gpu else "report", _proxies(plan, have))
+
+
+def _proxies(plan, have: set) -> list[FleetJob]:
+    """A one-node "job" ``proxy-<pair>`` for each NIXL prefill/decode proxy script written
+    (:class:`rtc.plan.nixl.PdProxy`: on the head of the pair's first prefill job), started
+    after the jobs it sends requests to."""
+    out = []
+    for px in getattr(plan, "proxies", ()):
+        script = f"proxy-{px.name}.sh"
+        if script in have:
+            out.append(FleetJob(f"proxy-{px.name}", [FleetNode(
+                px.server.name, _ip(px.server.host_ip), 0, "", script, True, [script])]))
+    return out
 
 
 def _ip(addr) -> str | None:
