@@ -187,11 +187,12 @@ def test_cli_writes_manifests_and_the_kubectl_line(tmp_path: Path, monkeypatch, 
     assert run_main(monkeypatch, "compile", str(EXAMPLES / "pd-a3.rtc"), "--target", "k8s",
                     "--out-dir", str(out)) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        ".rtc-outputs", "lws-decode.yaml", "lws-prefill.yaml", "rings-config-decode.yaml",
-        "rings-config-prefill.yaml"]
+        ".rtc-outputs", "lws-decode.yaml", "lws-prefill.yaml", "preflight-job.yaml",
+        "rings-config-decode.yaml", "rings-config-prefill.yaml"]
     assert f"rtc: start them with: kubectl apply -f {out}" in capsys.readouterr().err
-    for p in out.glob("*.yaml"):
-        assert p.read_text() == (K8S_GOLDEN / "pd-a3" / p.name).read_text()
+    for p in out.glob("*.yaml"):   # the preflight Job: tests/test_fleet.py
+        if p.name != "preflight-job.yaml":
+            assert p.read_text() == (K8S_GOLDEN / "pd-a3" / p.name).read_text()
 
 
 BLOCKED = """
@@ -307,7 +308,8 @@ def test_gpu_job_is_one_leaderworkerset_requesting_nvidia_gpus(tmp_path: Path, m
     out = tmp_path / "k8s"
     assert run_main(monkeypatch, "compile", str(EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc"),
                     "--target", "k8s", "--out-dir", str(out)) == 0
-    assert sorted(p.name for p in out.iterdir()) == [".rtc-outputs", "lws-serve.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [".rtc-outputs", "lws-serve.yaml",
+                                                     "preflight-job.yaml"]
     doc = yaml.safe_load((out / "lws-serve.yaml").read_text())
     worker = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     (container,) = worker["containers"]

@@ -34,6 +34,7 @@ from rtc.scripts import rules as R
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
+from rtc.scripts.engines import as_shell
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
@@ -125,7 +126,7 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             rep.diagnostics += [error(R.UNREADABLE, p.message, p.span)
                                 for p in quote_problems(label, text)]
             continue
-        for u in split_sections(label, text):
+        for u in split_sections(label, as_shell(label, text)):  # sbatch, playbooks: engines
             u.given_name = names.get(label) or u.given_name
             read_unit(u, loader)
             units.append(u)

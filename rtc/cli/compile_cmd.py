@@ -21,7 +21,7 @@ DEFAULT_IMAGE = "quay.io/ascend/vllm-ascend:latest"
 #: The same on NVIDIA GPU hardware: vLLM's published image (docker.io/vllm/vllm-openai,
 #: vLLM docs deployment/docker).
 GPU_IMAGE = "vllm/vllm-openai:latest"
-TARGETS = ("shell", "k8s")
+TARGETS = ("shell", "k8s", "slurm", "ansible")
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool) -> list:
@@ -77,10 +77,10 @@ def compile_command(
                                         "or omniinfer (prefill from 0, then decode)."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP + " Not with --stdout."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
-    target: str = typer.Option("shell", "--target", metavar="shell|k8s",
-                               help="With --out-dir: shell (rank tables, env files, launch "
-                                    "scripts) or k8s (per job a LeaderWorkerSet and its "
-                                    "rings-config ConfigMap, nothing else)."),
+    target: str = typer.Option("shell", "--target", metavar="shell|k8s|slurm|ansible",
+                               help="With --out-dir: shell; k8s (LeaderWorkerSets, rank "
+                                    "table ConfigMaps, a preflight Job); slurm / ansible "
+                                    "(shell plus sbatch scripts / inventory and playbooks)."),
     image: str | None = typer.Option(None, "--image",
                                      help="With --target k8s: the container image of the "
                                           f"pods (default {DEFAULT_IMAGE}, on NVIDIA GPUs "
@@ -153,7 +153,8 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
         return
     topo_files = _topology_files(result, jobs, out) if output is not None else []
     if out_dir is not None:
-        _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out, global_table)
+        _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out, global_table,
+                       target)
         return
     out(list(result.diagnostics), result.sources, quiet=True)
     if stdout:
@@ -212,8 +213,8 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
         fail_usage("say where the rank table goes: -o FILE, --stdout, or --out-dir DIR")
     if target not in TARGETS:
         fail_usage(f"unknown --target '{target}'", "targets: " + ", ".join(TARGETS))
-    if target == "k8s" and out_dir is None:
-        fail_usage("--target k8s writes a folder of manifests", "add --out-dir DIR")
+    if target != "shell" and out_dir is None:
+        fail_usage(f"--target {target} writes a folder of files", "add --out-dir DIR")
 
 
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
@@ -234,6 +235,13 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     image = image or (GPU_IMAGE if result.topology.preset.is_gpu else DEFAULT_IMAGE)
     bundle = build_k8s(result.topology, result.plan, real, texts, image,
                        source_name(result.topology))
+    if not bundle.diagnostics:
+        from rtc.emit.fleet import k8s_preflight
+
+        resource = next(lp.resource for lp in bundle.plans.values() if lp.resource)
+        extra, bundle.diagnostics = k8s_preflight(result.topology, result.plan, real,
+                                                  resource, image)
+        bundle.outputs += extra
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         internal = any(d.code == SCHEMA_SELF.code for d in bundle.diagnostics)
@@ -327,7 +335,8 @@ def _topology_files(result, jobs, out) -> list:
     return list(files.items())
 
 
-def _bundle(result, jobs, tables: list, out, global_table: bool | str = False) -> list:
+def _bundle(result, jobs, tables: list, out, global_table: bool | str = False,
+            target: str = "shell") -> list:
     """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
     files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
     made while the rest is written); exit 2 when one fails its schema."""
@@ -339,7 +348,13 @@ def _bundle(result, jobs, tables: list, out, global_table: bool | str = False) -
     if bundle.diagnostics:
         out(list(result.diagnostics) + bundle.diagnostics, result.sources)
         raise typer.Exit(2)
-    return [(name, text, mode if mode != 0o644 else None) for name, text, mode in bundle.outputs]
+    fleet = []
+    if target in ("slurm", "ansible"):
+        from rtc.emit.fleet import fleet_files
+
+        fleet = fleet_files(bundle, result.topology, result.plan, jobs, target)
+    return [(name, text, mode if mode != 0o644 else None)
+            for name, text, mode in bundle.outputs] + fleet
 
 
 #: (test of a file name, what the compile summary calls it), first match wins (the names
@@ -356,9 +371,11 @@ _KINDS = (
     (lambda n: n.startswith("pd-ranktable"), "PD rank table"),
     (lambda n: n.startswith("global-ranktable"), "global rank table"),
     (lambda n: n.startswith("mindie-"), "MindIE config"),
+    (lambda n: n.endswith(".sbatch"), "Slurm"),
+    (lambda n: n.endswith(".yml"), "Ansible"),
 )
 _KIND_ORDER = ("env", "launch", "proxy", "preflight", "calibration", "plan", "topology",
-               "NCCL topology", "PD rank table", "global rank table", "MindIE config", "other")
+               "NCCL topology", "PD rank table", "global rank table", "MindIE config", "Slurm", "Ansible", "other")
 
 
 def file_kinds(names: list[str]) -> str:
@@ -391,7 +408,8 @@ def _check_global_table(result, out_dir) -> None:
 
 
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-                   no_diagrams: bool, out, global_table: bool | str = False) -> None:
+                   no_diagrams: bool, out, global_table: bool | str = False,
+                   target: str = "shell") -> None:
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
     in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""
@@ -399,7 +417,7 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     from rtc.emit.files import read_manifest
 
     diags = list(result.diagnostics)
-    extra = _bundle(result, jobs, tables, out, global_table)
+    extra = _bundle(result, jobs, tables, out, global_table, target)
     folder = os.fspath(out_dir)
     names = [p for p, _t in tables] + [os.path.join(folder, n) for n, _t, _m in extra]
     if not no_diagrams:

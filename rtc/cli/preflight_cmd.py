@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -42,12 +45,48 @@ def report_command(
 
     _check_format(fmt)
     missing = [p for p in results if not p.exists()]
-    folders = [load_results(str(p)) for p in results if p.exists()]
-    diags, matrix, texts = analyse(folders)
+    with _unpacked(results) as (paths, relabel):
+        folders = [load_results(p) for p in paths]
+        diags, matrix, texts = analyse(folders)
+        diags, texts = relabel(diags, texts)
     text = matrix.text() if any(r.problem is None for r in folders) else ""  # none unread
     _finish(missing, diags, texts, fmt, strict, text,
             lambda ds: {"servers": [r.server for r in folders], "matrix": matrix.to_dict(),
                         "diagnostics": [d.to_dict() for d in ds]})
+
+
+@contextmanager
+def _unpacked(results: list[Path]):
+    """``(paths, relabel)``: the results folders to read, a log among ``results`` (Slurm's
+    per-node output files, ``kubectl logs``; :mod:`rtc.preflight.stream`) unpacked into a
+    temporary folder per server; ``relabel(diags, texts)`` names a file of such a folder
+    ``LOG#SERVER/FILE`` instead of its temporary path. Paths that do not exist are left
+    out (reported by :func:`_finish`)."""
+    from rtc.preflight.stream import is_log, unpack
+
+    with tempfile.TemporaryDirectory(prefix="rtc-preflight-") as tmp:
+        paths, names = [], {}
+        for i, p in enumerate(results):
+            if not p.exists():
+                continue
+            if not is_log(str(p)):
+                paths.append(str(p))
+                continue
+            for server, folder in unpack(str(p), os.path.join(tmp, str(i))):
+                paths.append(folder)
+                names[folder] = f"{p}#{server}"
+
+        def relabel(diags: list, texts: dict):
+            def name(f: str | None):
+                for folder, label in names.items():
+                    if f and f.startswith(folder + os.sep):
+                        return label + f[len(folder):]
+                return f
+            out = [d._replace(span=d.span._replace(file=name(d.span.file)))
+                   if d.span is not None else d for d in diags]
+            return out, {name(k): v for k, v in texts.items()}
+
+        yield paths, relabel
 
 
 def _check_format(fmt: str) -> None:
@@ -112,9 +151,11 @@ def nccl_command(
 
     _check_format(fmt)
     missing = [p for p in results if not p.exists()]
-    judged = [judge(str(p)) for p in results if p.exists()]
-    texts = {k: v for r, _d in judged for k, v in r.texts.items()}
-    _finish(missing, [d for _r, ds in judged for d in ds], texts, fmt, strict,
+    with _unpacked(results) as (paths, relabel):
+        judged = [judge(p) for p in paths]
+        texts = {k: v for r, _d in judged for k, v in r.texts.items()}
+        found, texts = relabel([d for _r, ds in judged for d in ds], texts)
+    _finish(missing, found, texts, fmt, strict,
             "".join(table(r) for r, _d in judged),
             lambda ds: {"results": [_nccl_json(r) for r, _d in judged],
                         "diagnostics": [d.to_dict() for d in ds]})

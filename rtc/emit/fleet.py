@@ -1,0 +1,47 @@
+"""The fleet files of ``--target slurm`` / ``--target ansible``, added to the files of
+``rtc compile --out-dir`` they start (:mod:`rtc.emit.slurm`, :mod:`rtc.emit.ansible`;
+the plan: :mod:`rtc.plan.fleet`)."""
+
+from __future__ import annotations
+
+from rtc.emit import ansible, slurm
+from rtc.emit.bundle import Bundle
+from rtc.plan.fleet import FleetPlan, plan_fleet
+
+#: target -> the renderer of its files (``FleetPlan -> [(name, text)]``) and their mode.
+RENDERERS = {"slurm": (slurm.render_all, 0o755), "ansible": (ansible.render_all, None)}
+
+
+def fleet_plan(b: Bundle, topo, plan, jobs: list) -> FleetPlan:
+    """The fleet plan of the bundle ``b`` (its file names, launch and env files)."""
+    names = list(b.tables.values()) + [n for n, _t, _m in b.outputs]
+    return plan_fleet(topo, plan, jobs, names, b.launch_files, b.env_files, b.source,
+                      b.tables)
+
+
+def fleet_files(b: Bundle, topo, plan, jobs: list, target: str) -> list[tuple]:
+    """``[(name, text, mode)]`` of ``target``'s files for the bundle ``b``."""
+    render, mode = RENDERERS[target]
+    return [(n, t, mode) for n, t in render(fleet_plan(b, topo, plan, jobs))]
+
+
+def k8s_preflight(topo, plan, jobs: list, resource: str, image: str) -> tuple[list, list]:
+    """``([(preflight-job.yaml, text)], RTC003 diagnostics)``: the preflight Indexed Job of
+    ``--target k8s`` (:mod:`rtc.emit.k8s_preflight`); no file when nothing has a preflight
+    script."""
+    from rtc.diagnostics import error
+    from rtc.emit import k8s_preflight
+    from rtc.emit.bundle import build_bundle
+    from rtc.rules import SCHEMA_SELF
+
+    b = build_bundle(topo, plan, jobs, {}, with_plan_json=False)
+    fp = fleet_plan(b, topo, plan, jobs)
+    if not fp.preflight:
+        return [], []
+    scripts = [(n, t) for n, t, _m in b.outputs if n in {h.script for h in fp.preflight}]
+    text, problems = k8s_preflight.build(fp, scripts, resource, image)
+    if problems:
+        return [], [error(SCHEMA_SELF, "internal error: the preflight Job rtc built fails "
+                          f"its schema: {problems[0]}", None,
+                          hint="please report this with your .rtc file; nothing was written")]
+    return [(k8s_preflight.FILE, text)], []

@@ -1,0 +1,67 @@
+"""Preflight results carried in a log: what Slurm's per-task output files and ``kubectl
+logs`` bring back when the result folders stay on the nodes.
+
+Format (written by the fleet scripts, :data:`DUMP`): after ``preflight-<server>.sh`` has
+filled its results folder, every line of every file in it is printed as ::
+
+    @rtc-preflight@ SERVER FILE TEXT
+
+one line each, so lines of several nodes may interleave (``srun`` forwards whole lines)
+and a prefix before the marker is ignored (``srun --label``'s ``0: ``, ``kubectl logs
+--prefix``'s ``[pod/NAME/CONTAINER] ``). SERVER and FILE have no spaces or slashes.
+:func:`unpack` writes the folders back, one per server, for :mod:`rtc.preflight.results` /
+:mod:`rtc.preflight.nccl`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MARKER = "@rtc-preflight@"
+
+#: The shell lines that print the folder ``$results`` of server ``$server`` in this format
+#: (awk adds the prefix; a last line without a newline is printed with one).
+DUMP = ('for f in "$results"/*; do [ -f "$f" ] && awk -v p="' + MARKER
+        + ' $server ${f##*/} " \'{ print p $0 }\' "$f"; done')
+
+_LINE = re.compile(re.escape(MARKER) + r" ([^\s/]+) ([^\s/]+) ?(.*)$")
+
+
+def is_log(path: str) -> bool:
+    """True when ``path`` is a file holding at least one result line."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return MARKER.encode() in f.read()
+
+
+def split(text: str) -> dict[str, dict[str, list[str]]]:
+    """``{server: {file: [lines]}}`` of the result lines in ``text``, in order; other
+    lines are skipped. Raises nothing."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for line in text.splitlines():
+        at = line.find(MARKER)
+        if at < 0:
+            continue
+        m = _LINE.match(line, at)
+        if m and m.group(2) not in (".", ".."):
+            out.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(m.group(3))
+    return out
+
+
+def unpack(path: str, into: str) -> list[tuple[str, str]]:
+    """Write the result folders carried in the log ``path`` into ``into/SERVER``; returns
+    ``[(server, folder)]`` in the order the servers first appear. Raises OSError when the
+    log cannot be read or a folder written."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        found = split(f.read())
+    out = []
+    for server, files in found.items():
+        folder = os.path.join(into, server)
+        os.makedirs(folder, exist_ok=True)
+        for name, lines in files.items():
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                f.write("".join(x + "\n" for x in lines))
+        out.append((server, folder))
+    return out

@@ -1,0 +1,201 @@
+"""Launch lines kept in the files of the engines that run them - Slurm batch scripts and
+Ansible playbooks - as shell text for ``rtc lint``'s shell front end, so the same rules
+apply to them as to shell scripts. Positions are kept: a finding points at the line (and,
+for Slurm, the column) of the original file.
+
+* **sbatch** (a script with ``#SBATCH`` lines, sbatch(1)): ``srun [OPTIONS]`` before a
+  command is blanked out (same length, spaces), so ``srun vllm serve ...`` is read as the
+  ``vllm serve ...`` every task runs. srun options that take a separate value are those of
+  :data:`_SRUN_VALUE` (srun(1), Slurm 22.05: the short options with an argument).
+* **Ansible playbook** (a YAML list of plays with ``tasks``): each task's ``environment``
+  entries become ``export NAME=VALUE`` lines and each ``ansible.builtin.shell`` /
+  ``command`` (or ``shell:`` / ``command:``) text is copied, each on the line it has in
+  the playbook; a Jinja ``{{ expr }}`` becomes ``${expr}`` (a value the lint cannot know).
+  Everything else becomes blank lines.
+
+Shapes seen in public batch scripts (rewritten in tests/data/engines): ``srun ray start
+--block``, ``srun torchrun --node_rank=$SLURM_NODEID ...``, ``srun --nodes=1 --ntasks=1
+-w "$head" ...``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: srun(1) short options that take their value as the next word.
+_SRUN_VALUE = frozenset("-A -b -c -C -d -D -e -G -i -J -L -m -M -n -N -o -p -q -S -t -T "
+                        "-w -W -x".split())
+_SRUN = re.compile(r"^(\s*)(srun)((?:\s+-\S+)*)\s+")
+_JINJA = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+
+
+def as_shell(label: str, text: str) -> str:
+    """``text`` as shell for the lint: an sbatch script with its ``srun`` prefixes blanked,
+    an Ansible playbook's environment and commands, anything else unchanged."""
+    if re.search(r"^#SBATCH\s", text, re.M):
+        return sbatch_shell(text)
+    if label.endswith((".yml", ".yaml")) and re.search(r"^\s*(- )?(tasks|hosts):", text, re.M):
+        return playbook_shell(text) if re.search(r"^\s*(- )?tasks:", text, re.M) \
+            else inventory_shell(text)
+    return text
+
+
+#: The programs whose command lines a host variable of an inventory may hold.
+_LAUNCHERS = ("vllm ", "ray ", "torchrun ", "msrun ", "python -m vllm", "python3 -m vllm")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def inventory_shell(text: str) -> str:
+    """An Ansible YAML inventory as one ``## node HOST`` section per host that carries
+    launch lines (a variable whose value starts with vllm / ray / torchrun / msrun) or
+    environment (a mapping whose keys are all environment-variable names), each section
+    on the host's own line and its exports / commands on their lines. Hosts are taken
+    from ``all.hosts`` and every group's ``hosts`` (Ansible docs, "How to build your
+    inventory", YAML format). A text that is not YAML is returned as blank lines."""
+    import yaml
+
+    lines = [""] * (text.count("\n") + 1)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return "\n" * text.count("\n")
+    for key, host_vars in _hosts(root):
+        if not isinstance(host_vars, yaml.MappingNode):
+            continue
+        placed = [_host_var(lines, v) for _k, v in host_vars.value]
+        if any(placed):
+            lines[key.start_mark.line] = f"## {key.value}"
+    return "\n".join(lines)
+
+
+def _hosts(node):
+    """``(host key node, host vars node)`` under every ``hosts`` mapping of an inventory."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for k, v in node.value:
+        if k.value == "hosts" and isinstance(v, yaml.MappingNode):
+            yield from v.value
+        elif isinstance(v, yaml.MappingNode):
+            yield from _hosts(v)
+
+
+def _host_var(lines: list[str], node) -> bool:
+    """Place a host variable's launch line or environment onto ``lines``; True when it
+    held either."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) \
+            and node.value.lstrip().startswith(_LAUNCHERS):
+        _place(lines, node, "")
+        return True
+    if isinstance(node, yaml.MappingNode) and node.value and all(
+            isinstance(k, yaml.ScalarNode) and _ENV_NAME.fullmatch(k.value)
+            and isinstance(v, yaml.ScalarNode) for k, v in node.value):
+        for k, v in node.value:
+            lines[k.start_mark.line] = f"export {k.value}={_shell_word(_jinja(v.value))}"
+        return True
+    return False
+
+
+def sbatch_shell(text: str) -> str:
+    """Each ``srun [OPTIONS] CMD`` line with ``srun [OPTIONS]`` replaced by spaces."""
+    return "".join(_unwrap_srun(line) for line in text.splitlines(True))
+
+
+def _unwrap_srun(line: str) -> str:
+    """``line`` with a leading ``srun [OPTIONS] [--]`` replaced by as many spaces."""
+    body = line.lstrip()
+    if not re.match(r"srun[ \t]", body):
+        return line
+    base = len(line) - len(body) + 4
+    value_next = False
+    for m in re.finditer(r"\S+", line[base:]):
+        w = m.group()
+        if value_next:
+            value_next = False
+        elif w == "--":
+            cut = base + m.end()
+            break
+        elif not w.startswith("-"):
+            cut = base + m.start()
+            break
+        else:
+            value_next = w in _SRUN_VALUE
+    else:
+        return line
+    return " " * cut + line[cut:]
+
+
+def playbook_shell(text: str) -> str:
+    """The environment and commands of a playbook's tasks, each on its own line (see the
+    module docstring); a text that is not YAML is returned as blank lines."""
+    import yaml
+
+    lines = [""] * (text.count("\n") + 1)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return "\n" * text.count("\n")
+    for task in _tasks(root):
+        for key, value in task.value:
+            name = key.value
+            if name == "environment" and isinstance(value, yaml.MappingNode):
+                for k, v in value.value:
+                    if isinstance(v, yaml.ScalarNode):
+                        lines[k.start_mark.line] = \
+                            f"export {k.value}={_shell_word(_jinja(v.value))}"
+            elif name.split(".")[-1] in ("shell", "command") and isinstance(value, yaml.ScalarNode):
+                _place(lines, value, text)
+    return "\n".join(lines) + ("" if text.endswith("\n") else "")
+
+
+def _tasks(root):
+    """Every task mapping node of a playbook (plays' ``tasks``, ``pre_tasks``,
+    ``post_tasks``, ``handlers``; ``block`` contents)."""
+    import yaml
+
+    if not isinstance(root, yaml.SequenceNode):
+        return
+    for play in root.value:
+        if not isinstance(play, yaml.MappingNode):
+            continue
+        for k, v in play.value:
+            if k.value in ("tasks", "pre_tasks", "post_tasks", "handlers"):
+                yield from _task_list(v)
+
+
+def _task_list(node):
+    import yaml
+
+    if not isinstance(node, yaml.SequenceNode):
+        return
+    for t in node.value:
+        if isinstance(t, yaml.MappingNode):
+            yield t
+            for k, v in t.value:
+                if k.value in ("block", "rescue", "always"):
+                    yield from _task_list(v)
+
+
+def _place(lines: list[str], node, text: str) -> None:
+    """Copy the command ``node`` holds onto the lines it spans (a block scalar's lines
+    start on the line after its ``|`` / ``>``)."""
+    value = _jinja(node.value)
+    block = node.style in ("|", ">")
+    first = node.start_mark.line + (1 if block else 0)
+    # a one-line scalar keeps its column (past its opening quote)
+    pad = "" if block or "\n" in value else " " * (node.start_mark.column + bool(node.style))
+    for n, part in enumerate(value.splitlines()):
+        if first + n < len(lines):
+            lines[first + n] = pad + part
+
+
+def _jinja(value: str) -> str:
+    return _JINJA.sub(lambda m: "${" + re.sub(r"\W", "_", m.group(1)) + "}", value)
+
+
+def _shell_word(value: str) -> str:
+    return value if re.fullmatch(r"[\w@%+=:,./${}-]*", value) else "'" + value.replace(
+        "'", "'\\''") + "'"
