@@ -300,9 +300,9 @@ def _against_table(topo: Topology, tables: list[Topology], lifted) -> list[Diagn
     if lifted.matched_by_order:
         pairs = ", ".join(f"{s.name} = {matched[s.name].server_id}" for s in topo.servers[:4])
         more = f" and {len(topo.servers) - 4} more" if len(topo.servers) > 4 else ""
-        out.append(note(R.TABLE_BY_ORDER, "the rank table names no hosts (no host_ip; its "
-                        "server_id are names, not the nodes' host IPs): "
-                        f"nodes matched to its servers in launch order ({pairs}{more})",
+        out.append(note(R.TABLE_BY_ORDER, "no node matches a server of the rank table by "
+                        "address or name (the table names no hosts, or the nodes give no "
+                        f"host IP): nodes matched to its servers in launch order ({pairs}{more})",
                         topo.span, hint="keep the nodes' DP ranks in the table's server "
                                         "order (on a 2.0 table HCCL gives each process the "
                                         "rank of its place in the launch)"))

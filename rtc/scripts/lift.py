@@ -370,7 +370,8 @@ def match_table(nodes: list[Node], groups: list[Group],
     servers are the level-0 instances in rank order, and a process's rank is its place in
     the launch, so when no node matches by address or name and the table has as many
     servers as there are nodes, node k of the launch order (job by job, head first) is
-    the table's server k."""
+    the table's server k. The same when the nodes give no host IP at all (their env files
+    were not read) and nothing else matches."""
     if table is None:
         return {}, False
     out = {}
@@ -378,7 +379,8 @@ def match_table(nodes: list[Node], groups: list[Group],
         ts = table_server(table, n.name, n.host_ip)
         if ts is not None:
             out[n.name] = ts
-    if out or any(s.host_ip is not None for s in table.servers):
+    if out or (any(s.host_ip is not None for s in table.servers)
+               and any(n.host_ip is not None for n in nodes)):
         return out, False
     order: list[Node] = []
     for g in groups:
