@@ -26,8 +26,8 @@ IBV_DEVINFO_UNREADABLE = rule("RTC478", "ibv-devinfo-unreadable", "error",
                               "ibv_devinfo output is missing or cut short.", """
     What: a capture with no `hca_id:` device block (e.g. `No IB devices found`), a device
     block without any `port:`, or a port without its `state:` or `link_layer:` line.
-    Why: which RDMA ports are up and whether they run InfiniBand or RoCE (Ethernet) decides
-    the NCCL_IB_HCA / HCCL network settings rtc checks; a cut capture hides a down port.
+    Why: which RDMA ports are up and whether they run InfiniBand or RoCE (Ethernet) is what
+    NCCL_IB_HCA and the server's NIC plan depend on; a cut capture hides a down port.
     Example: `ibv_devinfo > ibv.txt` interrupted after the first device's attributes.
     Fix: capture `ibv_devinfo -v` again on the server and keep the whole output.""")
 
