@@ -50,7 +50,7 @@ NVIDIA GPU servers: :mod:`.nvidia_smi` reads ``nvidia-smi topo -m`` (the GPU x G
 link matrix, NVLink islands) and ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid
 --format=csv`` (RTC474 for bad captures); :mod:`.nccl_tests` reads nccl-tests output
 (``all_reduce_perf``; RTC575); :mod:`.ibv_devinfo` reads ``ibv_devinfo`` (RDMA devices,
-port state, link layer, GIDs; RTC478).
+port state, link layer, GIDs; RTC578).
 """
 
 from ._common import Fact

@@ -8,7 +8,7 @@ device starting ``hca_id:<TAB>mlx5_0`` at column 0, device attributes indented b
 ``Device ports:`` and per port ``port:<TAB>1`` followed by ``state:  PORT_ACTIVE (4)``,
 ``link_layer:  Ethernet`` and, with ``-v``, ``GID[  0]:  fe80:...`` (newer releases append
 ``, RoCE v2``). Lines before the first ``hca_id:`` (a pasted prompt) are skipped; whitespace
-may be tabs or spaces. -> :class:`IbvDevinfo`. Problems are ``RTC478`` diagnostics.
+may be tabs or spaces. -> :class:`IbvDevinfo`. Problems are ``RTC578`` diagnostics.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rtc.rules import rule
 
 from ._common import read_text, split_lines, value_span
 
-IBV_DEVINFO_UNREADABLE = rule("RTC478", "ibv-devinfo-unreadable", "error",
+IBV_DEVINFO_UNREADABLE = rule("RTC578", "ibv-devinfo-unreadable", "error",
                               "ibv_devinfo output is missing or cut short.", """
     What: a capture with no `hca_id:` device block (e.g. `No IB devices found`), a device
     block without any `port:`, or a port without its `state:` or `link_layer:` line.
@@ -91,8 +91,8 @@ def find_devinfo(lines: list[str]) -> int | None:
 
 
 def parse_ibv_devinfo(text: str, file: str = "<ibv_devinfo>") -> tuple[IbvDevinfo | None, list[Diagnostic]]:
-    """Parse an ``ibv_devinfo`` capture. Returns ``(None, [RTC478])`` when no device block
-    is found; otherwise the devices and an RTC478 error per device without ports or port
+    """Parse an ``ibv_devinfo`` capture. Returns ``(None, [RTC578])`` when no device block
+    is found; otherwise the devices and an RTC578 error per device without ports or port
     without ``state`` / ``link_layer`` (the capture was cut short)."""
     lines = split_lines(text)
     at = find_devinfo(lines)
