@@ -42,6 +42,7 @@ from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf, 
                            parse_hccn_tool, parse_npu_smi_chip_map, parse_npu_smi_info,
                            parse_npu_smi_topo)
 from rtc.inventory._common import read_text  # noqa: E402
+from rtc.inventory.ibv_devinfo import parse_ibv_devinfo  # noqa: E402
 from rtc.inventory.nccl_tests import parse_nccl_tests  # noqa: E402
 from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_names, parse_gpu_topo  # noqa: E402
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output  # noqa: E402
@@ -202,6 +203,15 @@ def nvidia_smi_l(path: Path) -> Outcome:
     return Outcome({"gpus": str(len(names.gpus)), "mig": str(len(names.mig))}, diags)
 
 
+def ibv_devinfo(path: Path) -> Outcome:
+    info, diags = _parsed(path, "ibv_devinfo", parse_ibv_devinfo)
+    ports = [p for _, p in info.ports()]
+    layers = sorted({p.link_layer for p in ports if p.link_layer})
+    return Outcome({"devices": str(len(info.devices)), "ports": str(len(ports)),
+                    "active": str(sum(p.active for p in ports)), "link_layer": ",".join(layers),
+                    "gids": str(sum(len(p.gids) for p in ports))}, diags)
+
+
 #: kind folder -> (adapter, what reads it in rtc). A static registry: a kind without an
 #: adapter is reported as such (its files count as unread).
 ADAPTERS = (
@@ -216,6 +226,7 @@ ADAPTERS = (
     ("nvidia-smi-topo", nvidia_smi_topo, "rtc.inventory.nvidia_smi.parse_gpu_topo"),
     ("nvidia-smi-query-gpu", nvidia_smi_query_gpu, "rtc.inventory.nvidia_smi.parse_gpu_list"),
     ("nvidia-smi-L", nvidia_smi_l, "rtc.inventory.nvidia_smi.parse_gpu_names"),
+    ("ibv-devinfo", ibv_devinfo, "rtc.inventory.ibv_devinfo.parse_ibv_devinfo"),
 )
 
 

@@ -49,12 +49,14 @@ RTC489   warning   A device with no value: ``ipaddr:`` empty, ``address_2=`` emp
 NVIDIA GPU servers: :mod:`.nvidia_smi` reads ``nvidia-smi topo -m`` (the GPU x GPU / NIC
 link matrix, NVLink islands) and ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid
 --format=csv`` (RTC474 for bad captures); :mod:`.nccl_tests` reads nccl-tests output
-(``all_reduce_perf``; RTC575).
+(``all_reduce_perf``; RTC575); :mod:`.ibv_devinfo` reads ``ibv_devinfo`` (RDMA devices,
+port state, link layer, GIDs; RTC578).
 """
 
 from ._common import Fact
 from .facts import DeviceFacts, ServerInventory, detect_kinds, load_inventory_dir, load_inventory_files
 from .hccn_conf import HccnConf, HccnConfEntry, load_hccn_conf, parse_hccn_conf
+from .ibv_devinfo import IbvDevice, IbvDevinfo, IbvPort, load_ibv_devinfo, parse_ibv_devinfo
 from .hccn_tool import (HccnToolOutput, PingReply, PingResult, device_from_filename, load_hccn_tool,
                         parse_hccn_tool)
 from .npu_smi import (ChipMap, ChipMapEntry, NpuChip, NpuSmiInfo, TopoMatrix, load_npu_smi_chip_map,
@@ -67,6 +69,7 @@ __all__ = [
     "Fact", "DeviceFacts", "ServerInventory", "load_inventory_dir", "load_inventory_files", "detect_kinds",
     "HccnConf", "HccnConfEntry", "parse_hccn_conf", "load_hccn_conf",
     "HccnToolOutput", "PingReply", "PingResult", "parse_hccn_tool", "load_hccn_tool", "device_from_filename",
+    "IbvDevinfo", "IbvDevice", "IbvPort", "parse_ibv_devinfo", "load_ibv_devinfo",
     "TopoMatrix", "ChipMap", "ChipMapEntry", "NpuChip", "NpuSmiInfo",
     "parse_npu_smi_topo", "parse_npu_smi_chip_map", "parse_npu_smi_info",
     "load_npu_smi_topo", "load_npu_smi_chip_map", "load_npu_smi_info", "RULES",

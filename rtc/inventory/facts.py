@@ -11,6 +11,8 @@ that reads a directory of captures.
   ``index, name, pci.bus_id, uuid`` csv table (``nvidia-smi --query-gpu``) -> the GPU
   topology and GPU list of an NVIDIA server (:mod:`rtc.inventory.nvidia_smi`; the first
   file in name order wins);
+* ``hca_id:`` blocks of ``ibv_devinfo`` -> the server's RDMA devices and ports
+  (:mod:`rtc.inventory.ibv_devinfo`; the first file in name order wins);
 * hccn_tool output lines (``ipaddr:``, ``link status:`` ...) or ``hccn_tool`` command lines ->
   hccn_tool, with the device taken from the file name when the file is per device
   (``ip_3.txt``, ``dev3_link.txt``);
@@ -48,10 +50,12 @@ from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 
 from . import hccn_conf as _conf
 from . import hccn_tool as _tool
+from . import ibv_devinfo as _ibv
 from . import npu_smi as _smi
 from . import nvidia_smi as _nv
 from ._common import Fact, display_name, read_text, split_lines
 from .hccn_tool import HccnToolOutput, PingResult
+from .ibv_devinfo import IbvDevinfo
 from .npu_smi import ChipMap, NpuSmiInfo, TopoMatrix
 from .nvidia_smi import GpuList, GpuTopo
 from rtc.inventory.rules import DEVICE_ATTRIBUTION, SOURCES_DISAGREE, UNKNOWN_FILE, UNREADABLE
@@ -125,6 +129,8 @@ class ServerInventory:
     #: NVIDIA GPU servers: ``nvidia-smi topo -m`` and ``--query-gpu`` captures.
     gpu_topo: GpuTopo | None = None
     gpu_list: GpuList | None = None
+    #: RDMA devices and ports (``ibv_devinfo``), the server's InfiniBand / RoCE NICs.
+    rdma: IbvDevinfo | None = None
 
     def device(self, device_id: int) -> DeviceFacts:
         """The record of a device (created empty when nothing is known yet)."""
@@ -156,7 +162,8 @@ _TOOL_RECORD = re.compile(
 
 def detect_kinds(name: str, text: str) -> list[str]:
     """What a capture holds: any of ``hccn_conf``, ``npu_smi_info``, ``npu_smi_topo``,
-    ``npu_smi_chips``, ``hccn_tool`` (content first, the file name when the content is empty)."""
+    ``npu_smi_chips``, ``nvidia_smi_topo``, ``nvidia_smi_gpus``, ``ibv_devinfo``, ``hccn_tool``
+    (content first, the file name when the content is empty)."""
     lines = split_lines(text)
     base = os.path.basename(name).lower()
     stem = re.sub(r"\.(txt|log|out|conf)$", "", base)
@@ -177,6 +184,8 @@ def detect_kinds(name: str, text: str) -> list[str]:
         kinds.append("nvidia_smi_topo")
     if _nv.find_gpu_list(lines) is not None:
         kinds.append("nvidia_smi_gpus")
+    if _ibv.find_devinfo(lines) is not None:
+        kinds.append("ibv_devinfo")
     if any(_TOOL_RECORD.match(l) for l in lines) or any(
             (info := _tool.command_line_info(l)) is not None and info[0] == "hccn_tool" for l in lines):
         kinds.append("hccn_tool")
@@ -202,7 +211,7 @@ def _has_table(lines: list[str]) -> bool:
     (not an hccn.conf)."""
     return any(l.strip() in ("Legend:", "NIC Legend:") for l in lines) or any(find(lines) is not None for find in (
         _smi.find_box_table, _smi.find_topo, _smi.find_chip_map, _nv.find_gpu_topo,
-        _nv.find_gpu_list))
+        _nv.find_gpu_list, _ibv.find_devinfo))
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -245,6 +254,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     infos: list[NpuSmiInfo] = []
     gpu_topos: list[GpuTopo] = []
     gpu_lists: list[GpuList] = []
+    rdmas: list[IbvDevinfo] = []
 
     for path in paths:
         file = os.fspath(path)
@@ -270,7 +280,8 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
             ("npu_smi_topo", _smi.parse_npu_smi_topo, topos),
             ("npu_smi_chips", _smi.parse_npu_smi_chip_map, chip_maps),
             ("nvidia_smi_topo", _nv.parse_gpu_topo, gpu_topos),
-            ("nvidia_smi_gpus", _nv.parse_gpu_list, gpu_lists)), diags)
+            ("nvidia_smi_gpus", _nv.parse_gpu_list, gpu_lists),
+            ("ibv_devinfo", _ibv.parse_ibv_devinfo, rdmas)), diags)
         if "hccn_tool" in kinds:
             device = _tool.device_from_filename(file)
             out, d = _tool.parse_hccn_tool(text, file, device=device, ignore_lines=consumed,
@@ -285,6 +296,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.conf = confs[0] if confs else None
     inv.gpu_topo = gpu_topos[0] if gpu_topos else None
     inv.gpu_list = gpu_lists[0] if gpu_lists else None
+    inv.rdma = rdmas[0] if rdmas else None
     _check_positional_counts(tools, diags)
     return inv, diags
 
@@ -294,7 +306,7 @@ def _unknown_file(file: str, text: str) -> Diagnostic:
     return warning(
         UNKNOWN_FILE,
         f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
-        f"npu-smi, nvidia-smi topo -m or --query-gpu csv output){_nv.looks_like(text)}; "
+        f"npu-smi, nvidia-smi topo -m, --query-gpu csv or ibv_devinfo output){_nv.looks_like(text)}; "
         "it is skipped, so any fact it holds is not checked",
         Span.whole_file(file),
         hint="remove it from the inventory folder, or save the raw command output "
