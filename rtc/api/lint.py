@@ -31,6 +31,7 @@ from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
+from rtc.scripts import sglang_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
@@ -197,6 +198,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
+    rep.diagnostics += sglang_rules.check(groups)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
         rep.diagnostics += list(_against_table(topo, tables, lifted))
