@@ -31,7 +31,7 @@ from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
-from rtc.scripts import sglang_rules
+from rtc.scripts import manifests, sglang_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
@@ -101,7 +101,8 @@ def _plain_line_ends(rep: LintReport, label: str, text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
+def _read_units(rep: LintReport, scripts, names: dict, loader,
+                kube: manifests.Manifests | None = None) -> list[Unit]:
     """Each script read into its node units (``## node`` sections split); unreadable files
     (RTC700), CRLF line ends (RTC708) and rtc's own tool scripts (an RTC701 note) are
     reported into ``rep``."""
@@ -115,6 +116,11 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             continue
         text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
+        if kube is not None and manifests.looks_like_manifest(label, text):
+            pods, problems = manifests.read(label, text, kube)
+            rep.diagnostics += problems
+            units += pods
+            continue
         if _is_description(rep, label, text):
             continue
         tool = _rtc_tool_script(text)
@@ -164,9 +170,14 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
     Never raises for bad input."""
     rep = LintReport()
-    units = _read_units(rep, scripts, names or {}, loader or _load)
+    kube = manifests.Manifests()
+    units = _read_units(rep, scripts, names or {}, loader or _load, kube)
+    idle = [u for u in units if id(u) in kube.unit_pod and not u.found.launches]
+    units = [u for u in units if not any(u is i for i in idle)]
+    rep.diagnostics += manifests.not_lifted_note(kube, idle)
     _front_end_findings(rep, units)
     if not units:
+        rep.diagnostics += manifests.check(kube, [], None)
         return rep
     tables = [table] if table is not None else []
     if table is None:
@@ -186,6 +197,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
+    if kube.pods:       # pods are named by the workload (its DNS names), not by the user
+        skip = skip | {ranktable_rules.SERVER_ORDER.code}
     if guessed:
         skip = skip | _NEED_ISLANDS
         rep.diagnostics.append(note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / "
@@ -199,6 +212,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
     rep.diagnostics += sglang_rules.check(groups)
+    rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
         rep.diagnostics += list(_against_table(topo, tables, lifted))
