@@ -172,9 +172,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     rep = LintReport()
     kube = manifests.Manifests()
     units = _read_units(rep, scripts, names or {}, loader or _load, kube)
-    idle = [u for u in units if id(u) in kube.unit_pod and not u.found.launches]
-    units = [u for u in units if not any(u is i for i in idle)]
-    rep.diagnostics += manifests.not_lifted_note(kube, idle)
+    units = _without_idle_pods(rep, units, kube)
     _front_end_findings(rep, units)
     if not units:
         rep.diagnostics += manifests.check(kube, [], None)
@@ -197,17 +195,10 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
-    if kube.pods:       # pods are named by the workload (its DNS names), not by the user
-        skip = skip | {ranktable_rules.SERVER_ORDER.code}
+    skip = skip | ({ranktable_rules.SERVER_ORDER.code} if kube.pods else set())
     if guessed:
         skip = skip | _NEED_ISLANDS
-        rep.diagnostics.append(note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / "
-                                    "NCCL variables: checked as NVIDIA GPU servers "
-                                    f"({GUESSED_GPU}, {topo.preset.devices_per_server} GPUs "
-                                    "each as the scripts use them); the NVLink-island rules "
-                                    "RTC312 / RTC313 are skipped (the islands are not known)",
-                                    topo.span, hint="give --hardware (e.g. hgx-h100) to "
-                                                    "check the islands too"))
+        rep.diagnostics.append(_gpu_guessed(topo))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
@@ -223,6 +214,23 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
     rep.diagnostics = sorted_diagnostics(rep.diagnostics)
     return rep
+
+
+def _gpu_guessed(topo: Topology) -> Diagnostic:
+    """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size."""
+    return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables: "
+                f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
+                f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "
+                "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",
+                topo.span, hint="give --hardware (e.g. hgx-h100) to check the islands too")
+
+
+def _without_idle_pods(rep: LintReport, units: list[Unit], kube) -> list[Unit]:
+    """``units`` without the manifests' pods that start nothing rtc reads (one RTC792 note
+    lists them instead of an RTC703 warning each)."""
+    idle = {id(u) for u in units if id(u) in kube.unit_pod and not u.found.launches}
+    rep.diagnostics += manifests.not_lifted_note(kube, [u for u in units if id(u) in idle])
+    return [u for u in units if id(u) not in idle]
 
 
 #: Compiler rules about the description language itself, which a script cannot break.
