@@ -67,3 +67,38 @@ def test_broken_yaml_is_an_error_not_a_traceback():
     rep = lint_scripts([("x.yaml", "kind: Pod\nspec:\n\tcontainers: []\n")])
     assert [d.code for d in rep.diagnostics] == ["RTC790"]
     assert rep.diagnostics[0].span.line == 3
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_KINDS = ["Pod", "Deployment", "StatefulSet", "Job", "LeaderWorkerSet", "ModelServing",
+          "RayCluster", "RayService", "InferenceService", "LLMInferenceService",
+          "InferencePool", "Service", "ConfigMap", "List"]
+_KEYS = ["spec", "template", "containers", "args", "command", "env", "name", "value",
+         "resources", "limits", "requests", "nvidia.com/gpu", "size", "replicas", "roles",
+         "leaderWorkerTemplate", "workerTemplate", "tasks", "selector", "ports",
+         "targetPort", "headGroupSpec", "predictor", "workerReplicas", "items"]
+_LEAVES = st.one_of(st.integers(-2**70, 2**70), st.booleans(), st.none(),
+                    st.sampled_from(["8", "four", "１６", "$(X)", "$$(Y)", "-1",
+                                     "vllm serve m --tensor-parallel-size 2",
+                                     "python3 -m sglang.launch_server --tp 4 --nnodes 2"]),
+                    st.text(max_size=8))
+_VALUES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(_KINDS), spec=_VALUES)
+def test_fuzzed_manifests_never_raise(kind, spec):
+    """Any document of a kind the front end reads lints to findings, never a traceback
+    (tools/fuzz_manifests.py runs 1,000 mutated and generated ones)."""
+    import yaml
+
+    from rtc.api.lint import lint_scripts
+
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": kind, "metadata": {"name": "f"},
+                           "spec": spec})
+    rep = lint_scripts([("f.yaml", text)])
+    assert all(d.code.startswith("RTC") for d in rep.diagnostics)

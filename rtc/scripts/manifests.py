@@ -554,14 +554,21 @@ def not_lifted_note(m: Manifests, idle: list) -> list:
                  hint="what they start is not linted")]
 
 
+def _containers(pod: PodT) -> list[dict]:
+    """The pod's containers that are mappings (a malformed entry is skipped)."""
+    cs = pod.spec.get("containers")
+    return [c for c in cs if isinstance(c, dict)] if isinstance(cs, list) else []
+
+
 def _accelerator_counts(res) -> dict:
-    return {str(k): v for k, v in (res or {}).items()
-            if isinstance(res, dict) and str(k).startswith(ACCELERATOR_PREFIXES)}
+    if not isinstance(res, dict):
+        return {}
+    return {str(k): v for k, v in res.items() if str(k).startswith(ACCELERATOR_PREFIXES)}
 
 
 def _request_limit(pod: PodT) -> list:
     out = []
-    for c in pod.spec.get("containers") if isinstance(pod.spec.get("containers"), list) else []:
+    for c in _containers(pod):
         req = _accelerator_counts(_get(c, "resources", "requests"))
         lim = _accelerator_counts(_get(c, "resources", "limits"))
         for k, v in req.items():
@@ -577,7 +584,7 @@ def _request_limit(pod: PodT) -> list:
 
 def _pod_accelerators(pod: PodT) -> tuple[int | None, object]:
     total, where = None, None
-    for c in pod.spec.get("containers") if isinstance(pod.spec.get("containers"), list) else []:
+    for c in _containers(pod):
         res = _get(c, "resources")
         counts = _accelerator_counts(_get(res, "limits")) or \
             _accelerator_counts(_get(res, "requests"))
@@ -664,7 +671,7 @@ def _engine_ports(u) -> set:
 
 def _named_ports(pod: PodT) -> dict:
     out = {}
-    for c in pod.spec.get("containers") if isinstance(pod.spec.get("containers"), list) else []:
+    for c in _containers(pod):
         for p in c.get("ports") if isinstance(c.get("ports"), list) else []:
             if isinstance(p, dict) and p.get("name") is not None:
                 out[str(p["name"])] = _int(p.get("containerPort"))

@@ -1,0 +1,85 @@
+"""Golden lifts of every launcher `rtc lint` reads (tests/data/launchers): the jobs, their
+framework, launch mode, sizes and each node's devices, as the lift gives them.
+
+Regenerate after an intended change: `RTC_UPDATE_GOLDEN=1 pytest tests/test_lift_launchers.py`
+(then review the diff)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rtc.api.lint import lint_files
+from rtc.scripts.commands import recognise
+from rtc.scripts.shell import read_shell
+
+DATA = Path(__file__).parent / "data" / "launchers"
+GOLDEN = Path(__file__).parent / "golden" / "lift"
+#: golden name -> (scripts, hardware)
+CASES = {
+    "sglang-nnodes": (["sglang-node0.sh", "sglang-node1.sh"], None),
+    "sglang-pd-ascend": (["sglang-pd-prefill.sh", "sglang-pd-decode.sh"], None),
+    "sglang-serve": (["sglang-serve.sh"], "hgx-h100"),
+    "sglang-router": (["sglang-router.sh", "sglang-pd-prefill.sh"], None),
+    "docker-vendor": (["docker-vendor.sh"], None),
+    "docker-vendor-ok": (["docker-vendor-ok.sh"], None),
+    "torchrun": (["torchrun.sh"], None),
+    "msrun": (["msrun.sh"], None),
+    "ray": (["ray-head.sh", "ray-worker.sh"], None),
+    "vllm-serve": (["vllm-serve.sh"], None),
+}
+
+
+def summary(rep) -> str:
+    """The lifted jobs as text: one line per job, one per placement, and the findings'
+    rule ids (sorted)."""
+    lines = []
+    for job in rep.topology.jobs:
+        lines.append(f"job {job.name}: framework {job.framework} tp {job.tp} pp {job.pp} "
+                     f"dp {job.dp} ep {'on' if job.expert_parallel else 'off'} "
+                     f"world {job.world_size} port {job.port}")
+        for p in job.placements:
+            lines.append(f"  {p.server.name} ({p.server.host_ip}): devices "
+                         f"{','.join(map(str, p.device_ids))}")
+    codes = sorted(d.code for d in rep.diagnostics)
+    lines.append("findings: " + (" ".join(codes) or "none"))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_lift(name):
+    scripts, hardware = CASES[name]
+    rep = lint_files([str(DATA / s) for s in scripts], hardware=hardware)
+    got = summary(rep).replace(str(DATA) + os.sep, "")
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("RTC_UPDATE_GOLDEN") == "1":
+        path.write_text(got, encoding="utf-8")
+    assert got == path.read_text(encoding="utf-8")
+
+
+def _launch(line: str):
+    found = recognise(read_shell("x.sh", line).commands)
+    assert len(found.launches) == 1, found.unknown
+    return found.launches[0]
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("--tp 4", "--tp-size"), ("--tensor-parallel-size 4", "--tp-size"),
+    ("--tp-size 4", "--tp-size"), ("--dp 2", "--dp-size"), ("--data-parallel-size 2", "--dp-size"),
+    ("--ep 4", "--ep-size"), ("--expert-parallel-size 4", "--ep-size"),
+    ("--nccl-init-addr 1.2.3.4:5", "--dist-init-addr"), ("--model x", "--model-path"),
+])
+def test_sglang_aliases_are_read_as_their_field(written, canonical):
+    la = _launch(f"python3 -m sglang.launch_server --model-path m {written}")
+    assert la.kind == "sglang" and la.has(canonical)
+
+
+def test_docker_options_are_recorded():
+    la = _launch("docker run --network=host -v /etc/hccn.conf:/etc/hccn.conf:ro "
+                 "--env-file node.env --device /dev/davinci3 --device /dev/davinci_manager "
+                 "img sglang serve --model-path m")
+    assert (la.kind, la.network) == ("sglang", "host")
+    assert list(la.mounts) == ["/etc/hccn.conf"] and la.env_files[0].text == "node.env"
+    assert [w.text for w in la.devices] == ["/dev/davinci3", "/dev/davinci_manager"]
