@@ -503,9 +503,30 @@ def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
     if prog in ("sh", "bash") and len(words) >= 3 and words[1].text in ("-c", "-ec", "-xc"):
         raw = argv[2]
         first = getattr(raw, "line", 1) + (1 if getattr(raw, "block", False) else 0)
-        inner = read_shell(label, words[2].text, None, first_line=first, env=dict(env))
-        return inner.commands
+        # read from line 1 and shifted: read_shell's first_line pads the text with that
+        # many blank lines, which a 1,000-document file would parse again for every pod
+        inner = read_shell(label, words[2].text, None, env=dict(env))
+        return [_shifted(c, first - 1, label) for c in inner.commands]
     return [Command(words, words[0].span, dict(env))]
+
+
+def _shift_span(span: Span, delta: int, label: str) -> Span:
+    if span is None or span.file != label or not delta:
+        return span
+    return span._replace(line=span.line + delta,
+                         end_line=span.end_line + delta if span.end_line else 0)
+
+
+def _shifted(c: Command, delta: int, label: str) -> Command:
+    """``c`` with the spans in ``label`` moved down ``delta`` lines."""
+    def setting(x: Setting) -> Setting:
+        return Setting(x.name, x.value, _shift_span(x.span, delta, label), x.exported,
+                       x.unresolved)
+
+    return Command([Word(w.text, _shift_span(w.span, delta, label), w.unresolved)
+                    for w in c.words], _shift_span(c.span, delta, label),
+                   {k: setting(v) for k, v in c.env.items()},
+                   [setting(x) for x in c.prefix], c.background)
 
 
 def _reread(label: str, env: dict):
