@@ -31,6 +31,8 @@ v1alpha1/v1alpha2)                          ``spec.prefill.template`` / ``.worke
 ``InferencePool`` (inference.networking.    none: ``spec.selector`` and                   -
 x-k8s.io / k8s.io, llm-d)                   ``targetPortNumber`` / ``targetPorts``
 ``Service`` (v1)                            none: ``spec.selector``, ``ports``            -
+docker compose file (no ``kind``)           each of ``services``: ``entrypoint`` +        one per
+                                            ``command``, ``environment``, ``devices``     service
 ==========================================  ===========================================  ==========
 
 The env a pod gets besides its containers' ``env``: the operator's (LWS ``LWS_LEADER_ADDRESS``
@@ -196,6 +198,8 @@ class PodT:
     injected: dict
     span: Span
     group_size: int = 1
+    #: docker compose ``devices`` (host paths as Words): the container's device files
+    devices: list | None = None
 
 
 @dataclass
@@ -236,6 +240,9 @@ def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
         return [], [error(UNREADABLE, f"{label} nests too deeply to read", Span(label, 1, 1))]
     diags: list = []
     for doc in _flatten(docs):
+        if isinstance(doc, dict) and "kind" not in doc and isinstance(doc.get("services"), dict):
+            _compose_file(label, doc["services"], into)
+            continue
         if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
             diags.append(error(UNREADABLE, f"a document of {label} is not a Kubernetes object "
                                "(no `kind`)", _span(label, _first_scalar(doc)),
@@ -323,6 +330,47 @@ class _Adder:
         self.into.pods.append(PodT(pod_name, self.label, self.kind, self.name, self.ns, spec,
                                    labels if isinstance(labels, dict) else {}, injected,
                                    self.where, size))
+
+
+def _compose_file(label: str, services: dict, into: Manifests) -> None:
+    """Each service of a docker compose file as one pod (compose spec: ``entrypoint`` +
+    ``command`` as a list or a string split like a shell, ``environment`` as a map or
+    ``A=b`` list, ``devices`` as ``HOST[:CONTAINER]``)."""
+    import shlex
+
+    for name, svc in services.items():
+        if not isinstance(svc, dict):
+            continue
+        argv = []
+        for key in ("entrypoint", "command"):
+            v = svc.get(key)
+            if isinstance(v, str):
+                try:
+                    parts = shlex.split(v)
+                except ValueError:
+                    parts = v.split()
+                argv += [_like(p, v) for p in parts]
+            elif isinstance(v, list):
+                argv += [x for x in v if isinstance(x, str)]
+        env = svc.get("environment")
+        pairs = [(k, v, v) for k, v in env.items()] if isinstance(env, dict) else \
+            [(*(str(e).partition("=")[::2]), e) for e in env] if isinstance(env, list) else []
+        container = {"name": name, "command": argv,
+                     "env": [{"name": str(k), "value": _like(str(v or ""), at)}
+                             for k, v, at in pairs]}
+        devs = svc.get("devices") if isinstance(svc.get("devices"), list) else []
+        where = _span(label, name)
+        into.pods.append(PodT(str(name), label, "compose service", str(name), "compose",
+                              {"containers": [container]}, {}, {}, where,
+                              devices=[Word(str(d).split(":")[0], _span(label, d))
+                                       for d in devs] or None))
+
+
+def _like(text: str, at) -> S:
+    """``text`` as a scalar located where ``at`` is."""
+    s = S(text)
+    s.line, s.col = getattr(at, "line", 1), getattr(at, "col", 1)
+    return s
 
 
 def _lws(add: _Adder, spec: dict, name: str, ns: str) -> None:
@@ -489,6 +537,8 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
         sub = recognise(commands, _reread(label, env))
         for la in sub.launches:
             la.container = c
+            if pod.devices is not None and la.devices is None:
+                la.devices = pod.devices
         found.launches += sub.launches
         for k, v in sub.unknown.items():
             found.unknown.setdefault(k, v)
