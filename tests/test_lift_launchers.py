@@ -83,3 +83,24 @@ def test_docker_options_are_recorded():
     assert (la.kind, la.network) == ("sglang", "host")
     assert list(la.mounts) == ["/etc/hccn.conf"] and la.env_files[0].text == "node.env"
     assert [w.text for w in la.devices] == ["/dev/davinci3", "/dev/davinci_manager"]
+
+
+def test_sglang_dp_over_servers_is_rtc350_in_both_front_ends():
+    """One rule, two front ends: a described SGLang job and a linted SGLang launch with
+    dp > 1 over two servers both give RTC350; pp over the servers gives nothing."""
+    from rtc.api import compile_text
+
+    src = (DATA.parent.parent.parent / "examples" / "sglang-gpu-h100-2node-pp2-tp8.rtc")
+    text = src.read_text()
+    ok = compile_text(text, "ok.rtc")
+    assert "RTC350" not in {d.code for d in ok.diagnostics}
+    bad = compile_text(text.replace("  pp 2\n", "  dp 2\n"), "bad.rtc")
+    assert [d.code for d in bad.diagnostics if d.code == "RTC350"] == ["RTC350"]
+    line = "--model-path m --tp 8 --nnodes 2 --dist-init-addr 10.9.0.1:5000"
+    scripts = [(f"n{k}.sh", f"export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\nexport "
+                f"HCCL_IF_IP=10.9.0.{k + 1}\npython3 -m sglang.launch_server {line} "
+                f"--node-rank {k} {flags}\n") for k in range(2) for flags in ["--dp 2"]]
+    from rtc.api.lint import lint_scripts
+
+    rep = lint_scripts(scripts, hardware="hgx-h100")
+    assert "RTC350" in {d.code for d in rep.diagnostics}
