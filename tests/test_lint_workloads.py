@@ -103,3 +103,19 @@ def test_fuzzed_manifests_never_raise(kind, spec):
                            "spec": spec})
     rep = lint_scripts([("f.yaml", text)])
     assert all(d.code.startswith("RTC") for d in rep.diagnostics)
+
+
+def test_pod_template_schema_errors_are_rtc798_at_the_field():
+    from rtc.api.lint import lint_scripts
+
+    text = (DATA / "statefulset-ok.yaml").read_text()
+    pad = " " * 12
+    bad = text.replace(f"{pad}- name: POD_IP\n", f"{pad}- name: PORT\n{pad}  value: 8000\n"
+                       f"{pad}- name: POD_IP\n", 1)
+    assert bad != text
+    rep = lint_scripts([("sts.yaml", bad)], hardware="hgx-h100")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC798"]
+    assert "env/0/value" in d.message and "string" in d.message
+    assert d.span.line == bad.splitlines().index(f"{pad}  value: 8000") + 1
+    clean = lint_scripts([("sts.yaml", text)], hardware="hgx-h100")
+    assert "RTC798" not in {d.code for d in clean.diagnostics}

@@ -125,8 +125,18 @@ TARGET_PORT = rule("RTC797", "k8s-target-port", "error",
     Example: `targetPort: 8000` for pods running `sglang.launch_server` without `--port`.
     Fix: point the target port at the engine's `--port`.""")
 
+SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
+              "A pod template is not a valid Kubernetes pod template.", """
+    What: a pod template (of any workload kind) fails the Kubernetes API schema of a v1
+    PodTemplate (kubernetes-validate, strict: unknown fields are errors too).
+    Why: the API server (or the operator creating the pods) rejects it, or silently drops
+    a misspelt field (`args` written `arg`, `resource` for `resources`), so what runs is
+    not what the manifest says.
+    Example: `env: [{name: PORT, value: 8000}]` (env values must be strings).
+    Fix: correct the field the message names (`kubectl apply --dry-run=server` agrees).""")
+
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
-         ROCE_MOUNTS, TARGET_PORT)
+         ROCE_MOUNTS, TARGET_PORT, SCHEMA)
 
 #: Extended resources that are accelerators (device plugins of Ascend and NVIDIA).
 ACCELERATOR_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu", "nvidia.com/gpu")
@@ -138,10 +148,20 @@ _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 class S(str):
-    """A YAML scalar as text, with the 1-based line and column where it is written."""
+    """A YAML string scalar, with the 1-based line and column where it is written."""
 
     line: int = 1
     col: int = 1
+
+
+class I(int):
+    """A YAML integer scalar, with the 1-based line and column where it is written."""
+
+    line: int = 1
+    col: int = 1
+
+
+_CONSTRUCT = yaml.constructor.SafeConstructor()
 
 
 def _compose(node):
@@ -155,10 +175,31 @@ def _compose(node):
         return [_compose(v) for v in node.value]
     if node.tag.endswith(":null") or (node.value in ("", "~", "null") and node.style is None):
         return None
+    if node.tag.endswith((":bool", ":float")):
+        try:
+            return _CONSTRUCT.construct_object(node)
+        except (yaml.YAMLError, ValueError):
+            pass
     s = S(node.value)
+    if node.tag.endswith(":int"):
+        try:
+            s = I(_CONSTRUCT.construct_yaml_int(node))
+        except (yaml.YAMLError, ValueError):
+            pass
     s.line, s.col = node.start_mark.line + 1, node.start_mark.column + 1
     s.block = node.style in ("|", ">")
     return s
+
+
+def _plain(v):
+    """``v`` with the located scalars as plain str / int (for the schema validator)."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, I):
+        return int(v)
+    return str(v) if isinstance(v, S) else v
 
 
 def _get(d, *path):
@@ -200,6 +241,9 @@ class PodT:
     group_size: int = 1
     #: docker compose ``devices`` (host paths as Words): the container's device files
     devices: list | None = None
+    #: whether ``spec`` is a Kubernetes PodSpec (KServe's predictor and compose services
+    #: carry other fields: not checked against the PodTemplate schema)
+    podspec: bool = True
 
 
 @dataclass
@@ -363,7 +407,7 @@ def _compose_file(label: str, services: dict, into: Manifests) -> None:
         into.pods.append(PodT(str(name), label, "compose service", str(name), "compose",
                               {"containers": [container]}, {}, {}, where,
                               devices=[Word(str(d).split(":")[0], _span(label, d))
-                                       for d in devs] or None))
+                                       for d in devs] or None, podspec=False))
 
 
 def _like(text: str, at) -> S:
@@ -434,6 +478,9 @@ def _kserve(add: _Adder, spec: dict, name: str) -> None:
         size = max(1, _int(worker.get("pipelineParallelSize"), 1) or 1)
         for k in range(1, min(size, MAX_PODS)):
             add.pod(f"{name}-predictor-worker-{k}", worker, {}, size)
+    for pod in add.into.pods:
+        if pod.workload == name and pod.kind == "InferenceService":
+            pod.podspec = False     # predictor: PodSpec fields plus KServe's own
 
 
 def _llmisvc(add: _Adder, spec: dict, name: str) -> None:
@@ -603,6 +650,7 @@ def check(m: Manifests, lifted_units: list, topo) -> list:
                                  hint=f"define {var} in the container's env before it is "
                                       "used, or correct the name"))
         out += _request_limit(pod)
+    out += _schemas(m)
     pods = {m.unit_pod[id(u)].name: m.unit_pod[id(u)] for u in lifted_units
             if id(u) in m.unit_pod}
     out += _service_links(m, lifted_units)
@@ -610,6 +658,62 @@ def check(m: Manifests, lifted_units: list, topo) -> list:
     out += _roce(pods, topo)
     out += _target_ports(m, lifted_units)
     return out
+
+
+def _schemas(m: Manifests) -> list:
+    """RTC798 for each distinct pod template (compose services are not Kubernetes): the
+    first schema error of each, at the template's workload; templates with the same
+    content are validated once (a 1,000-replica bundle repeats a few)."""
+    import json
+
+    out, seen = [], {}
+    for pod in m.pods:
+        if not pod.podspec or id(pod.spec) in seen:
+            continue
+        key = json.dumps(_plain(pod.spec), sort_keys=True, default=str)
+        problem = seen.get(key)
+        if key not in seen:
+            problem = seen[key] = _template_problem(_plain(pod.spec))
+        seen[id(pod.spec)] = problem
+        if problem is not None:
+            path, message = problem
+            out.append(error(SCHEMA, f"{pod.kind} {pod.workload}: pod template "
+                             f"{'/'.join(map(str, path)) or '(spec)'}: {message}",
+                             _span(pod.label, _at(pod.spec, path)), subject=f"pod {pod.name}",
+                             hint="correct the field (kubectl apply --dry-run=server shows "
+                                  "the same)"))
+    return out
+
+
+def _template_problem(spec: dict):
+    """(path inside the pod spec, message) of the first schema error, or None."""
+    import kubernetes_validate
+
+    from rtc.plan.kubernetes import FACTS
+
+    doc = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+           "template": {"spec": spec}}
+    try:
+        kubernetes_validate.validate(doc, FACTS["k8s_version"].value, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return list(exc.path)[2:], exc.message
+    except Exception:  # noqa: BLE001 - the validator's own failure is no finding
+        return None
+    return None
+
+
+def _at(spec, path):
+    """The deepest located value along ``path`` in ``spec`` (for the finding's line)."""
+    best, node = None, spec
+    for p in path:
+        node = _get(node, p) if isinstance(p, (int, str)) else None
+        if node is None:
+            break
+        if hasattr(node, "line"):
+            best = node
+        elif isinstance(node, dict) and node:
+            best = next((v for v in node.values() if hasattr(v, "line")), best)
+    return best
 
 
 def not_lifted_note(m: Manifests, idle: list) -> list:
