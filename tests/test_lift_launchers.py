@@ -104,3 +104,21 @@ def test_sglang_dp_over_servers_is_rtc350_in_both_front_ends():
 
     rep = lint_scripts(scripts, hardware="hgx-h100")
     assert "RTC350" in {d.code for d in rep.diagnostics}
+
+
+def test_docker_env_file_is_read_into_the_container_env(tmp_path):
+    """`docker run --env-file` adds its NAME=VALUE lines (the finding points into the
+    file); a file that is not there is an RTC701 note."""
+    (tmp_path / "node.env").write_text("# node\nASCEND_RT_VISIBLE_DEVICES=4,5,6,7\n")
+    script = tmp_path / "run.sh"
+    script.write_text("docker run --device /dev/davinci4 --device /dev/davinci5 --device "
+                      "/dev/davinci6 --device /dev/davinci7 --device /dev/davinci_manager "
+                      "--env-file node.env img vllm serve /m --tensor-parallel-size 4\n")
+    rep = lint_files([str(script)])
+    bad = [d for d in rep.diagnostics if d.code == "RTC431"]
+    assert bad and bad[0].span.file.endswith("node.env") and bad[0].span.line == 2
+    (tmp_path / "node.env").write_text("ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n")
+    assert lint_files([str(script)]).ok
+    (tmp_path / "node.env").unlink()
+    rep = lint_files([str(script)])
+    assert [d.code for d in rep.diagnostics] == ["RTC701"]
