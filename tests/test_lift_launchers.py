@@ -122,3 +122,17 @@ def test_docker_env_file_is_read_into_the_container_env(tmp_path):
     (tmp_path / "node.env").unlink()
     rep = lint_files([str(script)])
     assert [d.code for d in rep.diagnostics] == ["RTC701"]
+
+
+def test_sglang_dist_init_port_is_planned_like_a_master_port():
+    """--dist-init-addr's port on node rank 0 is in the port plan: the same port as the
+    head's --port is RTC440 at the flag; distinct ports are clean."""
+    node = [(DATA / f"sglang-node{k}.sh").read_text() for k in range(2)]
+    same = [t.replace("10.0.0.1:5000", "10.0.0.1:30000") for t in node]
+    from rtc.api.lint import lint_scripts
+
+    rep = lint_scripts([(f"n{k}.sh", t) for k, t in enumerate(same)])
+    clash = [d for d in rep.diagnostics if d.code == "RTC440"]
+    assert len(clash) == 1 and "30000" in clash[0].message
+    assert "RTC440" not in {d.code for d in lint_scripts(
+        [(f"n{k}.sh", t) for k, t in enumerate(node)]).diagnostics}

@@ -500,6 +500,11 @@ def _sglang_job(job: Job, la: Launch) -> None:
     job.launch = LaunchSpec(model=la.value("--model-path"), spans={"model": la.span})
     job.port = int_value(la.value("--port"), int(sglang_args.DEFAULTS["--port"]))
     job.spans["port"] = la.span_of("--port")
+    addr = la.flags.get("--dist-init-addr")
+    if addr is not None and addr.value and (int_value(la.value("--nnodes"), 1) or 1) > 1:
+        # node rank 0 serves torch.distributed's TCP store there: a port like --port's
+        job.launch.master_port = int_value(addr.value.rpartition(":")[2])
+        job.launch.spans["master_port"] = addr.value_span or addr.span
 
 
 def _job_env(g: Group) -> list[EnvLine]:
