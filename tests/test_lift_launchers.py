@@ -136,3 +136,21 @@ def test_sglang_dist_init_port_is_planned_like_a_master_port():
     assert len(clash) == 1 and "30000" in clash[0].message
     assert "RTC440" not in {d.code for d in lint_scripts(
         [(f"n{k}.sh", t) for k, t in enumerate(node)]).diagnostics}
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("8000 8995", "8000 8998"), "bootstrap-port 8995"),
+    (("http://10.1.0.2:8000", "http://10.1.0.2:30000"), "listens on --port 8000"),
+])
+def test_router_targets_are_the_servers_ports(edit, why):
+    """RTC744: the router's --prefill URL + bootstrap port and --decode URL against the
+    given servers; the sample router (their real ports) is clean."""
+    from rtc.api.lint import lint_scripts
+
+    texts = {n: (DATA / n).read_text() for n in ("sglang-router.sh", "sglang-pd-prefill.sh",
+                                                 "sglang-pd-decode.sh")}
+    clean = lint_scripts(list(texts.items()))
+    assert "RTC744" not in {d.code for d in clean.diagnostics}
+    texts["sglang-router.sh"] = texts["sglang-router.sh"].replace(*edit)
+    bad = [d for d in lint_scripts(list(texts.items())).diagnostics if d.code == "RTC744"]
+    assert len(bad) == 1 and why in bad[0].message and bad[0].span.file == "sglang-router.sh"

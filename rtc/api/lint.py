@@ -202,7 +202,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
-    rep.diagnostics += sglang_rules.check(groups)
+    rep.diagnostics += sglang_rules.check(groups, nodes)
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:

@@ -55,20 +55,87 @@ MF_STORE = rule("RTC743", "sglang-ascend-mf-store", "error",
     Fix: export the same `ASCEND_MF_STORE_URL=tcp://<prefill node 0 IP>:<port>` (and the
     same protocol) on every prefill and decode node.""")
 
-RULES = (NODE_RANKS, INIT_ADDR, SIZES, MF_STORE)
+ROUTER = rule("RTC744", "sglang-router-targets", "error",
+              "The SGLang router sends to a port, or a bootstrap port, its server does not serve.", """
+    What: `sglang_router.launch_router --prefill http://HOST:PORT [BOOTSTRAP]` or
+    `--decode http://HOST:PORT` names the host of a given node whose SGLang server listens
+    on another `--port`, or whose prefill server serves another
+    `--disaggregation-bootstrap-port` (default 8998), or runs no SGLang server at all.
+    Why: the router's requests (and the decode side's KV handshake with the prefill's
+    bootstrap server) go to a closed port: every request fails or hangs.
+    Example: `--prefill http://10.1.0.1:30000 8998` for a prefill started with
+    `--port 8000 --disaggregation-bootstrap-port 8995`.
+    Fix: give the router each server's own --port and the prefill's bootstrap port.""")
+
+RULES = (NODE_RANKS, INIT_ADDR, SIZES, MF_STORE, ROUTER)
 
 _SIZE_FLAGS = ("--tp-size", "--pp-size", "--dp-size", "--ep-size")
 
 
-def check(groups: list[Group]) -> list:
-    """RTC740-RTC743 of the SGLang jobs among ``groups`` (:func:`rtc.scripts.lift.
-    group_launches`)."""
-    out = []
+def check(groups: list[Group], nodes: list | None = None) -> list:
+    """RTC740-RTC744 of the SGLang jobs among ``groups`` (:func:`rtc.scripts.lift.
+    group_launches`) and the routers among ``nodes``' launches."""
+    out = _routers(nodes or [])
     sglang = [g for g in groups if g.members and g.members[0].main.kind == "sglang"]
     for g in sglang:
         if g.kind == "sglang":
             out += _ranks(g) + _init_addr(g) + _sizes(g)
     out += _mf_store([m for g in sglang for m in g.members])
+    return out
+
+
+def _router_targets(la) -> list:
+    """(role, host, port, bootstrap or None, Word) of each ``--prefill`` / ``--decode`` /
+    ``--worker-urls`` URL of a router launch, from its words (the flags repeat)."""
+    from urllib.parse import urlsplit
+
+    words, out = la.words, []
+    for k, w in enumerate(words[:-1]):
+        if w.text not in ("--prefill", "--decode", "--worker-urls"):
+            continue
+        try:
+            url = urlsplit(words[k + 1].text)
+            host, port = url.hostname, url.port
+        except ValueError:
+            continue
+        nxt = words[k + 2].text if k + 2 < len(words) else ""
+        boot = int(nxt) if w.text == "--prefill" and nxt.isdigit() else None
+        if host and port:
+            out.append((w.text[2:], host, port, boot, words[k + 1]))
+    return out
+
+
+def _routers(nodes: list) -> list:
+    by_host = {str(n.host_ip): n for n in nodes if n.host_ip is not None}
+    out = []
+    for n in nodes:
+        for la in n.launches:
+            if la.kind != "sglang_router":
+                continue
+            for role, host, port, boot, word in _router_targets(la):
+                node = by_host.get(host)
+                if node is None:
+                    continue          # not a given node: nothing to compare with
+                servers = [x for x in node.launches if x.kind == "sglang"]
+                ports = {int_value(x.value("--port"), 30000) for x in servers}
+                boots = {int_value(x.value("--disaggregation-bootstrap-port"), 8998)
+                         for x in servers if x.value("--disaggregation-mode") == "prefill"}
+                why = None
+                if not servers:
+                    why = f"{node.name} ({host}) starts no SGLang server"
+                elif port not in ports:
+                    why = f"{node.name}'s SGLang server listens on --port " + \
+                        ", ".join(map(str, sorted(ports)))
+                elif boot is not None and boots and boot not in boots:
+                    why = f"{node.name}'s prefill serves --disaggregation-bootstrap-port " + \
+                        ", ".join(map(str, sorted(boots)))
+                if why:
+                    out.append(error(ROUTER, f"the router's --{role} {word.text}"
+                                     f"{f' {boot}' if boot is not None else ''}: {why}",
+                                     word.span, subject=n.name,
+                                     related=[Related(servers[0].span, node.name)] if servers
+                                     else [], hint="use the server's own --port (and the "
+                                     "prefill's bootstrap port)"))
     return out
 
 
