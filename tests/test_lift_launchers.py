@@ -154,3 +154,25 @@ def test_router_targets_are_the_servers_ports(edit, why):
     texts["sglang-router.sh"] = texts["sglang-router.sh"].replace(*edit)
     bad = [d for d in lint_scripts(list(texts.items())).diagnostics if d.code == "RTC744"]
     assert len(bad) == 1 and why in bad[0].message and bad[0].span.file == "sglang-router.sh"
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ODD = st.one_of(st.integers(-5, 20).map(str), st.sampled_from(
+    ["99999999999999999999", "abc", "１６", "", "1e3", "0x10", "-0", "8.0"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tp=_ODD, pp=_ODD, dp=_ODD, nnodes=_ODD, rank=_ODD, port=_ODD, base=_ODD)
+def test_fuzzed_sglang_values_never_raise_or_hang(tp, pp, dp, nnodes, rank, port, base):
+    """Any value of SGLang's integer flags lints to findings (RTC745 for the bad ones),
+    never a traceback and never a lift sized by a 20-digit number."""
+    from rtc.api.lint import lint_scripts
+
+    line = (f"python3 -m sglang.launch_server --model-path m --tp '{tp}' --pp-size '{pp}' "
+            f"--dp '{dp}' --nnodes '{nnodes}' --node-rank '{rank}' --port '{port}' "
+            f"--base-gpu-id '{base}' --dist-init-addr 10.0.0.1:5000\n")
+    rep = lint_scripts([("n.sh", "export HCCL_IF_IP=10.0.0.1\n" + line)])
+    assert rep.topology is not None
+    assert all(len(p.device_ids) <= 65536 for j in rep.topology.jobs for p in j.placements)

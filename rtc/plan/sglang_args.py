@@ -60,6 +60,13 @@ DEFAULTS = {"--host": "127.0.0.1", "--port": "30000", "--nnodes": "1", "--node-r
             "--disaggregation-bootstrap-port": "8998", "--base-gpu-id": "0",
             "--gpu-id-step": "1", "--disaggregation-mode": "null"}
 
+#: The whole-number flags rtc reads, with the values that make sense (inclusive); larger
+#: sizes than any cluster rtc models (65,536 devices) are typing mistakes.
+RANGES = {"--tp-size": (1, 65536), "--pp-size": (1, 65536), "--dp-size": (1, 65536),
+          "--ep-size": (1, 65536), "--nnodes": (1, 65536), "--node-rank": (0, 65535),
+          "--base-gpu-id": (0, 65535), "--gpu-id-step": (1, 65536), "--port": (1, 65535),
+          "--disaggregation-bootstrap-port": (1, 65535)}
+
 #: SGLang store_true flags a launch line commonly carries (they take no value).
 BOOLEAN = frozenset({
     "--enable-dp-attention", "--trust-remote-code", "--disable-cuda-graph",
@@ -86,5 +93,5 @@ def canonical(flag: str) -> str:
     return ALIASES.get(flag, flag)
 
 
-__all__ = ["SOURCE", "ALIASES", "DEFAULTS", "BOOLEAN", "MODULES", "canonical",
+__all__ = ["SOURCE", "ALIASES", "DEFAULTS", "RANGES", "BOOLEAN", "MODULES", "canonical",
            "MF_STORE_URL", "MF_PROTOCOL"]

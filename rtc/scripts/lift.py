@@ -137,7 +137,7 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
         if (int_value(la.value("--data-parallel-size"), 1) or 1) > 1:
             return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
                     la.value("--data-parallel-rpc-port") or "29550")
-    if la.kind == "sglang" and (int_value(la.value("--nnodes"), 1) or 1) > 1:
+    if la.kind == "sglang" and sglang_int(la, "--nnodes") > 1:
         return ("sglang", la.value("--model-path") or "", la.value("--nnodes"),
                 la.value("--disaggregation-mode") or "null")
     if la.kind in ("torchrun", "msrun"):
@@ -230,16 +230,26 @@ def _rank_members(g: Group) -> None:
 
 
 _DAVINCI = re.compile(r"/dev/davinci(\d+)")
+#: The most devices the lift gives one node (more than any server rtc models).
+MAX_NODE_DEVICES = 1024
 
 
 def sglang_sizes(la: Launch) -> tuple[int, int, int, int]:
     """(tp, pp, dp, ep) of an SGLang launch (:mod:`rtc.plan.sglang_args`); dp counts
     device replicas: 1 with ``--enable-dp-attention`` (DP inside the TP group)."""
-    tp = int_value(la.value("--tp-size"), 1) or 1
-    pp = int_value(la.value("--pp-size"), 1) or 1
-    dp = int_value(la.value("--dp-size"), 1) or 1
-    ep = int_value(la.value("--ep-size"), 1) or 1
+    tp, pp, dp, ep = (sglang_int(la, f) for f in ("--tp-size", "--pp-size", "--dp-size",
+                                                  "--ep-size"))
     return tp, pp, 1 if la.has("--enable-dp-attention") else dp, ep
+
+
+def sglang_int(la: Launch, flag: str) -> int:
+    """The value of an SGLang integer flag as the lift uses it: SGLang's default when it
+    is absent, not a whole number, or outside :data:`rtc.plan.sglang_args.RANGES` (the
+    RTC745 rule reports those at the flag)."""
+    lo, hi = sglang_args.RANGES[flag]
+    default = int(sglang_args.DEFAULTS.get(flag, "1"))
+    v = int_value(la.value(flag))
+    return v if v is not None and lo <= v <= hi else default
 
 
 def _visible(node: Node) -> list[int] | None:
@@ -301,10 +311,13 @@ def _sglang_devices(la: Launch, visible: list[int] | None) -> tuple[int, ...]:
     ``--nnodes``, at ``--base-gpu-id`` + k x ``--gpu-id-step`` (ServerArgs; ids of the
     runtime, mapped through a container's devices)."""
     tp, pp, dp, _ep = sglang_sizes(la)
-    nnodes = max(1, int_value(la.value("--nnodes"), 1) or 1)
-    base = int_value(la.value("--base-gpu-id"), 0) or 0
-    step = int_value(la.value("--gpu-id-step"), 1) or 1
-    ids = [base + k * step for k in range(max(1, tp * pp * dp // nnodes))]
+    nnodes = sglang_int(la, "--nnodes")
+    base = sglang_int(la, "--base-gpu-id")
+    step = sglang_int(la, "--gpu-id-step")
+    # a server has at most MAX_NODE_DEVICES devices: larger sizes are the world-size
+    # rules' finding, not a list of a billion device ids
+    count = min(max(1, tp * pp * dp // nnodes), MAX_NODE_DEVICES)
+    ids = [base + k * step for k in range(count)]
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
     return tuple(ids)
@@ -498,12 +511,13 @@ def _sglang_job(job: Job, la: Launch) -> None:
     job.tp, job.pp, job.dp, ep = sglang_sizes(la)
     job.expert_parallel = ep > 1
     job.launch = LaunchSpec(model=la.value("--model-path"), spans={"model": la.span})
-    job.port = int_value(la.value("--port"), int(sglang_args.DEFAULTS["--port"]))
+    job.port = sglang_int(la, "--port")
     job.spans["port"] = la.span_of("--port")
     addr = la.flags.get("--dist-init-addr")
-    if addr is not None and addr.value and (int_value(la.value("--nnodes"), 1) or 1) > 1:
+    port = int_value(addr.value.rpartition(":")[2]) if addr is not None and addr.value else None
+    if port is not None and 0 < port < 65536 and sglang_int(la, "--nnodes") > 1:
         # node rank 0 serves torch.distributed's TCP store there: a port like --port's
-        job.launch.master_port = int_value(addr.value.rpartition(":")[2])
+        job.launch.master_port = port
         job.launch.spans["master_port"] = addr.value_span or addr.span
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rtc.diagnostics import Related, error
 from rtc.plan import sglang_args
 from rtc.rules import rule
-from rtc.scripts.lift import Group, int_value
+from rtc.scripts.lift import Group, int_value, sglang_int
 
 NODE_RANKS = rule("RTC740", "sglang-node-ranks", "error",
                   "The --node-rank values of a multi-node SGLang server are not 0..nnodes-1, each once.", """
@@ -67,7 +67,19 @@ ROUTER = rule("RTC744", "sglang-router-targets", "error",
     `--port 8000 --disaggregation-bootstrap-port 8995`.
     Fix: give the router each server's own --port and the prefill's bootstrap port.""")
 
-RULES = (NODE_RANKS, INIT_ADDR, SIZES, MF_STORE, ROUTER)
+BAD_VALUE = rule("RTC745", "sglang-bad-number", "error",
+                 "An SGLang size, rank or port flag is not a whole number in its range.", """
+    What: `--tp-size`, `--pp-size`, `--dp-size`, `--ep-size`, `--nnodes`, `--node-rank`,
+    `--base-gpu-id`, `--gpu-id-step`, `--port` or `--disaggregation-bootstrap-port` given a
+    word, a negative number, 0 where 1 is the least, or a number past any cluster (sizes
+    above 65,536, ports above 65,535).
+    Why: SGLang's argparse rejects a word (`invalid int value`) and the server does not
+    start; 0 or a negative size fails later in its own checks or divides by zero.
+    Example: `--tp four`, `--tp 0`, `--nnodes -1`.
+    Fix: write the whole number you meant. rtc checks the rest of the launch with SGLang's
+    default for that flag.""")
+
+RULES = (NODE_RANKS, INIT_ADDR, SIZES, MF_STORE, ROUTER, BAD_VALUE)
 
 _SIZE_FLAGS = ("--tp-size", "--pp-size", "--dp-size", "--ep-size")
 
@@ -75,7 +87,7 @@ _SIZE_FLAGS = ("--tp-size", "--pp-size", "--dp-size", "--ep-size")
 def check(groups: list[Group], nodes: list | None = None) -> list:
     """RTC740-RTC744 of the SGLang jobs among ``groups`` (:func:`rtc.scripts.lift.
     group_launches`) and the routers among ``nodes``' launches."""
-    out = _routers(nodes or [])
+    out = _routers(nodes or []) + _bad_values(nodes or [])
     sglang = [g for g in groups if g.members and g.members[0].main.kind == "sglang"]
     for g in sglang:
         if g.kind == "sglang":
@@ -117,8 +129,8 @@ def _routers(nodes: list) -> list:
                 if node is None:
                     continue          # not a given node: nothing to compare with
                 servers = [x for x in node.launches if x.kind == "sglang"]
-                ports = {int_value(x.value("--port"), 30000) for x in servers}
-                boots = {int_value(x.value("--disaggregation-bootstrap-port"), 8998)
+                ports = {sglang_int(x, "--port") for x in servers}
+                boots = {sglang_int(x, "--disaggregation-bootstrap-port")
                          for x in servers if x.value("--disaggregation-mode") == "prefill"}
                 why = None
                 if not servers:
@@ -139,19 +151,44 @@ def _routers(nodes: list) -> list:
     return out
 
 
+def _bad_values(nodes: list) -> list:
+    """RTC745 for each SGLang integer flag outside :data:`sglang_args.RANGES`."""
+    out = []
+    for n in nodes:
+        for la in n.launches:
+            if la.kind != "sglang":
+                continue
+            for flag, (lo, hi) in sglang_args.RANGES.items():
+                f = la.flags.get(flag)
+                if f is None:
+                    continue
+                v = int_value(f.value)
+                if v is None or not lo <= v <= hi:
+                    what = "not a whole number" if v is None else \
+                        f"outside {lo}..{hi:,}"
+                    out.append(error(BAD_VALUE, f"{n.name}: {flag} {f.value!r} is {what}; "
+                                     "rtc checks the launch with SGLang's default "
+                                     f"({sglang_args.DEFAULTS.get(flag, '1')})",
+                                     f.value_span or f.span, subject=n.name,
+                                     hint=f"give {flag} a whole number in {lo}..{hi:,}"))
+    return out
+
+
 def _related(m, text: str) -> list:
     return [Related(m.main.span, f"{m.node.name}: {text}")]
 
 
 def _ranks(g: Group) -> list:
     head = g.members[0]
-    nnodes = int_value(head.main.value("--nnodes"), 1) or 1
+    nnodes = sglang_int(head.main, "--nnodes")
     out, seen = [], {}
     for m in g.members:
         la = m.main
         rank = int_value(la.value("--node-rank"), 0)
         span = la.span_of("--node-rank")
-        if rank is None or not 0 <= rank < nnodes:
+        if rank is None or rank < 0:
+            continue          # not a whole number: RTC745
+        if rank >= nnodes:
             out.append(error(NODE_RANKS, f"SGLang server {la.value('--model-path')}: "
                              f"{m.node.name} gives --node-rank {la.value('--node-rank')}, "
                              f"outside 0..{nnodes - 1} of --nnodes {nnodes}", span,
