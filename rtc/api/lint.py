@@ -31,6 +31,7 @@ from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
+from rtc.scripts import manifests, sglang_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
@@ -102,7 +103,8 @@ def _plain_line_ends(rep: LintReport, label: str, text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
+def _read_units(rep: LintReport, scripts, names: dict, loader,
+                kube: manifests.Manifests | None = None) -> list[Unit]:
     """Each script read into its node units (``## node`` sections split); unreadable files
     (RTC700), CRLF line ends (RTC708) and rtc's own tool scripts (an RTC701 note) are
     reported into ``rep``."""
@@ -116,6 +118,11 @@ def _read_units(rep: LintReport, scripts, names: dict, loader) -> list[Unit]:
             continue
         text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
+        if kube is not None and manifests.looks_like_manifest(label, text):
+            pods, problems = manifests.read(label, text, kube)
+            rep.diagnostics += problems
+            units += pods
+            continue
         if _is_description(rep, label, text):
             continue
         tool = _rtc_tool_script(text)
@@ -165,11 +172,14 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
     Never raises for bad input."""
     rep = LintReport()
-    units = _read_units(rep, scripts, names or {}, loader or _load)
+    kube = manifests.Manifests()
+    units = _read_units(rep, scripts, names or {}, loader or _load, kube)
+    units = _without_idle_pods(rep, units, kube)
     _front_end_findings(rep, units)
     rep.diagnostics += value_findings(la for u in units for la in (u.found.launches
                                                                    if u.found else []))
     if not units:
+        rep.diagnostics += manifests.check(kube, [], None)
         return rep
     tables = [table] if table is not None else []
     if table is None:
@@ -189,18 +199,15 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
+    skip = skip | ({ranktable_rules.SERVER_ORDER.code} if kube.pods else set())
     if guessed:
         skip = skip | _NEED_ISLANDS
-        rep.diagnostics.append(note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / "
-                                    "NCCL variables: checked as NVIDIA GPU servers "
-                                    f"({GUESSED_GPU}, {topo.preset.devices_per_server} GPUs "
-                                    "each as the scripts use them); the NVLink-island rules "
-                                    "RTC312 / RTC313 are skipped (the islands are not known)",
-                                    topo.span, hint="give --hardware (e.g. hgx-h100) to "
-                                                    "check the islands too"))
+        rep.diagnostics.append(_gpu_guessed(topo))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
+    rep.diagnostics += sglang_rules.check(groups, nodes)
+    rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
         rep.diagnostics += list(_against_table(topo, tables, lifted))
@@ -211,6 +218,23 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
     rep.diagnostics = sorted_diagnostics(rep.diagnostics)
     return rep
+
+
+def _gpu_guessed(topo: Topology) -> Diagnostic:
+    """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size."""
+    return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables: "
+                f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
+                f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "
+                "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",
+                topo.span, hint="give --hardware (e.g. hgx-h100) to check the islands too")
+
+
+def _without_idle_pods(rep: LintReport, units: list[Unit], kube) -> list[Unit]:
+    """``units`` without the manifests' pods that start nothing rtc reads (one RTC792 note
+    lists them instead of an RTC703 warning each)."""
+    idle = {id(u) for u in units if id(u) in kube.unit_pod and not u.found.launches}
+    rep.diagnostics += manifests.not_lifted_note(kube, [u for u in units if id(u) in idle])
+    return [u for u in units if id(u) not in idle]
 
 
 #: Compiler rules about the description language itself, which a script cannot break.

@@ -29,6 +29,7 @@ from rtc.checks import nixl_pd
 from rtc.checks import a5_backup
 from rtc.checks import a5_instances
 from rtc.checks import kv_capacity
+from rtc.checks import sglang_layout
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -64,6 +65,8 @@ CHECKS = (
     a5_backup,
     # Ascend 950: level-0 and super pod net instances (RTC232, RTC233)
     a5_instances,
+    # SGLang's layout over several servers (RTC350)
+    sglang_layout,
 )
 
 #: The rules of every check module.

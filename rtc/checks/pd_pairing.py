@@ -78,8 +78,8 @@ LLMDD_TP = rule("RTC527", "llmdatadist-cross-node-tp", "error",
 PD_FRAMEWORK = rule("RTC528", "pd-framework", "error",
                     "A prefill/decode job is not a vLLM job.", """
     What: a job in a prefill/decode pair with `framework` other than vllm (a pair whose
-    jobs are all `framework mindie` is MindIE's own disaggregation and fine; a pair mixing
-    mindie with another framework is reported once).
+    jobs are all `framework mindie`, or all `framework sglang`, is that framework's own
+    disaggregation and fine; a pair mixing them with another framework is reported once).
     Why: the disaggregated launch (--kv-transfer-config) is vLLM's.
     Example: `role prefill` with `framework mindspore`.
     Fix: use `framework vllm` (the default).""")
@@ -105,8 +105,8 @@ def check(topo: Topology, plan: Plan):
             continue
         yield from _frameworks(pair)
         yield from _models(pair)
-        if any(j.framework == "mindie" for j in pair.jobs):
-            continue   # MindIE moves the KV cache itself: no vLLM connector rules
+        if any(j.framework in _OWN_PD for j in pair.jobs):
+            continue   # MindIE / SGLang move the KV cache themselves: no vLLM connector rules
         yield from _connectors(pair, topo.preset.is_gpu)
         nixl = all(j.kv_connector == "nixl" for j in pair.jobs)
         if not nixl:   # NixlConnector has no extra config and maps TP both ways
@@ -174,22 +174,30 @@ def _mindie_pair(pair) -> bool:
     return all(j.framework == "mindie" for j in pair.jobs)
 
 
+#: Frameworks with their own prefill/decode transfer: MindIE (inferMode dmi), SGLang
+#: (--disaggregation-mode with its transfer backend, rtc.plan.sglang_args).
+_OWN_PD = {"mindie": "MindIE's prefill/decode (inferMode dmi) hands the KV cache only to "
+                     "MindIE instances",
+           "sglang": "SGLang's --disaggregation-mode hands the KV cache only to SGLang "
+                     "servers (its transfer backend and bootstrap server)"}
+
+
 def _frameworks(pair):
-    """RTC528: jobs of a pair that are not vLLM jobs (a pair of MindIE jobs is fine); a pair
-    mixing MindIE with another framework is one finding: the sides must match."""
-    if _mindie_pair(pair):
+    """RTC528: jobs of a pair that are not vLLM jobs (a pair all of MindIE, or all of
+    SGLang, is fine); a pair mixing MindIE or SGLang with another framework is one finding:
+    the sides must match."""
+    if _mindie_pair(pair) or all(j.framework == "sglang" for j in pair.jobs):
         return
-    mindie = next((j for j in pair.jobs if j.framework == "mindie"), None)
-    if mindie is not None:
-        other = next(j for j in pair.jobs if j.framework != "mindie")
-        yield error(PD_FRAMEWORK, f"prefill/decode pair mixes frameworks: job {mindie.name} "
-                    f"has framework mindie, job {other.name} framework {other.framework}; "
-                    "MindIE's prefill/decode (inferMode dmi) hands the KV cache only to "
-                    "MindIE instances", other.span_of("framework"),
+    own = next((j for j in pair.jobs if j.framework in _OWN_PD), None)
+    if own is not None:
+        other = next(j for j in pair.jobs if j.framework != own.framework)
+        yield error(PD_FRAMEWORK, f"prefill/decode pair mixes frameworks: job {own.name} "
+                    f"has framework {own.framework}, job {other.name} framework "
+                    f"{other.framework}; {_OWN_PD[own.framework]}", other.span_of("framework"),
                     subject=f"job {other.name}",
-                    related=[Related(mindie.span_of("framework"), f"{mindie.name}'s")],
-                    hint="give both sides the same framework: `framework mindie` on both, "
-                         "or `framework vllm` (with a `kv_connector`) on both")
+                    related=[Related(own.span_of("framework"), f"{own.name}'s")],
+                    hint=f"give both sides the same framework: `framework {own.framework}` "
+                         "on both, or `framework vllm` (with a `kv_connector`) on both")
         return
     for j in pair.jobs:
         if j.framework != "vllm":

@@ -97,9 +97,9 @@ def _unused(job: Job, paired: bool) -> list[tuple[str, str]]:
     if not paired and job.framework != "mindie":
         out += [(k, "the job is in no prefill/decode pair") for k in ("kv_connector", "kv_port")
                 if k in given]
-    vllm = job.framework == "vllm"
+    vllm = job.framework in ("vllm", "sglang")      # both serve `model`
     if vllm and spec.entry is not None:
-        out.append(("entry", "vLLM jobs serve `model`"))
+        out.append(("entry", f"{job.framework} jobs serve `model`"))
     if not vllm and job.framework != "mindie":  # MindIE: modelWeightPath / modelName
         out += [(k, f"framework {job.framework} runs `entry`") for k in ("model", "served_name")
                 if getattr(spec, k) is not None]

@@ -60,6 +60,18 @@ the node's ``config.json`` has the keys of ``mindie-<stem>.json`` (:mod:`rtc.pla
 ``framework megatron``: one ``torchrun --nnodes N --node_rank K --nproc_per_node L
 --master_addr HEAD --master_port P ENTRY ARGS`` per server.
 
+``framework sglang`` (:mod:`rtc.plan.sglang_args`, SGLang ``server_args.py``): one
+``python3 -m sglang.launch_server --model-path "$MODEL" --tp-size TP`` per server
+(``--pp-size`` / ``--dp-size`` / ``--ep-size`` when used; ``--device npu
+--attention-backend ascend`` on NPUs); the head adds ``--host 0.0.0.0 --port``. Over
+several servers: ``--nnodes N --node-rank K --dist-init-addr HEAD:master_port`` (default
+5000). Prefill/decode jobs add ``--disaggregation-mode prefill|decode`` and
+``--disaggregation-transfer-backend`` (``ascend`` on NPUs, ``nixl`` for ``kv_connector
+nixl``, else ``mooncake``), the prefill head ``--disaggregation-bootstrap-port``
+(``kv_port``, SGLang's default 8998); on NPUs every node of the pair exports
+``ASCEND_MF_STORE_URL=tcp://<prefill head>:<master_port of the prefill job + 1>`` (rtc's
+choice of port) and ``ASCEND_MF_TRANSFER_PROTOCOL=device_rdma``.
+
 ``args`` go to every node, ``head_args`` to the head (the job's first server: DP rank 0,
 API server, Ray head, node rank 0), ``worker_args`` to the others; they follow rtc's flags.
 ``MODEL`` / ``ENTRY`` are shell variables in the script, preset from ``model`` / ``entry``
@@ -291,6 +303,8 @@ def plan_job(topo: Topology, job: Job, ports: PortPlan, pairs: list[PdPair],
         nl = NodeLaunch(job, s, n, stems.get((s.name, job.name), s.name), k == 0, mode)
         if job.framework == "vllm":
             _vllm_node(ctx, nl)
+        elif job.framework == "sglang":
+            _sglang_node(ctx, nl, k)
         elif mode == "ranktable":
             _ranktable_node(ctx, nl)
         elif mode == "mindie":
@@ -537,6 +551,53 @@ def _nnodes(ctx: _Job, nl: NodeLaunch, sv: _Serve) -> None:
                        f"rank {servers.index(s)}" + (" (head)" if nl.head else " (headless)")
                        + ".")
     nl.procs.append(Proc(argv + list(sv.user), user_args=sv.user))
+
+
+def _sglang_node(ctx: _Job, nl: NodeLaunch, k: int) -> None:
+    """One SGLang server process on the node (see the module docstring)."""
+    job, servers, npu = ctx.job, ctx.servers, not ctx.topo.preset.is_gpu
+    nl.variables.append(("MODEL", ctx.spec.model, "the model path or name (job attribute: model)"))
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", Ref("MODEL"),
+            "--tp-size", str(job.tp)]
+    argv += ["--pp-size", str(job.pp)] * (job.pp > 1) + ["--dp-size", str(job.dp)] * (job.dp > 1)
+    argv += ["--ep-size", str(job.tp)] * job.expert_parallel
+    argv += ["--device", "npu", "--attention-backend", "ascend"] * npu
+    if ctx.spec.served_name:
+        argv += ["--served-model-name", ctx.spec.served_name]
+    if nl.head:
+        port = ctx.jp.port if ctx.jp is not None and ctx.jp.port is not None else 30000
+        argv += ["--host", "0.0.0.0", "--port", str(port)]
+    if len(servers) > 1:
+        argv += ["--nnodes", str(len(servers)), "--node-rank", str(k), "--dist-init-addr",
+                 f"{servers[0].host_ip}:{ctx.master_port(DEFAULT_MASTER_PORT['sglang-nnodes'])}"]
+    argv += _sglang_pd(ctx, nl)
+    where = f"node rank {k} of {len(servers)}" if len(servers) > 1 else "one server"
+    nl.comments.insert(0, f"SGLang server ({where}): tp {job.tp}, pp {job.pp}, dp {job.dp}, "
+                       f"{nl.node.device_count} {'NPUs' if npu else 'GPUs'} here"
+                       + (" (the head: HTTP API)" if nl.head and len(servers) > 1 else "") + ".")
+    user = ctx.user(nl.head)
+    nl.procs.append(Proc(argv + list(user), user_args=user))
+
+
+def _sglang_pd(ctx: _Job, nl: NodeLaunch) -> list[str]:
+    """The prefill/decode flags of an SGLang node (and its MemFabric env on NPUs)."""
+    if ctx.side is None:
+        return []
+    pair, role = ctx.side
+    job = ctx.job
+    backend = "ascend" if not ctx.topo.preset.is_gpu else \
+        "nixl" if job.kv_connector == "nixl" else "mooncake"
+    out = ["--disaggregation-mode", role, "--disaggregation-transfer-backend", backend]
+    if role == "prefill" and nl.head:
+        port = ctx.jp.kv_port if ctx.jp is not None and ctx.jp.kv_port is not None else 8998
+        out += ["--disaggregation-bootstrap-port", str(port)]
+    if backend == "ascend":
+        pre = pair.prefill[0]
+        head = pre.placements[0].server if pre.placements else None
+        store = (pre.launch.master_port or DEFAULT_MASTER_PORT["sglang-nnodes"]) + 1
+        nl.env += [("ASCEND_MF_STORE_URL", f"tcp://{head.host_ip if head else '127.0.0.1'}:"
+                    f"{store}"), ("ASCEND_MF_TRANSFER_PROTOCOL", "device_rdma")]
+    return out
 
 
 def _ranktable_node(ctx: _Job, nl: NodeLaunch) -> None:

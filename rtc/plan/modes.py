@@ -14,6 +14,9 @@ mode            when
 ``ray``         vLLM over Ray (``executor ray``, ``ray_port`` given, or a replica that spans
                 servers with dp 1)
 ``nnodes``      vLLM ``executor mp`` with a replica spanning servers (``--nnodes``)
+``sglang``      ``framework sglang`` on one server
+``sglang-       ``framework sglang`` over several servers (``--nnodes``, ``--node-rank``,
+nnodes``        ``--dist-init-addr``)
 ==============  ============================================================================
 
 :mod:`rtc.plan.launch` turns the mode into processes and flags; :mod:`rtc.plan.ports` reserves
@@ -69,4 +72,7 @@ def job_mode(topo: Topology, job: Job) -> str:
         return "torchrun"
     if job.framework == "mindie":
         return "mindie"
+    if job.framework == "sglang":
+        placed = [n for n in topo.placement(job).nodes if n.device_count]
+        return "sglang-nnodes" if len(placed) > 1 else "sglang"
     return vllm_mode(job, topo.placement(job))

@@ -60,7 +60,14 @@ DEFAULT_DP_RPC_PORT = 29550
 DEFAULT_KV_PORT = 14579
 DEFAULT_RAY_PORT = 6379                       # ray start --head --port (GCS)
 DEFAULT_MASTER_PORT = {"nnodes": 29501,       # vLLM --master-port default
-                       "torchrun": 29500}     # torchrun / torch.distributed default
+                       "torchrun": 29500,     # torchrun / torch.distributed default
+                       # SGLang --dist-init-addr HOST:PORT has no default port (it is
+                       # required over several nodes); 5000 is rtc's choice, as in SGLang's
+                       # multi-node docs examples
+                       "sglang-nnodes": 5000}
+#: The API port of a framework whose server does not default to vLLM's 8000 (SGLang
+#: ServerArgs.port, rtc.plan.sglang_args).
+DEFAULT_API_PORTS = {"sglang": 30000}
 ADXL_BASE = 20000
 ADXL_PER_NPU = 1000
 MOONCAKE = ("mooncake", "mooncake_layerwise")
@@ -412,9 +419,10 @@ def _hccl_base_given(plan: PortPlan, job: Job, text: str, span: Span | None,
 def _api_need(job: Job, head) -> _Need | None:
     """The vLLM API server ``port`` need (one port on ``head``), or None when the job
     serves no API and gives no ``port``."""
-    serving = job.framework == "vllm" and job.role != "train"
+    serving = job.framework in ("vllm", "sglang") and job.role != "train"
     if serving or job.port is not None:
-        return _Need("port", "api", [(head.name, 0, 0)], DEFAULT_API_PORT, 1,
+        return _Need("port", "api", [(head.name, 0, 0)],
+                     DEFAULT_API_PORTS.get(job.framework, DEFAULT_API_PORT), 1,
                      job.port, job.span_of("port"))
     return None
 

@@ -11,8 +11,15 @@ api_server ...``
 ``torchrun ...``, ``python -m torch.          ``torchrun``
 distributed.run ...``
 ``msrun ...``                                 ``msrun``
+``python[3] -m sglang.launch_server ...``,    ``sglang`` (flags read as their ServerArgs
+``sglang serve ...``, ``python -m             field's primary flag:
+sglang_router.launch_server ...``             :mod:`rtc.plan.sglang_args`)
+``python -m sglang_router.launch_router``     ``sglang_router`` (no devices; not lifted)
 ``docker run [-e A=b | --env A=b | -e A]      the command after the image, with the ``-e``
-IMAGE CMD ...``                               variables added to its environment
+IMAGE CMD ...``                               variables added to its environment, its
+                                              ``--device`` paths (``/dev/davinciN`` and the
+                                              manager devices), ``-v`` mounts, ``--network``
+                                              and ``--env-file`` files
 ``bash -c "..."`` / ``sh -c``                 the string, read as shell
 ============================================  =============================================
 
@@ -30,6 +37,7 @@ import os
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.plan import sglang_args
 from rtc.plan.versions import VLLM_ALIASES
 from rtc.scripts.shell import Command, Setting, Word
 
@@ -41,7 +49,7 @@ BOOLEAN_FLAGS = frozenset({
     "--enable-chunked-prefill", "--enable-auto-tool-choice", "--disable-log-stats",
     "--enable-dbo", "--enable-eplb", "--async-scheduling", "--head", "--block",
     "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
-})
+}) | sglang_args.BOOLEAN
 
 #: Commands that start nothing rtc checks (builtins and everyday tools): not reported.
 KNOWN_TOOLS = frozenset({
@@ -97,6 +105,11 @@ class Launch:
     env: dict = field(default_factory=dict)
     devices: list[Word] | None = None
     subcommand: str = ""
+    #: in a container: ``-v`` mounts (container path -> Word of the host:container text),
+    #: ``--network`` (None when not given) and the ``--env-file`` words
+    mounts: dict | None = None
+    network: str | None = None
+    env_files: list = field(default_factory=list)
 
     @property
     def span(self) -> Span:
@@ -172,8 +185,13 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
             out.launches.append(_launch("torchrun", cmd, words, rest[2:], env, devices))
         elif module == "vllm.entrypoints.cli.main" and len(rest) > 2 and rest[2].text == "serve":
             out.launches.append(_launch("vllm", cmd, words, rest[3:], env, devices, "serve"))
+        elif module in sglang_args.MODULES:
+            kind = "sglang" if sglang_args.MODULES[module] == "server" else "sglang_router"
+            out.launches.append(_launch(kind, cmd, words, rest[2:], env, devices, module))
         else:
             out.unknown.setdefault(f"{prog} -m {module}", words[0].span)
+    elif prog == "sglang" and rest and rest[0].text == "serve":
+        out.launches.append(_launch("sglang", cmd, words, rest[1:], env, devices, "serve"))
     elif prog == "ray" and rest and rest[0].text == "start":
         out.launches.append(_launch("ray", cmd, words, rest[1:], env, devices, "start"))
     elif prog == "torchrun":
@@ -194,6 +212,7 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
 def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread) -> None:
     inner_env: dict = {}        # a container sees only what -e passes
     devices: list[Word] = []
+    box = {"mounts": {}, "network": None, "env_files": []}
     k = 0
     while k < len(words):
         w = words[k]
@@ -218,10 +237,28 @@ def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread)
                 inner_env[var] = env[var]
         elif name == "--device":
             devices.append(Word(value.split(":")[0], vword.span))
+        else:
+            _docker_option(name, value, vword, box)
         k += 1
     rest = words[k + 1:]          # words[k] is the image
     if rest:
+        before = len(out.launches)
         _one(cmd, rest, inner_env, devices, out, reread)
+        for la in out.launches[before:]:
+            la.mounts, la.network, la.env_files = box["mounts"], box["network"], box["env_files"]
+
+
+def _docker_option(name: str, value: str, word: Word, box: dict) -> None:
+    """Record a ``docker run`` option rtc reads besides ``-e`` / ``--device``: ``-v
+    HOST:CONTAINER[:mode]`` (a named volume too), ``--network`` / ``--net``, ``--env-file``."""
+    if name in ("-v", "--volume"):
+        parts = value.split(":")
+        target = parts[1] if len(parts) > 1 else parts[0]
+        box["mounts"][target] = Word(value, word.span)
+    elif name in ("--network", "--net"):
+        box["network"] = value
+    elif name == "--env-file":
+        box["env_files"].append(Word(value, word.span))
 
 
 def _launch(kind: str, cmd: Command, words: list[Word], args: list[Word], env: dict,
@@ -233,7 +270,8 @@ def _launch(kind: str, cmd: Command, words: list[Word], args: list[Word], env: d
         text = w.text
         if text.startswith("-") and len(text) > 1 and not text[1:2].isdigit():
             name, eq, value = text.partition("=")
-            name = VLLM_ALIASES.get(name, name) if kind == "vllm" else name
+            name = VLLM_ALIASES.get(name, name) if kind == "vllm" else \
+                sglang_args.canonical(name) if kind == "sglang" else name
             if kind == "vllm" and name.startswith("--"):
                 name = name.replace("_", "-")
             if eq:

@@ -16,6 +16,9 @@ How launches become jobs
                                               backend ray`` on a Ray head joins that job;
                                               a Ray cluster no launch uses is no job
     ``torchrun`` / ``msrun`` with nodes > 1   master address and port
+    SGLang with ``--nnodes`` > 1              ``--dist-init-addr``, the model, ``--nnodes``
+                                              and ``--disaggregation-mode`` (a node whose
+                                              address differs stays in the job: RTC741)
     anything else                             a job of its own
     ========================================  ===========================================
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
@@ -42,6 +46,7 @@ from rtc.model.presets import Preset
 from rtc.model.topology import Device, Job, LaunchSpec, Placement, Server, Topology
 from rtc.network.env import parse_visible_devices
 from rtc.parallel.placement import NodePlan
+from rtc.plan import sglang_args
 from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
@@ -139,6 +144,9 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
         if (int_value(la.value("--data-parallel-size"), 1) or 1) > 1:
             return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
                     la.value("--data-parallel-rpc-port") or "29550")
+    if la.kind == "sglang" and sglang_int(la, "--nnodes") > 1:
+        return ("sglang", la.value("--model-path") or "", la.value("--nnodes"),
+                la.value("--disaggregation-mode") or "null")
     if la.kind in ("torchrun", "msrun"):
         nn = la.value("--nnodes") or la.value("--worker_num")
         if nn and nn not in ("1", "1:1"):
@@ -154,6 +162,8 @@ def group_launches(nodes: list[Node]) -> list[Group]:
     groups: dict[tuple, Group] = {}
     for node in nodes:
         for la in node.launches:
+            if la.kind == "sglang_router":      # a front end: no devices, no job
+                continue
             key = _key(node, la, ray_heads)
             g = groups.get(key) or groups.setdefault(key, Group(key, key[0]))
             g.member(node).launches.append(la)
@@ -244,7 +254,7 @@ def _rank_members(g: Group) -> None:
         if g.kind == "dp":
             m.rank = 0 if _is_dp_head(la) else 1 + (int_value(la.value("--data-parallel-start-rank"))
                                                     or int_value(la.value("--data-parallel-rank")) or 0)
-        elif g.kind == "nnodes":
+        elif g.kind in ("nnodes", "sglang"):
             m.rank = int_value(la.value("--node-rank"), 0) or 0
         elif g.kind == "ray":
             m.rank = 0 if any(x.has("--head") for x in m.launches if x.kind == "ray") else k + 1
@@ -253,17 +263,45 @@ def _rank_members(g: Group) -> None:
     g.members.sort(key=lambda m: m.rank)
 
 
+_DAVINCI = re.compile(r"/dev/davinci(\d+)")
+#: The most devices the lift gives one node (more than any server rtc models).
+MAX_NODE_DEVICES = 1024
+
+
+def sglang_sizes(la: Launch) -> tuple[int, int, int, int]:
+    """(tp, pp, dp, ep) of an SGLang launch (:mod:`rtc.plan.sglang_args`); dp counts
+    device replicas: 1 with ``--enable-dp-attention`` (DP inside the TP group)."""
+    tp, pp, dp, ep = (sglang_int(la, f) for f in ("--tp-size", "--pp-size", "--dp-size",
+                                                  "--ep-size"))
+    return tp, pp, 1 if la.has("--enable-dp-attention") else dp, ep
+
+
+def sglang_int(la: Launch, flag: str) -> int:
+    """The value of an SGLang integer flag as the lift uses it: SGLang's default when it
+    is absent, not a whole number, or outside :data:`rtc.plan.sglang_args.RANGES` (the
+    RTC745 rule reports those at the flag)."""
+    lo, hi = sglang_args.RANGES[flag]
+    default = int(sglang_args.DEFAULTS.get(flag, "1"))
+    v = int_value(la.value(flag))
+    return v if v is not None and lo <= v <= hi else default
+
+
 def _visible(node: Node) -> list[int] | None:
     for la in node.launches:
         if la.devices:
-            ids = [int_value(w.text.replace("/dev/davinci", ""), -1) for w in la.devices
-                   if w.text.startswith("/dev/davinci")]
+            # /dev/davinciN only: the manager devices (davinci_manager, devmm_svm,
+            # hisi_hdc) every vendor docker line mounts are no NPUs
+            ids = [int(m.group(1)) for w in la.devices
+                   if (m := _DAVINCI.fullmatch(w.text))]
             if ids and all(i is not None and i >= 0 for i in ids):
                 return ids
     return None
 
 
 def _replica(la: Launch) -> int:
+    if la.kind == "sglang":
+        tp, pp, _dp, _ep = sglang_sizes(la)
+        return max(1, tp * pp)
     if world_of(la) > WORLD_MAX:
         return 1
     return max(1, (int_value(la.value("--tensor-parallel-size"), 1) or 1)
@@ -283,6 +321,8 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     if env is not None:
         ids = list(parse_visible_devices(env.value).ids)
     if not ids:
+        if la.kind == "sglang":
+            return _sglang_devices(la, visible)
         if g.kind == "dp":
             dp = int_value(la.value("--data-parallel-size"), 1) or 1
             local = int_value(la.value("--data-parallel-size-local"), dp)
@@ -297,6 +337,23 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
         else:
             count = _replica(la) * (int_value(la.value("--data-parallel-size"), 1) or 1)
         ids = list(range(count or 0))
+    if visible is not None:
+        return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
+    return tuple(ids)
+
+
+def _sglang_devices(la: Launch, visible: list[int] | None) -> tuple[int, ...]:
+    """The devices one node of an SGLang server uses: tp x pp x dp (device replicas) over
+    ``--nnodes``, at ``--base-gpu-id`` + k x ``--gpu-id-step`` (ServerArgs; ids of the
+    runtime, mapped through a container's devices)."""
+    tp, pp, dp, _ep = sglang_sizes(la)
+    nnodes = sglang_int(la, "--nnodes")
+    base = sglang_int(la, "--base-gpu-id")
+    step = sglang_int(la, "--gpu-id-step")
+    # a server has at most MAX_NODE_DEVICES devices: larger sizes are the world-size
+    # rules' finding, not a list of a billion device ids
+    count = min(max(1, tp * pp * dp // nnodes), MAX_NODE_DEVICES)
+    ids = [base + k * step for k in range(count)]
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
     return tuple(ids)
@@ -418,10 +475,12 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     name = f"{la.kind}@{head.node.name}" if g.kind != "single" else \
         f"{la.kind}@{head.node.name}:{la.span.line}"
     framework = {"vllm": "vllm", "ray": "vllm", "torchrun": "megatron",
-                 "msrun": "mindspore"}[la.kind]
+                 "msrun": "mindspore", "sglang": "sglang"}[la.kind]
     job = Job(name=name, span=la.span, placements=[], framework=framework)
     if la.kind == "vllm":
         _vllm_job(job, g, la)
+    elif la.kind == "sglang":
+        _sglang_job(job, la)
     elif la.kind in ("torchrun", "msrun"):
         # the world is nodes x processes per node; how the script splits it (tp/pp) is in
         # the training script's own arguments, which rtc does not read
@@ -489,6 +548,22 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
             job.spans["kv_port"] = job.spans["kv_connector"] = la.span_of("--kv-transfer-config")
 
 
+def _sglang_job(job: Job, la: Launch) -> None:
+    """The sizes, model and port of an SGLang server (:mod:`rtc.plan.sglang_args`): world
+    size tp x pp per replica, ``--dp-size`` replicas unless ``--enable-dp-attention``."""
+    job.tp, job.pp, job.dp, ep = sglang_sizes(la)
+    job.expert_parallel = ep > 1
+    job.launch = LaunchSpec(model=la.value("--model-path"), spans={"model": la.span})
+    job.port = sglang_int(la, "--port")
+    job.spans["port"] = la.span_of("--port")
+    addr = la.flags.get("--dist-init-addr")
+    port = int_value(addr.value.rpartition(":")[2]) if addr is not None and addr.value else None
+    if port is not None and 0 < port < 65536 and sglang_int(la, "--nnodes") > 1:
+        # node rank 0 serves torch.distributed's TCP store there: a port like --port's
+        job.launch.master_port = port
+        job.launch.spans["master_port"] = addr.value_span or addr.span
+
+
 def _job_env(g: Group) -> list[EnvLine]:
     """The job's env lines: each (name, value) once, at the first node that sets it (so
     4,096 nodes exporting the same line give one line, and nodes that differ give one
@@ -509,6 +584,8 @@ def _mode(g: Group, la: Launch) -> str:
         return "ray"
     if g.kind == "nnodes":
         return "nnodes"
+    if la.kind == "sglang":
+        return "sglang"
     if la.kind in ("torchrun", "msrun"):
         return "torchrun" if la.kind == "torchrun" else "ranktable"
     if g.kind == "dp":

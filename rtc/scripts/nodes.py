@@ -111,6 +111,35 @@ def read_unit(unit: Unit, loader=None) -> None:
         return inner.commands
 
     unit.found = recognise(unit.run.commands, reread)
+    for la in unit.found.launches:
+        for word in la.env_files:
+            problem = _env_file(la, word, unit.label, loader)
+            if problem is not None:
+                unit.run.problems.append(problem)
+
+
+def _env_file(la: Launch, word, label: str, loader) -> ShellProblem | None:
+    """The ``docker run --env-file FILE`` lines (``NAME=VALUE``, ``NAME`` passes the host's
+    value, ``#`` comments; docker's own format: no quotes, no expansion) added to the
+    container's environment where ``-e`` did not set the name. Returns the RTC701 problem
+    of a file that cannot be read here (None when it was read)."""
+    from rtc.scripts.shell import Setting, _load_file, path_from_script
+
+    path = path_from_script(word.text, label)
+    data, why = (loader or _load_file)(path)
+    if data is None:
+        return ShellProblem("source", f"docker run --env-file {word.text}: {path}: {why}; the "
+                            "variables it sets are not known", word.span)
+    text = data.decode("utf-8", errors="replace")
+    for k, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, eq, value = line.partition("=")
+        if name and name not in la.env:
+            la.env[name] = Setting(name, value, Span(path, k, 1), True) if eq else None
+    la.env = {n: s for n, s in la.env.items() if s is not None}
+    return None
 
 
 def _ip(text: str | None):

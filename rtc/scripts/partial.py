@@ -35,7 +35,7 @@ NEEDS_THE_HEAD = (DP_ADDRESS.code,)
 def _spread(g: Group, job: Job) -> str | None:
     """Why the launch spans other nodes than the given ones (flag text), else None."""
     la = g.members[0].main
-    if g.kind in ("nnodes", "torchrun", "msrun"):
+    if g.kind in ("nnodes", "torchrun", "msrun", "sglang"):
         flag = "--nnodes" if la.has("--nnodes") else "--worker_num"
         text = la.value(flag) or "1"
         count = int_value(text.split(":")[-1]) or 1

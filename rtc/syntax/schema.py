@@ -290,11 +290,13 @@ _JOB_ATTRS = {
         becomes="prefill / decode: the prefill/decode pairing and kv_role kv_producer / "
         "kv_consumer; train: no vLLM API port in the port plan", example="role prefill"),
     "framework": AttrSpec(
-        p_choice("vllm", "mindspore", "torch_npu", "megatron", "mindie"), doc="framework",
-        value="vllm, mindspore, torch_npu, megatron or mindie", default="vllm",
+        p_choice("vllm", "mindspore", "torch_npu", "megatron", "mindie", "sglang"),
+        doc="framework",
+        value="vllm, mindspore, torch_npu, megatron, mindie or sglang", default="vllm",
         becomes="the launch: vllm serve per server (vllm), python3 ENTRY per rank "
         "(mindspore, torch_npu), torchrun per server (megatron), the MindIE daemon per "
-        "server with its env and a config.json fragment (mindie)",
+        "server with its env and a config.json fragment (mindie), sglang.launch_server per "
+        "server with --nnodes / --node-rank / --dist-init-addr (sglang)",
         example="framework megatron"),
     "servers": AttrSpec(
         p_server_refs, doc="servers whose devices the job uses (all devices)",

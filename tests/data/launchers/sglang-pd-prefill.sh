@@ -1,0 +1,8 @@
+#!/bin/bash
+export HCCL_IF_IP=10.1.0.1
+export ASCEND_MF_STORE_URL=tcp://10.1.0.1:24667
+export ASCEND_MF_TRANSFER_PROTOCOL=device_rdma
+python3 -m sglang.launch_server --model-path /models/Qwen3-32B --tp-size 8 \
+  --disaggregation-mode prefill --disaggregation-transfer-backend ascend \
+  --disaggregation-bootstrap-port 8995 --device npu --attention-backend ascend \
+  --host 10.1.0.1 --port 8000
