@@ -35,7 +35,7 @@ from rtc.scripts import manifests, sglang_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
-from rtc.scripts.engines import as_shell
+from rtc.scripts.engines import as_shell, is_ansible
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
@@ -118,7 +118,8 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             continue
         text = _plain_line_ends(rep, label, text)
         rep.sources[label] = text
-        if kube is not None and manifests.looks_like_manifest(label, text):
+        if kube is not None and manifests.looks_like_manifest(label, text) \
+                and not is_ansible(label, text):
             pods, problems = manifests.read(label, text, kube)
             rep.diagnostics += problems
             units += pods

@@ -29,12 +29,22 @@ _SRUN = re.compile(r"^(\s*)(srun)((?:\s+-\S+)*)\s+")
 _JINJA = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 
 
+def is_ansible(label: str, text: str) -> bool:
+    """A YAML file that is an Ansible playbook or inventory (``hosts:`` / ``tasks:``
+    keys) and not a Kubernetes manifest (no top-level ``apiVersion:`` and ``kind:``)."""
+    if not label.endswith((".yml", ".yaml")):
+        return False
+    if re.search(r"(?m)^apiVersion:\s*\S", text) and re.search(r"(?m)^kind:\s*\S", text):
+        return False
+    return bool(re.search(r"^\s*(- )?(tasks|hosts):", text, re.M))
+
+
 def as_shell(label: str, text: str) -> str:
     """``text`` as shell for the lint: an sbatch script with its ``srun`` prefixes blanked,
     an Ansible playbook's environment and commands, anything else unchanged."""
     if re.search(r"^#SBATCH\s", text, re.M):
         return sbatch_shell(text)
-    if label.endswith((".yml", ".yaml")) and re.search(r"^\s*(- )?(tasks|hosts):", text, re.M):
+    if is_ansible(label, text):
         return playbook_shell(text) if re.search(r"^\s*(- )?tasks:", text, re.M) \
             else inventory_shell(text)
     return text
