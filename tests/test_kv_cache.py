@@ -64,6 +64,12 @@ def test_anchor_set_covers_every_kind_with_public_sources():
     assert {a["kind"] for a in ANCHORS} == set(TOLERANCE)
     assert all(a["source"].startswith("https://") for a in ANCHORS)
     assert len(ANCHORS) >= 15
+    assert len({_source(a) for a in ANCHORS}) >= 14
+
+
+def _source(anchor):
+    """The issue / pull request / page a row was read from (its URL before the note)."""
+    return anchor["source"].split(" ")[0]
 
 
 def test_r1_distill_row_is_explained_by_the_smallest_worker():
@@ -75,6 +81,17 @@ def test_r1_distill_row_is_explained_by_the_smallest_worker():
     assert need == pytest.approx(7.46, abs=0.01)
     assert need < a["available_gib"]
     assert _estimate(a) == pytest.approx(94912, rel=0.001)
+
+
+def test_pre_mla_deepseek_v2_row_is_explained_by_the_padded_head_size():
+    """vllm#10927 (before vLLM's MLA cache): K and V of 16 heads padded to head size 256
+    over 27 layers; 35.42 GiB then holds exactly the printed 5,373 blocks of 16."""
+    a = next(a for a in ANCHORS if a["kind"] == "tokens" and a["model"] == "deepseek-v2-lite")
+    m = MODELS[a["model"]]
+    padded = 2 * m.num_attention_heads * 256 * 2 * m.num_layers
+    assert padded == 442368
+    assert int(a["available_gib"] * GIB // (padded * 16)) * 16 == a["printed"] == 5373 * 16
+    assert _estimate(a) == pytest.approx(1222720, rel=0.001)   # rtc: the MLA latent
 
 
 def test_mla_cache_is_the_latent_on_every_tp_rank():

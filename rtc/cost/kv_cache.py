@@ -27,8 +27,8 @@ What is estimated, not read from the framework (each a named term in the result)
 * activation peak: ``tokens x b x (4 H + 3 F)`` with ``F`` the MLP width per rank
   (dense ``intermediate / TP``; MoE ``top_k x moe_intermediate / TP``), plus the logits of
   ``max_num_seqs`` sequences in float32 (``max_num_seqs x vocab / TP x 4``). Against the
-  "PyTorch activation peak memory" of real logs it is 11-13 % high, on the safe side
-  (tests/data/kv_anchors.toml);
+  "PyTorch activation peak memory" of real V0 logs it is from 3 % low (Qwen2.5-32B, TP2)
+  to 13 % high (Llama-3.1-8B, TP1) (tests/data/kv_anchors.toml);
 * runtime reserve: :data:`RUNTIME_RESERVE` (context and allocator slack; logs show
   0.07-0.43 GiB of "non_torch_memory");
 * communicator buffers: every group of more than one rank a rank joins (TP, PP, DP, EP,
