@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import pkgutil
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 
 import rtc
 from rtc.report.rule_catalogue import RULES, get_rule
@@ -19,7 +17,9 @@ from rtc.rules import Rule
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "rtc").rglob("*.py"))
-CHECK_LAYERS = ROOT.parent / "shared" / "tools" / "check_layers.py"
+_spec = importlib.util.spec_from_file_location("rtc_check_layers", ROOT / "tools" / "check_layers.py")
+layers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(layers)
 
 
 def _modules():
@@ -29,13 +29,32 @@ def _modules():
 
 
 def test_pipeline_layers_have_no_upward_imports_cycles_or_dynamic_imports():
-    if not CHECK_LAYERS.exists():
-        pytest.skip("../shared/tools/check_layers.py is not beside the repository")
-    res = subprocess.run([sys.executable, str(CHECK_LAYERS)], cwd=ROOT, capture_output=True,
-                         text=True)
-    assert res.returncode == 0, res.stdout
-    assert res.stdout.strip().endswith(
-        "architecture: 0 upward imports, 0 package cycles, 0 dynamic imports")
+    imports = layers.Imports(ROOT / "rtc")
+    edges = imports.package_edges()
+    assert [(a, b, w[:3]) for a, b, w in layers.upward(edges)] == []
+    assert layers.cycles(edges) == []
+    assert imports.dynamic == []
+    named = {p for row in layers.STAGES for p in row}
+    assert {a for a, _ in edges} | {b for _, b in edges} <= named
+
+
+def test_the_layer_check_finds_an_upward_import_and_a_cycle():
+    edges = {("plan", "checks"): ["rtc/plan/x.py:1"], ("model", "syntax"): ["rtc/model/y.py:2"]}
+    assert layers.upward(edges) == [("plan", "checks", ["rtc/plan/x.py:1"])]
+    assert layers.cycles({("a", "b"): 1, ("b", "c"): 1, ("c", "a"): 1, ("c", "d"): 1}) == \
+        [["a", "b", "c"]]
+
+
+def test_the_readme_layout_table_follows_the_stage_list():
+    """The README's "How the code is laid out" table has one row per stage, in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("## How the code is laid out", 1)[1].split("| package |", 1)[1]
+    rows = [line for line in table.splitlines()[2:]]
+    rows = rows[: next(i for i, line in enumerate(rows) if not line.startswith("|"))]
+    shown = [tuple(re.sub(r"^rtc/|/$|\.py$", "", name)
+                   for name in re.findall(r"`([^`]+)`", row.split(" | ")[0]))
+             for row in rows]
+    assert shown == list(layers.STAGES)
 
 
 def test_every_declared_rule_is_in_the_catalogue_once():
