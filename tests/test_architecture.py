@@ -10,7 +10,6 @@ import pkgutil
 import re
 from pathlib import Path
 
-
 import rtc
 from rtc.report.rule_catalogue import RULES, get_rule
 from rtc.rules import Rule
