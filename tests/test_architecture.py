@@ -33,6 +33,7 @@ def test_pipeline_layers_have_no_upward_imports_cycles_or_dynamic_imports():
     assert [(a, b, w[:3]) for a, b, w in layers.upward(edges)] == []
     assert layers.cycles(edges) == []
     assert imports.dynamic == []
+    assert layers.cycles(imports.edges) == []      # no file-level import circle either
     named = {p for row in layers.STAGES for p in row}
     assert {a for a, _ in edges} | {b for _, b in edges} <= named
 
@@ -42,6 +43,10 @@ def test_the_layer_check_finds_an_upward_import_and_a_cycle():
     assert layers.upward(edges) == [("plan", "checks", ["rtc/plan/x.py:1"])]
     assert layers.cycles({("a", "b"): 1, ("b", "c"): 1, ("c", "a"): 1, ("c", "d"): 1}) == \
         [["a", "b", "c"]]
+
+
+def test_the_layer_check_runs_from_the_command_line_and_passes():
+    assert layers.main([]) == 0
 
 
 def test_the_readme_layout_table_follows_the_stage_list():
