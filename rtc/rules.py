@@ -24,23 +24,37 @@ _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Sev
 
 class Rule(NamedTuple):
     """One rule: ``code`` (``RTC203``), a short kebab-case ``name``, its default
-    ``severity``, a one-line ``summary`` and the ``explanation`` ``rtc explain`` prints
-    (What / Why / Example / Fix paragraphs)."""
+    ``severity``, a one-line ``summary``, the ``explanation`` ``rtc explain`` prints
+    (What / Why / Example / Fix paragraphs) and ``also``: the other severities the rule is
+    reported at, each with the case that gives it (e.g. ``(Severity.NOTE, "without
+    vllm_version")``). A call may report a rule only at one of :attr:`severities`
+    (``tests/test_architecture.py`` checks every call); policies and ``--strict`` change a
+    finding's severity afterwards, for any rule."""
 
     code: str
     name: str
     severity: Severity
     summary: str
     explanation: str
+    also: tuple[tuple[Severity, str], ...] = ()
 
     def __str__(self) -> str:
         return self.code
 
+    @property
+    def severities(self) -> tuple[Severity, ...]:
+        """The declared severity first, then the others of :attr:`also`."""
+        return (self.severity,) + tuple(s for s, _ in self.also)
 
-def rule(code: str, name: str, severity: str, summary: str, explanation: str) -> Rule:
-    """Declare a rule: ``severity`` is ``error``, ``warning`` or ``note``; the explanation
-    is dedented (:func:`inspect.cleandoc`). Raises KeyError for another severity word."""
-    return Rule(code, name, _SEVERITIES[severity], summary, inspect.cleandoc(explanation))
+
+def rule(code: str, name: str, severity: str, summary: str, explanation: str, *,
+         also: dict[str, str] | None = None) -> Rule:
+    """Declare a rule: ``severity`` is ``error``, ``warning`` or ``note``; ``also`` maps
+    another severity word to the case reported at it; the explanation is dedented
+    (:func:`inspect.cleandoc`). Raises KeyError for another severity word."""
+    others = tuple((_SEVERITIES[s], why) for s, why in (also or {}).items())
+    return Rule(code, name, _SEVERITIES[severity], summary, inspect.cleandoc(explanation),
+                others)
 
 
 IO_ERROR = rule("RTC001", "io-error", "error", "A file cannot be read or written.", """

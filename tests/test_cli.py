@@ -78,7 +78,16 @@ def test_rules_and_explain():
     res = run_rtc("explain", "RTC208")
     assert res.returncode == 0
     assert "duplicate-device-ip" in res.stdout and "Fix:" in res.stdout
+    assert "Also reported as" not in res.stdout
     assert run_rtc("explain", "RTC999").returncode == 2
+
+
+def test_explain_names_the_other_severities_a_rule_is_reported_at():
+    res = run_rtc("explain", "RTC535")
+    assert res.returncode == 0
+    assert res.stdout.startswith("RTC535 nixl-tp-across-servers (error)")
+    assert res.stdout.endswith("\nAlso reported as note: vllm_version is not set, so the "
+                               "release is not known.\n")
 
 
 def test_strict_turns_warnings_into_errors(tmp_path: Path):

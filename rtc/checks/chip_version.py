@@ -35,7 +35,7 @@ VERSION_HW = rule("RTC636", "version-hardware-mismatch", "error",
     version "1.0" (a stale ConfigMap mounted at /user/serverid/devindex/config).
     Fix: use "2.0" (and its topology files) on Ascend 950, "1.0" for Atlas 800T A2, 910A
     and A3 typical networking, "1.2" for A3 super pods; find the stale table through
-    RANK_TABLE_FILE; or pass the right --hardware / hardware preset.""")
+    RANK_TABLE_FILE; or pass the right --hardware / hardware preset.""", also={"warning": "version \"1.2\" for hardware without super pods"})
 CHIP_PRESET = rule("RTC222", "chip-preset-mismatch", "error",
                    "A server's captures show another chip than the hardware preset.", """
     What: `npu-smi info` in a server's `inventory` folder lists e.g. 910B2 chips (Atlas

@@ -71,7 +71,7 @@ INTER_HCCS = rule("RTC459", "inter-hccs-disabled", "warning",
     Example: `env HCCL_INTER_HCCS_DISABLE = TRUE` for DP2 x TP16 over two A3 servers of
     super pod 0.
     Fix: drop it (FALSE is the default) unless RoCE inside the super pod is meant (e.g.
-    while debugging UB links).""")
+    while debugging UB links).""", also={"note": "hardware that does not read the variable, or a job on one server"})
 INTRA_NOT_READ = rule("RTC460", "intra-link-env-not-read", "note",
                       "HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE on hardware that ignores it.", """
     What: HCCL_INTRA_PCIE_ENABLE on A3 or Ascend 950, or HCCL_INTRA_ROCE_ENABLE on Ascend

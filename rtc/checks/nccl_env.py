@@ -30,7 +30,8 @@ IB_HCA = rule("RTC472", "nccl-ib-hca-mismatch", "warning",
     fraction of the bandwidth) or fails to connect ("NET/IB : No device found").
     Example: `env NCCL_IB_HCA = "=mlx5_8"` for servers with `ib_hca mlx5_0, mlx5_1`.
     Fix: list the servers' HCAs (`nvidia-smi topo -m`, NIC Legend), or leave NCCL_IB_HCA
-    out: rtc writes it from `ib_hca`.""")
+    out: rtc writes it from `ib_hca`.""", also={"error": "a value that does not follow NCCL's syntax",
+                    "note": "no server declares `ib_hca`, so the value is not checked"})
 
 TOPO_FILE = rule("RTC476", "nccl-topo-file-needs-captures", "error",
                  "`nccl_topo_file on` on a server without the nvidia-smi captures it is written from.", """

@@ -41,7 +41,7 @@ NIXL_SPLIT_TP = rule("RTC535", "nixl-tp-across-servers", "error",
     replica's first server; the workers on the other servers are never reached and the
     decode side's handshake fails (vLLM issue 25981, fixed by PR 26338 in 0.11.1).
     Example: prefill `tp 16` over two 8-GPU servers with `vllm_version 0.10.2`.
-    Fix: use vLLM 0.11.1 or later, or keep each replica inside a server (tp 8, dp 2).""")
+    Fix: use vLLM 0.11.1 or later, or keep each replica inside a server (tp 8, dp 2).""", also={"note": "vllm_version is not set, so the release is not known"})
 NIXL_ENV = rule("RTC536", "nixl-side-channel-env", "warning",
                 "A NIXL job's `env` sets the side-channel host or port that rtc writes per node.", """
     What: `env VLLM_NIXL_SIDE_CHANNEL_HOST = ...` or `env VLLM_NIXL_SIDE_CHANNEL_PORT = ...`

@@ -56,7 +56,7 @@ NOT_READ = rule("RTC455", "env-not-read-by-hccl", "note",
     `env HCCL_BUFFSIZ = 100` (a warning: did you mean HCCL_BUFFSIZE?).
     Fix: remove it, correct the spelling, or use the HCCL equivalent (HCCL_SOCKET_IFNAME,
     HCCL_INTRA_ROCE_ENABLE ...). On NVIDIA GPU servers the other way round: HCCL_* /
-    ASCEND_* variables are not read by NCCL or CUDA.""")
+    ASCEND_* variables are not read by NCCL or CUDA.""", also={"warning": "a misspelt HCCL_* name, which leaves a setting at its default"})
 
 BAD_ENV_NAME = rule("RTC457", "bad-env-name", "error",
                     "An `env` name is not a valid environment variable name.", """

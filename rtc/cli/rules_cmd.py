@@ -48,8 +48,9 @@ def explain_command(
                    "the rules")
     r = _rule(name)
     if r is not None:
+        also = "".join(f"Also reported as {s.label}: {why}.\n" for s, why in r.also)
         write_stdout(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n"
-                     f"{r.explanation}\n")
+                     f"{r.explanation}\n" + (f"\n{also}" if also else ""))
         return
     from rtc.report.language_reference import render_attribute_entry
 

@@ -34,6 +34,7 @@ fixed key order, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
+from rtc.emit.jsontext import render  # noqa: F401  (the table's text: callers import it here)
 from rtc.model.topology import Job, Topology
 from rtc.textfmt import SMALL_INTS, ip_text_memo
 
@@ -97,9 +98,3 @@ def schema_name(doc: dict) -> str:
     return f"hccl-v{doc['version']}"
 
 
-def render(doc: dict) -> str:
-    """Deterministic JSON text: 2-space indent, keys in insertion order, trailing newline
-    (byte-identical to ``json.dumps(doc, indent=2, ensure_ascii=False)``)."""
-    from rtc.emit.jsontext import dumps_indented
-
-    return dumps_indented(doc) + "\n"

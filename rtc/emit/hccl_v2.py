@@ -214,7 +214,7 @@ def topology_files(topo: Topology, job: Job | None = None
     diagnostic (RTC003) means the build is wrong and nothing must be written."""
     if not topo.preset.is_a5:
         return [], []
-    from rtc.emit.hccl_json import render
+    from rtc.emit.jsontext import render
     from rtc.schema import validate_document
 
     out = []
@@ -238,7 +238,7 @@ def topology_files(topo: Topology, job: Job | None = None
 
 
 def render_v2(doc: dict) -> str:
-    """The JSON text of a 2.0 table, byte-identical to :func:`rtc.emit.hccl_json.render`
+    """The JSON text of a 2.0 table, byte-identical to :func:`rtc.emit.jsontext.render`
     (``json.dumps(doc, indent=2, ensure_ascii=False)`` plus a newline), built one rank at a
     time: the pieces of one rank are joined before the next is written, so a 65,536-rank
     table never holds millions of small strings at once (it held 0.8 GB of them)."""

@@ -39,6 +39,13 @@ def dumps_indented(obj, indent: int = 2) -> str:
     return "".join(out)
 
 
+def render(doc) -> str:
+    """Deterministic JSON text of a rank table or topology file: 2-space indent, keys in
+    insertion order, trailing newline (byte-identical to ``json.dumps(doc, indent=2,
+    ensure_ascii=False)``)."""
+    return dumps_indented(doc) + "\n"
+
+
 def _emitter(append, indent: int):
     """``emit(o, level)``: append the JSON text of ``o`` at nesting ``level``. (Closures,
     built once per call of :func:`dumps_indented`, so the per-value recursion pays no

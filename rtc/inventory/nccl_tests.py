@@ -32,7 +32,7 @@ NCCL_TESTS_UNREADABLE = rule("RTC575", "nccl-tests-unreadable", "error",
     Why: the bus bandwidth per size is what `rtc preflight nccl` compares with the plan;
     a damaged capture would hide a slow or broken link.
     Example: a capture cut off after 64 MB because the job was killed.
-    Fix: run the preflight script again and keep the whole output.""")
+    Fix: run the preflight script again and keep the whole output.""", also={"warning": "a run that ended before its last size or without its average"})
 
 
 _NUM = re.compile(r"^-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")

@@ -42,7 +42,8 @@ NVIDIA_SMI_UNREADABLE = rule("RTC474", "nvidia-smi-unreadable", "error", "nvidia
     Why: the NVLink islands (and so the TP placement checks) are read from the matrix; a
     damaged capture would give wrong islands.
     Example: a `topo -m` capture cut off by a terminal after GPU5.
-    Fix: capture the raw output again into its own file (`nvidia-smi topo -m > topo.txt`).""")
+    Fix: capture the raw output again into its own file (`nvidia-smi topo -m > topo.txt`).""",
+    also={"warning": "NIC columns without a NIC Legend entry, or an asymmetric pair"})
 
 
 #: PCIe / CPU link codes of ``nvidia-smi topo -m``, nearest first (``SOC`` = old ``SYS``).

@@ -9,7 +9,7 @@ UNREADABLE = rule("RTC480", "inventory-unreadable", "error", "An inventory captu
     when only some bytes were not UTF-8 and were replaced).
     Why: its facts are lost, so rtc cannot compare the plan with what the NPUs report.
     Example: `inventory "atlas-01/"` pointing at a folder that does not exist.
-    Fix: check the path; save command output as plain text.""")
+    Fix: check the path; save command output as plain text.""", also={"warning": "some bytes were not UTF-8 and were replaced, or a folder is empty"})
 HCCN_CONF_BAD_LINE = rule("RTC481", "hccn-conf-bad-line", "error", "An /etc/hccn.conf line is not key_<device>=value.", """
     What: no `=`, an empty key, bad characters, or a known key without its device suffix
     (`address=` instead of `address_3=`).
@@ -31,7 +31,7 @@ UNKNOWN_LINE = rule("RTC484", "hccn-tool-unknown-line", "warning", "A line in an
     What: text in a capture that no hccn_tool command prints.
     Why: a fact may be missing or attributed to the wrong device.
     Example: a shell prompt pasted into `ip.txt`.
-    Fix: save the raw command output without other text.""")
+    Fix: save the raw command output without other text.""", also={"note": "the count of further unknown lines, not shown one by one"})
 DEVICE_ATTRIBUTION = rule("RTC485", "inventory-device-attribution", "warning", "rtc cannot tell reliably which device a fact belongs to.", """
     What: a line names another device than its header or file name, a device gets the same
     fact twice, or loop captures that number devices by position disagree.
@@ -43,7 +43,8 @@ NPU_SMI_UNREADABLE = rule("RTC486", "npu-smi-unreadable", "error", "npu-smi outp
     asymmetric matrix, a diagonal other than X (warning).
     Why: the topology checks rely on the link matrix and chip table.
     Example: a `npu-smi info -t topo` capture truncated by a terminal.
-    Fix: capture the raw output again, unedited.""")
+    Fix: capture the raw output again, unedited.""", also={"warning": "unknown link codes, a non-square or asymmetric matrix, a bad "
+                    "diagonal"})
 SOURCES_DISAGREE = rule("RTC487", "inventory-sources-disagree", "error", "Two inventory sources disagree on a device's fact.", """
     What: e.g. /etc/hccn.conf `address_3` differs from `hccn_tool -i 3 -ip -g`.
     Why: one of them is stale; after a reboot the NPU takes the hccn.conf address and the

@@ -45,7 +45,7 @@ from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
 from rtc.rules import rule
 from rtc.textfmt import printable
 
-from .lower_table import decimal
+from .json_values import decimal
 
 __all__ = ["describe_table", "round_trip_difference", "MIN_FAMILY", "fit_int", "fit_grid"]
 

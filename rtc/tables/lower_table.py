@@ -55,15 +55,16 @@ Spans
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rtc.diagnostics import Diagnostic, Related, Span
 from rtc.model.presets import MAX_GENERIC_DEVICES, Preset, presets
 from rtc.model.topology import Device, Server, Topology
 
+from .json_values import address, decimal, is_address, parse_address, plain_decimal  # noqa: F401
 from .jsonload import SourceMap
+from .raw_servers import NO_IP, RawServer, ServerOrigin
 
 __all__ = ["LoweredTable", "ServerOrigin", "choose_preset", "lower_table", "LOWERED_FORMS",
            "decimal", "address", "parse_address", "is_address", "max_device_id"]
@@ -84,72 +85,8 @@ _DEVICE_KEY = {"device_ip": "device_ip", "gateway": "device_ip", "prefix": "devi
                "super_device_id": "super_device_id", "devices": "device_id",
                "inventory": "device_id", "eid": "eid"}
 _NONE: frozenset = frozenset()
-_NO_IP = frozenset({"device_ip"})
 _DEVICE_IN_TEXT = re.compile(r"\bdevice (\d+)\b")
 _DEVICE_ID_IN_TEXT = re.compile(r"\bdevice ids? (\d+)\b")
-
-
-# --------------------------------------------------------------------------- values
-
-#: Most digits a decimal string may have: more is a mistake the schema reports (RTC615),
-#: and ``int()`` refuses over 4,300 digits.
-_MAX_DIGITS = 20
-
-
-def decimal(value) -> int | None:
-    """A v1.x decimal string (``"12"``: 1 to 20 ASCII digits) as int; JSON integers below
-    10**20 are accepted too (the schema reports their type). None for anything else --
-    Unicode digits ('²', '８') and longer strings included -- so the value is left out."""
-    if type(value) is str:
-        return int(value) if 0 < len(value) <= _MAX_DIGITS and value.isdigit() \
-            and value.isascii() else None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10 ** _MAX_DIGITS:
-        return value
-    return None
-
-
-def plain_decimal(value, path: tuple, bad: frozenset) -> int | None:
-    """:func:`decimal` of the value at ``path``, None when the schema rejected it (``path``
-    in ``bad``) -- except a bare JSON integer (``"rank_id": 3``), which the schema rejects
-    only for its type (RTC610): its value is plain, so the rules on the values (duplicate
-    ranks, duplicate device ids, ...) still report in the same run."""
-    if bad and path in bad and (type(value) is not int or value < 0):
-        return None
-    return decimal(value)
-
-
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_V4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}\Z")
-_IPv4 = ipaddress.IPv4Address
-
-
-def parse_address(text: str):
-    """One IPv4/IPv6 address (the strict forms :func:`ipaddress.ip_address` accepts), or
-    None. Dotted quads take a fast path (tables hold tens of thousands of them)."""
-    if _V4.match(text):
-        a, b, c, d = text.split(".")
-        return _IPv4((int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d))
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return None
-
-
-def is_address(text: str) -> bool:
-    """True when ``text`` is one valid IPv4/IPv6 address (no object is built for the
-    common dotted quad)."""
-    return _V4.match(text) is not None or parse_address(text) is not None
-
-
-def address(value) -> tuple[object | None, str]:
-    """(first address, state) of an IP field: state is ``ok``, ``missing`` (absent or "")
-    or ``bad`` (does not parse)."""
-    if value is None or value == "":
-        return None, "missing"
-    if type(value) is not str:
-        return None, "bad"
-    ip = parse_address(value.split(",", 1)[0] if "," in value else value)
-    return (ip, "ok") if ip is not None else (None, "bad")
 
 
 def max_device_id(doc, form: str) -> int:
@@ -278,35 +215,6 @@ def _lone_typo(doc, form: str, above: list) -> bool:
 
 
 # --------------------------------------------------------------------------- origins
-
-@dataclass
-class ServerOrigin:
-    """Where one lowered server's values are in the JSON file (paths, not spans)."""
-
-    server_id: tuple | None = None      # the server_id value
-    obj: tuple | None = None            # the server object (None for PD / legacy)
-    host: tuple | None = None           # the host_ip value
-    device_key: tuple | None = None     # path whose *key* is the device array
-    devices: list = field(default_factory=list)   # [(device_id, device object path, dict)]
-    pod: tuple | None = None            # the super_pod_id value naming its pod
-    container: tuple | None = None      # the container_ip value (the pod IP)
-    first_missing: dict = field(default_factory=dict)  # device key -> first device lacking it
-    #: (device_id, device key) -> the value's path where it is not a key of the device
-    #: object (2.0 tables: the address inside level_list)
-    subpaths: dict = field(default_factory=dict)
-    backup: tuple | None = None         # 2.0: the backup rank's replaced_local_id value
-
-    def device_path(self, device_id: int):
-        """(path, dict) of the device with this id (the last one when it repeats)."""
-        found = None
-        for did, path, d in self.devices:
-            if did == device_id:
-                found = (path, d)
-        return found
-
-    def anchor(self) -> tuple | None:
-        return self.server_id or self.obj or (self.devices[0][1] if self.devices else None)
-
 
 @dataclass
 class LoweredTable:
@@ -466,26 +374,10 @@ class _Spans(dict):
 
 # --------------------------------------------------------------------------- raw servers
 
-@dataclass
-class _RawServer:
-    server_id: str | None
-    origin: ServerOrigin
-    devices: list = field(default_factory=list)      # Device
-    host: object = None
-    container: object = None
-    pod: str | None = None
-    hidden: frozenset = frozenset()
-    order: tuple = ()
-    min_rank: float = float("inf")
-    incomplete: frozenset = frozenset()  # see "Server order" in the module docstring
-    net_instances: dict = field(default_factory=dict)  # 2.0: layer -> net_instance_id
-    backup: tuple | None = None  # 2.0: (device_id, replaced_local_id) of the backup rank
-
-
 _INF = float("inf")
 
 
-def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool) -> int | None:
+def _add_device(rs: RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool) -> int | None:
     """Append the device at ``path`` to ``rs``; returns its rank (None when unusable)."""
     did = plain_decimal(d.get("device_id"), path + ("device_id",), bad)
     if did is None:
@@ -502,7 +394,7 @@ def _add_device(rs: _RawServer, d: dict, path: tuple, bad: frozenset, sdid: bool
             ip = None
             if "device_ip" not in o.first_missing:
                 o.first_missing["device_ip"] = path + (("device_ip",) if "device_ip" in d else ())
-            rs.hidden = _NO_IP
+            rs.hidden = NO_IP
     sd = None
     if sdid and not (bad and path + ("super_device_id",) in bad):
         sd = decimal(d.get("super_device_id"))
@@ -520,9 +412,9 @@ def _host(value, path: tuple, bad: frozenset):
     return ip if state == "ok" else None
 
 
-def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
+def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[RawServer]:
     sl = doc.get("server_list")
-    out: list[_RawServer] = []
+    out: list[RawServer] = []
     if not isinstance(sl, list):
         return out
     pods: dict[str, tuple[str, tuple]] = {}
@@ -545,7 +437,7 @@ def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
         sid = s.get("server_id") if isinstance(s.get("server_id"), str) else None
         o = ServerOrigin(server_id=("server_list", i, "server_id") if "server_id" in s else None,
                          obj=("server_list", i))
-        rs = _RawServer(sid, o)
+        rs = RawServer(sid, o)
         if not sid or ("server_list", i, "server_id") in bad:
             rs.incomplete = frozenset({"server_id"})
         if "host_ip" in s:
@@ -573,10 +465,10 @@ def _servers_v1(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
     return out
 
 
-def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
+def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[RawServer]:
     """PD and legacy forms: devices are grouped into servers by ``server_id``."""
-    by_id: dict[str, _RawServer] = {}
-    order: list[_RawServer] = []
+    by_id: dict[str, RawServer] = {}
+    order: list[RawServer] = []
     sdid = form == "pd-ranktable"
     for n, (sid, d, path) in enumerate(_iter_devices(doc, form)):
         if not isinstance(sid, str):
@@ -587,7 +479,7 @@ def _servers_grouped(doc: dict, form: str, bad: frozenset) -> list[_RawServer]:
                 sid_path = path + ("server_id",)
             else:
                 sid_path = path[:-2] + ("server_id",)
-            rs = by_id[sid] = _RawServer(sid, ServerOrigin(server_id=sid_path))
+            rs = by_id[sid] = RawServer(sid, ServerOrigin(server_id=sid_path))
             rs.order = (_INF, n)
             order.append(rs)
         r = _add_device(rs, d, path, bad, sdid)

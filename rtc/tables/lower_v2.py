@@ -34,7 +34,8 @@ from __future__ import annotations
 from rtc.model.presets import Preset, presets
 from rtc.model.topology import Device
 
-from .lower_table import _NO_IP, _RawServer, ServerOrigin, decimal, parse_address
+from .json_values import decimal, parse_address
+from .raw_servers import NO_IP, RawServer, ServerOrigin
 from .semantic.v2_fields import address_problem
 
 __all__ = ["preset_v2", "servers_v2"]
@@ -139,14 +140,14 @@ class _Addresses:
         return tuple(self.die_eids.get(d, "") for d in range(max(self.die_eids) + 1))
 
 
-def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
+def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[RawServer]:
     """The servers of a parsed 2.0 table in rank order (see the module docstring)."""
     ranks = doc.get("rank_list")
     ip_layers = {lv.net_layer for lv in preset.levels if lv.address == "device_ip"}
     pod_layer = next((lv.net_layer for lv in preset.levels if lv.scope == "super_pod"), None)
     dies = max(preset.dies_per_device, 1)
-    by_instance: dict[str, _RawServer] = {}
-    order: list[_RawServer] = []
+    by_instance: dict[str, RawServer] = {}
+    order: list[RawServer] = []
     for k, r in enumerate(ranks if isinstance(ranks, list) else ()):
         rp = ("rank_list", k)
         if not isinstance(r, dict) or rp + ("device_id",) in bad:
@@ -163,7 +164,7 @@ def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
             # by its first rank (a 2.0 table has no server_id to clash: no RTC203)
             rs, sid = None, f"{inst}@rank_list[{k}]"
         if rs is None:
-            rs = by_instance[inst] = _RawServer(
+            rs = by_instance[inst] = RawServer(
                 sid, ServerOrigin(server_id=ip + ("net_instance_id",), obj=rp))
             rs.order = (_INF, k)
             order.append(rs)
@@ -180,7 +181,7 @@ def servers_v2(doc: dict, bad: frozenset, preset: Preset) -> list[_RawServer]:
     return order
 
 
-def _add_rank(rs: _RawServer, r: dict, rp: tuple, did: int,
+def _add_rank(rs: RawServer, r: dict, rp: tuple, did: int,
               addrs: _Addresses, bad: frozenset) -> None:
     o = rs.origin
     dev = Device(did, addrs.ip)
@@ -195,7 +196,7 @@ def _add_rank(rs: _RawServer, r: dict, rp: tuple, did: int,
         o.subpaths[(did, "device_ip")] = addrs.ip_path
     elif "device_ip" not in o.first_missing:
         o.first_missing["device_ip"] = rp
-        rs.hidden = _NO_IP
+        rs.hidden = NO_IP
     rs.devices.append(dev)
     o.devices.append((did, rp, r))
     replaced = r.get("replaced_local_id")

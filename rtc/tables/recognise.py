@@ -54,7 +54,7 @@ RULE_OVERRIDE = rule("RTC609", "schema-override", "error",
     What: the caller forced a schema; an unknown name is an error (with "did you mean"), and
     a note records when the forced form differs from the detected one.
     Why: validating against the wrong form produces misleading findings.
-    Fix: pass one of :data:`FORMS`.""")
+    Fix: pass one of :data:`FORMS`.""", also={"note": "a known form that differs from the detected one"})
 
 _BY_VERSION = {"1.0": "hccl-v1.0", "1.2": "hccl-v1.2", "2.0": "hccl-v2.0"}
 

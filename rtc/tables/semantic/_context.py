@@ -9,7 +9,7 @@ from rtc.diagnostics import Diagnostic, Span
 from rtc.textfmt import format_ids
 
 from ..jsonload import SourceMap
-from ..lower_table import plain_decimal
+from ..json_values import plain_decimal
 
 
 @dataclass

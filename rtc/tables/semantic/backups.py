@@ -8,7 +8,7 @@ from rtc.diagnostics import Related, error
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ..lower_table import address, decimal
+from ..json_values import address, decimal
 from ._context import _Ctx
 
 BACKUP_IP = rule("RTC641", "backup-device-ip", "error",

@@ -9,7 +9,7 @@ from rtc.rules import rule
 from rtc.syntax.values import ValueProblem, parse_ip
 
 from ..jsonload import format_path
-from ..lower_table import decimal, is_address
+from ..json_values import decimal, is_address
 from ._context import _Ctx, _value_subspan
 
 COUNT = rule("RTC633", "count-mismatch", "error",

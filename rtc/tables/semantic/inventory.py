@@ -13,7 +13,7 @@ INVENTORY_SERVER = rule("RTC647", "inventory-missing-server", "warning",
     matches no server at all.
     Why: the server's values cannot be checked against the facts.
     Example: `--inventory inv/` with inv/atlas-01/ but a table naming atlas-02 too.
-    Fix: capture the server into INVENTORY/<server_id>/ (hccn_tool, npu-smi outputs).""")
+    Fix: capture the server into INVENTORY/<server_id>/ (hccn_tool, npu-smi outputs).""", also={"error": "the folder matches no server of the table at all"})
 INVENTORY_DEVICE = rule("RTC648", "inventory-unknown-device", "warning",
                         "The table uses a device the server's captures do not show.", """
     What: a device_id of the table has no facts in the server's inventory, while the

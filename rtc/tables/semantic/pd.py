@@ -7,7 +7,7 @@ from rtc.diagnostics import Related, error
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ..lower_table import decimal
+from ..json_values import decimal
 from ._context import _Ctx
 from .counts import COUNT, _addresses, _ip_counts
 

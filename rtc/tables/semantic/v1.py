@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rtc.diagnostics import error
 
-from ..lower_table import decimal
+from ..json_values import decimal
 from ._context import _Ctx, _server_label
 from .backups import _backups, _host_port
 from .containers import _container_ips
