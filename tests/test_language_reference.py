@@ -121,7 +121,7 @@ def test_stated_job_defaults_are_what_lowering_and_planning_use():
     assert (ports.port, ports.dp_rpc_port) == (8000, 29550)
     assert str(ports.dp_address) == "10.0.0.6"           # the head's (atlas-01's) host
     servers = result.topology.servers
-    assert [s.server_id for s in servers] == ["atlas-01", "atlas-02"]   # the server's name
+    assert [s.server_id for s in servers] == ["10.0.0.6", "10.0.0.5"]   # the host IPs
 
 
 def test_attribute_entries_group_shared_specs():

@@ -93,7 +93,8 @@ _POLICY = "RULE LEVEL: a rule id or name as `rtc rules` prints it, then error, w
 _SERVER_ATTRS = {
     "server_id": AttrSpec(
         p_template, doc="server_id in the rank table",
-        value="word, or a template in i", default="the server's name",
+        value="word, or a template in i",
+        default="the host IP (as Ascend Operator writes it); the server's name without `host`",
         becomes="the rank table's server_id (and its entry in super_pod_list)",
         example="server_id 10.0.0.6"),
     "host": AttrSpec(

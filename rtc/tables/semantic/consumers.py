@@ -6,7 +6,7 @@ same contracts judge the tables ``rtc compile`` writes (:func:`contract_findings
 
 from __future__ import annotations
 
-from rtc.diagnostics import warning
+from rtc.diagnostics import Severity, warning
 from rtc.rules import rule
 
 from ..contracts import CONTRACTS, applies, broken, form_of
@@ -47,8 +47,11 @@ def contract_findings(doc, form: str | None) -> list[tuple[str, str, tuple, str]
 
 
 def check_consumers(ctx: _Ctx, form: str | None) -> None:
-    """RTC678 for each consumer contract the document breaks (paths the schema rejected
-    are reported by the schema, not again here)."""
+    """RTC678 for each consumer contract the document breaks -- only for a table rtc finds
+    no error in: the schema's and the semantic rules' errors name the root cause, and the
+    consumers' view of the same value would only echo it."""
+    if ctx.bad or any(d.severity is Severity.ERROR for d in ctx.out):
+        return
     for consumer, source, path, problem in contract_findings(ctx.doc, form):
         if path in ctx.bad:
             continue
