@@ -156,8 +156,9 @@ def test_910a_mixed_capture_chip_map():
 def test_910a_mixed_capture_through_loader(tmp_path):
     shutil.copy(MIXED_910A, tmp_path / MIXED_910A.name)
     inv, diags = load_inventory_dir(tmp_path)
-    assert list(inv.files.values()) == [("npu_smi_chips", "hccn_tool")]
+    assert list(inv.files.values()) == [("npu_smi_chips", "npu_smi_board", "hccn_tool")]
     assert where(diags) == [("RTC489", "warning", 152, 1)]
+    assert [(b.npu_id, b.chip_id, b.chip_name) for b in inv.board.boards] == [(0, 0, "910A"), (0, None, None)]
     assert sorted(inv.devices) == [0, 1, 2]
     assert inv.devices[2].ip is None
     assert inv.devices[0].net_health.value == "Socket failed"

@@ -44,6 +44,7 @@ from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf, 
 from rtc.inventory._common import read_text  # noqa: E402
 from rtc.inventory.ibv_devinfo import parse_ibv_devinfo  # noqa: E402
 from rtc.inventory.nccl_tests import parse_nccl_tests  # noqa: E402
+from rtc.inventory.npu_smi_board import parse_npu_smi_board  # noqa: E402
 from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_names, parse_gpu_topo  # noqa: E402
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output  # noqa: E402
 
@@ -113,6 +114,17 @@ def npu_smi_chips(path: Path) -> Outcome:
     acc = chips.accelerators
     return Outcome({"npus": str(len({e.npu_id for e in acc})), "chips": str(len(acc))},
                    diags)
+
+
+def npu_smi_board(path: Path) -> Outcome:
+    info, diags = _parsed(path, "npu_smi_board", parse_npu_smi_board)
+    boards = info.boards
+    return Outcome({"npus": str(len({b.npu_id for b in boards})),
+                    "chips": str(sum(b.chip_id is not None for b in boards)),
+                    "board_id": ",".join(sorted({b.board_id for b in boards})),
+                    "name": ",".join(sorted({b.chip_name for b in boards if b.chip_name})) or "none",
+                    "firmware": ",".join(sorted({b.fields.get("Firmware Version", "none")
+                                                 for b in boards}))}, diags)
 
 
 _TOOL_FIELDS = ("ip", "netmask", "ipv6", "link", "net_health", "gateway", "netdetect",
@@ -218,6 +230,7 @@ ADAPTERS = (
     ("npu-smi-info", npu_smi_info, "rtc.inventory.npu_smi.parse_npu_smi_info"),
     ("npu-smi-topo", npu_smi_topo, "rtc.inventory.npu_smi.parse_npu_smi_topo"),
     ("npu-smi-chips", npu_smi_chips, "rtc.inventory.npu_smi.parse_npu_smi_chip_map"),
+    ("npu-smi-board", npu_smi_board, "rtc.inventory.npu_smi_board.parse_npu_smi_board"),
     ("hccn-tool", hccn_tool, "rtc.inventory.hccn_tool.parse_hccn_tool"),
     ("hccn-conf", hccn_conf, "rtc.inventory.hccn_conf.parse_hccn_conf"),
     ("ranktable", ranktable, "rtc.api.validate.validate_source"),

@@ -50,13 +50,15 @@ NVIDIA GPU servers: :mod:`.nvidia_smi` reads ``nvidia-smi topo -m`` (the GPU x G
 link matrix, NVLink islands) and ``nvidia-smi --query-gpu=index,name,pci.bus_id,uuid
 --format=csv`` (RTC474 for bad captures); :mod:`.nccl_tests` reads nccl-tests output
 (``all_reduce_perf``; RTC575); :mod:`.ibv_devinfo` reads ``ibv_devinfo`` (RDMA devices,
-port state, link layer, GIDs; RTC578).
+port state, link layer, GIDs; RTC578); :mod:`.npu_smi_board` reads ``npu-smi info -t board``
+(board id, chip name, firmware; RTC579).
 """
 
 from ._common import Fact
 from .facts import DeviceFacts, ServerInventory, detect_kinds, load_inventory_dir, load_inventory_files
 from .hccn_conf import HccnConf, HccnConfEntry, load_hccn_conf, parse_hccn_conf
 from .ibv_devinfo import IbvDevice, IbvDevinfo, IbvPort, load_ibv_devinfo, parse_ibv_devinfo
+from .npu_smi_board import NpuBoard, NpuBoardInfo, load_npu_smi_board, parse_npu_smi_board
 from .hccn_tool import (HccnToolOutput, PingReply, PingResult, device_from_filename, load_hccn_tool,
                         parse_hccn_tool)
 from .npu_smi import (ChipMap, ChipMapEntry, NpuChip, NpuSmiInfo, TopoMatrix, load_npu_smi_chip_map,
@@ -70,6 +72,7 @@ __all__ = [
     "HccnConf", "HccnConfEntry", "parse_hccn_conf", "load_hccn_conf",
     "HccnToolOutput", "PingReply", "PingResult", "parse_hccn_tool", "load_hccn_tool", "device_from_filename",
     "IbvDevinfo", "IbvDevice", "IbvPort", "parse_ibv_devinfo", "load_ibv_devinfo",
+    "NpuBoard", "NpuBoardInfo", "parse_npu_smi_board", "load_npu_smi_board",
     "TopoMatrix", "ChipMap", "ChipMapEntry", "NpuChip", "NpuSmiInfo",
     "parse_npu_smi_topo", "parse_npu_smi_chip_map", "parse_npu_smi_info",
     "load_npu_smi_topo", "load_npu_smi_chip_map", "load_npu_smi_info", "RULES",

@@ -52,11 +52,13 @@ from . import hccn_conf as _conf
 from . import hccn_tool as _tool
 from . import ibv_devinfo as _ibv
 from . import npu_smi as _smi
+from . import npu_smi_board as _board
 from . import nvidia_smi as _nv
 from ._common import Fact, display_name, read_text, split_lines
 from .hccn_tool import HccnToolOutput, PingResult
 from .ibv_devinfo import IbvDevinfo
 from .npu_smi import ChipMap, NpuSmiInfo, TopoMatrix
+from .npu_smi_board import NpuBoardInfo
 from .nvidia_smi import GpuList, GpuTopo
 from rtc.inventory.rules import DEVICE_ATTRIBUTION, SOURCES_DISAGREE, UNKNOWN_FILE, UNREADABLE
 
@@ -131,6 +133,8 @@ class ServerInventory:
     gpu_list: GpuList | None = None
     #: RDMA devices and ports (``ibv_devinfo``), the server's InfiniBand / RoCE NICs.
     rdma: IbvDevinfo | None = None
+    #: Board and chip facts (``npu-smi info -t board``): board id, chip name, firmware.
+    board: NpuBoardInfo | None = None
 
     def device(self, device_id: int) -> DeviceFacts:
         """The record of a device (created empty when nothing is known yet)."""
@@ -162,7 +166,8 @@ _TOOL_RECORD = re.compile(
 
 def detect_kinds(name: str, text: str) -> list[str]:
     """What a capture holds: any of ``hccn_conf``, ``npu_smi_info``, ``npu_smi_topo``,
-    ``npu_smi_chips``, ``nvidia_smi_topo``, ``nvidia_smi_gpus``, ``ibv_devinfo``, ``hccn_tool``
+    ``npu_smi_chips``, ``npu_smi_board``, ``nvidia_smi_topo``, ``nvidia_smi_gpus``, ``ibv_devinfo``,
+    ``hccn_tool``
     (content first, the file name when the content is empty)."""
     lines = split_lines(text)
     base = os.path.basename(name).lower()
@@ -180,6 +185,8 @@ def detect_kinds(name: str, text: str) -> list[str]:
         kinds.append("npu_smi_topo")
     if _smi.find_chip_map(lines) is not None:
         kinds.append("npu_smi_chips")
+    if _board.find_board(lines) is not None:
+        kinds.append("npu_smi_board")
     if _nv.find_gpu_topo(lines) is not None:
         kinds.append("nvidia_smi_topo")
     if _nv.find_gpu_list(lines) is not None:
@@ -211,7 +218,7 @@ def _has_table(lines: list[str]) -> bool:
     (not an hccn.conf)."""
     return any(l.strip() in ("Legend:", "NIC Legend:") for l in lines) or any(find(lines) is not None for find in (
         _smi.find_box_table, _smi.find_topo, _smi.find_chip_map, _nv.find_gpu_topo,
-        _nv.find_gpu_list, _ibv.find_devinfo))
+        _nv.find_gpu_list, _ibv.find_devinfo, _board.find_board))
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -255,6 +262,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     gpu_topos: list[GpuTopo] = []
     gpu_lists: list[GpuList] = []
     rdmas: list[IbvDevinfo] = []
+    boards: list[NpuBoardInfo] = []
 
     for path in paths:
         file = os.fspath(path)
@@ -281,7 +289,8 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
             ("npu_smi_chips", _smi.parse_npu_smi_chip_map, chip_maps),
             ("nvidia_smi_topo", _nv.parse_gpu_topo, gpu_topos),
             ("nvidia_smi_gpus", _nv.parse_gpu_list, gpu_lists),
-            ("ibv_devinfo", _ibv.parse_ibv_devinfo, rdmas)), diags)
+            ("ibv_devinfo", _ibv.parse_ibv_devinfo, rdmas),
+            ("npu_smi_board", _board.parse_npu_smi_board, boards)), diags)
         if "hccn_tool" in kinds:
             device = _tool.device_from_filename(file)
             out, d = _tool.parse_hccn_tool(text, file, device=device, ignore_lines=consumed,
@@ -297,6 +306,7 @@ def load_inventory_files(paths: Iterable[str | os.PathLike]) -> tuple[ServerInve
     inv.gpu_topo = gpu_topos[0] if gpu_topos else None
     inv.gpu_list = gpu_lists[0] if gpu_lists else None
     inv.rdma = rdmas[0] if rdmas else None
+    inv.board = boards[0] if boards else None
     _check_positional_counts(tools, diags)
     return inv, diags
 
@@ -306,7 +316,7 @@ def _unknown_file(file: str, text: str) -> Diagnostic:
     return warning(
         UNKNOWN_FILE,
         f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
-        f"npu-smi, nvidia-smi topo -m, --query-gpu csv or ibv_devinfo output){_nv.looks_like(text)}; "
+        f"npu-smi, npu-smi -t board, nvidia-smi topo -m, --query-gpu csv or ibv_devinfo output){_nv.looks_like(text)}; "
         "it is skipped, so any fact it holds is not checked",
         Span.whole_file(file),
         hint="remove it from the inventory folder, or save the raw command output "

@@ -87,13 +87,17 @@ _PARAMS = re.compile(r"#\s*nThread\s+(?P<t>\d+)\s+nGpus\s+(?P<g>\d+)\s+minBytes\
                      r"\s+maxBytes\s+(?P<hi>\d+)")
 _DEVICE = re.compile(r"#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+"
                      r"\[[^\]]*\]\s+(?P<name>.+?)\s*$")
+# NCCL's own log lines (NCCL_DEBUG=INFO), interleaved with the rows: `host:pid:tid [dev] NCCL INFO`
+_NCCL_LOG = re.compile(r"^\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)\b")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(?P<v>\S+)")
 
 
 def _header(line: str) -> list[str] | None:
+    """The column names; older nccl-tests (superbench's A100 logs, ``validation: 0``) name
+    the ``#wrong`` column ``error``, read here as ``#wrong``."""
     words = line.lstrip("#").split()
     if words[:2] == ["size", "count"] and words.count("busbw") == 2:
-        return words
+        return ["#wrong" if w == "error" else w for w in words]
     return None
 
 
@@ -113,7 +117,8 @@ def parse_nccl_tests(text: str, file: str = "<all_reduce_perf>") -> tuple[NcclTe
             run.avg_busbw = float(m.group("v")) if _NUM.match(m.group("v")) else None
         elif header is None and line.lstrip().startswith("#"):
             header = _header(line)
-        elif header is not None and line.strip() and not line.lstrip().startswith("#"):
+        elif header is not None and line.strip() and not line.lstrip().startswith("#") \
+                and not _NCCL_LOG.match(line):
             diags += _row(run, header, line, no)
     if header is None:
         return None, [error(NCCL_TESTS_UNREADABLE, f"no nccl-tests column header ('# size "
@@ -129,6 +134,8 @@ def parse_nccl_tests(text: str, file: str = "<all_reduce_perf>") -> tuple[NcclTe
 
 def _row(run: NcclTestRun, header: list[str], line: str, no: int) -> list[Diagnostic]:
     cells = line.split()
+    if len(cells) == len(header) - 1 and "redop" in header and "root" not in header:
+        cells.insert(header.index("redop"), "")   # older alltoall rows leave redop blank
     if len(cells) != len(header):
         return [error(NCCL_TESTS_UNREADABLE, f"nccl-tests row has {len(cells)} columns, the "
                       f"header {len(header)}", value_span(run.file, no, 0, len(line)),

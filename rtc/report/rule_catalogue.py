@@ -13,7 +13,7 @@ from __future__ import annotations
 from rtc import rules as driver
 from rtc.checks import RULES as CHECK_RULES
 from rtc.checks import policies
-from rtc.inventory import allreduce_sweep, ibv_devinfo, nccl_tests, nvidia_smi
+from rtc.inventory import allreduce_sweep, ibv_devinfo, nccl_tests, npu_smi_board, nvidia_smi
 from rtc.inventory import rules as inventory
 from rtc.model import lower_decls, lower_jobs, lower_servers
 from rtc.plan import kubernetes as k8s_plan
@@ -35,7 +35,7 @@ from rtc.model import net_layers
 PIPELINE_ORDER: tuple[Rule, ...] = (
     driver.RULES + parser.RULES + values.RULES + schema.RULES
     + lower_decls.RULES + lower_servers.RULES + lower_jobs.RULES + inventory.RULES
-    + nvidia_smi.RULES + ibv_devinfo.RULES + nccl_tests.RULES + allreduce_sweep.RULES
+    + nvidia_smi.RULES + ibv_devinfo.RULES + npu_smi_board.RULES + nccl_tests.RULES + allreduce_sweep.RULES
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES

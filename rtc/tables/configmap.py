@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rtc.diagnostics import Diagnostic, Span, error, note
 from rtc.rules import rule
+from rtc.tables.jsonload import blank_describe_header
 
 YAML_SYNTAX = rule("RTC771", "yaml-syntax", "error", "A YAML file cannot be parsed.", """
     What: the file given to `rtc validate` reads as YAML (a `.yaml` / `.yml` name, or text
@@ -104,10 +105,15 @@ class Embedded:
 
 def looks_like_yaml(data: bytes, filename: str) -> bool:
     """True for ``.yaml`` / ``.yml`` files, and for other text whose first character that
-    is not blank or a ``#`` comment line is neither ``{`` nor ``[`` (JSON's first)."""
+    is not blank or a ``#`` comment line is neither ``{`` nor ``[`` (JSON's first); False
+    for a ``kubectl describe configmap`` dump (``hccl.json:`` / ``----`` then the JSON),
+    which the JSON reader takes (:func:`rtc.tables.jsonload.blank_describe_header`)."""
     if filename.lower().endswith((".yaml", ".yml")):
         return True
     if filename.lower().endswith(".json"):
+        return False
+    text = data.decode("utf-8", errors="replace")
+    if blank_describe_header(text) != text:
         return False
     for raw in data.splitlines():
         s = raw.strip()

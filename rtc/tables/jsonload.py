@@ -103,6 +103,11 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 # range would take ~130 ms): only then are the parsed strings searched for lone surrogates.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# `kubectl describe configmap` prints each data key as `<key>:` over a `----` rule, then the
+# value (kubectl's describe.go, describeConfigMap); the describe preamble (Name:, Labels:,
+# Data / ====) may come before it and `BinaryData` / `Events:` after it.
+_DESCRIBE_HEADER = re.compile(r"\A(?:[^\n]*\n)*?[ \t]*[A-Za-z0-9_.-]+:[ \t\r]*\n-{3,}[ \t\r]*\n(?=\s*[\[{])")
+_DESCRIBE_TAIL = re.compile(r"^(?:BinaryData|Events:)", re.M)
 #: At most this many lone-surrogate strings get their own RTC603.
 _MAX_SURROGATE_REPORTS = 20
 
@@ -332,6 +337,25 @@ class SourceMap:
 
 
 # --------------------------------------------------------------------------- relaxed syntax
+
+def blank_describe_header(text: str) -> str:
+    """``text`` with a ``kubectl describe configmap`` header (``hccl.json:`` over ``----``,
+    and any describe lines above it) and the ``BinaryData`` / ``Events:`` lines after the
+    document blanked with spaces, so line and column numbers stay those of the file; the
+    text unchanged when it starts with JSON or has no such header. Source of the shape:
+    kubectl ``describeConfigMap``; real dumps in tests/ecosystem/ranktable/*configmap_dump*."""
+    if text.lstrip()[:1] in ("{", "[", ""):
+        return text
+    head = _DESCRIBE_HEADER.match(text)
+    if head is None:
+        return text
+    spans = [(0, head.end())]
+    end = max(text.rfind("}"), text.rfind("]"))
+    tail = _DESCRIBE_TAIL.search(text, max(end, head.end()))
+    if tail is not None:
+        spans.append((tail.start(), len(text)))
+    return _blank(text, spans)
+
 
 def _find_comments(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _COMMENT_LEX.finditer(text) if text[m.start()] == "/"]
@@ -685,11 +709,14 @@ def load_json(source: Union[str, bytes, os.PathLike], *, filename: str | None = 
     be parsed. When the only problems are comments (RTC601) and/or trailing commas (RTC602)
     and ``recover`` is true, those errors are reported *and* the document parsed from the
     blanked-out text is returned (``source_map.recovered`` is then True) so later checks can
-    still run and point at the right lines.
+    still run and point at the right lines. A ``kubectl describe configmap`` dump of the
+    table (``hccl.json:`` / ``----`` before the JSON) is read as the JSON it holds
+    (:func:`blank_describe_header`).
     """
     text, filename, unreadable = _source_text(source, filename)
     if unreadable is not None:
         return None, SourceMap("", filename, parsed=False), [unreadable]
+    text = blank_describe_header(text)
     nul = text.find("\x00")
     if nul >= 0:
         smap = SourceMap(text, filename, parsed=False)
