@@ -100,15 +100,22 @@ def _job(topo: Topology, job):
                       "the layouts that fit)")
 
 
-def check(topo: Topology, plan: Plan):
-    """RTC340 for the ``links`` block; RTC341-343 for each vLLM job with a model."""
-    if topo.links is not None:
-        yield from _links(topo)
+def costed_jobs(topo: Topology):
+    """The vLLM jobs the cost checks judge: placed, complete, with a model (``cost_model``
+    or a launch ``model`` path); shared by RTC341-343 and :mod:`rtc.checks.kv_capacity`."""
     for job in topo.jobs:
         if job.framework != "vllm" or not job.placements or job.incomplete:
             continue
         if job.cost.model is None and not job.launch.model:
             continue
+        yield job
+
+
+def check(topo: Topology, plan: Plan):
+    """RTC340 for the ``links`` block; RTC341-343 for each vLLM job with a model."""
+    if topo.links is not None:
+        yield from _links(topo)
+    for job in costed_jobs(topo):
         yield from _job(topo, job)
 
 

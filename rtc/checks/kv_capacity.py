@@ -17,6 +17,7 @@ job that names its model.
 
 from __future__ import annotations
 
+from rtc.checks.cost_inputs import costed_jobs
 from rtc.diagnostics import error, note, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -193,11 +194,7 @@ def _findings(topo, job, choice, args, layout, b):
 
 def check(topo: Topology, plan: Plan):
     """RTC344-RTC347 for each vLLM job with a model (module docstring)."""
-    for job in topo.jobs:
-        if job.framework != "vllm" or not job.placements or job.incomplete:
-            continue
-        if job.cost.model is None and not job.launch.model:
-            continue
+    for job in costed_jobs(topo):
         yield from _job(topo, job)
 
 
