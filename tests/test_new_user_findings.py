@@ -25,6 +25,7 @@ job j {
   servers a, b
   SIZE
   dp 2
+  model_kind moe
 }
 """
 

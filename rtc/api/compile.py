@@ -21,6 +21,7 @@ from functools import cache, partial
 
 from rtc import forked
 from rtc.checks import check_tasks, joined, run_checks
+from rtc.cost.inputs import settle_model_kinds
 from rtc.diagnostics import Diagnostic, Severity, Span, error, has_errors
 from rtc.emit.hccl_json import build_rank_table, render, schema_name
 from rtc.model.lower_decls import lower
@@ -119,6 +120,7 @@ def compile_text(text: str, filename: str = "<input>", *, strict: bool = False,
     report("check")
     if topo is None:
         return CompileResult(None, _strict(diags, strict), sources)
+    settle_model_kinds(topo)   # before planning: the kind shapes worlds and launches
     if background_checks and not has_errors(diags) and topo.npu_count >= forked.WORTH_NPUS:
         # The child plans (the plan readers check first) while this process goes on;
         # this process plans only if it is asked for the plan (its own copy, the same).

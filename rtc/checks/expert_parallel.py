@@ -1,5 +1,6 @@
-"""Expert parallel: the EP (= vllm-ascend MC2) group per PP stage when PP > 1 (RTC330),
-and expert parallel on a dense model (RTC331). Both are notes."""
+"""Expert parallel and the model kind: the EP (= vllm-ascend MC2) group per PP stage when
+PP > 1 (RTC330), expert parallel on a dense model (RTC331), and the MoE default rtc assumed
+for a DP job whose model it does not know (RTC332). All are notes."""
 
 from __future__ import annotations
 
@@ -29,8 +30,41 @@ EP_DENSE = rule("RTC331", "ep-on-dense-model", "note",
     Example: `model_kind dense` with `expert_parallel on`.
     Fix: drop `expert_parallel on`, or set `model_kind moe` if the model is MoE.""")
 
+KIND_ASSUMED = rule("RTC332", "model-kind-assumed", "note",
+                    "rtc assumed a MoE model for a DP job whose model it does not know.", """
+    What: a job with `dp` > 1 writes no `model_kind`, and rtc does not recognise its model
+    (no `cost_model`, and the folder of its `model` path starts with no model rtc knows:
+    `rtc cost --list-models`), so rtc used the default, `model_kind moe`.
+    Why: the kind decides the worlds: the DP replicas of a MoE model share one world
+    (one rank table, DP flags on the launch line); those of a dense model are
+    independent worlds of TP x PP ranks each. A dense model launched as MoE runs DP
+    replicas that wait on each other.
+    Example: `dp 2` `tp 8` `model "/models/my-finetune"` without `model_kind`.
+    Fix: write `model_kind dense` or `model_kind moe` (or `cost_model` with a preset
+    or the model's config.json, from which rtc reads the kind).""")
+
 
 def check(topo: Topology, plan: Plan):
+    yield from _assumed_kinds(topo)
+    yield from _ep_notes(topo)
+
+
+def _assumed_kinds(topo: Topology):
+    """RTC332 for each DP job (vLLM, SGLang) whose kind is rtc's default."""
+    for job in topo.jobs:
+        if (job.model_kind_from != "default" or job.dp <= 1 or not job.placements
+                or job.framework == "megatron"):
+            continue
+        known = f"model {job.launch.model!r} is not one rtc knows" if job.launch.model \
+            else "it names no model"
+        yield note(KIND_ASSUMED, f"job {job.name}: no `model_kind` and {known}; rtc assumed "
+                   f"`model_kind moe` (its {job.dp} DP replicas share one world of "
+                   f"{job.world_size} ranks)", job.span, subject=f"job {job.name}",
+                   hint="write `model_kind dense` (independent replicas) or `model_kind moe`,"
+                        " or `cost_model PRESET|config.json` (rtc cost --list-models)")
+
+
+def _ep_notes(topo: Topology):
     for job in topo.jobs:
         if not job.expert_parallel or not job.placements:
             continue
@@ -64,4 +98,4 @@ def check(topo: Topology, plan: Plan):
                         "or later (older MC2 groups ignore PP)")
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (EP_PER_STAGE, EP_DENSE)
+RULES = (EP_PER_STAGE, EP_DENSE, KIND_ASSUMED)

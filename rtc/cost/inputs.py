@@ -191,3 +191,35 @@ def job_workload(job, *, decode_seqs: int | None = None,
               "prefill_tokens": prefill_tokens or c.prefill_tokens,
               "mtp_tokens": c.mtp_tokens}
     return Workload(**{k: v for k, v in values.items() if v is not None})
+
+
+def model_kind_of(job) -> tuple[str, str] | None:
+    """``(kind, source)`` for a job that does not write ``model_kind``: ``dense`` or
+    ``moe`` from the model rtc recognises (``cost_model``, else the preset the launch
+    ``model`` path's folder starts with, :func:`guess_model`), and how it was recognised
+    (``cost_model qwen3-32b``, ``model /models/Qwen3-32B``). None when rtc knows
+    nothing of the model, or its ``cost_model`` cannot be read (RTC341 reports that)."""
+    spec, source = None, ""
+    if job.cost.model:
+        try:
+            spec, source = read_model(job.cost.model), f"cost_model {job.cost.model}"
+        except CostInputError:
+            return None
+    elif job.launch.model:
+        spec, source = guess_model(job.launch.model), f"model {job.launch.model}"
+    if spec is None:
+        return None
+    return ("moe" if spec.is_moe else "dense"), f"{source} ({spec.name})"
+
+
+def settle_model_kinds(topology) -> None:
+    """Set ``model_kind`` of every job of ``topology`` that does not write it from what
+    rtc knows of its model (:func:`model_kind_of`), with ``model_kind_from`` saying how;
+    a job rtc knows nothing of keeps the default ``moe`` (``model_kind_from`` stays
+    ``default``; RTC332 says so where the kind matters)."""
+    for job in topology.jobs:
+        if job.model_kind_from != "default":
+            continue
+        found = model_kind_of(job)
+        if found is not None:
+            job.model_kind, job.model_kind_from = found

@@ -105,6 +105,19 @@ class Ranking:
         """Position (0 = best) of ``layout`` among the scores, None if not scored."""
         return next((i for i, s in enumerate(self.scores) if s.layout == layout), None)
 
+    def rank(self, i: int) -> int:
+        """The 1-based rank of ``scores[i]``, ties sharing one (competition ranking,
+        "1 1 1 4"): 1 + the number of layouts with a strictly smaller ``per_token``.
+        Layouts tie when their per-token seconds are the same float."""
+        mine = self.scores[i].per_token
+        return 1 + sum(1 for s in self.scores[:i] if s.per_token < mine)
+
+    def tied(self, i: int) -> tuple[Layout, ...]:
+        """The other layouts whose ``per_token`` equals that of ``scores[i]``."""
+        mine = self.scores[i].per_token
+        return tuple(s.layout for j, s in enumerate(self.scores)
+                     if j != i and s.per_token == mine)
+
 
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]

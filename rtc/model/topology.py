@@ -339,6 +339,10 @@ class Job:
     dcp: int
     expert_parallel: bool
     model_kind: str
+    # Where model_kind came from: "model_kind" (written), "default" (nothing known: rtc
+    # assumed moe), or what rtc recognised the model by (``cost_model qwen3-32b``,
+    # ``model /models/Qwen3-32B``), set by rtc.cost.inputs.settle_model_kinds.
+    model_kind_from: str
     order: str | None
     env: list[EnvLine]
     policies: tuple[PolicyLine, ...]
@@ -360,7 +364,8 @@ class Job:
 
     __slots__ = (
         "name", "span", "placements", "role", "framework", "dp", "tp", "pp", "pcp", "dcp",
-        "expert_parallel", "model_kind", "order", "env", "policies", "spans", "incomplete",
+        "expert_parallel", "model_kind", "model_kind_from", "order", "env", "policies",
+        "spans", "incomplete",
         "claims", "port", "dp_address", "dp_rpc_port", "kv_connector", "kv_port", "ray_port",
         "launch", "cost",
     )
@@ -375,7 +380,8 @@ class Job:
             port: int | None = None, dp_address: IPAddress | None = None,
             dp_rpc_port: int | None = None, kv_connector: str | None = None,
             kv_port: int | None = None, ray_port: int | None = None,
-            launch: LaunchSpec | None = None, cost: CostSpec | None = None) -> None:
+            launch: LaunchSpec | None = None, cost: CostSpec | None = None,
+            model_kind_from: str = "model_kind") -> None:
         self.name = name
         self.span = span
         self.placements = placements
@@ -388,6 +394,7 @@ class Job:
         self.dcp = dcp
         self.expert_parallel = expert_parallel
         self.model_kind = model_kind
+        self.model_kind_from = model_kind_from
         self.order = order
         self.env = [] if env is None else env
         self.policies = policies

@@ -12,7 +12,7 @@ from rtc.cost.jobs import Advice, JobCost
 from rtc.cost.layouts import LayoutScore
 from rtc.cost.schedule import LIMITS, explain, limits_of, to_dict
 from rtc.cost.units import human_bytes, human_time
-from rtc.report.cost_tables import ranking_table, step_table
+from rtc.report.cost_tables import rank_label, ranking_table, step_table
 
 COST_FORMAT = "rtc-cost/1"
 ADVICE_FORMAT = "rtc-advice/1"
@@ -50,29 +50,43 @@ def cost_document(costs: list[JobCost], source: str) -> dict:
                       "phases": [to_dict(s) for s in jc.steps]} for jc in costs]}
 
 
+def _with_ties(ranking, i: int) -> str:
+    """``scores[i]``'s label, then the layouts it ties with: ``TP8 (tied with DP2 x TP4)``."""
+    tied = ranking.tied(i)
+    label = ranking.scores[i].layout.label
+    return label + (f" (tied with {', '.join(t.label for t in tied)})" if tied else "")
+
+
 def _verdict(advice: Advice) -> str:
-    scores = advice.ranking.scores
+    ranking = advice.ranking
+    scores = ranking.scores
     i = advice.current_index
     label = advice.current.label
     if not scores:
         return "no layout could be scored: every one was rejected (the reasons are above)"
     best = scores[0]
     if i is None:
-        reason = next((r.reason for r in advice.ranking.rejected
+        reason = next((r.reason for r in ranking.rejected
                        if r.layout == advice.current), "it was not enumerated")
-        return (f"your layout {label} is not scored: {reason}. Best: {best.layout.label} "
+        return (f"your layout {label} is not scored: {reason}. Best: {_with_ties(ranking, 0)} "
                 f"({human_time(best.per_token)} per token).")
-    mine = scores[i]
-    if i == 0:
+    mine, rank, tied = scores[i], ranking.rank(i), ranking.tied(i)
+    if rank == 1 and tied:
+        return (f"your layout {label} is tied best of {len(scores)} with "
+                f"{', '.join(t.label for t in tied)} ({human_time(mine.per_token)} per token "
+                "each: the same communication time, so the model does not choose between "
+                "them).")
+    if rank == 1:
         return f"your layout {label} is the best of {len(scores)} ({human_time(mine.per_token)} per token)."
+    where = (f"your layout {_with_ties(ranking, i)} ranks {'=' if tied else ''}{rank} of "
+             f"{len(scores)}")
     if not best.per_token:
-        return (f"your layout {label} ranks {i + 1} of {len(scores)}: "
-                f"{human_time(mine.per_token)} per token; the best, {best.layout.label}, "
-                "does not communicate at all in this phase (its replicas share nothing).")
+        return (f"{where}: {human_time(mine.per_token)} per token; the best, "
+                f"{_with_ties(ranking, 0)}, does not communicate at all in this phase (its "
+                "replicas share nothing).")
     ratio = mine.per_token / best.per_token
-    return (f"your layout {label} ranks {i + 1} of {len(scores)}: {human_time(mine.per_token)} "
-            f"per token, {ratio:.1f}x the best, {best.layout.label} "
-            f"({human_time(best.per_token)}). Why the best wins:\n  "
+    return (f"{where}: {human_time(mine.per_token)} per token, {ratio:.1f}x the best, "
+            f"{_with_ties(ranking, 0)} ({human_time(best.per_token)}). Why the best wins:\n  "
             + explain(best.step).replace("\n", "\n  "))
 
 
@@ -110,9 +124,9 @@ def _dropped(advice: Advice) -> str:
                    f"({human_time(r.per_token)} per token): {r.reason}" for r in cheaper[:3])
 
 
-def _score(s: LayoutScore, rank: int, current: bool) -> dict:
+def _score(s: LayoutScore, rank: int, current: bool, tied: tuple = ()) -> dict:
     lay = s.layout
-    return {"rank": rank, "layout": lay.label, "dp": lay.dp, "pp": lay.pp, "tp": lay.tp,
+    return {"rank": rank, "tied_with": [t.label for t in tied], "layout": lay.label, "dp": lay.dp, "pp": lay.pp, "tp": lay.tp,
             "pcp": lay.pcp, "expert_parallel": lay.expert_parallel,
             "per_token_s": s.per_token, "per_step_s": s.step.total,
             "moe_method": s.moe_method, "pp_bubble": s.bubble, "dominant": s.dominant,
@@ -124,7 +138,8 @@ def _score(s: LayoutScore, rank: int, current: bool) -> dict:
 
 def advice_document(advice: Advice, top: int, source: str) -> dict:
     """The JSON form: every scored layout up to ``top`` best first, the job's own rank
-    (1-based, null when not scored), and the rejected layouts with reasons."""
+    (1-based, null when not scored; tied layouts share a rank and list each other in
+    ``tied_with``), and the rejected layouts with reasons."""
     i = advice.current_index
     return {"format": ADVICE_FORMAT, "source": source, "job": advice.job.name,
             "phase": advice.phase, "model": advice.model.spec.name,
@@ -133,10 +148,10 @@ def advice_document(advice: Advice, top: int, source: str) -> dict:
             "servers": advice.cluster.servers,
             "npus_per_server": advice.cluster.npus_per_server, "max_pp": advice.max_pp,
             "current": {"layout": advice.current.label,
-                        "rank": None if i is None else i + 1},
+                        "rank": None if i is None else advice.ranking.rank(i)},
             "scored": len(advice.ranking.scores),
-            "layouts": [_score(s, n, n - 1 == i)
-                        for n, s in enumerate(advice.ranking.scores[:top], 1)],
+            "layouts": [_score(s, advice.ranking.rank(n), n == i, advice.ranking.tied(n))
+                        for n, s in enumerate(advice.ranking.scores[:top])],
             "rejected": [{"layout": r.layout.label, "reason": r.reason,
                           "per_token_s": r.per_token} for r in advice.ranking.rejected],
             "limits": LIMITS}
@@ -150,7 +165,8 @@ def advice_rtc(advice: Advice, top: int) -> str:
     blocks = []
     for n, s in enumerate(advice.ranking.scores[:top], 1):
         lay = s.layout
-        lines = [f"# rtc advise #{n}: {lay.label}, {human_time(s.per_token)} communication "
+        rank = rank_label(advice.ranking, n - 1)
+        lines = [f"# rtc advise #{rank}: {lay.label}, {human_time(s.per_token)} communication "
                  f"per token ({advice.phase}, params {advice.params.name})",
                  f"job {job.name}-{n} {{", f"  servers {servers}"]
         lines += [f"  {k} {v}" for k, v in (("dp", lay.dp), ("pp", lay.pp), ("tp", lay.tp))

@@ -52,17 +52,24 @@ def _kv_cells(kv) -> tuple[str, str]:
     return f"{kv.tokens:,}", seqs
 
 
+def rank_label(ranking: Ranking, i: int) -> str:
+    """``scores[i]``'s rank as shown: ``3``, or ``=1`` when it ties with another layout
+    (same per-token seconds)."""
+    return ("=" if ranking.tied(i) else "") + str(ranking.rank(i))
+
+
 def ranking_table(ranking: Ranking, limit: int = 10, *, rejected: int = 5,
                   limits: bool = True) -> str:
     """The best ``limit`` layouts of ``ranking`` (per-token and per-step communication,
     MoE method, the PP bubble share -- not communication, not in the score -- and the
     dominant term), then how many were rejected and the first ``rejected`` reasons, then
-    the model's limits (unless ``limits`` is False)."""
+    the model's limits (unless ``limits`` is False). Tied layouts share a rank, shown
+    ``=1`` (:func:`rank_label`)."""
     kv = any(s.kv is not None for s in ranking.scores[:limit])
     rows = [("#", "layout", "per token", "per step", "MoE", "PP bubble")
             + (("KV tokens/rank", "seqs at max len") if kv else ()) + ("dominant",)]
-    for i, s in enumerate(ranking.scores[:limit], 1):
-        rows.append((str(i), s.layout.label, human_time(s.per_token),
+    for i, s in enumerate(ranking.scores[:limit]):
+        rows.append((rank_label(ranking, i), s.layout.label, human_time(s.per_token),
                      human_time(s.step.total), s.moe_method or "-",
                      f"{s.bubble:.0%}" if s.bubble else "-")
                     + (_kv_cells(s.kv) if kv else ()) + (s.dominant,))

@@ -1,0 +1,118 @@
+"""Issue 34, "Wrong or confusing output": the model kind rtc knows (RTC332 when it
+assumed one), ties in `rtc advise`, and the other output items below; each with a
+failing and a passing input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_rtc
+from rtc.api import compile_text
+from rtc.cost.jobs import advise_job
+from rtc.report.cost_report import advice_document, advice_rtc, advice_text
+from rtc.report.groups import model_text
+
+DP_JOB = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  nic eno0
+  devices 0..7
+  device_ip 6.0.0.1 step 1
+}
+job serve {
+  servers a
+  dp 2
+  tp 4
+  KIND
+}
+"""
+
+
+def _job(kind_lines: str):
+    result = compile_text(DP_JOB.replace("KIND", kind_lines), "k.rtc")
+    return result, result.topology.jobs[0]
+
+
+# ---------------------------------------------------------------- 1. the model kind
+
+def test_a_dense_model_rtc_knows_is_dense_everywhere(tmp_path: Path):
+    # Qwen3-32B is dense in rtc/cost/models.toml; before, model_kind defaulted to moe
+    result, job = _job('model "/models/Qwen3-32B"')
+    assert (job.model_kind, job.model_kind_from) == (
+        "dense", "model /models/Qwen3-32B (Qwen3-32B)")
+    assert [d.code for d in result.diagnostics] == []
+    pl = result.topology.placement(job)
+    assert model_text(pl).startswith("dense model: every DP replica is its own world of 4")
+    src = tmp_path / "k.rtc"
+    src.write_text(DP_JOB.replace("KIND", 'model "/models/Qwen3-32B"'))
+    run = run_rtc("compile", str(src), "--out-dir", str(tmp_path / "out"), "--no-diagrams")
+    assert run.returncode == 0, run.stderr
+    assert "RANK_TABLE_FILE" not in (tmp_path / "out" / "a.env").read_text()
+    run = run_rtc("diagram", str(src), "--format", "dot")
+    assert "vllm, dense" in run.stdout and "MoE" not in run.stdout
+
+
+def test_cost_model_decides_the_kind_and_a_written_kind_wins():
+    _, job = _job("cost_model qwen2.5-72b")
+    assert (job.model_kind, job.model_kind_from) == (
+        "dense", "cost_model qwen2.5-72b (Qwen2.5-72B)")
+    _, job = _job('model "/models/DeepSeek-R1-W8A8"')
+    assert job.model_kind == "moe" and "DeepSeek-V3" in job.model_kind_from
+    _, job = _job('model "/models/Qwen3-32B"\n  model_kind moe')
+    assert (job.model_kind, job.model_kind_from) == ("moe", "model_kind")
+
+
+def test_an_unknown_model_gets_the_moe_default_and_a_note():
+    result, job = _job('model "/models/my-finetune"')
+    assert (job.model_kind, job.model_kind_from) == ("moe", "default")
+    (d,) = result.diagnostics
+    assert d.code == "RTC332" and (d.span.line, d.span.column) == (10, 5)
+    assert d.message == ("job serve: no `model_kind` and model '/models/my-finetune' is not "
+                         "one rtc knows; rtc assumed `model_kind moe` (its 2 DP replicas "
+                         "share one world of 8 ranks)")
+    # written: no note
+    result, _ = _job('model "/models/my-finetune"\n  model_kind moe')
+    assert result.diagnostics == []
+
+
+# ---------------------------------------------------------------- 2. ties in rtc advise
+
+def test_advise_shows_tied_layouts_as_ties():
+    # Qwen3-32B on one A2 server: DP2 x TP4, DP4 x TP2 and TP8 all cost the same
+    # alpha-bound HCCS AllReduce per token (the issue's "ranks 1, 2, 3 ... 1.0x the best")
+    result, job = _job('model "/models/Qwen3-32B"')
+    advice = advise_job(result.topology, job)
+    scores = advice.ranking.scores
+    assert len({s.per_token for s in scores}) == 1 and len(scores) == 3
+    assert [advice.ranking.rank(i) for i in range(3)] == [1, 1, 1]
+    text = advice_text(advice, 10)
+    rows = text.splitlines()[2:5]
+    assert [r.split()[0] for r in rows] == ["=1", "=1", "=1"]
+    assert ("verdict: your layout DP2 x TP4 is tied best of 3 with DP4 x TP2, TP8 "
+            "(37.7 us per token each") in text
+    doc = advice_document(advice, 10, "k.rtc")
+    assert doc["current"]["rank"] == 1
+    assert [(x["rank"], x["tied_with"]) for x in doc["layouts"]] == [
+        (1, ["DP4 x TP2", "TP8"]), (1, ["DP2 x TP4", "TP8"]), (1, ["DP2 x TP4", "DP4 x TP2"])]
+    assert advice_rtc(advice, 1).startswith("# rtc advise #=1: DP2 x TP4")
+
+
+def test_advise_ranks_layouts_that_differ_one_two_three():
+    # a MoE model over the same server: DP8 x TP1 + EP is alone best; EP on or off over
+    # one server's TP group costs the same, so those pairs tie (1, 2, 2, 4, 4, 6, 6)
+    result, job = _job('model "/models/Qwen3-30B-A3B"')
+    advice = advise_job(result.topology, job)
+    ranking = advice.ranking
+    got = [(ranking.rank(i), s.layout.label) for i, s in enumerate(ranking.scores)]
+    assert got == [(1, "DP8 x TP1 + EP"), (2, "TP8"), (2, "TP8 + EP"), (4, "DP4 x TP2"),
+                   (4, "DP4 x TP2 + EP"), (6, "DP2 x TP4"), (6, "DP2 x TP4 + EP")]
+    text = advice_text(advice, 10)
+    assert [r.split()[0] for r in text.splitlines()[2:9]] == [
+        "1", "=2", "=2", "=4", "=4", "=6", "=6"]
+    assert ("verdict: your layout DP2 x TP4 (tied with DP2 x TP4 + EP) ranks =6 of 7: "
+            "40.6 us per token, 2.9x the best, DP8 x TP1 + EP (13.8 us)") in text
+    doc = advice_document(advice, 10, "k.rtc")
+    assert doc["current"]["rank"] == 6 and doc["layouts"][0]["tied_with"] == []
