@@ -57,6 +57,7 @@ job serve {{
   dp {n}
   tp 8
   expert_parallel on
+  model_kind moe
 }}
 """
 

@@ -77,6 +77,7 @@ job serve {{
   tp 16
   dp {servers}
   expert_parallel on
+  model_kind moe
 }}
 """
     if kind == "a5":
@@ -98,6 +99,7 @@ job serve {{
   tp 8
   dp {servers}
   expert_parallel on
+  model_kind moe
 }}
 """
     servers = npus // 8
@@ -119,6 +121,7 @@ job serve {{
   tp 8
   dp {servers}
   expert_parallel on
+  model_kind moe
 }}
 """
 

@@ -110,8 +110,11 @@ def test_stated_job_defaults_are_what_lowering_and_planning_use():
     assert result.ok, [d.message for d in result.diagnostics]
     job = result.topology.jobs[0]
     attrs = BLOCK_SPECS["job"].attrs
-    for key in ("role", "framework", "model_kind"):
+    for key in ("role", "framework"):
         assert attrs[key].default == getattr(job, key), key
+    # no model named: the default of the default (RTC332 would say so for a DP job)
+    assert attrs["model_kind"].default.endswith("else moe (RTC332 says so for a job with "
+                                                "dp > 1)") and job.model_kind == "moe"
     for key in ("pp", "pcp", "dcp"):
         assert attrs[key].default == str(getattr(job, key)) == "1"
     assert attrs["expert_parallel"].default == "off" and job.expert_parallel is False
@@ -166,7 +169,7 @@ def test_explain_an_attribute():
 def test_explain_an_unknown_word_suggests_the_closest(word, suggestion):
     res = run_rtc("explain", word)
     assert res.returncode == 2
-    assert f"rtc: error[RTC002]: unknown rule or attribute '{word}'" in res.stderr
+    assert f"rtc: error[RTC002]: unknown rule, block or attribute '{word}'" in res.stderr
     assert f"did you mean '{suggestion}'?" in res.stderr
     assert res.stdout == "" and "Traceback" not in res.stderr
 

@@ -116,3 +116,66 @@ def test_advise_ranks_layouts_that_differ_one_two_three():
             "40.6 us per token, 2.9x the best, DP8 x TP1 + EP (13.8 us)") in text
     doc = advice_document(advice, 10, "k.rtc")
     assert doc["current"]["rank"] == 6 and doc["layouts"][0]["tied_with"] == []
+
+
+# ---------------------------------------------------------------- 3. silent inputs
+
+PREFIX_SERVER = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  devices 0..7
+  device_ip 6.0.0.1 step 1
+  gateway 6.0.0.254
+  prefix PREFIX
+}
+"""
+
+
+def test_prefix_0_on_a_device_is_an_error_and_prefix_24_is_read():
+    result = compile_text(PREFIX_SERVER.replace("PREFIX", "0"), "p.rtc")
+    (d,) = result.diagnostics
+    assert (d.code, d.span.line, d.span.column) == ("RTC114", 9, 10)
+    assert d.message.startswith("`prefix 0` is netmask 0.0.0.0: every address would be on "
+                                "the NPU's own link")
+    assert "`hccn_tool -i 0 -ip -g` prints its netmask" in d.hint
+    result = compile_text(PREFIX_SERVER.replace("PREFIX", "24"), "p.rtc")
+    assert result.ok and result.diagnostics == []
+    assert {d.prefix for d in result.topology.servers[0].devices} == {24}
+
+
+def test_no_diagrams_with_o_says_it_has_no_effect(tmp_path: Path):
+    src = tmp_path / "k.rtc"
+    src.write_text(DP_JOB.replace("KIND", "model_kind moe"))
+    run = run_rtc("compile", str(src), "-o", str(tmp_path / "hccl.json"), "--no-diagrams")
+    assert run.returncode == 0, run.stderr
+    assert ("rtc: note: --no-diagrams has no effect with -o / --stdout (they write the rank "
+            "table only); only --out-dir writes topology.svg and groups.svg") in run.stderr
+    assert (tmp_path / "hccl.json").is_file()
+    run = run_rtc("compile", str(src), "--out-dir", str(tmp_path / "out"), "--no-diagrams")
+    assert run.returncode == 0 and "no effect" not in run.stderr
+    assert not (tmp_path / "out" / "topology.svg").exists()
+
+
+def test_explain_explains_every_block_keyword_of_the_grammar():
+    from rtc.syntax.schema import BLOCK_SPECS
+
+    grammar = (Path(__file__).resolve().parent.parent / "grammar" / "rtc.lark").read_text()
+    kinds = grammar.split("!block_kind:")[1].split("label:")[0]
+    words = [w.strip('" \n|') for w in kinds.split() if w.startswith('"')]
+    assert sorted(words) == sorted(BLOCK_SPECS)
+    for kind in words:
+        run = run_rtc("explain", kind)
+        assert run.returncode == 0, (kind, run.stderr)
+        assert run.stdout.startswith(f"{kind} (block)\n"), run.stdout
+    run = run_rtc("explain", "family")
+    assert "  opens with  family PREFIX[FIRST..LAST] { ... }" in run.stdout
+    assert "device_ip" in run.stdout and "    family node[0000..1023] {" in run.stdout
+    run = run_rtc("explain", "disaggregation")
+    assert "  attributes prefill, decode" in run.stdout
+    # a near miss still gets the suggestion
+    run = run_rtc("explain", "famly")
+    assert run.returncode == 2
+    assert "unknown rule, block or attribute 'famly'" in run.stderr
+    assert "did you mean 'family'?" in run.stderr

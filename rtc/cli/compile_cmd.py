@@ -109,9 +109,25 @@ def compile_command(
     _check_options(fmt, stdout, target, image, global_for)
     out = reporter_for(fmt, "compile", input_label(file))
     refuse_input_as_output([output], [file])
+    _note_idle_options(no_diagrams, out_dir, target)
     _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
          no_diagrams=no_diagrams, global_table=global_for if global_table else False,
          target=target, image=image)
+
+
+def _note_idle_options(no_diagrams: bool, out_dir, target: str) -> None:
+    """A note on stderr for ``--no-diagrams`` where no diagram would be written anyway
+    (-o FILE, --stdout, --target k8s): the option is accepted but does nothing."""
+    if not no_diagrams:
+        return
+    if out_dir is None:
+        where = "with -o / --stdout (they write the rank table only)"
+    elif target == "k8s":
+        where = "with --target k8s (it writes manifests, no diagrams)"
+    else:
+        return
+    typer.echo(f"rtc: note: --no-diagrams has no effect {where}; only --out-dir writes "
+               "topology.svg and groups.svg", err=True)
 
 
 def _check_options(fmt: str, stdout: bool, target: str, image: str | None,

@@ -52,9 +52,10 @@ def explain_command(
         write_stdout(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n"
                      f"{r.explanation}\n" + (f"\n{also}" if also else ""))
         return
-    from rtc.report.language_reference import render_attribute_entry
+    from rtc.report.language_reference import render_attribute_entry, render_block_entry
 
-    entry = render_attribute_entry(name) or env_entry(name) or nccl_entry(name)
+    entry = (render_block_entry(name) or render_attribute_entry(name) or env_entry(name)
+             or nccl_entry(name))
     if entry is None:
         if name.upper().startswith("NCCL_"):
             fail_usage(f"rtc has no data on the NCCL variable {name.upper()}: `rtc explain` "
@@ -176,9 +177,12 @@ def _unknown(name: str) -> None:
     from rtc.report.rule_catalogue import RULES
 
     # Compare with '-' and '_' alike: `duplicate_device_ipp` is close to duplicate-device-ip.
-    known = {n.replace("-", "_"): n for n in [r.name for r in RULES] + attribute_names()}
+    from rtc.syntax.schema import BLOCK_SPECS
+
+    known = {n.replace("-", "_"): n
+             for n in [r.name for r in RULES] + attribute_names() + list(BLOCK_SPECS)}
     close = difflib.get_close_matches(name.lower().replace("-", "_"), list(known), n=1,
                                       cutoff=0.6)
     where = "`rtc rules` lists the rules, `rtc explain --language-reference` the attributes"
-    fail_usage(f"unknown rule or attribute '{name}'",
+    fail_usage(f"unknown rule, block or attribute '{name}'",
                f"did you mean '{known[close[0]]}'? {where}" if close else where)

@@ -61,7 +61,8 @@ leaving it out is an error); a *repeatable* attribute may be written on several 
 which add up; any other attribute written twice is an error (RTC115). An attribute a block
 does not accept is an error with the closest known one (RTC110). *Becomes* says where the
 value ends up: the rank table (`hccl.json`), the environment files, the launch scripts, or
-the checks. `rtc explain NAME` prints one attribute's entry; `rtc explain RTC208` a rule."""
+the checks. `rtc explain NAME` prints one attribute's entry (`rtc explain family` one block's);
+`rtc explain RTC208` a rule."""
 
 _LABELS = {
     "required": "{kind} NAME {{ ... }}",
@@ -153,6 +154,23 @@ def render_attribute_entry(name: str, width: int = 88) -> str | None:
     parts = [_entry_text(name, kinds, a, width) for kinds, a in entries]
     parts.append(f"The whole language: docs/language.md (`{COMMAND}`).")
     return "\n\n".join(parts) + "\n"
+
+
+def render_block_entry(kind: str, width: int = 88) -> str | None:
+    """What ``rtc explain KIND`` prints for a block keyword of the grammar (``cluster``,
+    ``family``, ``job``, ``disaggregation``, ...): how the block opens, its description,
+    the attributes it accepts and its example. None for a word that opens no block."""
+    spec = BLOCK_SPECS.get(kind)
+    if spec is None:
+        return None
+    lines = [f"{kind} (block)", "", _wrap(_sentence(spec.doc), width, "", ""), "",
+             f"  opens with  {label_form(kind, spec)}",
+             _wrap(", ".join(spec.attrs), width, "  attributes ", " " * 14)]
+    if spec.example:
+        lines += ["  example", *("    " + x for x in spec.example.splitlines())]
+    lines += ["", f"One attribute: `rtc explain ATTRIBUTE`; the whole language: "
+              f"docs/language.md (`{COMMAND}`)."]
+    return "\n".join(lines) + "\n"
 
 
 def _entry_text(name: str, kinds: tuple[str, ...], a: AttrSpec, width: int) -> str:

@@ -97,6 +97,23 @@ def p_int(lo: int = 0, hi: int | None = None) -> Callable:
     return parse
 
 
+def p_prefix(attr: Attribute) -> int:
+    """A device ``prefix``: a whole number 1..128 (IPv4 devices are held to 32 by RTC402).
+    ``prefix 0`` is refused (BAD_VALUE): netmask 0.0.0.0 puts every address on the NPU's
+    own link, so the NPU never uses its gateway and rtc's reachability model would call
+    every peer reachable."""
+    w = _single(attr)
+    value = parse_int(w.text, w.span, lo=0, hi=128, what=f"'{attr.key}'")
+    if value == 0:
+        raise ValueProblem(
+            BAD_VALUE, "`prefix 0` is netmask 0.0.0.0: every address would be on the NPU's "
+            "own link, so it would ARP for peers on other subnets instead of using its "
+            "gateway, and rtc could not judge reachability", w.span,
+            "give the prefix length the NPU has (`hccn_tool -i 0 -ip -g` prints its netmask; "
+            "255.255.255.0 is `prefix 24`), or drop `prefix` to take it from the inventory")
+    return value
+
+
 def p_word(attr: Attribute) -> str:
     return _single(attr).text
 

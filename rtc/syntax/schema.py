@@ -20,7 +20,7 @@ from rtc.syntax.attribute_values import (MAX_PARALLEL, check_quotes, p_address,
                                          p_cidr_list, p_devset, p_eid_plan, p_env, p_int,
                                          p_job_refs, p_level_ip, p_net_instance, p_nic, p_nic_list, p_param,
                                          p_plane, p_port_eid, p_backup,
-                                         p_path, p_placement, p_policy, p_port,
+                                         p_path, p_placement, p_policy, p_port, p_prefix,
                                          p_server_refs, p_super_device_plan, p_template,
                                          p_word, value_span)
 from rtc.syntax.decls import (ClusterDecl, Decl, DisaggregationDecl, FabricDecl, JobDecl,
@@ -131,8 +131,8 @@ _SERVER_ATTRS = {
         becomes="the reachability model (routed subnets, `fabric`); the gateway the "
         "preflight script expects", example="gateway 6.0.2.0 step 2"),
     "prefix": AttrSpec(
-        p_int(0, 128), doc="RoCE prefix length of every device",
-        value="integer 0..128", default=_INVENTORY_OR_NONE + " (reachability is not judged)",
+        p_prefix, doc="RoCE prefix length of every device",
+        value="integer 1..128 (0 is refused: netmask 0.0.0.0)", default=_INVENTORY_OR_NONE + " (reachability is not judged)",
         becomes="each device's subnet in the reachability model and the preflight plan",
         example="prefix 31"),
     "super_pod": AttrSpec(
@@ -329,7 +329,9 @@ _JOB_ATTRS = {
         example="expert_parallel on"),
     "model_kind": AttrSpec(
         p_choice("moe", "dense"), doc="MoE or dense model", value="moe or dense",
-        default="moe", becomes="dense with dp > 1: independent replicas (no RANK_TABLE_FILE; "
+        default="the kind of the model rtc knows (`cost_model`, else the preset the `model` "
+        "path's folder starts with: dense for /models/Qwen3-32B; rtc cost --list-models), "
+        "else moe (RTC332 says so for a job with dp > 1)", becomes="dense with dp > 1: independent replicas (no RANK_TABLE_FILE; "
         "no DP flags with lb external)", example="model_kind dense"),
     "order": AttrSpec(
         p_word, doc="Megatron-LM order string",
