@@ -179,3 +179,31 @@ def test_explain_explains_every_block_keyword_of_the_grammar():
     assert run.returncode == 2
     assert "unknown rule, block or attribute 'famly'" in run.stderr
     assert "did you mean 'family'?" in run.stderr
+
+
+# ---------------------------------------------------------------- 4. the KV link drawn
+
+def _dot(example: str, *args: str) -> str:
+    root = Path(__file__).resolve().parent.parent
+    run = run_rtc("diagram", str(root / "examples" / example), "--format", "dot", *args)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_diagrams_of_a_disaggregated_deployment_draw_the_kv_link():
+    topo = _dot("sglang-pd-a2.rtc")
+    (edge,) = [x.strip() for x in topo.splitlines() if "KV cache" in x]
+    assert edge.startswith('"npu:a2p:0" -> "npu:a2d:0" [color="#228833"')
+    assert 'xlabel="KV cache prefill -> decode; servers linked by RoCE"' in edge
+    assert 'ltail="cluster_srv:a2p", lhead="cluster_srv:a2d"' in edge
+    groups = _dot("sglang-pd-a2.rtc", "--view", "groups")
+    (edge,) = [x.strip() for x in groups.splitlines() if "KV cache" in x]
+    assert edge.startswith('"job:prefill" -> "job:decode"')
+    pd = _dot("pd-a3.rtc")
+    assert "KV cache prefill -> decode (mooncake_layerwise); servers linked by HCCS within " \
+           "super pod 0" in pd
+
+
+def test_no_kv_link_without_both_sides():
+    assert "KV cache" not in _dot("a2-2node-dp2-tp8.rtc")       # no prefill/decode jobs
+    assert "KV cache" not in _dot("sglang-pd-a2.rtc", "--job", "prefill")  # one side drawn

@@ -15,7 +15,7 @@ from rtc.emit.diagram import style as st
 from rtc.emit.diagram.common import SEVERITY_COLOR, font, legend, diagnostics_panel, lines, \
     title
 from rtc.emit.diagram.dot import Graph, Html, text
-from rtc.emit.diagram.model import (Marks, Options, inter_link, job_kind, job_sizes, num,
+from rtc.emit.diagram.model import (Marks, Options, inter_link, job_kind, job_sizes, kv_links, num,
                                     plural, selected_jobs, worst)
 
 HEAD_DP = 2        # DP replicas shown first when collapsed
@@ -254,6 +254,9 @@ def build(topo, diagnostics, opts: Options) -> str:
             servers_seen.setdefault(name, fill)
         g.node(job_id(job.name), {"label": label})
         ids.append(job_id(job.name))
+    for link in kv_links(topo, jobs):
+        g.edge(job_id(link.prefill.name), job_id(link.decode.name),
+               st.style(st.KV_EDGE, {"xlabel": link.label}))
     no_device = servers_seen.pop("", None) is not None
     rows = [(f'<td bgcolor="{fill}" width="40" height="12" fixedsize="true"></td>',
              text(_server_text(topo, name))) for name, fill in list(servers_seen.items())[:12]]

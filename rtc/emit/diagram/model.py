@@ -11,9 +11,10 @@ from __future__ import annotations
 from rtc.textfmt import format_ids
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from rtc.diagnostics import Diagnostic, Severity, sorted_diagnostics
+from rtc.plan.disaggregation import pd_pairs
 
 VIEWS = ("topology", "groups", "network")
 DIMS = ("tp", "pp", "dp", "ep", "pcp")
@@ -323,6 +324,44 @@ def job_kind(job) -> str:
         if job.expert_parallel and job.model_kind != "dense":
             bits.append("expert parallel")
     return ", ".join(bits)
+
+
+class KvLink(NamedTuple):
+    """One prefill -> decode KV-cache transfer to draw: the two jobs and the edge label
+    (``KV cache prefill -> decode (mooncake); servers linked by RoCE``)."""
+
+    prefill: object
+    decode: object
+    label: str
+
+
+def kv_links(topo, jobs) -> list[KvLink]:
+    """The prefill -> decode pairs of ``topo``'s disaggregations
+    (:func:`rtc.plan.disaggregation.pd_pairs`: the ``disaggregation`` blocks, else every
+    ``role prefill`` job with every ``role decode`` job) whose two jobs are both among
+    ``jobs`` (the drawn ones), each once, in source order."""
+    drawn = {id(j) for j in jobs}
+    out: list[KvLink] = []
+    seen: set = set()
+    for pair in pd_pairs(topo):
+        for p in pair.prefill:
+            for d in pair.decode:
+                key = (id(p), id(d))
+                if key in seen or id(p) not in drawn or id(d) not in drawn:
+                    continue
+                seen.add(key)
+                out.append(KvLink(p, d, _kv_label(topo, p, d)))
+    return out
+
+
+def _kv_label(topo, p, d) -> str:
+    """``KV cache P -> D (connector); servers linked by <the link between them>``."""
+    connector = p.kv_connector or d.kv_connector
+    servers = list(dict.fromkeys(x.server.name for j in (p, d) for x in j.placements))
+    link = (f"both on {servers[0]}" if len(servers) == 1
+            else f"servers linked by {inter_link(topo, servers)}" if servers else "no device")
+    return (f"KV cache {p.name} -> {d.name}" + (f" ({connector})" if connector else "")
+            + f"; {link}")
 
 
 def selected_jobs(topo, job_name: str | None) -> list:

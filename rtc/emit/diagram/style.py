@@ -71,6 +71,10 @@ CROSSING_EDGE = {"color": WARNING, "fontcolor": WARNING, "style": "dashed,bold",
                  "penwidth": "2.5", "constraint": "false"}
 UNREACHABLE_EDGE = {"color": ERROR, "fontcolor": ERROR, "style": "dashed", "penwidth": "2",
                     "constraint": "false"}
+#: The prefill -> decode KV-cache transfer of a disaggregated deployment.
+KV_COLOR = "#228833"
+KV_EDGE = {"color": KV_COLOR, "fontcolor": KV_COLOR, "style": "bold", "penwidth": "2.5",
+           "arrowhead": "normal", "constraint": "false"}
 LAYOUT_EDGE = {"style": "invis"}
 HEADER = {"style": "invis", "label": "", "width": "0.01", "height": "0.01",
           "fixedsize": "true"}

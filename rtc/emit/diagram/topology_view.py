@@ -29,7 +29,7 @@ from rtc.emit.diagram.common import (diag_line, diagnostics_panel, font, legend,
                                      server_label, server_style, swatch, title)
 from rtc.emit.diagram.dot import Graph, Html, text
 from rtc.emit.diagram.model import (JobView, Marks, Options, inter_link, job_kind, job_sizes,
-                                    num, plan, plural, selected_jobs, unreachable_pairs,
+                                    kv_links, num, plan, plural, selected_jobs, unreachable_pairs,
                                     worst)
 
 ROW_WIDTH = 16   # NPU columns per row of servers
@@ -422,6 +422,7 @@ def build(topo, diagnostics, opts: Options) -> str:
             g.edge(npu_id(*a), npu_id(*b), st.style(st.UNREACHABLE_EDGE, {
                 "xlabel": "unreachable" + (f" ({kind.upper()} group)" if kind not in
                                           ("", "table", "job") else "")}))
+    _kv_edges(ctx, g, drawn_names)
     # panels under the drawing
     panels = []
     leg = _legend(ctx, p.collapsed)
@@ -434,6 +435,27 @@ def build(topo, diagnostics, opts: Options) -> str:
         panels.append("diagnostics")
     _stack(g, tops, panels)
     return g.source()
+
+
+def _kv_edges(ctx: _Ctx, g: Graph, drawn: set[str]) -> None:
+    """One edge per prefill -> decode pair of the drawn jobs (:func:`kv_links`), from the
+    prefill job's first drawn NPU to the decode job's, clipped to the two server boxes
+    when they differ; a pair with a side on no drawn server is not drawn."""
+    for link in kv_links(ctx.topo, ctx.jobs):
+        ends = [_first_drawn(j, drawn) for j in (link.prefill, link.decode)]
+        if None in ends:
+            continue
+        (sa, da), (sb, db) = ends
+        look = st.style(st.KV_EDGE, {"xlabel": link.label})
+        if sa != sb:
+            look = st.style(look, {"ltail": server_cluster(sa), "lhead": server_cluster(sb)})
+        g.edge(npu_id(sa, da), npu_id(sb, db), look)
+
+
+def _first_drawn(job, drawn: set[str]) -> tuple[str, int] | None:
+    """(server, device id) of ``job``'s first device on a drawn server, or None."""
+    return next(((p.server.name, p.device_ids[0]) for p in job.placements
+                 if p.server.name in drawn and p.device_ids), None)
 
 
 def _stack(g: Graph, tops: list[tuple], panels: list[str]) -> None:
