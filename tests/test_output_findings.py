@@ -207,3 +207,31 @@ def test_diagrams_of_a_disaggregated_deployment_draw_the_kv_link():
 def test_no_kv_link_without_both_sides():
     assert "KV cache" not in _dot("a2-2node-dp2-tp8.rtc")       # no prefill/decode jobs
     assert "KV cache" not in _dot("sglang-pd-a2.rtc", "--job", "prefill")  # one side drawn
+
+
+# ---------------------------------------------------------------- 7. import --force
+
+def test_import_does_not_replace_an_existing_file_without_force(tmp_path: Path):
+    src = tmp_path / "k.rtc"
+    src.write_text(DP_JOB.replace("KIND", "model_kind moe"))
+    table = tmp_path / "hccl.json"
+    assert run_rtc("compile", str(src), "-o", str(table)).returncode == 0
+    mine = tmp_path / "cluster.rtc"
+    mine.write_text(src.read_text())                 # the user's own description
+    run = run_rtc("import", str(table), "-o", str(mine))
+    assert run.returncode == 2 and mine.read_text() == src.read_text()
+    assert f"rtc: error[RTC002]: {mine} exists; rtc import does not replace it without " \
+           "--force" in run.stderr
+    assert f"-o {tmp_path / 'cluster'}-imported.rtc), or pass --force" in run.stderr
+    run = run_rtc("import", str(table), "-o", str(mine), "--force")
+    assert run.returncode == 0, run.stderr
+    assert mine.read_text().startswith("# Imported by `rtc import` from hccl.json")
+
+
+def test_import_writes_a_new_file(tmp_path: Path):
+    src = tmp_path / "k.rtc"
+    src.write_text(DP_JOB.replace("KIND", "model_kind moe"))
+    table = tmp_path / "hccl.json"
+    assert run_rtc("compile", str(src), "-o", str(table)).returncode == 0
+    run = run_rtc("import", str(table), "-o", str(tmp_path / "new.rtc"))
+    assert run.returncode == 0 and (tmp_path / "new.rtc").is_file()

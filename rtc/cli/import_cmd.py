@@ -22,12 +22,18 @@ def import_command(
                                            help="Hardware preset for the cluster block (default: "
                                                 "inferred as `rtc validate` does)."),
     name: Optional[str] = typer.Option(None, "--name", help="Cluster name (default: from the file name)."),
+    force: bool = typer.Option(False, "--force", help="Replace the -o file when it exists "
+                               "(without it, an existing file is left untouched)."),
 ) -> None:
     """Reverse a rank table into the rtc language, using server families where the servers
     are regular, so that `rtc compile` gives the same table back (byte for byte when the
     table is in rtc's own layout). The table is validated first; an invalid one is refused.
 
-    Exit codes: 0 written, 1 the table is invalid or cannot be expressed, 2 usage or I/O.
+    An existing -o file is not replaced without --force: it may be a description you
+    wrote (hosts, NICs, jobs), which the imported one would lose.
+
+    Exit codes: 0 written, 1 the table is invalid or cannot be expressed, 2 usage or I/O
+    (and an existing -o file without --force).
 
     Examples:
 
@@ -46,6 +52,8 @@ def import_command(
         fail_usage(f"unknown --hardware '{hardware}'",
                    (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
     refuse_input_as_output([output], [table])
+    if output is not None and not force:
+        _refuse_existing(output)
     if table == "-":
         data, label = sys.stdin.buffer.read(), "<stdin>"
     else:
@@ -66,3 +74,16 @@ def import_command(
         return
     write_or_fail(output, result.text)
     typer.echo(f"rtc: wrote {output}", err=True)
+
+
+def _refuse_existing(output: Path) -> None:
+    """Exit 2 (RTC002) when ``output`` is an existing regular file: ``rtc import`` writes a
+    description of the table alone, so replacing a file the user wrote (or completed with
+    hosts, NICs, jobs) would lose that silently. Devices such as /dev/null are written."""
+    if not output.is_file():
+        return
+    fail_usage(f"{output} exists; rtc import does not replace it without --force (the "
+               "imported description has only what the rank table holds: hosts, NICs, "
+               "networks and jobs written there would be lost)",
+               f"write elsewhere and compare (-o {output.with_suffix('')}-imported.rtc), "
+               "or pass --force to replace the file")
