@@ -235,3 +235,71 @@ def test_import_writes_a_new_file(tmp_path: Path):
     assert run_rtc("compile", str(src), "-o", str(table)).returncode == 0
     run = run_rtc("import", str(table), "-o", str(tmp_path / "new.rtc"))
     assert run.returncode == 0 and (tmp_path / "new.rtc").is_file()
+
+
+# ---------------------------------------------------------------- 5. ascending device lists
+
+VISIBLE = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  nic eno0
+  visible_devices MOUNTED
+  devices 3, 4
+  device_ip 6.0.0.1 step 1
+}
+job serve {
+  servers a
+  tp 2
+  model_kind dense
+ENV}
+"""
+
+
+def _visible(tmp_path: Path, mounted: str, env: str = "") -> tuple[list, str]:
+    src = tmp_path / "v.rtc"
+    src.write_text(VISIBLE.replace("MOUNTED", mounted).replace("ENV", env))
+    result = compile_text(src.read_text(), "v.rtc")
+    out = tmp_path / "out"
+    run = run_rtc("compile", str(src), "--out-dir", str(out), "--no-diagrams")
+    written = ""
+    if run.returncode == 0:
+        written = next(x for x in (out / "a.env").read_text().splitlines()
+                       if "ASCEND_RT_VISIBLE_DEVICES" in x)
+    return result.diagnostics, written
+
+
+def test_a_plugin_order_mount_gets_an_ascending_list_and_a_note(tmp_path: Path):
+    # before: `visible_devices 4, 3` gave ASCEND_RT_VISIBLE_DEVICES=1,0 (EE1001 in CANN)
+    diags, written = _visible(tmp_path, "4, 3")
+    assert written == "export ASCEND_RT_VISIBLE_DEVICES=0,1"
+    (n,) = [d for d in diags if d.code == "RTC435"]
+    assert (n.span.line, n.span.column) == (7, 19)
+    assert "the container numbers the NPUs it mounts by ascending physical id (physical -> " \
+           "container: 3 -> 0, 4 -> 1)" in n.message
+    assert not [d for d in diags if d.severity.name == "ERROR"]
+
+
+def test_an_ascending_mount_gets_the_same_list_and_no_order_note(tmp_path: Path):
+    diags, written = _visible(tmp_path, "3, 4")
+    assert written == "export ASCEND_RT_VISIBLE_DEVICES=0,1"
+    assert [d.code for d in diags] == ["RTC433"]       # the numbering note only
+
+
+def test_a_non_ascending_ascend_rt_visible_devices_is_rtc434(tmp_path: Path):
+    diags, _ = _visible(tmp_path, "3, 4", '  env ASCEND_RT_VISIBLE_DEVICES = "1,0"\n')
+    (e,) = [d for d in diags if d.code == "RTC434"]
+    assert (e.span.line, e.span.column) == (15, 35)
+    assert e.hint == 'write ASCEND_RT_VISIBLE_DEVICES="0,1"'
+    diags, _ = _visible(tmp_path, "3, 4", '  env ASCEND_RT_VISIBLE_DEVICES = "0,1"\n')
+    assert "RTC434" not in {d.code for d in diags}
+
+
+def test_rtc_lint_flags_a_non_ascending_list_in_a_script():
+    from test_lint import _two_nodes
+
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6", "1,0,2,3,4,5,6,7")
+    assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC434", "node2.sh:2:32")]
+    rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6")
+    assert rep.diagnostics == []

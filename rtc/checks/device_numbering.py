@@ -7,11 +7,15 @@ Three numberings meet on an Ascend server:
 * **physical** id -- ``/dev/davinciN``, ``hccn_tool -i N``, the rank table's ``device_id``
   (``devices`` in the description);
 * **container** id -- a container started with some NPUs mounted (Ascend Docker Runtime
-  ``ASCEND_VISIBLE_DEVICES=4-7``) sees them as 0..k-1 in order. The description says so
-  with the server attribute ``visible_devices 4..7`` (container id = position in that list;
-  without it, container id = physical id);
+  ``ASCEND_VISIBLE_DEVICES=4-7``) sees them as 0..k-1 by ascending physical id (vllm-ascend
+  PR 16256: host NPUs 3..7 are 0..4 in the container), whatever order a device plugin
+  listed them in. The description says so with the server attribute ``visible_devices
+  4..7`` (without it, container id = physical id); a list not in ascending order gets a
+  note saying how the container numbers them (RTC435);
 * **process** id -- ``ASCEND_RT_VISIBLE_DEVICES`` (job ``env``) lists *container* ids; the
-  process renumbers them 0..n-1 in the listed order.
+  process renumbers them 0..n-1 in the listed order. CANN takes the list only in
+  ascending order (RTC434: "EE1001 ... it must be configured in ascending order",
+  gpustack issue 2527); CUDA_VISIBLE_DEVICES may be in any order.
 
 So with ``visible_devices 4..7`` and ``ASCEND_RT_VISIBLE_DEVICES=2,3``, process device 0 is
 container device 2 is physical device 6, and the rank table must say ``device_id 6``.
@@ -67,8 +71,32 @@ NUMBERING = rule("RTC433", "device-numbering", "note",
     Example: `physical 4..7 = container 0..3 = process 0..3`.
     Fix: nothing to fix; check that the mapping is what you meant.""")
 
+NOT_ASCENDING = rule("RTC434", "ascend-rt-visible-devices-not-ascending", "error",
+                     "ASCEND_RT_VISIBLE_DEVICES is not in ascending order.", """
+    What: a job's (or a script's) ASCEND_RT_VISIBLE_DEVICES lists its device ids out of
+    ascending order, e.g. "1,0" or "0,2,4,6,1,3,5,7".
+    Why: CANN's runtime refuses such a list when the process opens its first NPU:
+    "EE1001 The argument is invalid. Reason: set ASCEND_RT_VISIBLE_DEVICES:0,2,4,6,1,3,5,7
+    error, it must be configured in ascending order" (reported in gpustack issue 2527,
+    vLLM on an Atlas 300I Duo); torch_npu then sees no device (error 207004).
+    Example: `env ASCEND_RT_VISIBLE_DEVICES = "1,0"`.
+    Fix: sort the list ("0,1"); the process numbers the devices 0..n-1 in that order, and
+    rtc's rank tables list a server's devices in ascending order too. NVIDIA's
+    CUDA_VISIBLE_DEVICES may be in any order and is not judged.""")
+MOUNT_ORDER = rule("RTC435", "visible-devices-order", "note",
+                   "visible_devices is not in ascending order: how the container numbers them.", """
+    What: a server's `visible_devices` (the NPUs a device plugin mounted, in the order it
+    gave them) is not in ascending order, e.g. `visible_devices 4, 3`.
+    Why: the container numbers the NPUs it mounts 0..k-1 by ascending physical id, not in
+    the plugin's order (vllm-ascend PR 16256: host NPUs 3..7 are 0..4 in the container),
+    so physical 3 is container device 0 and 4 is 1. rtc numbers them so and writes
+    ASCEND_RT_VISIBLE_DEVICES in ascending order, which CANN requires (RTC434).
+    Example: `visible_devices 4, 3` gives ASCEND_RT_VISIBLE_DEVICES=0,1 for devices 3, 4.
+    Fix: nothing to fix; write the list ascending to silence the note.""")
+
 
 def check(topo: Topology, plan: Plan):
+    yield from _mount_order(topo)
     preset = topo.preset
     folded = Folded("servers")
     for s in topo.servers:
@@ -96,8 +124,9 @@ def check(topo: Topology, plan: Plan):
             guess = ""
             k = len(s.devices)
             if all(d < len(s.visible_devices) for d in outside) and k <= len(s.visible_devices):
-                phys = [s.visible_devices[d.device_id] for d in s.devices
-                        if d.device_id < len(s.visible_devices)]
+                mounted = sorted(set(s.visible_devices))      # container id order
+                phys = [mounted[d.device_id] for d in s.devices
+                        if d.device_id < len(mounted)]
                 guess = (f"; if you meant the container's devices {ids_text(outside)}, "
                          f"write their physical ids: `devices {ids_text(phys)}`")
             folded.add(("out", s.span_of("devices")), error(
@@ -110,6 +139,25 @@ def check(topo: Topology, plan: Plan):
     yield from folded.emit()
     for job in topo.jobs:
         yield from _job(topo, job)
+
+
+def _mount_order(topo: Topology):
+    """RTC435 for each server whose ``visible_devices`` is not ascending (folded)."""
+    folded = Folded("servers")
+    for s in topo.servers:
+        vis = s.visible_devices
+        if vis is None or list(vis) == sorted(set(vis)) or len(set(vis)) != len(vis):
+            continue          # ascending, or repeated ids (RTC430 reports those)
+        mapping, _ = container_ids(s, topo.preset)
+        pairs = ", ".join(f"{p} -> {mapping[p]}" for p in sorted(mapping))
+        span = s.span_of("visible_devices")
+        folded.add(("order", span), note(
+            MOUNT_ORDER, f"visible_devices of {s.name} is {', '.join(map(str, vis))}, not "
+            f"ascending; the container numbers the NPUs it mounts by ascending physical id "
+            f"(physical -> container: {pairs}), and rtc writes ASCEND_RT_VISIBLE_DEVICES "
+            "in ascending order, as CANN requires", span, subject=s.label,
+            hint="nothing to fix; write the list ascending to silence this note"), s.name)
+    yield from folded.emit()
 
 
 def _job(topo: Topology, job):
@@ -162,6 +210,13 @@ def _rt_visible(job, given, rows, var: str):
                     hint="write container device ids separated by commas, no spaces, each "
                          "once, e.g. \"0,1,2,3\" (quote the value)")
     entries = list(parsed.ids)
+    if var == "ASCEND_RT_VISIBLE_DEVICES" and not parsed.problem and entries != sorted(entries):
+        yield error(NOT_ASCENDING, f"job {job.name}: {var}=\"{text}\" is not in ascending "
+                    "order; CANN refuses it when the process opens its first NPU (EE1001 "
+                    "\"it must be configured in ascending order\")", span,
+                    subject=f"job {job.name}",
+                    hint=f"write {var}=\"{','.join(map(str, sorted(entries)))}\"")
+        return entries, True
     beyond = yield from _beyond(job, span, entries, rows, var)
     uncovered = yield from _not_covered(job, text, span, entries, rows, var)
     return entries, bool(parsed.problem) or beyond or uncovered
@@ -266,4 +321,4 @@ def _at(span: Span, offset: int, text: str) -> Span:
     return Span(span.file, span.line, col, span.line, col + 1)
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (NOT_VISIBLE, BAD_RT_VISIBLE, NOT_COVERED, NUMBERING)
+RULES = (NOT_VISIBLE, BAD_RT_VISIBLE, NOT_COVERED, NUMBERING, NOT_ASCENDING, MOUNT_ORDER)

@@ -266,12 +266,15 @@ class Disaggregation:
 def container_ids(server: Server, preset: Preset) -> tuple[dict[int, int], int]:
     """(physical id -> id the container / host runtime sees, how many devices it sees), for
     the server's devices. Without ``visible_devices`` the runtime numbers devices like the
-    host: id = physical."""
+    host: id = physical. With it, the container numbers the NPUs it mounts 0..k-1 by
+    ascending physical id, whatever order ``visible_devices`` (a device plugin's
+    ``ASCEND_VISIBLE_DEVICES``) lists them in: vllm-ascend PR 16256 (host NPUs 3..7 are
+    0..4 in the container); CANN takes ASCEND_RT_VISIBLE_DEVICES only in ascending order
+    (EE1001, gpustack issue 2527), which this numbering keeps for any ascending device
+    list."""
     if server.visible_devices is not None:
-        seen: dict[int, int] = {}
-        for pos, p in enumerate(server.visible_devices):
-            seen.setdefault(p, pos)
-        return seen, len(server.visible_devices)
+        mounted = sorted(set(server.visible_devices))
+        return {p: pos for pos, p in enumerate(mounted)}, len(mounted)
     count = max([preset.devices_per_server] + [d.device_id + 1 for d in server.devices])
     return {d.device_id: d.device_id for d in server.devices}, count
 

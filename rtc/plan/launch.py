@@ -237,10 +237,11 @@ def server_stems(topo: Topology) -> dict[tuple[str, str], str]:
 
 def container_list(server: Server, preset, device_ids) -> str:
     """ASCEND_RT_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES on GPUs) for these physical ids
-    (container numbering when the server declares ``visible_devices``), in the given
-    order."""
+    (container numbering when the server declares ``visible_devices``), ascending: CANN
+    refuses a list that is not ("EE1001 ... it must be configured in ascending order",
+    gpustack issue 2527), and the rank table lists a server's devices ascending too."""
     mapping, _ = container_ids(server, preset)
-    return ",".join(str(mapping.get(d, d)) for d in device_ids)
+    return ",".join(str(x) for x in sorted(mapping.get(d, d) for d in device_ids))
 
 
 class _Job:

@@ -154,9 +154,12 @@ _SERVER_ATTRS = {
         "the captures; written ones are compared with them (RTC420); link and health checks",
         example='inventory "captures/node{i:02}"'),
     "visible_devices": AttrSpec(
-        p_devset, doc="physical ids the container sees, in order (container id = position)",
-        value="device set such as 4..7", default="none (container ids are the physical ids)",
-        becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (position in this list)",
+        p_devset, doc="physical ids the container mounts (the container numbers them 0..k-1 "
+        "by ascending physical id, in whatever order they are listed)",
+        value="device set such as 4..7 (any order; RTC435 notes one that is not ascending)",
+        default="none (container ids are the physical ids)",
+        becomes="the container ids in ASCEND_RT_VISIBLE_DEVICES (always written ascending, "
+        "as CANN requires)",
         example="visible_devices 4..7"),
     "eid": AttrSpec(
         p_eid_plan, doc="UB EID per die (Ascend 950, rank table 2.0)",
