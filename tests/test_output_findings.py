@@ -303,3 +303,88 @@ def test_rtc_lint_flags_a_non_ascending_list_in_a_script():
     assert [(d.code, str(d.span)) for d in rep.diagnostics] == [("RTC434", "node2.sh:2:32")]
     rep = _two_nodes("10.0.0.5", "--data-parallel-address 10.0.0.6")
     assert rep.diagnostics == []
+
+
+# ---------------------------------------------------------------- 6. RTC228 where required
+
+PD_ONE_A2 = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  nic eno0
+  devices 0..7
+  device_ip 6.0.0.1 step 1
+}
+server b {
+  host 10.0.0.2
+  nic eno0
+  devices 0..7
+  device_ip 6.0.1.1 step 1
+}
+job prefill {
+  role prefill
+  on a devices 0..3
+  tp 4
+  kv_connector mooncake
+  env HCCL_INTRA_ROCE_ENABLE = 1
+  model_kind moe
+}
+job decode {
+  role decode
+  on DECODE_ON
+  tp 4
+  kv_connector mooncake
+  env HCCL_INTRA_ROCE_ENABLE = 1
+  model_kind moe
+}
+"""
+
+
+def _rtc228(text: str) -> list:
+    return [d for d in compile_text(text, "pd.rtc").diagnostics if d.code == "RTC228"]
+
+
+def test_rtc228_is_a_note_for_prefill_and_decode_on_one_machine():
+    # vllm-ascend issue 4866: P and D on one machine need HCCL_INTRA_ROCE_ENABLE=1
+    found = _rtc228(PD_ONE_A2.replace("DECODE_ON", "a devices 4..7"))
+    assert [d.severity.name for d in found] == ["NOTE", "NOTE"]
+    assert "it is required here: prefill job prefill and decode job decode share a" in \
+        found[0].message and "(vllm-ascend issue 4866)" in found[0].message
+
+
+def test_rtc228_still_warns_for_prefill_and_decode_on_two_machines():
+    found = _rtc228(PD_ONE_A2.replace("DECODE_ON", "b devices 0..3"))
+    assert [d.severity.name for d in found] == ["WARNING", "WARNING"]
+    assert "required" not in found[0].message
+    assert found[0].hint.startswith("drop HCCL_INTRA_ROCE_ENABLE")
+
+
+KV_POOL = """cluster c {
+  hardware atlas-800t-a2
+}
+server a {
+  host 10.0.0.1
+  devices 0..7
+  device_ip 6.0.0.1 step 1
+}
+job serve {
+  servers a
+  tp 8
+  env HCCL_INTRA_ROCE_ENABLE = 1
+  args --kv-transfer-config "{\\"kv_connector\\": \\"CONNECTOR\\", \\"kv_role\\": \\"kv_both\\"}"
+}
+"""
+
+
+def test_rtc228_is_a_note_for_a_kv_pool_on_a2():
+    # vllm-ascend kv_pool.md section 5.1: required by the direct transmission scheme on A2
+    (d,) = _rtc228(KV_POOL.replace("CONNECTOR", "AscendStoreConnector"))
+    assert d.severity.name == "NOTE"
+    assert "the job uses a KV pool (AscendStoreConnector) on A2" in d.message
+    assert "kv_pool.md, section 5.1" in d.message
+
+
+def test_rtc228_warns_for_another_connector():
+    (d,) = _rtc228(KV_POOL.replace("CONNECTOR", "MooncakeConnectorV1"))
+    assert d.severity.name == "WARNING"

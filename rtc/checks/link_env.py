@@ -10,6 +10,13 @@
 * ``HCCL_INTER_HCCS_DISABLE=TRUE`` sends the traffic between the servers of an A3 super pod
   over RoCE instead of HCCS / UB (RTC459, with the cost); other hardware ignores it.
 
+RTC228 is a note, not a warning, where vllm-ascend needs intra-server RoCE: a prefill and a
+decode instance on one machine (the maintainers' answer in vllm-ascend issue 4866, "Are your
+P and D nodes deployed on the same machine? ... export HCCL_INTRA_ROCE_ENABLE=1"), and a KV
+pool (``AscendStoreConnector``) on A2, for which the KV-pool guide sets it
+(vllm-ascend docs/source/user_guide/feature_guide/kv_pool.md section 5.1, "Required by direct
+transmission scheme on 800 I/T A2 series", main @ 182b75e, after v0.19.1rc1).
+
 Sources: hicann/hccl docs/zh/user_guide/hccl_env/HCCL_INTRA_PCIE_ENABLE.md,
 HCCL_INTRA_ROCE_ENABLE.md, HCCL_INTER_HCCS_DISABLE.md; src/common/alg_env_config.cc
 (ParseIntraLinkType, ParseInterLinkType); device_ip with intra RoCE: rtc reference
@@ -22,6 +29,7 @@ from rtc.diagnostics import error, note, warning
 from rtc.model.topology import Topology
 from rtc.network.env import env_map, intra_link
 from rtc.plan import Plan
+from rtc.plan.disaggregation import pd_pairs, pd_side
 from rtc.rules import rule
 from rtc.textfmt import compact
 
@@ -48,7 +56,11 @@ INTRA_ROCE = rule("RTC228", "intra-roce-over-hccs", "warning",
     Example: `env HCCL_INTRA_ROCE_ENABLE = 1` on atlas-800t-a2 with `tp 8`.
     Fix: drop it (by default HCCL uses the NPUs' direct links: HCCS where the server has
     it, else PCIe; HCCL's docs call this mode "PCIe"), unless RoCE inside the server is
-    meant.""")
+    meant. vllm-ascend requires it in two cases, where rtc reports a note with the cost
+    instead: a prefill and a decode job on one server (vllm-ascend issue 4866) and a KV
+    pool (AscendStoreConnector) on A2 (vllm-ascend's kv_pool.md, section 5.1).""",
+                  also={"note": "a prefill and a decode job on one server, or a KV pool on A2, "
+                                "where vllm-ascend requires the variable"})
 INTRA_ROCE_IP = rule("RTC229", "intra-roce-needs-device-ip", "error",
                      "RoCE inside a server (HCCL_INTRA_ROCE_ENABLE=1) but an NPU has no device_ip.", """
     What: the job sets HCCL_INTRA_ROCE_ENABLE=1 (PCIe off) and some of its NPUs have no
@@ -163,12 +175,50 @@ def _intra_roce(topo: Topology, job, span):
     if found is None:
         return
     server, devices = found
-    yield warning(INTRA_ROCE, f"job {job.name}: HCCL_INTRA_ROCE_ENABLE=1 sends the traffic "
-                  f"between NPUs {compact(devices)} of {server}, which HCCS joins, over RoCE"
-                  + _intra_cost(topo, job, devices), span, subject=f"job {job.name}",
+    what = (f"job {job.name}: HCCL_INTRA_ROCE_ENABLE=1 sends the traffic between NPUs "
+            f"{compact(devices)} of {server}, which HCCS joins, over RoCE"
+            + _intra_cost(topo, job, devices))
+    needed = roce_required(topo, job)
+    if needed is not None:
+        yield note(INTRA_ROCE, f"{what}; it is required here: {needed}", span,
+                   subject=f"job {job.name}", hint="keep it; the cost above is the price of "
+                   "the KV transfer path vllm-ascend needs")
+        return
+    yield warning(INTRA_ROCE, what, span, subject=f"job {job.name}",
                   hint="drop HCCL_INTRA_ROCE_ENABLE: by default HCCL uses the NPUs' direct "
                        f"links inside the server ({_direct(topo)}; HCCL's docs call this mode "
                        "PCIe), unless RoCE inside the server is meant")
+
+
+#: kv_connector names of vLLM-Ascend's KV pool (AscendStoreConnector; its earlier name
+#: MooncakeConnectorStoreV1), found in a job's --kv-transfer-config.
+KV_POOL_CONNECTORS = ("AscendStoreConnector", "MooncakeConnectorStoreV1")
+
+
+def roce_required(topo: Topology, job) -> str | None:
+    """Why vllm-ascend needs HCCL_INTRA_ROCE_ENABLE=1 for ``job`` (a sentence), or None:
+    a vLLM prefill / decode job sharing a server with a job of the other side of its
+    disaggregation (vllm-ascend issue 4866), or a KV pool on A2 (kv_pool.md section 5.1)."""
+    found = pd_side(pd_pairs(topo), job) if job.framework == "vllm" else None
+    if found is not None:
+        pair, side = found
+        others = pair.decode if side == "prefill" else pair.prefill
+        mine = {p.server.name for p in job.placements}
+        for other in others:
+            shared = [p.server.name for p in other.placements if p.server.name in mine]
+            if shared:
+                return (f"{side} job {job.name} and {other.role} job {other.name} share "
+                        f"{shared[0]}, and vllm-ascend's maintainers require "
+                        "HCCL_INTRA_ROCE_ENABLE=1 for the KV transfer between a prefill and "
+                        "a decode instance on one machine (vllm-ascend issue 4866)")
+    launch = job.launch
+    args = " ".join((*launch.args, *launch.head_args, *launch.worker_args))
+    pool = next((c for c in KV_POOL_CONNECTORS if c in args), None)
+    if pool is not None and topo.preset.chip == "Ascend910B":
+        return (f"the job uses a KV pool ({pool}) on A2, whose direct transmission needs "
+                "HCCL_INTRA_ROCE_ENABLE=1 (vllm-ascend docs/source/user_guide/feature_guide/"
+                "kv_pool.md, section 5.1)")
+    return None
 
 
 def _direct(topo: Topology) -> str:

@@ -109,7 +109,6 @@ def compile_command(
     _check_options(fmt, stdout, target, image, global_for)
     out = reporter_for(fmt, "compile", input_label(file))
     refuse_input_as_output([output], [file])
-    _note_idle_options(no_diagrams, out_dir, target)
     _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
          no_diagrams=no_diagrams, global_table=global_for if global_table else False,
          target=target, image=image)
@@ -152,6 +151,7 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
          out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool | str,
          target: str, image: str | None) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
+    _note_idle_options(no_diagrams, out_dir, target)
     result = _compile(file, strict, out)
     early = _tables_while_checking(result, job, out_dir)
     _fail_on_errors(result, out)

@@ -41,16 +41,10 @@ def import_command(
 
       rtc import rank_table.json --hardware atlas-800-910a -o cluster.rtc
     """
-    from rtc.model.presets import presets
     from rtc.api.importing import import_table
     from rtc.api.validate import load_for_report
 
-    if hardware is not None and hardware not in presets():
-        import difflib
-
-        close = difflib.get_close_matches(hardware, list(presets()), n=1)
-        fail_usage(f"unknown --hardware '{hardware}'",
-                   (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
+    _check_hardware(hardware)
     refuse_input_as_output([output], [table])
     if output is not None and not force:
         _refuse_existing(output)
@@ -87,3 +81,15 @@ def _refuse_existing(output: Path) -> None:
                "networks and jobs written there would be lost)",
                f"write elsewhere and compare (-o {output.with_suffix('')}-imported.rtc), "
                "or pass --force to replace the file")
+
+
+def _check_hardware(hardware: str | None) -> None:
+    """Exit 2 (RTC002) for an unknown --hardware, with the closest preset."""
+    from rtc.model.presets import presets
+
+    if hardware is not None and hardware not in presets():
+        import difflib
+
+        close = difflib.get_close_matches(hardware, list(presets()), n=1)
+        fail_usage(f"unknown --hardware '{hardware}'",
+                   (f"did you mean '{close[0]}'? " if close else "") + "presets: " + ", ".join(presets()))
