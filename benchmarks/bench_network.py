@@ -57,7 +57,6 @@ job serve {{
   dp {n}
   tp 8
   expert_parallel on
-  model_kind moe
 }}
 """
 

@@ -77,7 +77,6 @@ job serve {{
   tp 16
   dp {servers}
   expert_parallel on
-  model_kind moe
 }}
 """
     if kind == "a5":
@@ -99,7 +98,6 @@ job serve {{
   tp 8
   dp {servers}
   expert_parallel on
-  model_kind moe
 }}
 """
     servers = npus // 8
@@ -121,7 +119,6 @@ job serve {{
   tp 8
   dp {servers}
   expert_parallel on
-  model_kind moe
 }}
 """
 

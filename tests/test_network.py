@@ -56,7 +56,8 @@ PASS_FOR = {
     "RTC421": "pass-inventory-a2", "RTC422": "pass-inventory-a2", "RTC423": "pass-inventory-a2",
     "RTC424": "pass-inventory-a2", "RTC430": "pass-visible-devices",
     "RTC431": "pass-visible-devices", "RTC432": "pass-visible-devices",
-    "RTC433": "pass-visible-devices", "RTC440": "pass-shared-host-ports",
+    "RTC433": "pass-visible-devices", "RTC434": "pass-visible-devices",
+    "RTC435": "pass-visible-devices", "RTC440": "pass-shared-host-ports",
     "RTC441": "pass-network-d1", "RTC442": "pass-mooncake-ports",
     "RTC443": "pass-dp-groups-own-ports", "RTC444": "pass-shared-host-ports",
     "RTC445": "pass-network-d1", "RTC446": "pass-mooncake-ports",
@@ -474,13 +475,15 @@ def test_nccl_variables_get_a_note_and_typos_a_suggestion():
 # ---------------------------------------------------------------------------------------
 # device numbering
 
-def test_reordered_visible_list_shows_each_device():
+def test_reordered_visible_list_is_refused_as_cann_refuses_it():
+    # issue 34: "3,2,1,0" was once shown device by device (4 -> 0 -> 3); CANN refuses a
+    # list that is not ascending (EE1001, gpustack issue 2527), so it is RTC434 now
     text = a2("server a {\n  host 10.0.0.6\n  devices 4..7\n  visible_devices 4..7\n}\n"
               'job j {\n  servers a\n  tp 4\n  env ASCEND_RT_VISIBLE_DEVICES = "3,2,1,0"\n}\n')
     result = compile_text(text, "x.rtc")
-    assert result.ok
-    (d,) = codes(result, "RTC433")
-    assert "4 -> 0 -> 3" in d.message and "7 -> 3 -> 0" in d.message
+    (d,) = codes(result, "RTC434")
+    assert d.hint == 'write ASCEND_RT_VISIBLE_DEVICES="0,1,2,3"'
+    assert codes(result, "RTC433") == []
 
 
 def test_identity_numbering_is_not_shown():

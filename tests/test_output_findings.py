@@ -76,6 +76,14 @@ def test_an_unknown_model_gets_the_moe_default_and_a_note():
     # written: no note
     result, _ = _job('model "/models/my-finetune"\n  model_kind moe')
     assert result.diagnostics == []
+    # expert_parallel on says MoE (only a MoE model has experts): no note either
+    result, job = _job('model "/models/my-finetune"\n  expert_parallel on')
+    assert (job.model_kind, job.model_kind_from) == ("moe", "expert_parallel on")
+    assert "RTC332" not in {d.code for d in result.diagnostics}
+    # a known dense model with expert_parallel on: RTC331 says where "dense" came from
+    result, _ = _job('model "/models/Qwen3-32B"\n  expert_parallel on')
+    (d,) = [d for d in result.diagnostics if d.code == "RTC331"]
+    assert "model_kind is dense (model /models/Qwen3-32B (Qwen3-32B))" in d.message
 
 
 # ---------------------------------------------------------------- 2. ties in rtc advise

@@ -348,6 +348,7 @@ def test_placement_rules_are_declared_and_explained():
         "RTC310": "cross-node-tp", "RTC311": "cross-node-pcp",
         "RTC320": "hccs-device-set", "RTC321": "die-pair-split",
         "RTC330": "ep-groups-per-pp-stage", "RTC331": "ep-on-dense-model",
+        "RTC332": "model-kind-assumed",
         "RTC340": "cost-parameter", "RTC341": "cost-model", "RTC342": "model-layout",
         "RTC343": "weights-exceed-hbm",
         "RTC344": "kv-cache-below-one-sequence",

@@ -32,7 +32,8 @@ EP_DENSE = rule("RTC331", "ep-on-dense-model", "note",
 
 KIND_ASSUMED = rule("RTC332", "model-kind-assumed", "note",
                     "rtc assumed a MoE model for a DP job whose model it does not know.", """
-    What: a job with `dp` > 1 writes no `model_kind`, and rtc does not recognise its model
+    What: a job with `dp` > 1 writes no `model_kind` nor `expert_parallel on`, and rtc does
+    not recognise its model
     (no `cost_model`, and the folder of its `model` path starts with no model rtc knows:
     `rtc cost --list-models`), so rtc used the default, `model_kind moe`.
     Why: the kind decides the worlds: the DP replicas of a MoE model share one world
@@ -53,8 +54,8 @@ def _assumed_kinds(topo: Topology):
     """RTC332 for each DP job (vLLM, SGLang) whose kind is rtc's default."""
     for job in topo.jobs:
         if (job.model_kind_from != "default" or job.dp <= 1 or not job.placements
-                or job.framework == "megatron"):
-            continue
+                or job.framework == "megatron" or job.world_size > job.device_count):
+            continue   # (more ranks than devices: RTC210 says what is wrong first)
         known = f"model {job.launch.model!r} is not one rtc knows" if job.launch.model \
             else "it names no model"
         yield note(KIND_ASSUMED, f"job {job.name}: no `model_kind` and {known}; rtc assumed "
@@ -72,7 +73,9 @@ def _ep_notes(topo: Topology):
             continue   # an error about the unreadable attribute was reported already
         span = job.span_of("expert_parallel")
         if job.model_kind == "dense":
-            yield note(EP_DENSE, f"job {job.name}: expert_parallel is on but model_kind is dense; "
+            why = "" if job.model_kind_from == "model_kind" else f" ({job.model_kind_from})"
+            yield note(EP_DENSE, f"job {job.name}: expert_parallel is on but model_kind is "
+                       f"dense{why}; "
                        "vLLM ignores it (no EP group, every DP replica is its own world)", span,
                        subject=f"job {job.name}",
                        hint="drop `expert_parallel on`, or set `model_kind moe`")

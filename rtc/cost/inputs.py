@@ -215,11 +215,14 @@ def model_kind_of(job) -> tuple[str, str] | None:
 def settle_model_kinds(topology) -> None:
     """Set ``model_kind`` of every job of ``topology`` that does not write it from what
     rtc knows of its model (:func:`model_kind_of`), with ``model_kind_from`` saying how;
-    a job rtc knows nothing of keeps the default ``moe`` (``model_kind_from`` stays
-    ``default``; RTC332 says so where the kind matters)."""
+    else ``moe`` from ``expert_parallel on`` (only a MoE model has experts); a job rtc knows
+    nothing of keeps the default ``moe`` (``model_kind_from`` stays ``default``; RTC332
+    says so where the kind matters)."""
     for job in topology.jobs:
         if job.model_kind_from != "default":
             continue
         found = model_kind_of(job)
         if found is not None:
             job.model_kind, job.model_kind_from = found
+        elif job.expert_parallel:
+            job.model_kind, job.model_kind_from = "moe", "expert_parallel on"
