@@ -30,13 +30,14 @@ def _estimate(a):
     m = MODELS.get(a.get("model"))
     layout = Layout(tp=a.get("tp", 1))
     kind = a["kind"]
+    kv = a.get("kv_dtype_bytes", m.dtype_bytes if m else 2)   # --kv-cache-dtype fp8: 1
     if kind == "tokens":
-        return tokens_in(a["available_gib"] * GIB, m, layout, m.dtype_bytes, a["block_size"])
+        return tokens_in(a["available_gib"] * GIB, m, layout, kv, a["block_size"])
     if kind == "one_sequence":
-        per = kv_bytes_per_token(m, layout.tp, m.dtype_bytes) * layers_per_rank(m, 1)
+        per = kv_bytes_per_token(m, layout.tp, kv) * layers_per_rank(m, 1)
         return per * a["max_model_len"] / GIB
     if kind == "largest_len":
-        per = kv_bytes_per_token(m, layout.tp, m.dtype_bytes) * layers_per_rank(m, 1)
+        per = kv_bytes_per_token(m, layout.tp, kv) * layers_per_rank(m, 1)
         return a["available_gib"] * GIB // per
     if kind == "concurrency":
         return a["tokens"] / a["max_model_len"]
@@ -64,7 +65,9 @@ def test_anchor_set_covers_every_kind_with_public_sources():
     assert {a["kind"] for a in ANCHORS} == set(TOLERANCE)
     assert all(a["source"].startswith("https://") for a in ANCHORS)
     assert len(ANCHORS) >= 15
-    assert len({_source(a) for a in ANCHORS}) >= 14
+    assert len({_source(a) for a in ANCHORS}) >= 16
+    assert any("vllm-ascend" in a["source"] for a in ANCHORS)       # an NPU start-up
+    assert any(a.get("kv_dtype_bytes") == 1 for a in ANCHORS)      # an fp8 KV cache
 
 
 def _source(anchor):
