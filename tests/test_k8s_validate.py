@@ -173,6 +173,54 @@ def test_cli_pods_option(monkeypatch, capsys, tmp_path: Path):
     assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "none.json"), cm) == 2
 
 
+def hypernode_pods():
+    return json.loads((DATA / "pods-nodes-one-hypernode.json").read_text())
+
+
+def test_a_group_on_nodes_of_one_hypernode_passes():
+    """kubectl get pods,nodes -o json: both pods of the group on nodes labelled
+    volcano.sh/hypernode=sp0, as their exclusive-topology / Kueue annotations require."""
+    assert pod_findings(hypernode_pods(), "kubectl-get-cm-completed.yaml") == []
+
+
+def test_a_group_split_over_two_hypernodes_names_pods_nodes_and_the_label():
+    doc = hypernode_pods()
+    doc["items"][3]["metadata"]["labels"]["volcano.sh/hypernode"] = "sp1"
+    (d,) = pod_findings(doc, "kubectl-get-cm-completed.yaml")
+    assert d.code == "RTC787"
+    assert d.message == (
+        "the pods of LeaderWorkerSet deepseek (group 0) must share one volcano.sh/hypernode "
+        "domain (leaderworkerset.sigs.k8s.io/exclusive-topology), but they run in 2 (pod "
+        "deepseek-0 on node atlas-01: volcano.sh/hypernode=sp0; pod deepseek-0-1 on node "
+        "atlas-02: volcano.sh/hypernode=sp1)")
+    assert d.span.file == "pods.json" and d.related[0].message == "pod deepseek-0"
+    text = json.dumps(doc, indent=2).splitlines()
+    assert '"nodeName": "atlas-02"' in text[d.span.line - 1]
+    del doc["items"][3]["metadata"]["labels"]["volcano.sh/hypernode"]
+    (d,) = pod_findings(doc, "kubectl-get-cm-completed.yaml")
+    assert d.code == "RTC787" and "atlas-02: no label" in d.message
+
+
+def test_a_domain_requirement_without_the_nodes_is_not_checked():
+    doc = hypernode_pods()
+    doc["items"] = doc["items"][:2]
+    (d,) = pod_findings(doc, "kubectl-get-cm-completed.yaml")
+    assert d.code == "RTC788" and "kubectl get pods,nodes -o json" in d.hint
+    assert "has no Node atlas-01 of pod deepseek-0" in d.message
+
+
+def test_cli_pods_and_nodes(monkeypatch, capsys, tmp_path: Path):
+    cm = str(DATA / "kubectl-get-cm-completed.yaml")
+    good = str(DATA / "pods-nodes-one-hypernode.json")
+    assert run_main(monkeypatch, "validate", "--pods", good, cm) == 0
+    doc = hypernode_pods()
+    doc["items"][3]["metadata"]["labels"]["volcano.sh/hypernode"] = "sp1"
+    (tmp_path / "p.json").write_text(json.dumps(doc, indent=2))
+    assert run_main(monkeypatch, "validate", "--pods", str(tmp_path / "p.json"), cm) == 1
+    out = capsys.readouterr().out
+    assert "error[RTC787]" in out and "volcano.sh/hypernode=sp1" in out
+
+
 # --------------------------------------------------------------------------- --wait
 
 from rtc.api.validate_k8s import wait_until_completed  # noqa: E402

@@ -20,7 +20,8 @@ from stubs import run_pod, run_script
 from test_out_dir_transaction import run_main
 
 K8S_GOLDEN = GOLDEN / "k8s"
-EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3", "gpu-h100-2node-dp2-tp8",
+EXAMPLES_K8S = ["a2-2node-dp2-tp8", "a2-2node-pp2-tp8", "pd-a3", "a3-2node-dp2-tp16",
+                "gpu-h100-2node-dp2-tp8",
                 "gpu-gb200-nvl72-tp8"]
 UPDATE = os.environ.get("RTC_UPDATE_GOLDEN") == "1"
 IMAGE = "quay.io/ascend/vllm-ascend:latest"
@@ -344,3 +345,27 @@ def test_trays_of_two_domains_get_no_domain_constraint():
     bundle = build_k8s(res.topology, res.plan, res.topology.jobs, {}, GPU_IMAGE, "two.rtc")
     assert "nvl72-b" in text
     assert all("exclusive-topology" not in t for _n, t in bundle.outputs)
+
+
+def test_a_group_over_servers_of_one_a3_super_pod_stays_in_that_super_pod(bundles):
+    """A3: DP2 x TP16 + EP over two servers of super pod 0. The LWS asks for one
+    volcano.sh/hypernode domain per group (Volcano's label discovery names the A3 super pod
+    a node belongs to with it); D1 (A2, no super pod) asks for nothing more than hostnames,
+    and its header says that each TP group of 8 is one pod's NPUs."""
+    from rtc.plan.kubernetes import FACTS
+
+    assert "topologyA3" in FACTS["superpod_label"].source
+    for example, name in (("a3-2node-dp2-tp16", "lws-deepseek.yaml"),
+                          ("pd-a3", "lws-decode.yaml")):
+        text = dict(bundles[example][1].outputs)[name]
+        lws = yaml.safe_load(text)
+        assert lws["metadata"]["annotations"] == {
+            "leaderworkerset.sigs.k8s.io/exclusive-topology": "volcano.sh/hypernode"}
+        tmpl = lws["spec"]["leaderWorkerTemplate"]
+        for role in ("leaderTemplate", "workerTemplate"):
+            assert tmpl[role]["metadata"]["annotations"] == {
+                "kueue.x-k8s.io/podset-required-topology": "volcano.sh/hypernode"}
+        assert "servers of super pod 0" in text and "annotation superPodID" in text
+    d1 = dict(bundles["a2-2node-dp2-tp8"][1].outputs)["lws-deepseek.yaml"]
+    assert "# Placement: each TP group (8 NPUs) is inside one pod" in d1
+    assert "annotations" not in yaml.safe_load(d1)["metadata"]

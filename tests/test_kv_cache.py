@@ -30,13 +30,14 @@ def _estimate(a):
     m = MODELS.get(a.get("model"))
     layout = Layout(tp=a.get("tp", 1))
     kind = a["kind"]
+    kv = a.get("kv_dtype_bytes", m.dtype_bytes if m else 2)   # --kv-cache-dtype fp8: 1
     if kind == "tokens":
-        return tokens_in(a["available_gib"] * GIB, m, layout, m.dtype_bytes, a["block_size"])
+        return tokens_in(a["available_gib"] * GIB, m, layout, kv, a["block_size"])
     if kind == "one_sequence":
-        per = kv_bytes_per_token(m, layout.tp, m.dtype_bytes) * layers_per_rank(m, 1)
+        per = kv_bytes_per_token(m, layout.tp, kv) * layers_per_rank(m, 1)
         return per * a["max_model_len"] / GIB
     if kind == "largest_len":
-        per = kv_bytes_per_token(m, layout.tp, m.dtype_bytes) * layers_per_rank(m, 1)
+        per = kv_bytes_per_token(m, layout.tp, kv) * layers_per_rank(m, 1)
         return a["available_gib"] * GIB // per
     if kind == "concurrency":
         return a["tokens"] / a["max_model_len"]
@@ -64,7 +65,9 @@ def test_anchor_set_covers_every_kind_with_public_sources():
     assert {a["kind"] for a in ANCHORS} == set(TOLERANCE)
     assert all(a["source"].startswith("https://") for a in ANCHORS)
     assert len(ANCHORS) >= 15
-    assert len({_source(a) for a in ANCHORS}) >= 14
+    assert len({_source(a) for a in ANCHORS}) >= 16
+    assert any("vllm-ascend" in a["source"] for a in ANCHORS)       # an NPU start-up
+    assert any(a.get("kv_dtype_bytes") == 1 for a in ANCHORS)      # an fp8 KV cache
 
 
 def _source(anchor):
@@ -200,3 +203,58 @@ def test_lint_reads_the_memory_flags_of_a_hand_written_launch(rtc, tmp_path):
     assert "--max-model-len 179773" in out
     script.write_text(script.read_text().replace("262144", "131072"))
     assert "RTC345" not in rtc("lint", str(script)).stdout
+
+
+#: vllm-ascend's multi-node DeepSeek tutorial (docs/source/tutorials/multi_node.md at tags
+#: v0.9.1 and v0.11.0: two Atlas 800 A2 64G x 8, DeepSeek-V3 / V3.1 W8A8, DP 4 with 2 per node
+#: x TP 4 + expert parallel, HCCL_BUFFSIZE=1024, --max-num-seqs 16, --max-model-len 32768,
+#: --max-num-batched-tokens 4096, --gpu-memory-utilization 0.9 on node 0, --quantization
+#: ascend). Its later pages (tutorials/models/DeepSeek-R1.md, DeepSeek-V3.1.md: the same
+#: pair at DP4 x TP4, --max-model-len 16384, HCCL_BUFFSIZE=200, 0.92) run shorter. No page
+#: reports 131072 on two A2 servers.
+TUTORIAL_FLAGS = ("--max-num-seqs 16 --max-num-batched-tokens 4096 "
+                  "--gpu-memory-utilization 0.9 --quantization ascend")
+
+
+def _tutorial_pair(dp: int, tp: int, max_len: int, buffsize: int = 1024) -> list:
+    from conftest import CASES
+    from rtc.api import compile_text
+
+    text = (CASES / "checks" / "RTC344-kv-cache-below-one-sequence.rtc").read_text()
+    text = text.replace("dp 2\n  tp 8", f"dp {dp}\n  tp {tp}")
+    text = text.replace("HCCL_BUFFSIZE = 1024", f"HCCL_BUFFSIZE = {buffsize}")
+    text = text.replace('args "--max-model-len 131072"',
+                        f'args "--max-model-len {max_len} {TUTORIAL_FLAGS}"')
+    res = compile_text(text, "tutorial.rtc")
+    return [d for d in res.diagnostics if d.code in ("RTC344", "RTC345", "RTC346")]
+
+
+def test_the_tutorials_two_a2_deepseek_layouts_fit_as_they_report():
+    """What the tutorials ran: DP4 x TP4 + EP at 32768 (HCCL_BUFFSIZE 1024) and at 16384
+    (HCCL_BUFFSIZE 200); and D1's DP2 x TP8 + EP with the same flags at 32768. Each starts
+    (no RTC344 / RTC345: one sequence of max_model_len fits); only the RTC346 note says that
+    fewer than --max-num-seqs 16 sequences of *full* length fit at once, which the tutorials'
+    benchmark (3.5k in + 1.5k out per request) never asks for."""
+    from rtc.diagnostics import Severity
+
+    found = {(4, 4, 32768, 1024): "42,880 tokens per rank, 1.31 sequences of 32,768",
+             (4, 4, 16384, 200): "141,184 tokens per rank, 8.62 sequences of 16,384",
+             (2, 8, 32768, 1024): "73,856 tokens per rank, 2.25 sequences of 32,768"}
+    for (dp, tp, max_len, buf), numbers in found.items():
+        (d,) = _tutorial_pair(dp, tp, max_len, buffsize=buf)
+        assert (d.code, d.severity) == ("RTC346", Severity.NOTE)
+        assert numbers in d.message and "fewer than --max-num-seqs 16" in d.message
+
+
+def test_d1_at_131072_with_the_tutorials_flags_does_not_fit():
+    """DP2 x TP8 + EP, --max-model-len 131072, the tutorial's flags: weights 43.0 GB and
+    HCCL_BUFFSIZE 1024 MB in 4 communicators (8.6 GB) leave 4.8 GiB of KV cache per rank,
+    73,856 tokens of the 68.6 KiB MLA latent; one sequence needs 8.6 GiB. RTC344, with the
+    largest length that fits and the buffer term that dominates what is left; no tutorial
+    reports this length on two A2 servers (they stop at 32768)."""
+    (d,) = _tutorial_pair(2, 8, 131072)
+    assert d.code == "RTC344"
+    assert "one sequence of 131,072 tokens needs 8.6 GiB of KV cache per rank, but 4.8 GiB " \
+        "is left" in d.message
+    assert "communicator buffers 8.6 GB (TP, DP, EP, MC2)" in d.message
+    assert "--max-model-len 73875" in d.hint and "the default 200: 1.7 GB" in d.hint

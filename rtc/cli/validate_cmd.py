@@ -28,7 +28,9 @@ WAIT_HELP = ("Re-read each file every second while it is missing, not complete J
              "its status is initializing (at most SECONDS), then validate it as with "
              "--require-completed; for an init container.")
 PODS_HELP = ("`kubectl get pods -o json` of the job: each table server is checked against its "
-             "pod's node, IP and the NPUs the device plugin gave it.")
+             "pod's node, IP and the NPUs the device plugin gave it. With `kubectl get "
+             "pods,nodes -o json` the pods of a group that must share a node label's "
+             "domain (LWS exclusive-topology, Kueue required topology) are checked too.")
 REQUIRE_COMPLETED_HELP = ("A ConfigMap's rank table whose status is still initializing is an "
                           "error (a note otherwise).")
 

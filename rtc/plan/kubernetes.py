@@ -135,6 +135,18 @@ FACTS: dict[str, Fact] = {
                                 "GPU Operator (docs.nvidia.com/datacenter/cloud-native/gpu-"
                                 "operator/latest/dra-cds.html: the label names a node's "
                                 "multi-node NVLink domain, <cluster UUID>.<clique id>)"),
+    "superpod_label": Fact("volcano.sh/hypernode", "volcano-sh/volcano docs/user-guide/how_to_"
+                           "use_hypernode_auto_discovery.md (label discovery, topologyA3: the "
+                           "node label naming the hypernode, i.e. the A3 super pod, a node "
+                           "belongs to; since v1.13.0). MindCluster's device plugin writes "
+                           "the super pod id as the node annotation superPodID (Ascend/mind-"
+                           "cluster component/ascend-device-plugin pkg/server/manager.go "
+                           "getNewNodeAnnotation, v7.3.x), not as a label"),
+    "volcano_spblock": Fact("sp-block", "Ascend/mind-cluster component/ascend-for-volcano "
+                            "common/util/type.go SuperPodAnnoKey (a job annotation: the NPUs "
+                            "of one logical super pod; read from the PodGroup, which an LWS "
+                            "fills only with its volcano.sh/ annotations - kubernetes-sigs/"
+                            "lws pkg/schedulerprovider/volcano_provider.go)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -262,6 +274,8 @@ class LwsPlan:
     #: of a GB200/GB300 NVL72 job that spans trays), and why; None when hostnames suffice.
     domain_label: str | None = None
     domain_reason: str = ""
+    #: The job's TP size (each TP group that fits a pod's NPUs stays on its node).
+    tp: int = 0
 
 
 class _Blocked(Exception):
@@ -280,21 +294,33 @@ def k8s_name(name: str) -> str | None:
 
 
 def _placement_domain(topo: Topology, jl: JobLaunch) -> tuple[str | None, str]:
-    """The node label the group must stay inside, and why (issue: placement constraints in
-    the scheduler's terms). Only for NVIDIA multi-node NVLink domains (``super_pod`` on a
-    GPU preset): a group over several trays of one domain keeps its TP / EP traffic on
-    NVLink only if every pod lands in that domain. Ascend super pods have no public node
-    label key rtc could cite; their pods stay pinned by hostname."""
+    """The node label the group must stay inside, and why (issue 36: placement constraints
+    in the scheduler's terms), for a job over several servers of one ``super_pod``:
+
+    * NVIDIA multi-node NVLink domains (GB200/GB300 NVL72 trays): ``nvidia.com/gpu.clique``;
+      TP / EP traffic stays on NVLink only if every pod lands in that domain.
+    * Ascend super pods (Atlas 900 A3 SuperPoD, Atlas 800 A3 in a super pod): the rank
+      table's ``super_pod_list`` and HCCS between servers hold only inside one super pod;
+      the label is Volcano's ``volcano.sh/hypernode`` (:data:`FACTS` ``superpod_label``).
+      MindCluster's device plugin records the super pod id as a node *annotation*
+      (``superPodID``), which no node affinity can select on.
+
+    A job on one server, or over servers of several super pods, needs no domain: its pods
+    are pinned by hostname (and each TP group that fits a server is one pod's NPUs)."""
     servers = [nl.server for nl in jl.nodes]
-    if not topo.preset.is_gpu or not topo.preset.super_pod or len(servers) < 2:
+    if not topo.preset.super_pod or len(servers) < 2:
         return None, ""
     domains = {s.super_pod_id for s in servers}
     if len(domains) != 1 or None in domains:
         return None, ""
     job = jl.job
-    return fact("nvlink_domain_label"), (
-        f"TP {job.tp} x EP {'on' if job.expert_parallel else 'off'} over {len(servers)} trays "
-        f"of NVLink domain {domains.pop()}")
+    ep = f"EP {'on' if job.expert_parallel else 'off'}"
+    if topo.preset.is_gpu:
+        return fact("nvlink_domain_label"), (
+            f"TP {job.tp} x {ep} over {len(servers)} trays of NVLink domain {domains.pop()}")
+    return fact("superpod_label"), (
+        f"TP {job.tp} x DP {job.dp} x {ep} over {len(servers)} servers of super pod "
+        f"{domains.pop()} (HCCS between them only inside it)")
 
 
 def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
@@ -319,6 +345,7 @@ def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
     out.leader = roles[0]
     out.table = any(name == "RANK_TABLE_FILE" for name, _v in roles[0].env)
     out.domain_label, out.domain_reason = _placement_domain(topo, jl)
+    out.tp = job.tp
     if len(roles) > 1:
         out.worker = roles[1]
         for other in roles[2:]:

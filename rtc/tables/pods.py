@@ -16,7 +16,17 @@ to the pod whose annotation names its ``server_id``. A pod of a LeaderWorkerSet 
 ``leaderworkerset.sigs.k8s.io/worker-index``) without an operator's ``hccl/rankIndex`` must
 be server k of the table when its worker index is k (RTC777): a fixed table lists the
 servers in worker-index order, and one LWS template cannot pin each worker to its node.
-Findings point into the pods file (RTC777, RTC780-786).
+Placement (issue 36): the pods of one LeaderWorkerSet group (labels
+``leaderworkerset.sigs.k8s.io/name`` and ``/group-index``) that carry a topology requirement
+- LWS's ``leaderworkerset.sigs.k8s.io/exclusive-topology`` annotation, which the LWS
+controller copies onto every pod of the set (kubernetes-sigs/lws v0.10.0
+``pkg/controllers/pod_controller.go``), or Kueue's ``kueue.x-k8s.io/podset-required-topology``
+on the pod template - must run on nodes that share one value of that node label
+(``nvidia.com/gpu.clique``, ``volcano.sh/hypernode``; :data:`rtc.plan.kubernetes.FACTS`).
+Node labels are not part of a pod: the file may be ``kubectl get pods,nodes -o json`` (one
+List of Pods and Nodes); without the Node of a pod the requirement is not checked (RTC788).
+
+Findings point into the pods file (RTC777, RTC780-788).
 """
 
 from __future__ import annotations
@@ -32,6 +42,13 @@ DEVICE_ANNOTATION = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 RANK_INDEX = "hccl/rankIndex"
 NPU_RESOURCES = ("huawei.com/Ascend910",)
 WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+SET_NAME = "leaderworkerset.sigs.k8s.io/name"
+GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+#: Pod annotations that name a node label every pod of the group must share one value of:
+#: LWS (api/leaderworkerset/v1 ExclusiveKeyAnnotationKey) and Kueue (topology-aware
+#: scheduling, podset-required-topology).
+DOMAIN_ANNOTATIONS = ("leaderworkerset.sigs.k8s.io/exclusive-topology",
+                      "kueue.x-k8s.io/podset-required-topology")
 
 PODS_INPUT = rule("RTC780", "pods-input", "error", "The --pods file is not a list of pods.", """
     What: the file given with --pods is not JSON, or is neither a Pod nor a List of Pods
@@ -107,7 +124,31 @@ WRONG_SERVER = rule("RTC777", "pod-on-wrong-server", "error",
     leader and, for two servers, the worker by node affinity), or cordon the wrong
     nodes; check again with rtc validate --pods.""")
 
-RULES = (WRONG_SERVER, PODS_INPUT, NO_ANNOTATION, SHARED_NODE, DEVICES_DIFFER, IP_DIFFERS, VISIBLE, NO_POD)
+OUTSIDE_DOMAIN = rule("RTC787", "pods-outside-one-domain", "error",
+                      "The pods of one group run on nodes of different topology domains.", """
+    What: the pods of one LeaderWorkerSet group ask to stay inside one domain of a node
+    label (the leaderworkerset.sigs.k8s.io/exclusive-topology or
+    kueue.x-k8s.io/podset-required-topology annotation, e.g. nvidia.com/gpu.clique or
+    volcano.sh/hypernode), but their nodes carry different values of that label, or none.
+    Why: rtc's plan keeps the group's TP / EP traffic inside one NVLink domain or super
+    pod; across domains it runs over the slower scale-out network (an A3 rank table's
+    super_pod_list and its HCCS links no longer hold), or HCCL fails to connect.
+    Example: the decode pods of an A3 job on nodes labelled volcano.sh/hypernode=sp0 and
+    volcano.sh/hypernode=sp1.
+    Fix: label the nodes with their real domain, check that the LWS webhook or Kueue is
+    installed (they turn the annotation into affinity), then delete the group's pods so
+    they are scheduled again; check with rtc validate --pods.""")
+DOMAIN_UNCHECKED = rule("RTC788", "pod-domain-unchecked", "warning",
+                        "A group's topology requirement could not be checked.", """
+    What: the pods of a group must stay inside one domain of a node label, but the --pods
+    file does not hold the Node objects of their nodes (kubectl get pods -o json lists no
+    node labels).
+    Why: without the nodes' labels rtc cannot tell whether the pods share the domain.
+    Example: pods.json from kubectl get pods -o json alone.
+    Fix: kubectl get pods,nodes -o json > pods.json (one List of both).""")
+
+RULES = (WRONG_SERVER, PODS_INPUT, NO_ANNOTATION, SHARED_NODE, DEVICES_DIFFER, IP_DIFFERS, VISIBLE, NO_POD,
+         OUTSIDE_DOMAIN, DOMAIN_UNCHECKED)
 
 
 @dataclass
@@ -125,10 +166,14 @@ class Pod:
     visible: list = field(default_factory=list)   # [(JSON path in the pod, value)]
     index: int | None = None                # the LWS worker-index label
     rank_index: bool = False                # has the operator's hccl/rankIndex
+    group: tuple | None = None              # (LWS set name, group index)
+    domains: list = field(default_factory=list)   # [(annotation, node label key)]
+    node_labels: dict | None = None         # its node's labels, when the file has the Node
 
 
 def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagnostic]]:
-    """The pods of a ``kubectl get pods -o json`` file, its source map, and findings."""
+    """The pods of a ``kubectl get pods -o json`` file (or ``kubectl get pods,nodes -o
+    json``: the Nodes' labels are set on their pods), its source map, and findings."""
     doc, smap, diags = load_json(data, filename=filename)
     if doc is None:
         first = diags[0] if diags else None
@@ -136,15 +181,22 @@ def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagn
                                 + (f": {first.message}" if first else ""),
                                 first.span if first and first.span else Span.whole_file(filename),
                                 hint="kubectl get pods -o json > pods.json")]
-    lists = ("List", "PodList")     # kubectl prints List; the API server's own is PodList
+    lists = ("List", "PodList", "NodeList")  # kubectl prints List; the API server's own kinds
     items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") in lists else [doc]
     if not isinstance(items, list) or not all(isinstance(p, dict) and p.get("kind", "Pod")
-                                              == "Pod" for p in items):
+                                              in ("Pod", "Node") for p in items) \
+            or not any(p.get("kind", "Pod") == "Pod" for p in items):
         return [], smap, [error(PODS_INPUT, f"{filename} is not a Pod or a List of Pods",
                                 Span.whole_file(filename),
                                 hint="kubectl get pods -o json > pods.json")]
     base = ("items",) if items is not doc else ()
-    return [_pod(p, base + ((i,) if base else ())) for i, p in enumerate(items)], smap, diags
+    labels = {str((n.get("metadata") or {}).get("name")): (n.get("metadata") or {}).get("labels")
+              or {} for n in items if n.get("kind") == "Node"}
+    pods = [_pod(p, base + ((i,) if base else ())) for i, p in enumerate(items)
+            if p.get("kind", "Pod") == "Pod"]
+    for pod in pods:
+        pod.node_labels = labels.get(pod.node) if pod.node else None
+    return pods, smap, diags
 
 
 def _pod(p: dict, path: tuple) -> Pod:
@@ -157,8 +209,12 @@ def _pod(p: dict, path: tuple) -> Pod:
             if e.get("name") == "ASCEND_RT_VISIBLE_DEVICES" and "value" in e:
                 pod.visible.append((("spec", "containers", i, "env", j, "value"),
                                     str(e["value"])))
-    label = str((meta.get("labels") or {}).get(WORKER_INDEX, ""))
+    labels, notes = meta.get("labels") or {}, meta.get("annotations") or {}
+    label = str(labels.get(WORKER_INDEX, ""))
     pod.index = int(label) if label.isdigit() else None
+    if labels.get(SET_NAME):
+        pod.group = (str(labels[SET_NAME]), str(labels.get(GROUP_INDEX, "0")))
+    pod.domains = [(a, str(notes[a])) for a in DOMAIN_ANNOTATIONS if notes.get(a)]
     pod.rank_index = RANK_INDEX in (meta.get("annotations") or {})
     raw = (meta.get("annotations") or {}).get(DEVICE_ANNOTATION)
     if raw is not None:
@@ -192,6 +248,7 @@ def check_pods(pods: list[Pod], smap, pods_file: str, table: dict, table_file: s
         else Span.whole_file(pods_file)  # noqa: E731
     for pod in pods:
         out += _pod_findings(pod, at)
+    out += placement_findings(pods, at, pods_file)
     servers = [s for s in table.get("server_list") or [] if isinstance(s, dict)] \
         if isinstance(table, dict) else []
     matched: dict[int, Pod] = {}
@@ -332,3 +389,52 @@ def _shared_nodes(servers: list, matched: dict, at) -> list[Diagnostic]:
                               "kubernetes.io/hostname), or list the node once with the "
                               "devices of both pods"))
     return out
+
+
+def placement_findings(pods: list[Pod], at, pods_file: str) -> list[Diagnostic]:
+    """RTC787 / RTC788: each LWS group whose pods carry a domain annotation (see the module
+    docstring) against the labels of their nodes."""
+    groups: dict[tuple, list[Pod]] = {}
+    for pod in pods:
+        if pod.group is not None:
+            groups.setdefault(pod.group, []).append(pod)
+    out = []
+    for (name, index), members in groups.items():
+        members.sort(key=lambda p: (p.index is None, p.index or 0, p.name))
+        keys: dict[str, str] = {}      # node label key -> the first annotation naming it
+        for a, k in (d for p in members for d in p.domains):
+            keys.setdefault(k, a)
+        for key, annotation in keys.items():
+            out += _domain_finding(f"{name} (group {index})", members, annotation, key, at,
+                                   pods_file)
+    return out
+
+
+def _domain_finding(group: str, members: list[Pod], annotation: str, key: str, at,
+                    pods_file: str) -> list[Diagnostic]:
+    """The finding of one group's pods against one required node label ``key``."""
+    unknown = [p for p in members if p.node_labels is None]
+    if unknown:
+        p = unknown[0]
+        return [warning(DOMAIN_UNCHECKED, f"pods of LeaderWorkerSet {group} must stay inside "
+                        f"one {key} domain ({annotation}), but {pods_file} has no Node "
+                        f"{p.node or '(not scheduled)'} of pod {p.name}: not checked",
+                        at(p, "metadata", "annotations", annotation), subject=f"pod {p.name}",
+                        hint="kubectl get pods,nodes -o json > pods.json")]
+    value = {p.name: p.node_labels.get(key) for p in members}
+    first = members[0]
+    odd = [p for p in members if value[p.name] != value[first.name] or value[p.name] is None]
+    if not odd:
+        return []
+    where = "; ".join(f"pod {p.name} on node {p.node}: "
+                      + (f"{key}={value[p.name]}" if value[p.name] is not None else "no label")
+                      for p in members)
+    bad = odd[0]
+    return [error(OUTSIDE_DOMAIN, f"the pods of LeaderWorkerSet {group} must share one {key} "
+                  f"domain ({annotation}), but they run in "
+                  f"{len({value[p.name] for p in members})} ({where})",
+                  at(bad, "spec", "nodeName"), subject=f"pod {bad.name}, node {bad.node}",
+                  related=[Related(at(first, "spec", "nodeName"), f"pod {first.name}")],
+                  hint=f"label every node with its real {key}, make sure the LWS webhook or "
+                       "Kueue turns the annotation into affinity, then delete the group's pods "
+                       "so they are scheduled together again")]
