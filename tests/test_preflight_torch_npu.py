@@ -196,3 +196,16 @@ def test_the_fallback_script_passes_shellcheck(tmp_path):
     res = subprocess.run(["shellcheck", "-s", "bash", str(script)], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0, res.stdout[:3000]
+
+
+def test_a_planned_sweep_without_result_or_skipped_line_is_rtc582(tmp_path):
+    import shutil
+
+    folder = tmp_path / "a"
+    shutil.copytree(TESTS / "data" / "preflight" / "all-good" / "a", folder)
+    (folder / "all_reduce_test.txt").unlink()
+    codes = (folder / "exit-codes.txt").read_text().replace("all_reduce_test.txt 0\n", "")
+    (folder / "exit-codes.txt").write_text(codes)
+    _out, doc = _report(folder)
+    assert [(d["code"], d["message"]) for d in doc["diagnostics"]] == [
+        ("RTC582", "a: the AllReduce sweep left no result and no skipped.txt line")]

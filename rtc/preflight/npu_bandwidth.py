@@ -75,9 +75,9 @@ def judge(r: ServerResults) -> list[Diagnostic]:
     if r.bandwidth is None:
         return []
     diags, skipped = _skipped(r)
-    if "all_reduce_test.txt" in r.exit_codes:
+    if _ran(r, "all_reduce_test.txt"):
         diags += _hccl_test(r)
-    elif "torch_all_reduce.txt" in r.exit_codes:
+    elif _ran(r, "torch_all_reduce.txt"):
         diags += _sweep(r)
     elif not skipped:
         diags.append(error(FAILED, f"{r.server}: the AllReduce sweep left no result and no "
@@ -85,6 +85,12 @@ def judge(r: ServerResults) -> list[Diagnostic]:
                            subject=f"server {r.server}",
                            hint="run the preflight script again and copy the whole folder"))
     return diags
+
+
+def _ran(r: ServerResults, name: str) -> bool:
+    """True when the script ran the command of result file ``name`` (its exit code is
+    recorded, or, with exit-codes.txt unreadable, its file is there)."""
+    return name in r.exit_codes or os.path.exists(r.path(name))
 
 
 def _skipped(r: ServerResults) -> tuple[list[Diagnostic], dict]:
