@@ -32,8 +32,8 @@ def report_command(
     """Parse preflight results into a reachability matrix and findings (RTC560-RTC569,
     RTC580-RTC582): links down, bad net health, IP or gateway mismatches, unreachable peer
     NPUs, HCCL ports not reserved, failed or missing checks; the AllReduce sweep's peak bus
-    bandwidth (HCCL Test, else torch_npu) and what was skipped for a missing tool. Exit 1 when anything is wrong, 2 when a
-    RESULTS_DIR does not exist (RTC001).
+    bandwidth (HCCL Test, else torch_npu) and what was skipped for a missing tool. Exit 1
+    when anything is wrong, 2 when a RESULTS_DIR does not exist (RTC001).
 
     Example:
 

@@ -33,7 +33,7 @@ SKIPPED = rule("RTC580", "preflight-bandwidth-skipped", "warning",
     Fix: build HCCL Test (`make` in $ASCEND_HOME_PATH/tools/hccl_test, MPICH installed) and
     set HCCL_TEST_BIN, or run the script with PYTHON set to the Python the job uses.""")
 FALLBACK = rule("RTC581", "preflight-bandwidth-fallback", "note",
-                "Preflight: the NPU bandwidth was measured with torch_npu instead of HCCL Test.", """
+                "Preflight: NPU bandwidth measured with torch_npu instead of HCCL Test.", """
     What: a line of `skipped.txt` with a fallback: all_reduce_test was not found (or no
     mpirun), and rtc's torch.distributed all_reduce sweep (backend hccl, npu devices)
     measured instead.
