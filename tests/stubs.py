@@ -1,6 +1,6 @@
 """Running generated scripts under bash with stub executables first on PATH
-(tests/bin-stubs): vllm, ray, torchrun, python3 (the generic recorder), hccn_tool and
-sysctl. Nothing real is started and no address is contacted."""
+(tests/bin-stubs): vllm, ray, torchrun, python3 (the generic recorder), hccn_tool,
+sysctl and mpirun (HCCL Test's launcher; all_reduce_test is found through HCCL_TEST_BIN). Nothing real is started and no address is contacted."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def make_bin(tmp: Path) -> Path:
     out.mkdir(exist_ok=True)
     for name in RECORDERS:
         shutil.copy(STUBS / "stub", out / name)
-    for name in ("hccn_tool", "sysctl"):
+    for name in ("hccn_tool", "sysctl", "mpirun"):
         shutil.copy(STUBS / name, out / name)
     for p in out.iterdir():
         p.chmod(0o755)

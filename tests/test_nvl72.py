@@ -37,3 +37,88 @@ def test_new_gpu_presets_name_their_source():
         p = presets()[name]
         assert p.is_gpu and p.source
     assert presets()["gb200-nvl72"].super_pod and presets()["gb200-nvl72"].devices_per_server == 4
+
+
+# ------------------------------------------------------------ rtc lint of the compiled scripts
+
+
+def _scripts(tmp_path, text: str) -> list[str]:
+    """`rtc compile` of ``text`` into tmp_path/out; the launch scripts (tray-*.sh) a user
+    lints (their env files are read through the `.` line)."""
+    from rtc.api import compile_text
+    from rtc.emit.bundle import build_bundle
+
+    r = compile_text(text, "nvl72.rtc")
+    assert r.ok, [d.message for d in r.diagnostics]
+    out = tmp_path / "out"
+    out.mkdir(parents=True)
+    b = build_bundle(r.topology, r.plan, r.topology.jobs, {})
+    for name, body, _mode in b.outputs:
+        (out / name).write_text(body)
+    return sorted(str(p) for p in out.glob("tray-*.sh"))
+
+
+def _two_domains(text: str) -> str:
+    at = text.rindex("super_pod nvl72-a")
+    return text[:at] + "super_pod nvl72-b" + text[at + len("super_pod nvl72-a"):]
+
+
+def test_the_env_files_name_the_nvlink_domain(tmp_path):
+    _scripts(tmp_path, EXAMPLE.read_text())
+    env = (tmp_path / "out" / "tray-02.env").read_text().splitlines()
+    assert env[-1] == "export RTC_NVLINK_DOMAIN=nvl72-a"
+    assert env[-2].startswith("# NVLink domain of tray-02 (its super_pod; the nodes' "
+                              "nvidia.com/gpu.clique)")
+
+
+def test_lint_tp_across_trays_of_one_domain_is_no_cross_server_finding(tmp_path):
+    from rtc.api.lint import lint_files
+
+    rep = lint_files(_scripts(tmp_path, EXAMPLE.read_text()))
+    got = sorted((d.code, d.severity.name) for d in rep.diagnostics)
+    assert got == [("RTC464", "NOTE"), ("RTC472", "NOTE")]
+    guessed = next(d for d in rep.diagnostics if d.code == "RTC464")
+    assert "in NVLink domain nvl72-a; RTC313 (islands inside a tray) is skipped" in \
+        guessed.message
+    assert {s.super_pod_id for s in rep.topology.servers} == {"nvl72-a"}
+
+
+def test_lint_tp_across_two_domains_is_the_finding_with_its_cost(tmp_path):
+    from rtc.api.lint import lint_files
+
+    rep = lint_files(_scripts(tmp_path, _two_domains(EXAMPLE.read_text())))
+    found = {d.code: d for d in rep.diagnostics if d.code in ("RTC310", "RTC312")}
+    assert sorted(found) == ["RTC310", "RTC312"]
+    where = "in NVLink domains nvl72-a (tray-01), nvl72-b (tray-02)"
+    assert where in found["RTC310"].message and where in found["RTC312"].message
+    assert found["RTC310"].hint.startswith("keep each TP group inside one NVLink domain;")
+    assert found["RTC312"].span.file.endswith("tray-01.sh")
+    # without --hardware: the guessed GPU tray's links (the note says so)
+    assert "240 us over eth-100g (busbw 10 GB/s); tp 4 inside one island would take 19 us " \
+           "over nvlink-bridge" in found["RTC312"].message
+
+
+def test_lint_with_the_hardware_gives_the_cost_rtc_check_gives(tmp_path):
+    from rtc.api.lint import lint_files
+
+    text = _two_domains(EXAMPLE.read_text())
+    rep = lint_files(_scripts(tmp_path, text), hardware="gb200-nvl72")
+    [lint312] = [d for d in rep.diagnostics if d.code == "RTC312"]
+    [check312] = [d for d in _codes(text) if d.code == "RTC312"]
+    cost = "67 us over ib-ndr (busbw 170 GB/s); tp 4 inside one island would take 14 us " \
+           "over nvlink5"
+    assert cost in lint312.message and cost in check312.message
+    assert lint312.hint == check312.hint and "NVLink domain" in lint312.hint
+    one = lint_files(_scripts(tmp_path / "one", EXAMPLE.read_text()), hardware="gb200-nvl72")
+    assert not [d for d in one.diagnostics if d.code in ("RTC310", "RTC312", "RTC313")]
+
+
+def test_lint_of_scripts_with_a_tray_without_domain_keeps_rtc312_skipped(tmp_path):
+    from rtc.api.lint import lint_files
+
+    scripts = _scripts(tmp_path, EXAMPLE.read_text())
+    env = tmp_path / "out" / "tray-02.env"
+    env.write_text(env.read_text().replace("export RTC_NVLINK_DOMAIN=nvl72-a\n", ""))
+    rep = lint_files(scripts)
+    codes = [d.code for d in rep.diagnostics]
+    assert "RTC310" in codes and "RTC312" not in codes   # islands unknown: RTC464 says so

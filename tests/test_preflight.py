@@ -42,11 +42,16 @@ def planned_answers(out: Path, tmp: Path) -> dict:
     return dirs
 
 
+#: HCCL Test built (stub all_reduce_test under stub mpirun, printing a 2-NPU sweep).
+HCCL_TEST = {"HCCL_TEST_BIN": str(Path(__file__).resolve().parent / "bin-stubs"),
+             "RTC_STUB_HCCL_OUTPUT": str(DATA / "all_reduce_test-2p.txt")}
+
+
 def run_preflight(out: Path, tmp: Path, servers, results: Path, env=None) -> dict:
     canned = planned_answers(out, tmp)
     calls = {}
     for s in servers:
-        e = {"RTC_STUB_HCCN_DIR": str(canned[s])}
+        e = {"RTC_STUB_HCCN_DIR": str(canned[s]), **HCCL_TEST}
         e.update((env or {}).get(s, {}))
         proc, got = run_script(out / f"preflight-{s}.sh", str(results / s), tmp=tmp, env=e)
         assert proc.returncode == 0, proc.stderr
@@ -93,7 +98,7 @@ def test_report_finds_link_down_unreserved_ports_and_failed_checks(tmp_path: Pat
     run_preflight(out, tmp_path, ["a"], results,
                   env={"a": {"RTC_STUB_RESERVED_PORTS": "50000-50031"}})
     proc, _ = run_script(out / "preflight-b.sh", str(results / "b"), tmp=tmp_path,
-                         env={"RTC_STUB_HCCN_DIR": str(canned)})
+                         env={"RTC_STUB_HCCN_DIR": str(canned), **HCCL_TEST})
     assert proc.returncode == 0
     res = run_rtc("preflight", "report", str(results / "a"), str(results / "b"),
                   "--format", "json")

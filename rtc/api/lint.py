@@ -197,13 +197,15 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
                   files=rep.sources)
     topo = lifted.topology
     rep.topology = topo
+    domains = guessed and _nvlink_domains(topo)
     plan = build_plan(topo)
     plan.launches.update(lifted.launches)
     skip = _NOT_FOR_SCRIPTS if table is not None else _NOT_FOR_SCRIPTS | _NEED_TABLE
     skip = skip | ({ranktable_rules.SERVER_ORDER.code} if kube.pods else set())
     if guessed:
-        skip = skip | _NEED_ISLANDS
-        rep.diagnostics.append(_gpu_guessed(topo))
+        skip = skip | (_NEED_ISLANDS - {gpu_islands.TP_ISLANDS.code} if domains
+                       else _NEED_ISLANDS)
+        rep.diagnostics.append(_gpu_guessed(topo, domains))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
@@ -221,8 +223,30 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     return rep
 
 
-def _gpu_guessed(topo: Topology) -> Diagnostic:
-    """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size."""
+def _nvlink_domains(topo: Topology) -> bool:
+    """True when every server of the lifted GPU ``topo`` names its NVLink domain
+    (``RTC_NVLINK_DOMAIN``, written by ``rtc compile`` for NVL72-class trays): the guessed
+    preset then joins servers into domains as an NVL72-class preset does (its
+    ``super_pod``), so TP across the trays of one domain is not cross-server (RTC310) and
+    across domains RTC312 gives its cost."""
+    if not topo.servers or any(s.super_pod_id is None for s in topo.servers):
+        return False
+    tray = tuple(range(topo.preset.devices_per_server))    # all on the domain's NVLink
+    topo.preset = topo.preset._replace(super_pod=True, nvlink_islands=(tray,))
+    return True
+
+
+def _gpu_guessed(topo: Topology, domains: bool = False) -> Diagnostic:
+    """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size
+    (``domains``: in the NVLink domains they name)."""
+    if domains:
+        named = sorted({str(s.super_pod_id) for s in topo.servers})
+        return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables "
+                    f"and RTC_NVLINK_DOMAIN: checked as NVIDIA GPU trays ({GUESSED_GPU}, "
+                    f"{topo.preset.devices_per_server} GPUs each as the scripts use them) in "
+                    f"NVLink domain{'s' if len(named) > 1 else ''} {', '.join(named)}; "
+                    "RTC313 (islands inside a tray) is skipped", topo.span,
+                    hint="give --hardware (e.g. gb200-nvl72) for its link costs and islands")
     return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables: "
                 f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
                 f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "

@@ -65,10 +65,13 @@ def check(topo: Topology, plan: Plan):
                 which = f"all {total} {label} groups ({dim} {size}) span"
             else:
                 which = f"{crossing} of {total} {label} groups ({dim} {size}) span"
-            msg = (f"job {job.name}: {which} servers; e.g. {label} group {index}: "
+            domains = domain_text(topo, servers) if _nvlink_domains(topo) else ""
+            msg = (f"job {job.name}: {which} servers{domains}; e.g. {label} group {index}: "
                    f"{runs_by_server(pl, first)}")
             if dim == "tp":
                 msg, hint = _tp_cost(topo, job, per_server, msg)
+                if domains:
+                    hint = f"keep each TP group inside one NVLink domain; {hint}"
             else:
                 hint = (f"keep tp x pcp ({job.tp * job.pcp}) within the {per_server} NPUs per "
                         "server, or accept it with `policy cross_node_pcp allow`")
@@ -81,6 +84,18 @@ def _nvlink_domains(topo: Topology) -> bool:
     """True on NVIDIA hardware whose servers join NVLink domains (NVL72 trays: the
     preset's ``super_pod``; a server's ``super_pod ID`` names its domain)."""
     return topo.preset.is_gpu and topo.preset.super_pod
+
+
+def domain_text(topo: Topology, servers) -> str:
+    """`` in NVLink domains nvl72-a (tray-01), nvl72-b (tray-02)``: the domains of
+    ``servers`` (names), each with its servers in the order given; ``(none)`` for servers
+    without a ``super_pod``."""
+    pods = {s.name: s.super_pod_id for s in topo.servers}
+    by: dict = {}
+    for name in servers:
+        by.setdefault(pods.get(name), []).append(name)
+    parts = [f"{d if d is not None else '(none)'} ({', '.join(n)})" for d, n in by.items()]
+    return f" in NVLink domains {', '.join(parts)}"
 
 
 def _domain_crossing(topo: Topology, pl, dim: str):

@@ -13,6 +13,7 @@ step's TP AllReduce of 64 tokens x 8192 hidden x 2 bytes.
 from __future__ import annotations
 
 from rtc.checks._ranks import runs_by_server
+from rtc.checks.cross_node import domain_text
 from rtc.diagnostics import Related, error, note, warning
 from rtc.model.topology import Server, Topology
 from rtc.plan import Plan
@@ -114,14 +115,17 @@ def _tp_groups(topo: Topology, job, pl):
     total = len(pl.groups("tp"))
     names = list(dict.fromkeys(pl.server_of(r) for r in first))
     how = "spans servers" if len(names) > 1 else "spans NVLink islands"
+    domains = domain_text(topo, names) if topo.preset.super_pod and len(names) > 1 else ""
     which = (f"its TP group (tp {job.tp})" if total == 1 else
              f"{len(crossing)} of {total} TP groups (tp {job.tp})")
     cost, best = _costs(topo, job, first)
     verb = "leaves its" if total == 1 else "leave their"
     yield warning(TP_ISLANDS, f"job {job.name}: {which} {verb} NVLink island; e.g. TP "
-                  f"group {pl.group_index('tp', first[0])} {how}: {runs_by_server(pl, first)}"
-                  f"; {cost}", job.span_of("tp"), subject=f"job {job.name}",
-                  hint=best)
+                  f"group {pl.group_index('tp', first[0])} {how}{domains}: "
+                  f"{runs_by_server(pl, first)}; {cost}", job.span_of("tp"),
+                  subject=f"job {job.name}",
+                  hint=(f"keep each TP group inside one NVLink domain (put its trays in one "
+                        f"super_pod), or {best}" if domains else best))
 
 
 def _place(topo: Topology, server: Server, device: int) -> tuple:

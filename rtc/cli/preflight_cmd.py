@@ -29,10 +29,11 @@ def report_command(
     fmt: str = typer.Option("text", "--format", help="text or json."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
 ) -> None:
-    """Parse preflight results into a reachability matrix and findings (RTC560-RTC569):
-    links down, bad net health, IP or gateway mismatches, unreachable peer NPUs, HCCL ports
-    not reserved, failed or missing checks. Exit 1 when anything is wrong, 2 when a
-    RESULTS_DIR does not exist (RTC001).
+    """Parse preflight results into a reachability matrix and findings (RTC560-RTC569,
+    RTC580-RTC582): links down, bad net health, IP or gateway mismatches, unreachable peer
+    NPUs, HCCL ports not reserved, failed or missing checks; the AllReduce sweep's peak bus
+    bandwidth (HCCL Test, else torch_npu) and what was skipped for a missing tool. Exit 1
+    when anything is wrong, 2 when a RESULTS_DIR does not exist (RTC001).
 
     Example:
 
@@ -40,6 +41,7 @@ def report_command(
 
       rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
     """
+    from rtc.preflight import npu_bandwidth
     from rtc.preflight.findings import analyse
     from rtc.preflight.results import load_results
 
@@ -50,8 +52,11 @@ def report_command(
         diags, matrix, texts = analyse(folders)
         diags, texts = relabel(diags, texts)
     text = matrix.text() if any(r.problem is None for r in folders) else ""  # none unread
+    text += npu_bandwidth.text(folders)
+    sweeps = [x for x in map(npu_bandwidth.to_dict, folders) if x is not None]
     _finish(missing, diags, texts, fmt, strict, text,
             lambda ds: {"servers": [r.server for r in folders], "matrix": matrix.to_dict(),
+                        **({"bandwidth": sweeps} if sweeps else {}),
                         "diagnostics": [d.to_dict() for d in ds]})
 
 

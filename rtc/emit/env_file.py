@@ -15,7 +15,7 @@ import os
 import shlex
 
 from rtc.model.topology import Topology
-from rtc.plan.node_env import GPU_IFNAME_VARS, IFNAME_VARS, EnvVar, NodeEnv
+from rtc.plan.node_env import GPU_IFNAME_VARS, IFNAME_VARS, NVLINK_DOMAIN_VAR, EnvVar, NodeEnv
 
 
 def shell_value(v: EnvVar) -> str:
@@ -57,6 +57,10 @@ def render(ne: NodeEnv, source: str) -> str:
                 and v.name != "NCCL_IB_HCA" and not job_part:
             lines.append(f"# job {job.name}: env")
             job_part = True
+        if v.name == NVLINK_DOMAIN_VAR and v.origin == "rtc":
+            lines.append(f"# NVLink domain of {server.name} (its super_pod; the nodes' "
+                         "nvidia.com/gpu.clique): TP across trays of one domain stays on "
+                         "NVLink. Read by rtc lint, not by NCCL.")
         if literal_dollar(v):
             lines.append("# shellcheck disable=SC2016  # the $ or ` below is part of the value")
         lines.append(f"export {v.name}={shell_value(v)}")

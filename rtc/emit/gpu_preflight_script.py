@@ -27,11 +27,10 @@ Nothing on the machine is changed. The plan is :mod:`rtc.plan.gpu_preflight`.
 
 from __future__ import annotations
 
-import functools
 import shlex
-from pathlib import Path
 
 from rtc.emit.preflight_script import _capture_function, _dq, render_expect
+from rtc.emit.sweep_program import skipped_function, sweep_program
 from rtc.plan.gpu_preflight import SWEEP, GpuPreflight
 
 FORMAT = 1
@@ -39,14 +38,6 @@ QUERY = "--query-gpu=index,name,pci.bus_id,uuid"
 #: Result files of an earlier run that this run may not write again (removed first).
 STALE = ("skipped.txt", "nccl-topo-dump.xml", "all_reduce_perf.txt", "torch_all_reduce.txt",
          "all_reduce_sweep.jsonl", "all_reduce_sweep.py")
-SWEEP_PROGRAM = Path(__file__).resolve().parent / "templates" / "allreduce_sweep.py"
-
-
-@functools.cache
-def sweep_program() -> str:
-    """The torch all_reduce sweep the script writes when nccl-tests is missing
-    (``templates/allreduce_sweep.py``, shipped in the package)."""
-    return SWEEP_PROGRAM.read_text(encoding="utf-8")
 
 
 def expectations(gp: GpuPreflight, source: str) -> dict:
@@ -84,7 +75,7 @@ def render(gp: GpuPreflight, source: str) -> str:
              "rm -f " + " ".join(f'"$results/{f}"' for f in STALE),
              "failed=0", ""]
     lines += _capture_function(name)
-    lines += _skipped_function(name)
+    lines += skipped_function(name)
     lines += ["cat > \"$results/expect.json\" <<'RTC_EXPECT'",
               render_expect(expectations(gp, source)).rstrip("\n"), "RTC_EXPECT", "",
               "capture topo.txt 'nvidia-smi topo -m' nvidia-smi topo -m",
@@ -94,16 +85,6 @@ def render(gp: GpuPreflight, source: str) -> str:
     lines += ["", f"printf '%s\\n' {shlex.quote(f'rtc preflight {name}:')}\" results in $results "
               "($failed command(s) failed)\"", ""]
     return "\n".join(lines)
-
-
-def _skipped_function(name: str) -> list[str]:
-    """The shell function ``skipped`` that records a measurement not taken."""
-    return ["# skipped WHAT WHY FALLBACK: record a measurement not taken (FALLBACK - : none)",
-            "skipped() {",
-            f"  printf '%s\\n' {shlex.quote(f'rtc preflight {name}: skipped')}\" $1: $2; "
-            "instead: $3\"",
-            "  printf '%s\\t%s\\t%s\\n' \"$1\" \"$2\" \"$3\" >> \"$results/skipped.txt\"",
-            "}", ""]
 
 
 def _bandwidth(gp: GpuPreflight) -> list[str]:

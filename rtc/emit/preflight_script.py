@@ -19,7 +19,10 @@ command                                        result file                judged
                                                                           window inside it
 =============================================  =========================  ==================
 
-for every NPU some job uses on the server (every NPU when the file has no job). Each
+for every NPU some job uses on the server (every NPU when the file has no job), and on a
+server with two NPUs or more in use an AllReduce sweep over them (HCCL Test's
+``all_reduce_test.txt``, else rtc's torch_npu sweep ``all_reduce_sweep.jsonl``, else a
+``skipped.txt`` line: :mod:`rtc.emit.npu_bandwidth_script`). Each
 result file starts with the command as a ``$ hccn_tool -i N ...`` line, so the inventory
 parsers (:mod:`rtc.inventory.hccn_tool`) know device and command; ``exit-codes.txt``
 holds each file's exit status and ``expect.json`` what the plan expects (devices, IPs,
@@ -32,7 +35,9 @@ from __future__ import annotations
 
 import shlex
 
+from rtc.emit import npu_bandwidth_script as bw
 from rtc.emit.launch_script import _dq  # also used by rtc.emit.gpu_preflight_script
+from rtc.emit.sweep_program import skipped_function
 from rtc.plan.preflight import ServerPreflight
 from rtc.textfmt import ip_text, one_line_encoder
 
@@ -50,11 +55,14 @@ def expectations(sp: ServerPreflight, source: str, ip=ip_text) -> dict:
     s = sp.server
     devices = [{"device_id": d.device_id, "ip": ip(d.device_ip), "gateway": ip(d.gateway)}
                for d in sp.devices]
-    return {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
-            "host": ip(s.host_ip),
-            "devices": devices,
-            "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
-            "pings": sum(len(t) for t in sp.pings.values())}
+    doc = {"rtc_preflight": FORMAT, "plan": source, "server": s.name,
+           "host": ip(s.host_ip),
+           "devices": devices,
+           "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
+           "pings": sum(len(t) for t in sp.pings.values())}
+    if bw.measured(sp):
+        doc["bandwidth"] = bw.expectation(sp)
+    return doc
 
 
 def ping_lines(sp: ServerPreflight) -> list[str]:
@@ -99,12 +107,18 @@ def render(sp: ServerPreflight, source: str, ip=ip_text) -> str:
     npings = sum(len(t) for t in sp.pings.values())
     lines = _header(sp, source, devs, npings)
     lines += _setup(sp.server.name)
+    if bw.measured(sp):
+        lines[-2:-2] = bw.setup_lines()
     lines += _capture_function(sp.server.name)
+    if bw.measured(sp):
+        lines += skipped_function(sp.server.name)
     lines += _expect_block(sp, source, ip)
     if sp.devices:
         lines += _device_checks(sp, devs)
     if npings:
         lines += _ping_checks(sp)
+    if bw.measured(sp):
+        lines += bw.bandwidth_lines(sp)
     lines += _footer(sp.server.name)
     return "\n".join(lines)
 
@@ -116,7 +130,9 @@ def _header(sp: ServerPreflight, source: str, devs: str, npings: int) -> list[st
     return ["#!/usr/bin/env bash",
             f"# rtc preflight of server {name}, from {source}: NPUs {devs or 'none'} (link, "
             f"health, IP, gateway), {npings} ping{'s' if npings != 1 else ''} to peer NPUs, "
-            f"HCCL ports {windows} reserved.",
+            f"HCCL ports {windows} reserved"
+            + (f", an AllReduce sweep on {len(sp.devices)} NPUs (HCCL Test, else torch_npu)."
+               if bw.measured(sp) else "."),
             "# Reads only; changes nothing. Every check writes one file into the results "
             "folder;",
             "# then run: rtc preflight report RESULTS_DIR... (the folders of all servers)",

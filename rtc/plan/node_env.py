@@ -26,7 +26,11 @@ On NVIDIA GPU hardware (``preset.is_gpu``) the variables are those of NCCL, Gloo
 CUDA runtime: ``VLLM_HOST_IP``; ``NCCL_SOCKET_IFNAME`` and ``GLOO_SOCKET_IFNAME`` (the
 server's ``nic``; NCCL reads a prefix list, Gloo one name); ``NCCL_IB_HCA`` (the server's
 ``ib_hca``, as exact names ``=mlx5_0,mlx5_1``); ``CUDA_VISIBLE_DEVICES`` (as 3);
-``NCCL_TOPO_FILE`` (``nccl_topo_file on``: ``nccl-topo-<server>.xml`` of the folder); then 6-7.
+``NCCL_TOPO_FILE`` (``nccl_topo_file on``: ``nccl-topo-<server>.xml`` of the folder);
+``RTC_NVLINK_DOMAIN`` (NVL72-class hardware, the preset's ``super_pod``: the server's
+``super_pod``, the NVLink domain its GPUs share with other trays, as Kubernetes labels it
+``nvidia.com/gpu.clique``; read by no runtime, but by ``rtc lint``, so that TP across the
+trays of one domain is not cross-server there either); then 6-7.
 No HCCL variable and no rank table. (NCCL env docs; reference targets.md section 6.)
 
 rtc computes 1, 3-6 per node; a job ``env`` line for one of those names is not written
@@ -53,7 +57,10 @@ COMPUTED = ("HCCL_IF_IP", "VLLM_HOST_IP", "ASCEND_RT_VISIBLE_DEVICES", "HCCL_IF_
             "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
             "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
             "DISAGGREGATED_PREFILL_RANK_TABLE_PATH", "CUDA_VISIBLE_DEVICES",
-            "MIES_CONTAINER_IP", "MIES_CONTAINER_MANAGEMENT_IP", "RANKTABLEFILE")
+            "MIES_CONTAINER_IP", "MIES_CONTAINER_MANAGEMENT_IP", "RANKTABLEFILE",
+            "RTC_NVLINK_DOMAIN")
+#: The variable naming a GPU server's NVLink domain (NVL72-class trays; rtc lint reads it).
+NVLINK_DOMAIN_VAR = "RTC_NVLINK_DOMAIN"
 
 
 class EnvVar(NamedTuple):
@@ -195,6 +202,8 @@ def _gpu_env(topo: Topology, job: Job, server: Server, device_ids, out: NodeEnv,
                          container_list(server, topo.preset, device_ids), "rtc"))
     if nccl_topo_name(server) is not None and "NCCL_TOPO_FILE" not in env:
         vs.append(EnvVar("NCCL_TOPO_FILE", nccl_topo_name(server), "rtc", path=True))
+    if topo.preset.super_pod and server.super_pod_id is not None:
+        vs.append(EnvVar(NVLINK_DOMAIN_VAR, str(server.super_pod_id), "rtc"))
     for name, value in launch_env:
         vs.append(EnvVar(name, value, "rtc"))
     _job_lines(vs, env)

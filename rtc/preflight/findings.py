@@ -12,6 +12,7 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Span, error, sorted_diagnostics, warning
+from rtc.preflight import npu_bandwidth
 from rtc.preflight.results import (ServerResults, keep, parse_reserved_ports, read_capture,
                                    read_text)
 from rtc.rules import rule
@@ -235,6 +236,7 @@ def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
     _npus(r, diags)
     _pings(r, diags, matrix)
     _reserved_ports(r, diags)
+    diags.extend(npu_bandwidth.judge(r))
 
 
 #: The per-NPU captures: (file name part, fact name, what it is in messages).

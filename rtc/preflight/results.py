@@ -50,6 +50,8 @@ class ServerResults:
     texts: dict = field(default_factory=dict)      # file path -> text (for reports)
     bad: list = field(default_factory=list)        # [(message, Span)]: usable folder, bad file
     diagnostics: list = field(default_factory=list)  # reader findings (RTC480 warnings)
+    bandwidth: dict | None = None                  # expect.json's planned sweep, if any
+    measured: object = None                        # its result (npu_bandwidth.Measured)
 
     def path(self, name: str) -> str:
         return os.path.join(self.folder, name)
@@ -81,6 +83,8 @@ def load_results(folder: str) -> ServerResults:
     if doc is None:
         return r
     _apply_expect(r, doc)
+    if isinstance(doc.get("bandwidth"), dict):
+        r.bandwidth = doc["bandwidth"]
     text = _side_file(r, "pings.txt", "the planned pings are unknown")
     for line in (text or "").splitlines():
         parts = line.split()

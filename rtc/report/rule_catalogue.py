@@ -19,6 +19,7 @@ from rtc.model import lower_decls, lower_jobs, lower_servers
 from rtc.plan import kubernetes as k8s_plan
 from rtc.preflight import findings as preflight
 from rtc.preflight import nccl as nccl_preflight
+from rtc.preflight import npu_bandwidth
 from rtc.rules import Rule
 from rtc.schema import explain as schema_rules
 from rtc.syntax import parser, schema, values
@@ -41,7 +42,7 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
     + script_rules.RULES + sglang_rules.RULES + script_manifests.RULES
     + script_drift.RULES
-    + nccl_preflight.RULES
+    + nccl_preflight.RULES + npu_bandwidth.RULES
     + import_global.RULES
     + net_layers.RULES)
 

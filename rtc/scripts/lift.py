@@ -48,6 +48,7 @@ from rtc.network.env import parse_visible_devices
 from rtc.parallel.placement import NodePlan
 from rtc.plan import sglang_args
 from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
+from rtc.plan.node_env import NVLINK_DOMAIN_VAR
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
 from rtc.scripts.values import INT_MAX, WORLD_MAX, world_of
@@ -448,6 +449,15 @@ def match_table(nodes: list[Node], groups: list[Group],
     return {n.name: ts for n, ts in zip(order, table.servers)}, True
 
 
+def nvlink_domain(node: Node):
+    """The ``RTC_NVLINK_DOMAIN`` setting a node's launches see (the NVLink domain of an
+    NVL72-class tray, :mod:`rtc.plan.node_env`), or None when none sets it (or it is
+    empty)."""
+    return next((la.env[NVLINK_DOMAIN_VAR] for la in node.launches
+                 if la.env.get(NVLINK_DOMAIN_VAR) is not None
+                 and la.env[NVLINK_DOMAIN_VAR].value), None)
+
+
 def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     unit = node.units[0]
     span = Span(unit.label, unit.first_line, 1)
@@ -461,8 +471,11 @@ def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
                     if "ASCEND_RT_VISIBLE_DEVICES" in la.env), None)
     if visible is not None and ts is None:     # the devices are the ones it lists
         spans["devices"] = visible.span
+    domain = nvlink_domain(node)
+    if domain is not None and ts is None:
+        spans["super_pod"] = domain.span
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
-                  super_pod_id=ts.super_pod_id if ts else None,
+                  super_pod_id=ts.super_pod_id if ts else (domain.value if domain else None),
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,
                   visible_devices=_visible(node),
                   net_instances=dict(ts.net_instances) if ts else None,

@@ -81,6 +81,11 @@ defaults of nccl-tests). Times are device events averaged over the ranks; algbw 
 time and busbw = algbw * 2(n-1)/n, as nccl-tests defines them for AllReduce
 (NVIDIA/nccl-tests doc/PERFORMANCE.md). Output: JSON lines, read by rtc
 (rtc/inventory/allreduce_sweep.py): a header object, one object per size, an end object.
+
+On Ascend (``npu``) ``import torch_npu`` registers ``torch.npu`` and the ``hccl`` process
+group backend; devices are ``npu:N``, timed with ``torch.npu.Event(enable_timing=True)``
+(Ascend/pytorch: test/cpp_extensions/test/dispatch_allreduce.py,
+torch_npu/npu/streams.py). The header then also names the ``torch_npu`` version.
 """
 import json
 import os
@@ -137,6 +142,8 @@ def write(out, n, kind, dev, rows):
             "nccl": ".".join(map(str, torch.cuda.nccl.version())) if kind == "cuda" else None,
             "ranks": n, "devices": [dev.get_device_name(i) for i in range(n)],
             "dtype": "float32", "op": "sum", "warmup": WARMUP, "iters": ITERS}
+    if kind == "npu":
+        head["torch_npu"] = getattr(sys.modules.get("torch_npu"), "__version__", None)
     lines = [head]
     for size, count, us, wrong in rows:
         algbw = size / us / 1e3   # GB/s: bytes / (us * 1e-6) / 1e9

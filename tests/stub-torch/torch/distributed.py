@@ -1,6 +1,7 @@
 """Test stub of torch.distributed: ranks are threads of one process (see torch/__init__)."""
 import os
 import shutil
+import sys
 import threading
 
 import torch
@@ -17,6 +18,8 @@ def _group():
 
 
 def init_process_group(backend, world_size, rank, init_method=None):
+    if backend == "hccl" and "torch_npu" not in sys.modules:
+        raise ValueError("Invalid backend: 'hccl' (import torch_npu first)")
     torch.local.rank, torch.local.world, torch.local.clock_us = rank, world_size, 0.0
     dump = os.environ.get("NCCL_TOPO_DUMP_FILE")
     if rank == 0 and dump and os.environ.get("RTC_STUB_NCCL_DUMP"):
