@@ -13,8 +13,8 @@ from pathlib import Path
 import rtc
 from rtc.report.rule_catalogue import RULES, get_rule
 from rtc.rules import Rule
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "rtc").rglob("*.py"))
 _spec = importlib.util.spec_from_file_location("rtc_check_layers", ROOT / "tools" / "check_layers.py")
 layers = importlib.util.module_from_spec(_spec)

@@ -85,7 +85,7 @@ def run_checks(topology: Topology, plan: Plan) -> list[Diagnostic]:
 #: The check modules whose ``check`` reads its ``plan`` argument; the others ignore it.
 #: :func:`check_tasks` puts these first, so the process that takes its share of the checks
 #: from the back (:func:`rtc.forked.share`) seldom needs a plan of its own. Kept true by
-#: ``tests/test_check_tasks.py``, which reads each check's source.
+#: ``tests/checks/test_check_tasks.py``, which reads each check's source.
 PLAN_READERS = (block_names, inventory_facts, port_conflicts, launch_settings, ray_order,
                 pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd,
                 node_agreement)

@@ -7,7 +7,7 @@ module turns that table into
 
 * :func:`render_language_reference`: ``docs/language.md`` (Markdown), written with
   ``rtc explain --language-reference > docs/language.md`` (:data:`REGENERATE`);
-  ``tests/test_language_reference.py`` fails when the file differs from this text, so the
+  ``tests/syntax/test_language_reference.py`` fails when the file differs from this text, so the
   reference cannot drift from the parser;
 * :func:`render_attribute_entry`: what ``rtc explain ATTRIBUTE`` prints.
 """
