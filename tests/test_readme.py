@@ -38,8 +38,9 @@ PAGES = ["README.md"] + sorted(
     if p.name not in ("language.md", "rules.md"))
 
 #: What the copy leaves out: version control, environments, build outputs, caches.
-_SKIP = shutil.ignore_patterns(".git", ".venv", "venv", "site", "build", "__pycache__",
-                               ".pytest_cache", ".hypothesis", "results", "*.egg-info")
+_SKIP = shutil.ignore_patterns(".git", ".venv", "venv", "site", "build", "preflight-results",
+                               "__pycache__", ".pytest_cache", ".hypothesis", "results",
+                               "*.egg-info")
 _FENCE = re.compile(r"^(?P<mark><!-- [\w-]+ -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$",
                     re.MULTILINE | re.DOTALL)
 _NOT_RUN = ("<!-- template -->\n", "<!-- main-command -->\n", "<!-- test-command -->\n")
