@@ -129,7 +129,7 @@ def test_the_page_runs_as_written(page, tmp_path):
     text = path.read_text(encoding="utf-8")
     blocks = runnable_blocks(text)
     if not blocks:
-        pytest.skip(f"{page} has no runnable block")
+        return                               # a page of prose, tables and templates
     root, env = _copy_repository(tmp_path)
     problems, bodies = [], []
     for block in blocks:
