@@ -507,7 +507,8 @@ def _readme_rtc_blocks() -> list[tuple[str, str]]:
     """(page:line, text) of each fenced block of the README and the guides that is rtc
     source (it parses and holds a block; diagnostics and shell examples do not parse), and
     of each `.rtc` file a shell block writes with a here-document (the tour's cluster.rtc)."""
-    root = Path(__file__).parent.parent
+    from conftest import ROOT as root
+
     pages = [root / "README.md"] + sorted(p for p in (root / "docs").glob("*.md")
                                           if p.name not in ("language.md", "rules.md"))
     found = []
