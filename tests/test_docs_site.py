@@ -1,6 +1,6 @@
 """The documentation: the README stays a front page, its links and the site's pages
 resolve (`mkdocs build --strict`), and the generated pages are current (docs/rules.md from
-the rule catalogue; docs/language.md is checked by tests/test_language_reference.py)."""
+the rule catalogue; docs/language.md is checked by tests/syntax/test_language_reference.py)."""
 
 from __future__ import annotations
 
