@@ -4,7 +4,7 @@
 usage: python3 tools/check_layers.py [-v]   (from the repository root, or anywhere)
 
 :data:`STAGES` is the stage order: a package imports only packages of its own stage or of
-stages above it in the list. The README's "How the code is laid out" table shows the same
+stages above it in the list. docs/architecture.md's package table shows the same
 rows in the same order (``tests/test_architecture.py`` checks both, and runs this check).
 
 Prints upward imports (a stage importing a later one), package cycles, file-level import

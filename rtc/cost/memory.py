@@ -11,7 +11,7 @@ Parameter counts are **derived** from the model's shape (not read from a checkpo
   and per shared expert.
 
 Derived totals match the published sizes: DeepSeek-V3 671 B, Qwen2.5-72B 72.7 B, Qwen3-235B-A22B
-235 B, Qwen3-30B-A3B 30.5 B, Qwen3-32B 32.8 B (tests/test_cost_memory.py). Sharding (vLLM): attention, dense MLP and shared experts by TP;
+235 B, Qwen3-30B-A3B 30.5 B, Qwen3-32B 32.8 B (tests/cost/test_cost_models.py). Sharding (vLLM): attention, dense MLP and shared experts by TP;
 routed experts by the EP group (DP·TP ranks) with expert parallel, else by TP; every
 layer once per PP stage (``layers / PP`` each). Activations, KV cache and HCCL buffers are
 not counted: a layout is rejected only when the weights alone exceed ``usable`` of HBM.

@@ -15,7 +15,7 @@ where ``busbw`` is the slowest class the group crosses at ``bandwidth × efficie
 of more than two GPUs, NVLS (``nvls_link``) is used when its measured busbw is higher.
 α is the largest per-step α among the classes crossed (NCCL-TUNE LL128 latencies).
 
-Anchors (``tests/test_gpu_cost.py``): V7 (8 × H100 ring busbw 365-370 GB/s, NVLS ~480;
+Anchors (``tests/model/test_gpu.py``): V7 (8 × H100 ring busbw 365-370 GB/s, NVLS ~480;
 8 × A100 ~200) and V8 (3 × 8 A100 with 4 HDR NICs: 84.8 GB/s busbw). Units: bytes,
 seconds, bytes/s.
 """

@@ -95,7 +95,7 @@ SOURCES: dict[str, str] = {
 
 #: What vLLM does with each multi-node form of a DP deployment (head = the node without
 #: ``--headless``): (form, accepted by, rejected by / what happens, source). Read by the
-#: headless rule (:mod:`rtc.checks.dp_launch`) and printed in the README.
+#: headless rule (:mod:`rtc.checks.dp_launch`) and printed in docs/lint.md.
 HEADLESS_FORMS: tuple[tuple[str, str, str, str], ...] = (
     ("head: no start rank; workers: --headless --data-parallel-start-rank N",
      "every release with multi-node DP (0.9.0+)", "-",

@@ -49,7 +49,7 @@ UNKNOWN_BLOCK = rule("RTC104", "unknown-block-kind", "error", "Unknown block key
     network, fabric or disaggregation.
     Why: rtc cannot tell what the block describes.
     Example: `sever atlas-01 {`.
-    Fix: use one of the block keywords (see the README's language tour).""")
+    Fix: use one of the block keywords (`rtc explain --language-reference`, docs/language.md).""")
 UNEXPECTED_CLOSE = rule("RTC105", "unexpected-closing-brace", "error",
                         "A '}' closes no block.", """
     What: there are more `}` than `{`.

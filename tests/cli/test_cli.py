@@ -118,20 +118,6 @@ def test_utf16_source_gets_an_encoding_hint(tmp_path):
     assert "save the file as UTF-8" in res.stderr
 
 
-def test_readme_error_example_is_what_rtc_prints(tmp_path):
-    """README section "Read an error": the cluster of the tour with atlas-02's device_ip
-    copied from atlas-01 gives exactly the diagnostic the README shows."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    tour = readme.split("```text\n# cluster.rtc\n", 1)[1].split("```", 1)[0]
-    source = "# cluster.rtc\n" + tour.replace("device_ip 6.0.2.17 step 2", "device_ip 6.0.2.1 step 2")
-    (tmp_path / "cluster.rtc").write_text(source, encoding="utf-8")
-    shown = readme.split("### 3. Read an error", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
-    res = run_rtc("check", "cluster.rtc", cwd=tmp_path)
-    assert res.returncode == 1
-    first = res.stderr.split("\n\n", 1)[0] + "\n"
-    assert first == shown
-
-
 def test_latin1_source_names_the_byte(tmp_path):
     src = tmp_path / "l1.rtc"
     src.write_bytes(b"cluster c {\n  hardware atlas-800t-a2 # caf\xe9\n}\n")

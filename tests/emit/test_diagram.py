@@ -234,7 +234,7 @@ def test_readme_images_exist():
     for name in ("topology.png", "groups.png", "network.png"):
         data = (ROOT / "docs" / "images" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n", name
-        assert f"docs/images/{name}" in (ROOT / "README.md").read_text(encoding="utf-8")
+        assert f"](images/{name})" in (ROOT / "docs" / "diagrams.md").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- pieces

@@ -503,26 +503,38 @@ def test_in_process_main_leaves_the_test_process_as_it_was():
 
 # --------------------------------------------------------------------------- README, stdin
 
-def _readme_rtc_blocks() -> list[tuple[int, str]]:
-    """(line, text) of each fenced block of README.md that is rtc source: it parses and
-    holds a block (the diagnostics and shell examples do not parse)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def _readme_rtc_blocks() -> list[tuple[str, str]]:
+    """(page:line, text) of each fenced block of the README and the guides that is rtc
+    source (it parses and holds a block; diagnostics and shell examples do not parse), and
+    of each `.rtc` file a shell block writes with a here-document (the tour's cluster.rtc)."""
+    from conftest import ROOT as root
+
+    pages = [root / "README.md"] + sorted(p for p in (root / "docs").glob("*.md")
+                                          if p.name not in ("language.md", "rules.md"))
     found = []
-    for m in re.finditer(r"^```\w*\n(.*?)^```", readme, re.S | re.M):
-        body = m.group(1)
-        tree, _diags = parse_text(body, "README.md")
-        if tree is not None and "{" in body:
-            found.append((readme.count("\n", 0, m.start()) + 2, body))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        bodies = [(m.start(1), m.group(1))
+                  for m in re.finditer(r"^```\w*\n(.*?)^```", text, re.S | re.M)]
+        bodies += [(m.start(1), m.group(1)) for m in re.finditer(
+            r"^cat > \S+\.rtc <<'EOF'\n(.*?)^EOF$", text, re.S | re.M)]
+        for start, body in bodies:
+            tree, _diags = parse_text(body, page.name)
+            if tree is not None and "{" in body:
+                found.append((f"{page.relative_to(root)}:{text.count(chr(10), 0, start) + 1}",
+                              body))
     return found
 
 
 def test_readme_rtc_examples_are_in_fmt_layout():
-    """`rtc fmt --check` passes on every .rtc example of the README (the tour file, the
-    families): a user who copies one and runs fmt sees no change."""
+    """`rtc fmt --check` passes on every .rtc example of the README and the guides (the
+    tour file, the families): a user who copies one and runs fmt sees no change."""
     blocks = _readme_rtc_blocks()
     assert len(blocks) >= 3, blocks
-    for line, body in blocks:
-        assert format_source(body, "README.md") == body, f"README.md:{line}"
+    assert any(where.startswith("README.md:") and "cluster deepseek-a2" in body
+               for where, body in blocks)
+    for where, body in blocks:
+        assert format_source(body, "README.md") == body, where
 
 
 def test_fmt_reads_standard_input():

@@ -335,11 +335,11 @@ def test_ub_layer_forms_match_golden():
 
 
 def test_readme_port_eid_example_gives_32_digit_eids():
-    """The README's port_eid line, in a 64-node family, compiles to full 32-digit EIDs
-    with the server, device and port numbers in place (fresh2 finding 2)."""
+    """The Ascend guide's port_eid line, in a 64-node family, compiles to full 32-digit
+    EIDs with the server, device and port numbers in place (fresh2 finding 2)."""
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "ascend.md").read_text()
     lines = [x.split("#")[0] + "\n" for x in readme.splitlines()
              if x.strip().startswith(("port_eid 0 ", "level_ip 1 "))]
     src = _UB.replace("n[0..1]", "n[00..63]").replace("super_pod 0", "super_pod {i/32}") % (

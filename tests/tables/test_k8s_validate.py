@@ -307,7 +307,9 @@ def test_cli_wait_exit_codes(tmp_path: Path, monkeypatch, capsys):
 
 
 def test_readme_pods_output_is_a_real_run(monkeypatch, capsys):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    from conftest import ROOT
+
+    readme = (ROOT / "docs" / "kubernetes.md").read_text(encoding="utf-8")
     block = readme.split("<!-- k8s-pods-output -->\n```console\n", 1)[1].split("```", 1)[0]
     command, expected = block.split("\n", 1)
     args = command.split("&& rtc ", 1)[1].split()
