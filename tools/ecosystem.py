@@ -44,6 +44,7 @@ from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf, 
 from rtc.inventory._common import read_text  # noqa: E402
 from rtc.inventory.ibv_devinfo import parse_ibv_devinfo  # noqa: E402
 from rtc.inventory.nccl_tests import parse_nccl_tests  # noqa: E402
+from rtc.inventory.nccl_topo import parse_nccl_topo_xml  # noqa: E402
 from rtc.inventory.npu_smi_board import parse_npu_smi_board  # noqa: E402
 from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_names, parse_gpu_topo  # noqa: E402
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output  # noqa: E402
@@ -224,6 +225,21 @@ def ibv_devinfo(path: Path) -> Outcome:
                     "gids": str(sum(len(p.gids) for p in ports))}, diags)
 
 
+def nccl_topo_xml(path: Path) -> Outcome:
+    """NCCL's topology XML (``NCCL_TOPO_DUMP_FILE`` / ``NCCL_TOPO_FILE``); what rtc's
+    preflight reads in ``nccl-topo-dump.xml``. A cut-short dump is unread (verdict=bad)."""
+    text, diags = _text(path)
+    topo, more = parse_nccl_topo_xml(text, path.name)
+    if topo is None:
+        if any(d.severity is Severity.ERROR for d in more):
+            return Outcome({}, diags + more)
+        raise Unread("; ".join(d.message for d in more))
+    switch = any(l.tclass == "0x068000" for l in topo.nvlinks)
+    return Outcome({"gpus": str(len(topo.gpus)), "nets": str(len(topo.nets)),
+                    "nic_pcis": str(len(topo.nic_pcis)), "cpus": str(len(topo.cpus)),
+                    "nvlinks": str(len(topo.nvlinks)), "nvswitch": _yes(switch)}, diags + more)
+
+
 #: kind folder -> (adapter, what reads it in rtc). A static registry: a kind without an
 #: adapter is reported as such (its files count as unread).
 ADAPTERS = (
@@ -240,6 +256,7 @@ ADAPTERS = (
     ("nvidia-smi-query-gpu", nvidia_smi_query_gpu, "rtc.inventory.nvidia_smi.parse_gpu_list"),
     ("nvidia-smi-L", nvidia_smi_l, "rtc.inventory.nvidia_smi.parse_gpu_names"),
     ("ibv-devinfo", ibv_devinfo, "rtc.inventory.ibv_devinfo.parse_ibv_devinfo"),
+    ("nccl-topo-xml", nccl_topo_xml, "rtc.inventory.nccl_topo.parse_nccl_topo_xml"),
 )
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from rtc.diagnostics import Diagnostic, error, warning
 
 from ._common import ascii_int, read_text, short_text, split_lines, value_span
+from .nccl_topo import looks_like_topo_xml
 from rtc.rules import rule
 
 NVIDIA_SMI_UNREADABLE = rule("RTC474", "nvidia-smi-unreadable", "error", "nvidia-smi output is missing, malformed or inconsistent.", """
@@ -478,6 +479,12 @@ def looks_like(text: str) -> str:
         return " (it looks like `nvidia-smi topo -p2p`; rtc reads `nvidia-smi topo -m`)"
     if any(l.lstrip().startswith(("| NVIDIA-SMI", "NVIDIA-SMI ")) for l in lines):
         return " (it looks like the `nvidia-smi` summary table; rtc reads `nvidia-smi topo -m`)"
+    if lines and lines[0].startswith("Machine (") and any("Package L#" in l for l in lines):
+        return (" (it looks like hwloc `lstopo` text; for GPU links rtc reads "
+                "`nvidia-smi topo -m`)")
+    if looks_like_topo_xml(text):
+        return (" (it looks like an NCCL topology XML, NCCL_TOPO_DUMP_FILE; `rtc preflight "
+                "nccl` reads it as nccl-topo-dump.xml in a preflight results folder)")
     return ""
 
 
