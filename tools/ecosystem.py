@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -38,7 +39,8 @@ if str(ROOT) not in sys.path:
 
 from rtc.api.validate import validate_source  # noqa: E402
 from rtc.diagnostics import Severity  # noqa: E402
-from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf,  # noqa: E402
+from rtc.inventory import (detect_kinds, device_from_filename, load_inventory_files,  # noqa: E402
+                           parse_hccn_conf,
                            parse_hccn_tool, parse_npu_smi_chip_map, parse_npu_smi_info,
                            parse_npu_smi_topo)
 from rtc.inventory._common import read_text  # noqa: E402
@@ -240,6 +242,18 @@ def nccl_topo_xml(path: Path) -> Outcome:
                     "nvlinks": str(len(topo.nvlinks)), "nvswitch": _yes(switch)}, diags + more)
 
 
+def unrecognised(path: Path) -> Outcome:
+    """A capture of a tool rtc does not read: the inventory must take it for no kind and say
+    in one RTC488 warning what it looks like (never hand it to another tool's reader)."""
+    text, diags = _text(path)
+    kinds = detect_kinds(path.name, text)
+    _, more = load_inventory_files([path])
+    said = next((m.group(1) for d in more if d.code == "RTC488"
+                 and (m := re.search(r"it looks like (?:an? )?`?([^`;,)]+)", d.message))), "nothing")
+    return Outcome({"kinds": ",".join(kinds) or "none", "looks_like": said.strip(),
+                    "warnings": str(len(more))}, diags + more)
+
+
 #: kind folder -> (adapter, what reads it in rtc). A static registry: a kind without an
 #: adapter is reported as such (its files count as unread).
 ADAPTERS = (
@@ -257,6 +271,7 @@ ADAPTERS = (
     ("nvidia-smi-L", nvidia_smi_l, "rtc.inventory.nvidia_smi.parse_gpu_names"),
     ("ibv-devinfo", ibv_devinfo, "rtc.inventory.ibv_devinfo.parse_ibv_devinfo"),
     ("nccl-topo-xml", nccl_topo_xml, "rtc.inventory.nccl_topo.parse_nccl_topo_xml"),
+    ("unrecognised", unrecognised, "rtc.inventory.load_inventory_files (RTC488)"),
 )
 
 

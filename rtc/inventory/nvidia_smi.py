@@ -468,10 +468,18 @@ def load_gpu_names(path: str | os.PathLike, file: str | None = None) -> tuple[Gp
     return _load(parse_gpu_names, path, file)
 
 
+#: ``nvidia-smi nvlink -s``: ``\t Link 0: 14.062 GB/s`` under each ``GPU n: ...`` line (or
+#: ``\t Link 0: <inactive>``); source: siboehm/bench gpu/nvlink/README.md.
+_NVLINK_S = re.compile(r"^\s+Link \d+: (?:[0-9.]+ GB/s|<inactive>)\s*$")
+
+
 def looks_like(text: str) -> str:
     """For a file no reader took: ``" (it looks like ...)"`` naming the nvidia-smi output
     it resembles and what rtc reads instead, or ``""``."""
     lines = clean_lines(text)
+    if any(_NVLINK_S.match(l) for l in lines):
+        return (" (it looks like `nvidia-smi nvlink -s`; for NVLink pairs rtc reads `nvidia-smi "
+                "topo -m`)")
     if find_gpu_names(lines) is not None:
         return (" (it looks like `nvidia-smi -L`; for the GPU list rtc reads `nvidia-smi "
                 "--query-gpu=index,name,pci.bus_id,uuid --format=csv`)")
@@ -480,8 +488,11 @@ def looks_like(text: str) -> str:
     if any(l.lstrip().startswith(("| NVIDIA-SMI", "NVIDIA-SMI ")) for l in lines):
         return " (it looks like the `nvidia-smi` summary table; rtc reads `nvidia-smi topo -m`)"
     if lines and lines[0].startswith("Machine (") and any("Package L#" in l for l in lines):
-        return (" (it looks like hwloc `lstopo` text; for GPU links rtc reads "
+        return (" (it looks like `hwloc lstopo` text; for GPU links rtc reads "
                 "`nvidia-smi topo -m`)")
+    if text.lstrip("\ufeff \t\r\n").startswith("<graphs"):
+        return (" (it looks like an NCCL graph XML, NCCL_GRAPH_DUMP_FILE / NCCL_GRAPH_FILE; rtc "
+                "reads the topology XML, NCCL_TOPO_DUMP_FILE, in preflight results)")
     if looks_like_topo_xml(text):
         return (" (it looks like an NCCL topology XML, NCCL_TOPO_DUMP_FILE; `rtc preflight "
                 "nccl` reads it as nccl-topo-dump.xml in a preflight results folder)")
