@@ -391,12 +391,97 @@ def failed(results: list[FileResult], problems: list[str]) -> bool:
     return bool(problems) or any(not (r.read and r.facts_equal) or r.traceback for r in results)
 
 
+# -- mutations -----------------------------------------------------------------------------------
+
+_TOKENS = ("N/A", "ERR!", "-1", "99999999999999999999", "X", "NV", "\x1b[4m", "\t", "", "null", "0x")
+
+
+def mutate(text: str, rng) -> str:
+    """One damaged variant of a capture, the way captures get damaged on their way to rtc:
+    cut short, a line lost or doubled, lines swapped, CRLF, tabs <-> spaces, a token replaced
+    (``N/A``, ``ERR!``, huge numbers, escapes), stray bytes inserted."""
+    lines = text.split("\n")
+    op = rng.randrange(9)
+    if op == 0:
+        return text[:rng.randrange(len(text) + 1)]
+    if op in (1, 2) and lines:
+        i = rng.randrange(len(lines))
+        return "\n".join(lines[:i] + lines[i + 1:] if op == 1 else lines[:i + 1] + lines[i:])
+    if op == 3 and len(lines) > 1:
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return "\n".join(lines)
+    if op == 4:
+        return text.replace("\n", "\r\n")
+    if op == 5:
+        return text.replace("\t", "    ") if "\t" in text else text.replace("  ", "\t")
+    if op == 6:
+        words = text.split(" ")
+        i = rng.randrange(len(words))
+        words[i] = rng.choice(_TOKENS)
+        return " ".join(words)
+    at = rng.randrange(len(text) + 1)
+    junk = "".join(chr(rng.choice((0, 9, 27, 0xfeff, 0x3000, rng.randrange(32, 0x2fff))))
+                   for _ in range(rng.randrange(1, 6)))
+    return text[:at] + junk + text[at:]
+
+
+def mutation_run(corpus: Path, per_kind: int, seed: int = 0, work: Path | None = None) -> dict:
+    """``per_kind`` mutated variants of each kind's files (round robin), each read by the
+    kind's adapter. Returns kind -> ``{"runs", "read", "unread", "tracebacks", "first"}``:
+    read (the reader gave facts), unread (it said why not), tracebacks (a reader raised;
+    ``first`` is the first traceback's last line and its input file)."""
+    import random
+    import tempfile
+
+    rng = random.Random(seed)
+    out: dict = {}
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for kind, adapter, _ in ADAPTERS:
+            folder = corpus / kind
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "SOURCES.md") \
+                if folder.is_dir() else []
+            if not files:
+                continue
+            stats = {"runs": 0, "read": 0, "unread": 0, "tracebacks": 0, "first": None}
+            for n in range(per_kind):
+                src = files[n % len(files)]
+                case = Path(tmp) / kind / f"{n:05d}" / src.name
+                case.parent.mkdir(parents=True)
+                case.write_text(mutate(src.read_text(encoding="utf-8", errors="replace"), rng),
+                                encoding="utf-8", errors="surrogatepass")
+                stats["runs"] += 1
+                try:
+                    adapter(case)
+                    stats["read"] += 1
+                except Unread:
+                    stats["unread"] += 1
+                except Exception:
+                    stats["tracebacks"] += 1
+                    if stats["first"] is None:
+                        stats["first"] = (f"{src.name}: "
+                                          + traceback.format_exc().strip().splitlines()[-1])
+            out[kind] = stats
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--json", action="store_true", help="per-file results as JSON")
     ap.add_argument("--verbose", "-v", action="store_true", help="list every failing file")
+    ap.add_argument("--mutate", type=int, metavar="N", default=0,
+                    help="instead: read N damaged variants of each kind's files; exit 1 on a traceback")
     args = ap.parse_args(argv)
+    if args.mutate:
+        stats = mutation_run(args.corpus, args.mutate)
+        print("| kind | mutated inputs | read | unread (said why) | tracebacks |")
+        print("|---|---:|---:|---:|---:|")
+        for kind, st in stats.items():
+            print(f"| {kind} | {st['runs']} | {st['read']} | {st['unread']} | {st['tracebacks']} |")
+            if st["first"]:
+                print(f"  first traceback: {st['first']}")
+        return 1 if any(st["tracebacks"] for st in stats.values()) else 0
     results, problems = run(args.corpus)
     if args.json:
         print(json.dumps({"summary": summary(results), "problems": problems,
