@@ -72,6 +72,21 @@ def test_rtc_xml_reads_back_with_the_plan_gpus():
     topo, diags = parse_nccl_topo_xml(xml, "nccl-topo-gpu-01.xml")
     assert diags == [] and len(topo.gpus) == 8 and sorted(topo.gpus.values()) == [str(i) for i in range(8)]
     assert {l.tclass for l in topo.nvlinks} == {"0x068000"}
+    # NCCL's own form for a switch fabric it cannot see (the VM dump of nccl-tests issue 256)
+    assert {l.target for l in topo.nvlinks} == {"fffffff:ff:ff.0"} and {l.count for l in topo.nvlinks} == {18}
+
+
+def test_bus_id_forms_match_nccls_dumps():
+    """GPU bus ids as NCCL writes them (4-hex-digit domain, lower case) in every real dump."""
+    import re
+
+    inv, _ = load_inventory_dir(INV / "hgx-h100")
+    ours = ET.fromstring(render(inv.gpu_topo, inv.gpu_list, tuple(range(8))))
+    form = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+    real = [p.get("busid") for f in ("h200-vm-1gpu-nccl-2.28-dump.xml", "azure-ncv4-topo.xml")
+            for p in ET.parse(REAL / f).getroot().iter("pci")]
+    assert real and all(form.fullmatch(b) for b in real)
+    assert all(form.fullmatch(p.get("busid")) for p in ours.iter("pci"))
 
 
 def test_a_dump_cut_short_is_one_error_naming_the_missing_end():
