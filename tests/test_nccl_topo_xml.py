@@ -130,3 +130,29 @@ def test_a_factor_sweep_that_stops_below_max_bytes_is_complete():
     assert "ends at 3,221,225,472 bytes of 17,179,869,184" in diags[0].message
     by_bytes = text.replace("step: 3(factor)", "step: 1048576(bytes)")
     assert [d.code for d in parse_nccl_tests(by_bytes, "a.txt")[1]] == ["RTC575"]
+
+
+def test_preflight_reads_the_dump_with_the_same_reader(tmp_path):
+    """`rtc preflight nccl` takes nccl-topo-dump.xml through the same reader: a real 8-GPU
+    Azure NCCL_TOPO_FILE (GPUs as PCI devices only) against a one-GPU plan is RTC573 naming
+    8 GPUs and the missing HCA; a dump cut short is one RTC573 saying where it ends."""
+    import json
+    import shutil
+
+    from rtc.preflight.nccl import judge
+
+    def folder(name: str, dump: str) -> str:
+        d = tmp_path / name
+        d.mkdir()
+        shutil.copy(REAL / dump, d / "nccl-topo-dump.xml")
+        (d / "expect.json").write_text(json.dumps({
+            "kind": "nccl", "server": name, "gpus": [0], "islands": [[0]],
+            "expected_busbw_gbps": 0.0, "expected_link": "local", "ib_hca": ["mlx5_0"]}))
+        return str(d)
+
+    _, diags = judge(folder("azure", "azure-ndv4-topo.xml"))
+    [dump] = [d for d in diags if d.code == "RTC573"]
+    assert "8 GPUs where the plan uses 1" in dump.message and "no mlx5_0" in dump.message
+    _, diags = judge(folder("cut", "nccltests256-h200-baremetal-dump-cut.xml"))
+    [dump] = [d for d in diags if d.code == "RTC573"]
+    assert "not readable" in dump.message and "ends before `</system>`" in dump.message
