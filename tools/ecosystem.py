@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -38,12 +39,14 @@ if str(ROOT) not in sys.path:
 
 from rtc.api.validate import validate_source  # noqa: E402
 from rtc.diagnostics import Severity  # noqa: E402
-from rtc.inventory import (detect_kinds, device_from_filename, parse_hccn_conf,  # noqa: E402
+from rtc.inventory import (detect_kinds, device_from_filename, load_inventory_files,  # noqa: E402
+                           parse_hccn_conf,
                            parse_hccn_tool, parse_npu_smi_chip_map, parse_npu_smi_info,
                            parse_npu_smi_topo)
 from rtc.inventory._common import read_text  # noqa: E402
 from rtc.inventory.ibv_devinfo import parse_ibv_devinfo  # noqa: E402
 from rtc.inventory.nccl_tests import parse_nccl_tests  # noqa: E402
+from rtc.inventory.nccl_topo import parse_nccl_topo_xml  # noqa: E402
 from rtc.inventory.npu_smi_board import parse_npu_smi_board  # noqa: E402
 from rtc.inventory.nvidia_smi import parse_gpu_list, parse_gpu_names, parse_gpu_topo  # noqa: E402
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output  # noqa: E402
@@ -224,6 +227,33 @@ def ibv_devinfo(path: Path) -> Outcome:
                     "gids": str(sum(len(p.gids) for p in ports))}, diags)
 
 
+def nccl_topo_xml(path: Path) -> Outcome:
+    """NCCL's topology XML (``NCCL_TOPO_DUMP_FILE`` / ``NCCL_TOPO_FILE``); what rtc's
+    preflight reads in ``nccl-topo-dump.xml``. A cut-short dump is unread (verdict=bad)."""
+    text, diags = _text(path)
+    topo, more = parse_nccl_topo_xml(text, path.name)
+    if topo is None:
+        if any(d.severity is Severity.ERROR for d in more):
+            return Outcome({}, diags + more)
+        raise Unread("; ".join(d.message for d in more))
+    switch = any(l.tclass == "0x068000" for l in topo.nvlinks)
+    return Outcome({"gpus": str(len(topo.gpus)), "nets": str(len(topo.nets)),
+                    "nic_pcis": str(len(topo.nic_pcis)), "cpus": str(len(topo.cpus)),
+                    "nvlinks": str(len(topo.nvlinks)), "nvswitch": _yes(switch)}, diags + more)
+
+
+def unrecognised(path: Path) -> Outcome:
+    """A capture of a tool rtc does not read: the inventory must take it for no kind and say
+    in one RTC488 warning what it looks like (never hand it to another tool's reader)."""
+    text, diags = _text(path)
+    kinds = detect_kinds(path.name, text)
+    _, more = load_inventory_files([path])
+    said = next((m.group(1) for d in more if d.code == "RTC488"
+                 and (m := re.search(r"it looks like (?:an? )?`?([^`;,)]+)", d.message))), "nothing")
+    return Outcome({"kinds": ",".join(kinds) or "none", "looks_like": said.strip(),
+                    "warnings": str(len(more))}, diags + more)
+
+
 #: kind folder -> (adapter, what reads it in rtc). A static registry: a kind without an
 #: adapter is reported as such (its files count as unread).
 ADAPTERS = (
@@ -240,6 +270,8 @@ ADAPTERS = (
     ("nvidia-smi-query-gpu", nvidia_smi_query_gpu, "rtc.inventory.nvidia_smi.parse_gpu_list"),
     ("nvidia-smi-L", nvidia_smi_l, "rtc.inventory.nvidia_smi.parse_gpu_names"),
     ("ibv-devinfo", ibv_devinfo, "rtc.inventory.ibv_devinfo.parse_ibv_devinfo"),
+    ("nccl-topo-xml", nccl_topo_xml, "rtc.inventory.nccl_topo.parse_nccl_topo_xml"),
+    ("unrecognised", unrecognised, "rtc.inventory.load_inventory_files (RTC488)"),
 )
 
 
@@ -359,12 +391,97 @@ def failed(results: list[FileResult], problems: list[str]) -> bool:
     return bool(problems) or any(not (r.read and r.facts_equal) or r.traceback for r in results)
 
 
+# -- mutations -----------------------------------------------------------------------------------
+
+_TOKENS = ("N/A", "ERR!", "-1", "99999999999999999999", "X", "NV", "\x1b[4m", "\t", "", "null", "0x")
+
+
+def mutate(text: str, rng) -> str:
+    """One damaged variant of a capture, the way captures get damaged on their way to rtc:
+    cut short, a line lost or doubled, lines swapped, CRLF, tabs <-> spaces, a token replaced
+    (``N/A``, ``ERR!``, huge numbers, escapes), stray bytes inserted."""
+    lines = text.split("\n")
+    op = rng.randrange(9)
+    if op == 0:
+        return text[:rng.randrange(len(text) + 1)]
+    if op in (1, 2) and lines:
+        i = rng.randrange(len(lines))
+        return "\n".join(lines[:i] + lines[i + 1:] if op == 1 else lines[:i + 1] + lines[i:])
+    if op == 3 and len(lines) > 1:
+        i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        return "\n".join(lines)
+    if op == 4:
+        return text.replace("\n", "\r\n")
+    if op == 5:
+        return text.replace("\t", "    ") if "\t" in text else text.replace("  ", "\t")
+    if op == 6:
+        words = text.split(" ")
+        i = rng.randrange(len(words))
+        words[i] = rng.choice(_TOKENS)
+        return " ".join(words)
+    at = rng.randrange(len(text) + 1)
+    junk = "".join(chr(rng.choice((0, 9, 27, 0xfeff, 0x3000, rng.randrange(32, 0x2fff))))
+                   for _ in range(rng.randrange(1, 6)))
+    return text[:at] + junk + text[at:]
+
+
+def mutation_run(corpus: Path, per_kind: int, seed: int = 0, work: Path | None = None) -> dict:
+    """``per_kind`` mutated variants of each kind's files (round robin), each read by the
+    kind's adapter. Returns kind -> ``{"runs", "read", "unread", "tracebacks", "first"}``:
+    read (the reader gave facts), unread (it said why not), tracebacks (a reader raised;
+    ``first`` is the first traceback's last line and its input file)."""
+    import random
+    import tempfile
+
+    rng = random.Random(seed)
+    out: dict = {}
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        for kind, adapter, _ in ADAPTERS:
+            folder = corpus / kind
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "SOURCES.md") \
+                if folder.is_dir() else []
+            if not files:
+                continue
+            stats = {"runs": 0, "read": 0, "unread": 0, "tracebacks": 0, "first": None}
+            for n in range(per_kind):
+                src = files[n % len(files)]
+                case = Path(tmp) / kind / f"{n:05d}" / src.name
+                case.parent.mkdir(parents=True)
+                case.write_text(mutate(src.read_text(encoding="utf-8", errors="replace"), rng),
+                                encoding="utf-8", errors="surrogatepass")
+                stats["runs"] += 1
+                try:
+                    adapter(case)
+                    stats["read"] += 1
+                except Unread:
+                    stats["unread"] += 1
+                except Exception:
+                    stats["tracebacks"] += 1
+                    if stats["first"] is None:
+                        stats["first"] = (f"{src.name}: "
+                                          + traceback.format_exc().strip().splitlines()[-1])
+            out[kind] = stats
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--json", action="store_true", help="per-file results as JSON")
     ap.add_argument("--verbose", "-v", action="store_true", help="list every failing file")
+    ap.add_argument("--mutate", type=int, metavar="N", default=0,
+                    help="instead: read N damaged variants of each kind's files; exit 1 on a traceback")
     args = ap.parse_args(argv)
+    if args.mutate:
+        stats = mutation_run(args.corpus, args.mutate)
+        print("| kind | mutated inputs | read | unread (said why) | tracebacks |")
+        print("|---|---:|---:|---:|---:|")
+        for kind, st in stats.items():
+            print(f"| {kind} | {st['runs']} | {st['read']} | {st['unread']} | {st['tracebacks']} |")
+            if st["first"]:
+                print(f"  first traceback: {st['first']}")
+        return 1 if any(st["tracebacks"] for st in stats.values()) else 0
     results, problems = run(args.corpus)
     if args.json:
         print(json.dumps({"summary": summary(results), "problems": problems,

@@ -105,7 +105,10 @@ def _topo_files(topo: Topology):
         lacking = ("an `inventory`" if inv is None else
                    "an `nvidia-smi topo -m` capture" if inv.gpu_topo is None else
                    "a `--query-gpu=index,name,pci.bus_id,uuid --format=csv` capture"
-                   if inv.gpu_list is None else None)
+                   if inv.gpu_list is None else
+                   "the GPUs' PCI bus ids, which its `--query-gpu` capture lacks (query "
+                   "index,name,pci.bus_id,uuid)"
+                   if not all(g.bus_id for g in inv.gpu_list.gpus.values()) else None)
         if lacking is None:
             from rtc.inventory.nvidia_smi import product
 

@@ -32,6 +32,13 @@ from rtc.inventory.nvidia_smi import GpuList, GpuTopo
 
 #: PCI class of a GPU (3D controller) and of an NVSwitch; NVIDIA's PCI vendor id.
 GPU_CLASS, NVSWITCH_CLASS, NVIDIA_VENDOR = "0x030200", "0x068000", "0x10de"
+#: The target NCCL itself writes for a GPU's NVSwitch fabric when the switches are not
+#: visible as PCI devices (a VM, a GB200/GB300 tray): bus id -1 printed as
+#: ``fffffff:ff:ff.0`` (NCCL 2.28 dump of an 8x H200 KVM guest in NVIDIA/nccl-tests issue
+#: 256, tests/ecosystem/nccl-topo-xml; NVIDIA/nccl issue 1182: "we have to assume those are
+#: invisible NVSwitches ... class bridge and ID -1"). ``topo.cc`` ncclTopoAddNvLinks joins
+#: every tclass-0x068000 link to one NVS node without reading ``target``.
+NVSWITCH_TARGET = "fffffff:ff:ff.0"
 
 
 
@@ -90,7 +97,7 @@ def _gpu(g: int, topo: GpuTopo, gpus: GpuList, used: tuple[int, ...], switch: bo
     links = []
     if switch:
         count = max(topo.nvlinks(g, p) for p in topo.gpus if p != g)
-        links.append({"target": "ffff:ff:00.0", "count": str(count), "tclass": NVSWITCH_CLASS})
+        links.append({"target": NVSWITCH_TARGET, "count": str(count), "tclass": NVSWITCH_CLASS})
     else:
         for p in used:
             n = topo.nvlinks(g, p) if p != g else 0

@@ -316,7 +316,8 @@ def _unknown_file(file: str, text: str) -> Diagnostic:
     return warning(
         UNKNOWN_FILE,
         f"'{display_name(file)}' is not a capture rtc recognises (hccn.conf, hccn_tool, "
-        f"npu-smi, npu-smi -t board, nvidia-smi topo -m, --query-gpu csv or ibv_devinfo output){_nv.looks_like(text)}; "
+        f"npu-smi, npu-smi -t board, nvidia-smi topo -m, --query-gpu csv or ibv_devinfo output)"
+        f"{_nv.looks_like(text) or _board.looks_like(text)}; "
         "it is skipped, so any fact it holds is not checked",
         Span.whole_file(file),
         hint="remove it from the inventory folder, or save the raw command output "

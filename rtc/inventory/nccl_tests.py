@@ -64,7 +64,8 @@ class NcclRow:
 @dataclass
 class NcclTestRun:
     """One nccl-tests run: ``gpus`` (nGpus x ranks from the device list), ``min_bytes`` /
-    ``max_bytes`` from the parameter line, ``rows`` per size, ``avg_busbw`` (GB/s, the
+    ``max_bytes`` and ``step`` (``(3, "factor")`` or ``(1048576, "bytes")``, None when the
+    line has none) from the parameter line, ``rows`` per size, ``avg_busbw`` (GB/s, the
     tool's own average; None when absent), the devices' product names, ``file``, and
     the ``tool`` that measured (``nccl-tests``, or ``torch.distributed`` for rtc's own
     sweep, :mod:`rtc.inventory.allreduce_sweep`)."""
@@ -73,6 +74,7 @@ class NcclTestRun:
     gpus: int = 0
     min_bytes: int | None = None
     max_bytes: int | None = None
+    step: tuple[int, str] | None = None
     rows: list[NcclRow] = field(default_factory=list)
     avg_busbw: float | None = None
     devices: list[str] = field(default_factory=list)
@@ -84,7 +86,7 @@ class NcclTestRun:
 
 
 _PARAMS = re.compile(r"#\s*nThread\s+(?P<t>\d+)\s+nGpus\s+(?P<g>\d+)\s+minBytes\s+(?P<lo>\d+)"
-                     r"\s+maxBytes\s+(?P<hi>\d+)")
+                     r"\s+maxBytes\s+(?P<hi>\d+)(?:\s+step:\s*(?P<step>\d+)\((?P<unit>factor|bytes)\))?")
 _DEVICE = re.compile(r"#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+"
                      r"\[[^\]]*\]\s+(?P<name>.+?)\s*$")
 # NCCL's own log lines (NCCL_DEBUG=INFO), interleaved with the rows: `host:pid:tid [dev] NCCL INFO`
@@ -111,6 +113,7 @@ def parse_nccl_tests(text: str, file: str = "<all_reduce_perf>") -> tuple[NcclTe
         if m := _PARAMS.search(line):
             run.gpus = int(m.group("g"))
             run.min_bytes, run.max_bytes = int(m.group("lo")), int(m.group("hi"))
+            run.step = (int(m.group("step")), m.group("unit")) if m.group("step") else None
         elif m := _DEVICE.match(line):
             run.devices.append(m.group("name"))
         elif m := _AVG.search(line):
@@ -179,13 +182,25 @@ def _complete(run: NcclTestRun, file: str, last: int) -> list[Diagnostic]:
                       value_span(file, max(last, 1), 0, 1),
                       hint="the test stopped before its first size; see its error output")]
     top = run.rows[-1].size
-    if (run.max_bytes is not None and top < run.max_bytes) or run.avg_busbw is None:
+    if (run.max_bytes is not None and _next_size(run, top) <= run.max_bytes) \
+            or run.avg_busbw is None:
         return [warning(NCCL_TESTS_UNREADABLE, f"nccl-tests output ends at {top:,} bytes"
                         + (f" of {run.max_bytes:,}" if run.max_bytes else "")
                         + (" without '# Avg bus bandwidth'" if run.avg_busbw is None else ""),
                         value_span(file, run.rows[-1].line, 0, 1),
                         hint="the run was cut short; run it again to its last size")]
     return []
+
+
+def _next_size(run: NcclTestRun, size: int) -> int:
+    """The size nccl-tests would measure after ``size`` (``common.cu``: ``size *= stepFactor``
+    or ``size += stepBytes`` while ``size <= maxBytes``): a sweep from 1 GiB by factor 3 ends
+    at 9 GiB of a 16 GiB maximum, complete (NVIDIA/nccl-tests issue 256). Without the step,
+    ``size + 1`` (the run must reach ``maxBytes`` itself)."""
+    if run.step is None or run.step[0] < 1:
+        return size + 1
+    amount, unit = run.step
+    return size * amount if unit == "factor" and amount > 1 else size + amount
 
 
 def load_nccl_tests(path: str | os.PathLike, file: str | None = None) -> tuple[NcclTestRun | None, list[Diagnostic]]:

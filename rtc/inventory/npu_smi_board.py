@@ -139,3 +139,20 @@ def load_npu_smi_board(path: str | os.PathLike, file: str | None = None) -> tupl
         return None, diags
     res, more = parse_npu_smi_board(text, file if file is not None else os.fspath(path))
     return res, diags + more
+
+
+#: Keys of the ``npu-smi info -t <type>`` key/value outputs rtc does not read (``usages``,
+#: ``health``, ``ecc``, ``memory`` ...; source: Ascend/mind-cluster faultdiag docs,
+#: 03_collecting_logs.md, which collects them).
+_OTHER_TYPES = ("Chip Count", "Health Status", "Error Code", "DDR Capacity(MB)",
+                "HBM Capacity(MB)", "Aicore Usage Rate(%)")
+
+
+def looks_like(text: str) -> str:
+    """For a file no reader took: ``" (it looks like ...)"`` when it is ``npu-smi info -t
+    <type>`` key/value output of a type rtc does not read, or ``""``."""
+    keys = [m.group(1) for l in split_lines(text) if (m := _KV.match(l))]
+    if keys and any(k in _OTHER_TYPES for k in keys):
+        return (" (it looks like `npu-smi info -t usages/health/ecc` key/value output; rtc "
+                "reads `npu-smi info`, `-t board`, `-t topo` and `-m`)")
+    return ""

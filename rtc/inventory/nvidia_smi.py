@@ -31,19 +31,21 @@ from dataclasses import dataclass, field
 from rtc.diagnostics import Diagnostic, error, warning
 
 from ._common import ascii_int, read_text, short_text, split_lines, value_span
+from .nccl_topo import looks_like_topo_xml
 from rtc.rules import rule
 
 NVIDIA_SMI_UNREADABLE = rule("RTC474", "nvidia-smi-unreadable", "error", "nvidia-smi output is missing, malformed or inconsistent.", """
     What: an `nvidia-smi topo -m` matrix without its GPU rows, a row cut short, a link code
     that is not X, NV#, PIX, PXB, PHB, NODE or SYS, a diagonal other than X, an asymmetric
     pair; a `nvidia-smi --query-gpu=index,name,pci.bus_id,uuid --format=csv` table with a
-    missing column, a repeated or non-numeric index, or a bus id that is not
+    row of too few cells, a repeated or non-numeric index, or a bus id that is not
     DOMAIN:BUS:DEVICE.FUNCTION.
     Why: the NVLink islands (and so the TP placement checks) are read from the matrix; a
     damaged capture would give wrong islands.
     Example: a `topo -m` capture cut off by a terminal after GPU5.
     Fix: capture the raw output again into its own file (`nvidia-smi topo -m > topo.txt`).""",
-    also={"warning": "NIC columns without a NIC Legend entry, or an asymmetric pair"})
+    also={"warning": "NIC columns without a NIC Legend entry, or an asymmetric pair; a "
+                     "--query-gpu table without pci.bus_id or uuid (the GPUs are read)"})
 
 
 #: PCIe / CPU link codes of ``nvidia-smi topo -m``, nearest first (``SOC`` = old ``SYS``).
@@ -303,7 +305,8 @@ def product(name: str) -> tuple[int, str] | None:
 
 @dataclass(frozen=True)
 class GpuEntry:
-    """One GPU of ``--query-gpu``: index, product name, PCI bus id, UUID, capture line."""
+    """One GPU of ``--query-gpu``: index, product name, PCI bus id, UUID, capture line
+    (``bus_id`` / ``uuid`` / ``name`` are ``""`` where the query did not ask for them)."""
 
     index: int
     name: str
@@ -324,11 +327,18 @@ class GpuList:
 _QUERY_FIELDS = ("index", "name", "pci.bus_id", "uuid")
 
 
+#: A ``--query-gpu`` csv header cell: a property name, with its unit in brackets when the
+#: query asked for units (``memory.total [MiB]``, ``power.limit [W]``).
+_QUERY_CELL = re.compile(r"^[a-z][a-z0-9_.]*(?: \[[^\]]+\])?$")
+
+
 def find_gpu_list(lines: list[str]) -> int | None:
-    """0-based index of the ``index, name, pci.bus_id, uuid`` header, or None."""
+    """0-based index of a ``--query-gpu=index,...`` csv header (``index`` first, then at
+    least one other property: ``index, name, pci.bus_id, uuid`` as rtc's preflight asks, or
+    ``index, name, memory.total [MiB], ...`` as users query), or None."""
     for i, line in enumerate(lines):
         names = [x.strip().lower() for x in line.split(",")]
-        if names[:1] == ["index"] and "pci.bus_id" in names:
+        if names[:1] == ["index"] and len(names) > 1 and all(map(_QUERY_CELL.match, names)):
             return i
     return None
 
@@ -347,12 +357,13 @@ def parse_gpu_list(text: str, file: str = "<nvidia-smi --query-gpu>") -> tuple[G
     header = [x.strip().lower() for x in lines[at].split(",")]
     absent = [f for f in _QUERY_FIELDS if f not in header]
     out = GpuList(file, lines={at + 1})
-    if absent:
-        return out, [error(NVIDIA_SMI_UNREADABLE, f"the --query-gpu table lacks the column"
-                           f"{'s' if len(absent) > 1 else ''} {', '.join(absent)}",
-                           value_span(file, at + 1, 0, len(lines[at])),
-                           hint="query index,name,pci.bus_id,uuid")]
     diags: list[Diagnostic] = []
+    if absent:   # the GPUs are still counted; what needs the column says so (RTC476)
+        diags.append(warning(NVIDIA_SMI_UNREADABLE, f"the --query-gpu table lacks the column"
+                             f"{'s' if len(absent) > 1 else ''} {', '.join(absent)}: rtc reads "
+                             "the GPUs but cannot match them by PCI bus id or UUID",
+                             value_span(file, at + 1, 0, len(lines[at])),
+                             hint="query index,name,pci.bus_id,uuid"))
     for no in range(at + 2, len(lines) + 1):
         line = lines[no - 1]
         if not line.strip():
@@ -370,19 +381,19 @@ def _gpu_row(out: GpuList, cells: dict, line: str, no: int, complete: bool) -> l
                       "value per column", value_span(out.file, no, 0, len(line)),
                       hint="capture the raw csv output again")]
     index = ascii_int(cells["index"], 3)
-    bus = cells["pci.bus_id"]
+    bus = cells.get("pci.bus_id", "")
     if index is None or index in out.gpus:
         why = "is not a GPU index" if index is None else "is listed twice"
         return [error(NVIDIA_SMI_UNREADABLE, f"--query-gpu index '{short_text(cells['index'])}'"
                       f" {why}", value_span(out.file, no, line.index(cells["index"]),
                                             len(cells["index"]) or 1),
                       hint="capture the raw csv output again")]
-    if not _BUS_ID.match(bus):
+    if "pci.bus_id" in cells and not _BUS_ID.match(bus):
         return [error(NVIDIA_SMI_UNREADABLE, f"GPU {index}: pci.bus_id '{short_text(bus)}' is "
                       "not DOMAIN:BUS:DEVICE.FUNCTION", value_span(out.file, no, line.find(bus)
                                                                    if bus else 0, len(bus) or 1),
                       hint="capture the raw csv output again")]
-    out.gpus[index] = GpuEntry(index, cells["name"], bus, cells["uuid"], no)
+    out.gpus[index] = GpuEntry(index, cells.get("name", ""), bus, cells.get("uuid", ""), no)
     return []
 
 
@@ -457,10 +468,18 @@ def load_gpu_names(path: str | os.PathLike, file: str | None = None) -> tuple[Gp
     return _load(parse_gpu_names, path, file)
 
 
+#: ``nvidia-smi nvlink -s``: ``\t Link 0: 14.062 GB/s`` under each ``GPU n: ...`` line (or
+#: ``\t Link 0: <inactive>``); source: siboehm/bench gpu/nvlink/README.md.
+_NVLINK_S = re.compile(r"^\s+Link \d+: (?:[0-9.]+ GB/s|<inactive>)\s*$")
+
+
 def looks_like(text: str) -> str:
     """For a file no reader took: ``" (it looks like ...)"`` naming the nvidia-smi output
     it resembles and what rtc reads instead, or ``""``."""
     lines = clean_lines(text)
+    if any(_NVLINK_S.match(l) for l in lines):
+        return (" (it looks like `nvidia-smi nvlink -s`; for NVLink pairs rtc reads `nvidia-smi "
+                "topo -m`)")
     if find_gpu_names(lines) is not None:
         return (" (it looks like `nvidia-smi -L`; for the GPU list rtc reads `nvidia-smi "
                 "--query-gpu=index,name,pci.bus_id,uuid --format=csv`)")
@@ -468,6 +487,15 @@ def looks_like(text: str) -> str:
         return " (it looks like `nvidia-smi topo -p2p`; rtc reads `nvidia-smi topo -m`)"
     if any(l.lstrip().startswith(("| NVIDIA-SMI", "NVIDIA-SMI ")) for l in lines):
         return " (it looks like the `nvidia-smi` summary table; rtc reads `nvidia-smi topo -m`)"
+    if lines and lines[0].startswith("Machine (") and any("Package L#" in l for l in lines):
+        return (" (it looks like `hwloc lstopo` text; for GPU links rtc reads "
+                "`nvidia-smi topo -m`)")
+    if text.lstrip("\ufeff \t\r\n").startswith("<graphs"):
+        return (" (it looks like an NCCL graph XML, NCCL_GRAPH_DUMP_FILE / NCCL_GRAPH_FILE; rtc "
+                "reads the topology XML, NCCL_TOPO_DUMP_FILE, in preflight results)")
+    if looks_like_topo_xml(text):
+        return (" (it looks like an NCCL topology XML, NCCL_TOPO_DUMP_FILE; `rtc preflight "
+                "nccl` reads it as nccl-topo-dump.xml in a preflight results folder)")
     return ""
 
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Span, error, note, warning
 from rtc.inventory.allreduce_sweep import is_sweep, load_allreduce_sweep
 from rtc.inventory.nccl_tests import NcclTestRun, load_nccl_tests
+from rtc.inventory.nccl_topo import load_nccl_topo_xml
 from rtc.inventory.nvidia_smi import load_gpu_list, load_gpu_topo
 from rtc.rules import rule
 
@@ -220,15 +220,16 @@ def _sweep(folder: str, res: NcclResults, rc: int) -> list[Diagnostic]:
 
 
 def _dump(res: NcclResults, expect: dict, file: str) -> list[Diagnostic]:
-    """NCCL's topology dump against the plan: the number of GPUs, the planned HCAs."""
-    try:
-        root = ET.parse(file).getroot()
-    except (ET.ParseError, OSError) as exc:
-        return [warning(DUMP_DIFFERS, f"{res.label}: nccl-topo-dump.xml is not readable XML "
-                        f"({exc})", Span.whole_file(file), subject=f"server {res.label}",
+    """NCCL's topology dump (read by :func:`rtc.inventory.nccl_topo.load_nccl_topo_xml`, the
+    reader every command uses) against the plan: the number of GPUs, the planned HCAs."""
+    dump, diags = load_nccl_topo_xml(file)
+    if dump is None:
+        why = "; ".join(d.message for d in diags)
+        return [warning(DUMP_DIFFERS, f"{res.label}: nccl-topo-dump.xml is not readable ({why})",
+                        Span.whole_file(file), subject=f"server {res.label}",
                         hint="run the preflight again; NCCL writes the file whole")]
-    gpus = len(root.findall(".//gpu"))
-    nets = sorted({n.get("name", "") for n in root.iter("net")} - {""})
+    gpus = len(dump.gpus)
+    nets = sorted(set(dump.nets) - {""})
     want = len(expect.get("gpus") or ())
     hcas = [h.split(":")[0] for h in expect.get("ib_hca") or ()]
     lacking = [h for h in hcas if h not in nets]

@@ -50,8 +50,28 @@ def test_topo_captures_read_with_their_facts(name, facts):
 @pytest.mark.parametrize("name,facts", rows("nvidia-smi-query-gpu"))
 def test_query_gpu_captures_read_with_their_facts(name, facts):
     listed, diags = load_gpu_list(ECO / "nvidia-smi-query-gpu" / name)
-    assert listed is not None and diags == []
+    assert listed is not None and not [d for d in diags if d.severity.name == "ERROR"]
     assert {"gpus": str(len(listed.gpus))} == facts
+    # a query without pci.bus_id / uuid is read, with one warning naming the columns
+    full = all(g.bus_id and g.uuid for g in listed.gpus.values())
+    assert [d.message for d in diags] == ([] if full else [
+        "the --query-gpu table lacks the columns pci.bus_id, uuid: rtc reads the GPUs but "
+        "cannot match them by PCI bus id or UUID"])
+
+
+def test_query_gpu_without_bus_ids_cannot_feed_nccl_topo_file(tmp_path):
+    """A user's own `--query-gpu=index,name,memory.total,...` csv counts the GPUs, but
+    `nccl_topo_file on` needs the bus ids: RTC476 names the capture it needs."""
+    from rtc.inventory.nvidia_smi import parse_gpu_list
+
+    text = (ECO / "nvidia-smi-query-gpu" / "deepseek-serving-h200-8gpu.csv").read_text()
+    listed, _ = parse_gpu_list(text, "gpus.csv")
+    assert sorted(listed.gpus) == list(range(8))
+    assert {g.name for g in listed.gpus.values()} == {"NVIDIA H200"}
+    assert {g.bus_id for g in listed.gpus.values()} == {""}
+    header_only, diags = parse_gpu_list("index, name\n", "g.csv")
+    assert header_only is not None and header_only.gpus == {}
+    assert parse_gpu_list("index\n0\n", "g.csv")[0] is None   # one column is no query table
 
 
 @pytest.mark.parametrize("name,facts", rows("nvidia-smi-L"))
