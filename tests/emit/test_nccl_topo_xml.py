@@ -9,14 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TESTS
 from rtc.emit.nccl_topo_xml import render
 from rtc.inventory import load_inventory_dir
 from rtc.inventory.nccl_topo import looks_like_topo_xml, parse_nccl_topo_xml
 from rtc.inventory.nvidia_smi import looks_like
 
-#: the tests folder (this file may sit in it or in a stage folder below it)
-TESTS = next(p for p in Path(__file__).resolve().parents
-             if p.name == "tests" and (p / "ecosystem").is_dir())
 REAL = TESTS / "ecosystem" / "nccl-topo-xml"
 INV = TESTS / "data" / "inventory" / "nvidia"
 
