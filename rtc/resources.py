@@ -107,6 +107,32 @@ def _write_cached(cached: str | None, key: tuple, data: dict) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+        return
+    folder, base = os.path.split(cached)
+    name, _crc, tag = base.rsplit("-", 2)
+    prune_cache(folder, f"{name}-", f"-{tag}")
+
+
+#: How many cached copies of one data file (one per install path) or of the grammar (one
+#: per grammar version) the cache keeps; the least recently written go first.
+CACHE_KEEP = 4
+
+
+def prune_cache(folder: str, prefix: str, suffix: str, keep: int = CACHE_KEEP) -> int:
+    """Delete all but the ``keep`` newest files of ``folder`` whose names start with
+    ``prefix`` and end with ``suffix`` (every clone, virtual environment or temporary copy
+    of rtc adds its own entry, so without this the cache grows without bound). Called on a
+    cache miss only. Returns how many files were deleted; never raises."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(suffix)]
+        if len(names) <= keep:
+            return 0
+        aged = sorted(names, key=lambda n: os.stat(os.path.join(folder, n)).st_mtime_ns)
+        for n in aged[:-keep]:
+            os.unlink(os.path.join(folder, n))
+        return len(aged) - keep
+    except OSError:
+        return 0
 
 
 def _data_dir(name: str) -> Path:

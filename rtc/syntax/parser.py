@@ -158,7 +158,14 @@ def _cache_path() -> str | bool:
         digest = hashlib.sha256(grammar_path().read_bytes()).hexdigest()[:16]
     except OSError:
         return True
-    return True if folder is None else os.path.join(folder, f"grammar-{digest}.lark-cache")
+    if folder is None:
+        return True
+    path = os.path.join(folder, f"grammar-{digest}.lark-cache")
+    if not os.path.exists(path):  # a new grammar: lark writes it; older versions go
+        from rtc.resources import CACHE_KEEP, prune_cache
+
+        prune_cache(folder, "grammar-", ".lark-cache", CACHE_KEEP - 1)
+    return path
 
 
 @functools.lru_cache(maxsize=1)

@@ -96,3 +96,39 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
     assert resources.cache_folder() == str(tmp_path / "home" / ".cache" / "rtc")
     assert not (tmp_path / "relcache").exists()
+
+
+def test_copies_of_rtc_in_many_places_keep_the_cache_bounded(tmp_path, monkeypatch):
+    """Each clone, venv or temporary copy of rtc has its own package path and so its own
+    cache entry; the cache keeps the CACHE_KEEP newest per table, not one per copy ever
+    made (a new user found 27 copies of each table after a day of tests)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for i in range(7):
+        pkg = tmp_path / f"copy{i}"
+        (pkg / "sub").mkdir(parents=True)
+        (pkg / "sub" / "t.toml").write_text(f"x = {i}\n")
+        monkeypatch.setattr(resources, "PACKAGE_DIR", pkg)
+        assert resources.package_toml("sub", "t.toml") == {"x": i}
+    names = _cached(tmp_path)
+    assert len(names) == resources.CACHE_KEEP
+    # the newest copy is still served from the cache
+    monkeypatch.setattr(tomllib, "loads", lambda *a, **k: pytest.fail("parsed again"))
+    assert resources.package_toml("sub", "t.toml") == {"x": 6}
+
+
+def test_old_grammar_caches_are_pruned_when_a_new_grammar_is_built(tmp_path, monkeypatch):
+    from rtc.syntax import parser
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "rtc"
+    folder.mkdir(parents=True)
+    for i in range(6):
+        old = folder / f"grammar-old{i:012d}.lark-cache"
+        old.write_bytes(b"x")
+        os.utime(old, ns=(i * 10**9, i * 10**9))
+    (folder / "links.toml-00000000-py311.marshal").write_bytes(b"kept")
+    path = parser._cache_path()
+    left = sorted(n for n in os.listdir(folder) if n.startswith("grammar-"))
+    assert left == [f"grammar-old{i:012d}.lark-cache" for i in (3, 4, 5)]
+    assert not os.path.exists(path)            # lark writes it: CACHE_KEEP with the new one
+    assert (folder / "links.toml-00000000-py311.marshal").exists()
