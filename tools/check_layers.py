@@ -41,6 +41,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("tables",),
     ("scripts",),
     ("emit",),
+    ("outputs",),
     ("report",),
     ("api",),
     ("cli", "__main__"),

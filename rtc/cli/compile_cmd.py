@@ -1,16 +1,15 @@
-"""`rtc compile` and `rtc check`."""
+"""`rtc compile`."""
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_usage,
+from rtc.cli.common import (FORMAT_HELP, compile_input, fail_usage,
                             input_label, refuse_input_as_output, reporter_for, while_checking,
                             write_or_fail, write_stdout)
 
@@ -239,7 +238,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     (:mod:`rtc.emit.kubernetes`), all or nothing; exit 1 when a job has no LWS form
     (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
     from rtc.emit.env_file import source_name
-    from rtc.emit.files import read_manifest
+    from rtc.outputs.files import read_manifest
     from rtc.emit.kubernetes import build_k8s
     from rtc.rules import SCHEMA_SELF
 
@@ -427,10 +426,10 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
                    no_diagrams: bool, out, global_table: bool | str = False,
                    target: str = "shell") -> None:
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
-    in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
+    in one transaction (:func:`rtc.outputs.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""
     from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS, render_compile_diagrams
-    from rtc.emit.files import read_manifest
+    from rtc.outputs.files import read_manifest
 
     diags = list(result.diagnostics)
     extra = _bundle(result, jobs, tables, out, global_table, target)
@@ -476,130 +475,34 @@ def _transaction_checked(out_dir: Path, files: list, listed: set | None, out, re
 
 
 def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = False) -> None:
-    """:func:`rtc.emit.files.write_all`, or for a folder that does not exist yet (``new``)
-    :func:`rtc.emit.new_folder.write_new_folder`; on failure an I/O error (exit 2) naming
-    the file."""
-    from rtc.emit.files import TransactionError, write_all
-    from rtc.emit.new_folder import sweep_hidden, write_new_folder
+    """:func:`rtc.outputs.out_dir.transaction`; on failure an I/O error (exit 2) naming
+    the file; interrupted, the line that says what the folder holds."""
+    from rtc.outputs.out_dir import OutputProblem, interrupted_message, transaction
 
     try:
-        if new:
-            write_new_folder(out_dir, files, manifest=listed)   # it sweeps, too
-        else:
-            write_all(out_dir, files, manifest=listed)
-            sweep_hidden(out_dir)   # what a killed run into a then-new folder left beside it
+        transaction(out_dir, files, listed, new)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
-        typer.echo(f"rtc: interrupted while writing {out_dir}: " + (
-            "it is either absent or complete" if new else
-            "it holds either all its old files or all the new ones") + ", nothing half-written",
-                   err=True)
+        typer.echo(interrupted_message(out_dir, new), err=True)
         raise
-    except TransactionError as exc:
-        done = ("nothing was written" if new else
-                f"nothing in {out_dir} was replaced" if not exc.leftovers else
-                "some old files could not be put back; they are kept as "
-                + ", ".join(exc.leftovers))
-        fail_io(f"cannot write {exc.path}: {exc.strerror}; {done}",
-                "remove or rename that folder" if isinstance(exc.cause, IsADirectoryError)
-                else "check that the folder is writable and has room")
+    except OutputProblem as p:
+        fail_usage(p.message, p.hint, p.rule)
 
 
 def _prepare_out_dir(out_dir: Path) -> bool:
-    """Check ``out_dir`` and create the folders it is to go in (exit 2 when it is a file,
-    they cannot be created, or it holds a folder named like the outputs list). True when
-    ``out_dir`` is still to be made, complete, by the transaction (see :func:`_transaction`);
-    a folder whose hidden name would not fit the file system is made here."""
-    from rtc.emit.files import MANIFEST
-    from rtc.emit.new_folder import fits
+    """:func:`rtc.outputs.out_dir.prepare_out_dir`; exit 2 with its message when the
+    folder cannot be used."""
+    from rtc.outputs.out_dir import OutputProblem, prepare_out_dir
 
-    missing = False
     try:
-        os.lstat(out_dir)
-    except (FileNotFoundError, NotADirectoryError):  # a file among the parents: below
-        missing = True
-    except OSError as exc:   # a name too long for the file system, a loop of symlinks
-        fail_io(f"cannot create {out_dir}: {exc.strerror}",
-                "give a shorter folder name" if exc.errno == errno.ENAMETOOLONG
-                else "check the folder path")
-    if out_dir.exists() and not out_dir.is_dir():
-        fail_usage(f"--out-dir {out_dir} is a file, not a folder",
-                   "give a folder (it is created if missing), or -o FILE for one rank table")
-    broken = _broken_link(out_dir)
-    if broken:
-        fail_usage(f"--out-dir {out_dir} {broken}", "create that folder, or remove the symlink")
-    if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
-        fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
-                   "remove or rename that folder")
-    new = missing and fits(out_dir)
-    try:
-        (out_dir.parent if new else out_dir).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        for a in reversed(out_dir.parents):
-            why = _broken_link(a) or (a.exists() and not a.is_dir() and "is a file, not a folder")
-            if why:
-                fail_usage(f"cannot create --out-dir {out_dir}: {a} {why}",
-                           "give a folder path whose parents are folders")
-        fail_io(f"cannot create {out_dir}: {exc.strerror}",
-                "check that the parent folder exists and is writable")
-    return new
-
-
-def _broken_link(path: Path) -> str | None:
-    """What is wrong with ``path`` when it is a symlink that leads to nothing (``is a
-    symlink to X, which does not exist`` / ``... a loop of symlinks``), else None."""
-    if not path.is_symlink():
-        return None
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return f"is a symlink to {os.readlink(path)}, which does not exist"
-    except OSError as exc:
-        return f"is a symlink to {os.readlink(path)}, which cannot be followed ({exc.strerror})"
-    return None
+        return prepare_out_dir(out_dir)
+    except OutputProblem as p:
+        fail_usage(p.message, p.hint, p.rule)
 
 
 def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
-    """Remove the files an earlier plan wrote to ``out_dir`` that this one does not (its
-    servers' env files, scripts, hccl-<job>.json would be read as current), never one of
-    ``inputs``. Diagrams are kept even with --no-diagrams."""
-    from rtc.emit.files import remove_stale
+    """:func:`rtc.outputs.out_dir.prune`, and the line that says what it removed."""
+    from rtc.outputs.out_dir import prune, pruned_message
 
-    removed = remove_stale(out_dir, old, listed, keep=[i for i in inputs if str(i) != "-"])
-    if removed:
-        shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
-        typer.echo(f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "
-                   f"an earlier plan wrote to {out_dir} ({shown})", err=True)
-
-
-@app.command("check")
-def check_command(
-    files: List[Path] = typer.Argument(..., metavar="FILE...", help="The .rtc cluster description(s) (`-` "
-                                          "reads standard input); with several, the ports of "
-                                          "their jobs on shared hosts are checked together."),
-    fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
-    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
-) -> None:
-    """Run every stage and check on FILE; write nothing. Exit 1 on errors.
-
-    Examples:
-
-      rtc check examples/a2-2node-dp2-tp8.rtc
-
-      rtc check --format sarif cluster.rtc > rtc.sarif
-
-      rtc check prefill.rtc decode.rtc    # and the ports of both on shared hosts
-    """
-    out = reporter_for(fmt, "check", input_label(files[0]))
-    results = [compile_input(f, strict) for f in files]
-    diags, sources = [], {}
-    for result in results:
-        diags += result.diagnostics
-        sources.update(result.sources)
-    if len(results) > 1:
-        from rtc.api.ports_across import cross_file_ports
-
-        diags += cross_file_ports(results)
-    out(diags, sources)
-    if all(r.topology is None and not r.sources for r in results):
-        raise typer.Exit(2)
-    exit_for(diags)
+    line = pruned_message(out_dir, prune(out_dir, old, listed, inputs))
+    if line:
+        typer.echo(line, err=True)
