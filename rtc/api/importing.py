@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtc.api.compile import compile_text, rank_table
-from rtc.api.validate import validate_source
+from rtc.api.compiling import compile_text, rank_table
+from rtc.api.validating import validate_source
 from rtc.diagnostics import Diagnostic, Severity, error
 from rtc.tables.importer import (IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
                                  IMPORT_SHAPE, describe_table, round_trip_difference)

@@ -29,7 +29,7 @@ def check_command(
 
       rtc check prefill.rtc decode.rtc    # and the ports of both on shared hosts
     """
-    from rtc.api.check import check
+    from rtc.api.checking import check
 
     out = reporter_for(fmt, "check", input_label(files[0]))
     found = check(files, strict=strict, compile_one=compile_input)

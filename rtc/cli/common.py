@@ -295,7 +295,7 @@ def compile_input(file, strict: bool, background_checks: bool = False):
     from rtc.cli.progress import StageProgress
 
     if str(file) == "-":
-        from rtc.api.compile import compile_stream
+        from rtc.api.compiling import compile_stream
 
         stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
         with StageProgress(STAGES) as progress:

@@ -12,42 +12,18 @@ from rtc.cli.app import app
 from rtc.cli.common import (FORMAT_HELP, compile_input, fail_usage,
                             input_label, refuse_input_as_output, reporter_for, while_checking,
                             write_or_fail, write_stdout)
-
-
-#: The container image of ``--target k8s`` pods unless ``--image`` names another:
-#: vllm-ascend's published image (quay.io/ascend/vllm-ascend, its docs' `docker run` lines).
-DEFAULT_IMAGE = "quay.io/ascend/vllm-ascend:latest"
-#: The same on NVIDIA GPU hardware: vLLM's published image (docker.io/vllm/vllm-openai,
-#: vLLM docs deployment/docker).
-GPU_IMAGE = "vllm/vllm-openai:latest"
-TARGETS = ("shell", "k8s", "slurm", "ansible")
+from rtc.outputs.targets import DEFAULT_IMAGE, GPU_IMAGE, TARGETS
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool) -> list:
     """The jobs whose tables to write (``[None]``: a description without jobs); exit 2 when
     ``--job`` names none, or -o/--stdout would need one of several."""
-    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    from rtc.api.writing import choose_jobs
+
+    jobs, problem = choose_jobs(topo, job_name, need_one)
     if problem is not None:
         fail_usage(*problem)
     return jobs
-
-
-def _chosen_jobs(topo, job_name: str | None, need_one: bool) -> tuple[list, tuple | None]:
-    """(jobs, None), or ([], (message, hint...)) for :func:`_select_jobs`' usage error."""
-    if job_name is not None:
-        job = topo.job(job_name)
-        if job is None:
-            names = ", ".join(j.name for j in topo.jobs) or "none"
-            return [], (f"no job named '{job_name}' (jobs: {names})",)
-        return [job], None
-    if not topo.jobs:
-        return [None], None
-    if len(topo.jobs) == 1 or not need_one:
-        return topo.jobs, None
-    names = ", ".join(j.name for j in topo.jobs)
-    return [], (f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank "
-                "table", "choose one with --job NAME, or write one file per job with "
-                "--out-dir DIR")
 
 
 @app.command("compile")
@@ -306,8 +282,9 @@ def _tables_while_checking(result, job_name: str | None, out_dir: Path | None):
 
 def _tables_of(topo, job_name: str | None, need_one: bool) -> dict | None:
     from rtc.api import rank_table
+    from rtc.api.writing import choose_jobs
 
-    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    jobs, problem = choose_jobs(topo, job_name, need_one)
     return None if problem is not None else {id(j): rank_table(topo, j) for j in jobs}
 
 
@@ -428,7 +405,8 @@ def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: s
     """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
     in one transaction (:func:`rtc.outputs.files.write_all`: all or nothing; exit 2 when one
     cannot be written), then remove the files of an earlier plan (not with --job)."""
-    from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS, render_compile_diagrams
+    from rtc.api.diagramming import COMPILE_DIAGRAMS
+    from rtc.cli.diagram_cmd import render_compile_diagrams
     from rtc.outputs.files import read_manifest
 
     diags = list(result.diagnostics)

@@ -27,7 +27,7 @@ def _compiled(file: Path, job: str | None, tolerated: frozenset = frozenset()):
     """The checked Topology and the chosen jobs; reports and exits on errors (1, except
     ``tolerated`` rule codes) or a bad --job (2)."""
     from rtc.api import compile_file
-    from rtc.api.cost import JobChoiceError, chosen_jobs
+    from rtc.api.costing import JobChoiceError, chosen_jobs
 
     topology = checked_topology(compile_file(str(file)), tolerated)
     try:

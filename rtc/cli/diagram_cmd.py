@@ -61,8 +61,7 @@ def diagram_command(
     """
     kind = _check_options(view, dim, fmt, output, file)
     from rtc.api import compile_file
-    from rtc.checks.peer_reachability import unreachable_examples
-    from rtc.emit.diagram import Options
+    from rtc.api.diagramming import diagram_options
 
     result = compile_file(str(file), strict=strict)
     diags = list(result.diagnostics)
@@ -72,9 +71,8 @@ def diagram_command(
     topo = result.topology
     if job is not None and topo.job(job) is None:
         fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
-    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
-                      unreachable=unreachable_examples(topo, diags),
-                      costs=_group_costs(topo, job) if cost and view == "groups" else {})
+    options = diagram_options(topo, diags, view=view, job=job, dim=dim,
+                              collapse_above=collapse_above, cost=cost)
     data = _draw(topo, diags, options, kind, result.sources)
     report(diags, result.sources, quiet=True)
     if output is None:
@@ -85,26 +83,6 @@ def diagram_command(
         write_or_fail(output, data)
         typer.echo(f"rtc: wrote {output}", err=True)
     exit_for(diags)
-
-
-def _group_costs(topo, job: str | None) -> dict[str, tuple[str, ...]]:
-    """Per job, one line per group kind and op with its decode time per call
-    (:func:`rtc.report.cost_report.group_cost_lines`); a job whose cost cannot be computed
-    (no model, bad cost inputs) gets one line saying why."""
-    from rtc.cost.errors import CostInputError
-    from rtc.cost.jobs import cost_jobs
-    from rtc.report.cost_report import group_cost_lines
-
-    out = {}
-    for j in topo.jobs:
-        if (job is not None and j.name != job) or not j.placements:
-            continue
-        try:
-            (jc,) = cost_jobs(topo, [j], ("decode",))
-            out[j.name] = group_cost_lines(jc)
-        except CostInputError as exc:
-            out[j.name] = (f"no cost: {exc}",)
-    return out
 
 
 def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, file: Path) -> str:
@@ -158,29 +136,12 @@ def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
         fail_internal(str(exc))
 
 
-#: The diagrams `rtc compile --out-dir` writes: file name -> view.
-COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
-
-
 def render_compile_diagrams(topo, diags, job: str | None = None) -> list[tuple[str, bytes]]:
-    """(file name, SVG) of topology.svg and groups.svg, drawn in memory for `rtc compile
-    --out-dir` (which writes them with the other outputs, all or nothing). A diagram that
-    cannot be drawn is skipped with a warning (RTC004; RTC005 for both when `dot` is
-    missing): diagrams never fail the compile."""
-    from rtc.checks.peer_reachability import unreachable_examples
-    from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render
+    """:func:`rtc.api.diagramming.compile_diagrams`, its warnings printed (RTC004, RTC005)."""
+    from rtc.api.diagramming import compile_diagrams
+    from rtc.rules import TOOL_MISSING
 
-    unreachable = unreachable_examples(topo, diags)
-    out = []
-    for name, view in COMPILE_DIAGRAMS:
-        try:
-            options = Options(view=view, job=job, unreachable=unreachable)
-            out.append((name, render(diagram_dot(topo, diags, options), "svg")))
-        except DotNotFound:
-            warn_tool_missing("Graphviz `dot` not found; skipped topology.svg and groups.svg",
-                              "apt-get install graphviz, or pass --no-diagrams")
-            return []
-        except Exception as exc:  # noqa: BLE001 - diagrams are extras; the tables are written
-            warn_internal(f"could not draw {name}: {exc}; it is not written",
-                          "please report it with your .rtc file; --no-diagrams skips the diagrams")
-    return out
+    def warn(rule, message: str, hint: str) -> None:
+        (warn_tool_missing if rule is TOOL_MISSING else warn_internal)(message, hint)
+
+    return compile_diagrams(topo, diags, job, warn=warn)

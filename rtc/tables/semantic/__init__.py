@@ -15,7 +15,7 @@ The rules live by family, each module declaring its rules and listing them in ``
 :mod:`.ranks` (RTC630-RTC632), :mod:`.counts` (RTC633-RTC635), :mod:`.versions` (RTC636,
 :func:`check_version_fit`), :mod:`.super_pods` (RTC637-RTC640), :mod:`.backups`
 (RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
-(RTC647, RTC648, reported by :mod:`rtc.api.validate`), :mod:`.status` (RTC649) and
+(RTC647, RTC648, reported by :mod:`rtc.api.validating`), :mod:`.status` (RTC649) and
 :mod:`.v2` (RTC650-RTC652), :mod:`.mindie_global` (RTC653-RTC655, the MindCluster / MindIE
 global rank table), :mod:`.containers` (RTC665, container_ip in 1.x tables), :mod:`.consumers` (RTC678,
 the consumers' contracts, :mod:`rtc.tables.contracts`).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rtc.api.compile import CompileResult, compile_file
+from rtc.api.compiling import CompileResult, compile_file
 from rtc.diagnostics import Diagnostic, has_errors
 
 
@@ -13,7 +13,7 @@ from rtc.diagnostics import Diagnostic, has_errors
 class CheckResult:
     """What :func:`check` found: every diagnostic (those of each file, then the port
     conflicts between files on shared hosts), the source texts by file name, and the
-    :class:`~rtc.api.compile.CompileResult` of each file, in the order given."""
+    :class:`~rtc.api.compiling.CompileResult` of each file, in the order given."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
@@ -35,7 +35,7 @@ def check(paths: Sequence[str], *, strict: bool = False,
     """Compile each of ``paths`` (file names) and, with more than one, check the ports of
     their jobs on shared hosts together (:func:`rtc.api.ports_across.cross_file_ports`).
     ``strict`` turns warnings into errors; ``compile_one(path, strict)`` compiles one file
-    (default :func:`rtc.api.compile.compile_file`; the CLI passes one that reads ``-`` from
+    (default :func:`rtc.api.compiling.compile_file`; the CLI passes one that reads ``-`` from
     standard input and shows progress). Never raises for bad input: an unreadable file is
     an RTC001 diagnostic."""
     one = compile_one or (lambda p, s: compile_file(str(p), strict=s))

@@ -1,5 +1,5 @@
 """The drivers of ``rtc cost`` and ``rtc advise``: pick the jobs of a compiled
-description (:func:`rtc.api.compile.compile_file`) and hand them to :mod:`rtc.cost.jobs`."""
+description (:func:`rtc.api.compiling.compile_file`) and hand them to :mod:`rtc.cost.jobs`."""
 
 from __future__ import annotations
 

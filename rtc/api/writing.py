@@ -1,0 +1,167 @@
+"""The driver of ``rtc compile --out-dir``: every output of a compiled description built in
+memory (rank tables, env files, launch and preflight scripts, plan.json, diagrams, or the
+Kubernetes manifests) and written into one folder in one transaction
+(:mod:`rtc.outputs.out_dir`: all or nothing), then what an earlier plan wrote there and
+this one does not is removed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtc.api.compiling import CompileResult, rank_table
+from rtc.diagnostics import Diagnostic
+from rtc.model.topology import Topology
+from rtc.outputs.targets import DEFAULT_IMAGE, GPU_IMAGE, TARGETS
+
+
+
+class OutputsRefused(Exception):
+    """The outputs were not written: ``diagnostics`` says why (errors of the description,
+    RTC003 when an output fails rtc's own schema, RTC770 when a job has no Kubernetes
+    form, RTC002 when the job choice is impossible)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class WrittenOutputs:
+    """What :func:`write_outputs` wrote into ``out_dir``: the file names (rank tables,
+    bundle files, diagrams, in that order), the names of an earlier plan it removed, and
+    warnings: (rule, message, hint) of a diagram that could not be drawn (RTC004, RTC005;
+    the CLI prints them as warnings)."""
+
+    out_dir: Path
+    files: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    warnings: list[tuple] = field(default_factory=list)
+
+
+def choose_jobs(topo: Topology, job_name: str | None, need_one: bool
+                ) -> tuple[list, tuple | None]:
+    """(jobs, None): the jobs whose tables to write (``[None]``: a description without
+    jobs); or ([], (message, hint...)) when ``job_name`` names none, or ``need_one`` (-o,
+    --stdout) and the file has several."""
+    if job_name is not None:
+        job = topo.job(job_name)
+        if job is None:
+            names = ", ".join(j.name for j in topo.jobs) or "none"
+            return [], (f"no job named '{job_name}' (jobs: {names})",)
+        return [job], None
+    if not topo.jobs:
+        return [None], None
+    if len(topo.jobs) == 1 or not need_one:
+        return topo.jobs, None
+    names = ", ".join(j.name for j in topo.jobs)
+    return [], (f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank "
+                "table", "choose one with --job NAME, or write one file per job with "
+                "--out-dir DIR")
+
+
+def write_outputs(result: CompileResult, *, out_dir: str | os.PathLike, job: str | None = None,
+                  target: str = "shell", diagrams: bool = True,
+                  global_table: str | None = None, image: str | None = None,
+                  inputs: tuple = ()) -> WrittenOutputs:
+    """Write every output of the compiled ``result`` into ``out_dir``, as ``rtc compile
+    --out-dir`` does: ``job`` only that job's (no outputs list, nothing pruned); ``target``
+    one of :data:`TARGETS`; ``diagrams`` topology.svg and groups.svg (need Graphviz);
+    ``global_table`` the MindIE global rank table with that numbering (``mindie-motor`` or
+    ``omniinfer``); ``image`` the pods' image for k8s; ``inputs`` files never pruned.
+
+    Raises :class:`OutputsRefused` (nothing written) when the description has errors or an
+    output fails its self-check, :class:`rtc.outputs.out_dir.OutputProblem` when the folder
+    cannot be used or written, ValueError for an unknown ``target``."""
+    from rtc.diagnostics import error
+    from rtc.outputs.files import read_manifest
+    from rtc.outputs.out_dir import prepare_out_dir, prune, transaction
+    from rtc.rules import USAGE
+
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (targets: {', '.join(TARGETS)})")
+    if result.topology is None or not result.ok:
+        raise OutputsRefused(list(result.diagnostics))
+    folder = Path(out_dir)
+    jobs, problem = choose_jobs(result.topology, job, need_one=False)
+    if problem is not None:
+        raise OutputsRefused([error(USAGE, problem[0])])
+    tables = _tables(result.topology, jobs, folder)
+    files, listed_extra, warnings = _files(result, jobs, tables, target, diagrams,
+                                           global_table, image, job)
+    listed = None if job is not None else {n for n, _t, _m in files} | listed_extra
+    new = prepare_out_dir(folder)
+    old = read_manifest(folder) if listed is not None else set()
+    transaction(folder, files, listed, new)
+    removed = prune(folder, old, listed, inputs) if listed is not None else []
+    return WrittenOutputs(folder, [n for n, _t, _m in files], removed, warnings)
+
+
+def _tables(topo: Topology, jobs: list, folder: Path) -> list[tuple[Path, str]]:
+    """(path, text) of each job's rank table in ``folder`` (none on GPU hardware); raises
+    :class:`OutputsRefused` on an RTC003 self-check failure."""
+    if topo.preset.is_gpu:
+        return []
+    out = []
+    for j in jobs:
+        text, _doc, problems = rank_table(topo, j)
+        if problems:
+            raise OutputsRefused(problems)
+        out.append((folder / ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json"), text))
+    return out
+
+
+def _files(result: CompileResult, jobs: list, tables: list, target: str, diagrams: bool,
+           global_table: str | None, image: str | None, job: str | None):
+    """(files, names the outputs list also keeps, warnings) of one write."""
+    if target == "k8s":
+        return _k8s_files(result, jobs, tables, image), set(), []
+    from rtc.api.diagramming import COMPILE_DIAGRAMS, compile_diagrams
+    from rtc.emit.bundle import build_bundle
+
+    topo = result.topology
+    bundle = build_bundle(topo, result.plan, jobs,
+                          {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
+                          global_table=global_table or False)
+    if bundle.diagnostics:
+        raise OutputsRefused(bundle.diagnostics)
+    fleet = []
+    if target in ("slurm", "ansible"):
+        from rtc.emit.fleet import fleet_files
+
+        fleet = fleet_files(bundle, topo, result.plan, jobs, target)
+    warnings: list[tuple] = []
+    drawn = compile_diagrams(topo, list(result.diagnostics), job,
+                             warn=lambda *said: warnings.append(said)) if diagrams else []
+    files = [(p.name, t, None) for p, t in tables] \
+        + [(n, t, m if m != 0o644 else None) for n, t, m in bundle.outputs] + fleet \
+        + [(n, data, None) for n, data in drawn]
+    return files, {n for n, _v in COMPILE_DIAGRAMS}, warnings
+
+
+def _k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None) -> list:
+    """The Kubernetes manifests of ``jobs`` (:mod:`rtc.emit.kubernetes`) and the preflight
+    Job; raises :class:`OutputsRefused` for RTC770 / RTC003."""
+    from rtc.emit.env_file import source_name
+    from rtc.emit.fleet import k8s_preflight
+    from rtc.emit.kubernetes import build_k8s
+
+    real = [j for j in jobs if j is not None]
+    if not real:
+        from rtc.diagnostics import error
+        from rtc.rules import USAGE
+
+        raise OutputsRefused([error(USAGE, "target k8s writes one LeaderWorkerSet per job, "
+                                    "and the file has no job")])
+    topo = result.topology
+    image = image or (GPU_IMAGE if topo.preset.is_gpu else DEFAULT_IMAGE)
+    bundle = build_k8s(topo, result.plan, real, {j.name: t for j, (_p, t) in zip(jobs, tables)},
+                       image, source_name(topo))
+    if not bundle.diagnostics:
+        resource = next(lp.resource for lp in bundle.plans.values() if lp.resource)
+        extra, bundle.diagnostics = k8s_preflight(topo, result.plan, real, resource, image)
+        bundle.outputs += extra
+    if bundle.diagnostics:
+        raise OutputsRefused(bundle.diagnostics)
+    return [(n, t, None) for n, t in bundle.outputs]
