@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import rtc
-from rtc.report.rule_catalogue import RULES, get_rule
+from rtc.catalogue import RULES, get_rule
 from rtc.rules import Rule
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +71,16 @@ def test_every_declared_rule_is_in_the_catalogue_once():
         assert get_rule(r.code) is r and get_rule(r.code.lower()) is r
         assert re.fullmatch(r"RTC\d{3}", r.code) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name)
         assert "What" in r.explanation and "Fix" in r.explanation, r.code
+
+
+def test_each_rule_names_the_module_that_declares_it():
+    """From a rule id to its code in one step: the catalogue entry names the module whose
+    RULES tuple lists the rule, and `rtc explain` prints its file."""
+    for r in RULES:
+        assert r in importlib.import_module(r.module).RULES, r.code
+        assert (ROOT / r.path).is_file(), r.code
+    assert get_rule("RTC472").path == "rtc/checks/nccl_env.py"
+    assert get_rule("RTC001").path == "rtc/rules.py"
 
 
 def test_each_module_lists_the_rules_it_declares():

@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 #: The stages, first to last: each row holds the packages (or top-level modules, without
 #: ``.py``) of one stage of rtc/. parse -> lower -> plan -> check -> emit -> report -> api ->
 #: cli, with the libraries below the model, the cost model below the plan and the checks,
-#: preflight judging beside the plan, and tables / scripts as front ends over the checks.
+#: preflight judging beside the plan, tables / scripts as front ends over the checks, and
+#: the catalogue of every rule (which reads all of them) below the renderers and reports.
 STAGES: tuple[tuple[str, ...], ...] = (
     ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts"),
     ("syntax",),
@@ -40,6 +41,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("checks",),
     ("tables",),
     ("scripts",),
+    ("catalogue",),
     ("emit",),
     ("outputs",),
     ("report",),

@@ -115,34 +115,48 @@ def _tables(topo: Topology, jobs: list, folder: Path) -> list[tuple[Path, str]]:
 def _files(result: CompileResult, jobs: list, tables: list, target: str, diagrams: bool,
            global_table: str | None, image: str | None, job: str | None):
     """(files, names the outputs list also keeps, warnings) of one write."""
+    tables_in = [(p.name, t, None) for p, t in tables]
     if target == "k8s":
-        return _k8s_files(result, jobs, tables, image), set(), []
+        return k8s_files(result, jobs, tables, image), set(), []
     from rtc.api.diagramming import COMPILE_DIAGRAMS, compile_diagrams
+
+    extra = bundle_files(result, jobs, tables, target=target, global_table=global_table)
+    warnings: list[tuple] = []
+    drawn = compile_diagrams(result.topology, list(result.diagnostics), job,
+                             warn=lambda *said: warnings.append(said)) if diagrams else []
+    files = tables_in + extra + [(n, data, None) for n, data in drawn]
+    return files, {n for n, _v in COMPILE_DIAGRAMS}, warnings
+
+
+def bundle_files(result: CompileResult, jobs: list, tables: list, *, target: str = "shell",
+                 global_table: str | bool | None = None, defer_plan_json: bool = False) -> list:
+    """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
+    files of ``jobs`` (:mod:`rtc.emit.bundle`; ``tables``: (path, text) of their rank
+    tables), plus the Slurm or Ansible files of that ``target``; with ``defer_plan_json``
+    plan.json's text may be a callable, made while the rest is written. Raises
+    :class:`OutputsRefused` when one fails its schema (RTC003)."""
     from rtc.emit.bundle import build_bundle
 
-    topo = result.topology
-    bundle = build_bundle(topo, result.plan, jobs,
+    bundle = build_bundle(result.topology, result.plan, jobs,
                           {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
-                          global_table=global_table or False)
+                          global_table=global_table or False, defer_plan_json=defer_plan_json)
     if bundle.diagnostics:
         raise OutputsRefused(bundle.diagnostics)
     fleet = []
     if target in ("slurm", "ansible"):
         from rtc.emit.fleet import fleet_files
 
-        fleet = fleet_files(bundle, topo, result.plan, jobs, target)
-    warnings: list[tuple] = []
-    drawn = compile_diagrams(topo, list(result.diagnostics), job,
-                             warn=lambda *said: warnings.append(said)) if diagrams else []
-    files = [(p.name, t, None) for p, t in tables] \
-        + [(n, t, m if m != 0o644 else None) for n, t, m in bundle.outputs] + fleet \
-        + [(n, data, None) for n, data in drawn]
-    return files, {n for n, _v in COMPILE_DIAGRAMS}, warnings
+        fleet = fleet_files(bundle, result.topology, result.plan, jobs, target)
+    return [(name, text, mode if mode != 0o644 else None)
+            for name, text, mode in bundle.outputs] + fleet
 
 
-def _k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None) -> list:
-    """The Kubernetes manifests of ``jobs`` (:mod:`rtc.emit.kubernetes`) and the preflight
-    Job; raises :class:`OutputsRefused` for RTC770 / RTC003."""
+def k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None) -> list:
+    """(name, text, None) of the Kubernetes manifests of ``jobs`` (:mod:`rtc.emit.kubernetes`:
+    a LeaderWorkerSet and rank table ConfigMap per job) and the preflight Job; ``image``
+    the pods' image (default :data:`DEFAULT_IMAGE`, :data:`GPU_IMAGE` on GPUs). Raises
+    :class:`OutputsRefused` for RTC770 (no LWS form), RTC003 (a manifest fails its schema)
+    or RTC002 (no job)."""
     from rtc.emit.env_file import source_name
     from rtc.emit.fleet import k8s_preflight
     from rtc.emit.kubernetes import build_k8s

@@ -231,5 +231,5 @@ def _mixed_sdids(what: str, member):
                     hint="give every device its super_device_id (`npu-smi info -t "
                          "spod-info`), or none of them")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ORDER)

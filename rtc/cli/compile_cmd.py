@@ -211,36 +211,24 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                image: str | None, out) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
-    (:mod:`rtc.emit.kubernetes`), all or nothing; exit 1 when a job has no LWS form
+    (:func:`rtc.api.writing.k8s_files`), all or nothing; exit 1 when a job has no LWS form
     (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
-    from rtc.emit.env_file import source_name
+    from rtc.api.writing import OutputsRefused, k8s_files
     from rtc.outputs.files import read_manifest
-    from rtc.emit.kubernetes import build_k8s
     from rtc.rules import SCHEMA_SELF
 
-    real = [j for j in jobs if j is not None]
-    if not real:
+    if not any(j is not None for j in jobs):
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
                    "add a job block, or use --target shell")
-    texts = {j.name: t for j, (_p, t) in zip(jobs, tables)}
-    image = image or (GPU_IMAGE if result.topology.preset.is_gpu else DEFAULT_IMAGE)
-    bundle = build_k8s(result.topology, result.plan, real, texts, image,
-                       source_name(result.topology))
-    if not bundle.diagnostics:
-        from rtc.emit.fleet import k8s_preflight
-
-        resource = next(lp.resource for lp in bundle.plans.values() if lp.resource)
-        extra, bundle.diagnostics = k8s_preflight(result.topology, result.plan, real,
-                                                  resource, image)
-        bundle.outputs += extra
-    if bundle.diagnostics:
-        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
-        internal = any(d.code == SCHEMA_SELF.code for d in bundle.diagnostics)
-        raise typer.Exit(2 if internal else 1)
-    refuse_input_as_output([out_dir / n for n, _t in bundle.outputs], [file])
+    try:
+        files = k8s_files(result, jobs, tables, image)
+    except OutputsRefused as refused:
+        out(list(result.diagnostics) + refused.diagnostics, result.sources)
+        internal = any(d.code == SCHEMA_SELF.code for d in refused.diagnostics)
+        raise typer.Exit(2 if internal else 1) from None
+    refuse_input_as_output([out_dir / n for n, _t, _m in files], [file])
     out(list(result.diagnostics), result.sources, quiet=True)
     new = _prepare_out_dir(out_dir)
-    files = [(n, t, None) for n, t in bundle.outputs]
     listed = {n for n, _t, _m in files} if job is None else None
     old = read_manifest(out_dir) if listed is not None else set()
     _transaction(out_dir, files, listed, new)
@@ -329,24 +317,16 @@ def _topology_files(result, jobs, out) -> list:
 
 def _bundle(result, jobs, tables: list, out, global_table: bool | str = False,
             target: str = "shell") -> list:
-    """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
-    files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
-    made while the rest is written); exit 2 when one fails its schema."""
-    from rtc.emit.bundle import build_bundle
+    """:func:`rtc.api.writing.bundle_files`, plan.json made while the rest is written;
+    exit 2 when one fails its schema."""
+    from rtc.api.writing import OutputsRefused, bundle_files
 
-    bundle = build_bundle(result.topology, result.plan, jobs,
-                          {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
-                          global_table=global_table, defer_plan_json=True)
-    if bundle.diagnostics:
-        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
-        raise typer.Exit(2)
-    fleet = []
-    if target in ("slurm", "ansible"):
-        from rtc.emit.fleet import fleet_files
-
-        fleet = fleet_files(bundle, result.topology, result.plan, jobs, target)
-    return [(name, text, mode if mode != 0o644 else None)
-            for name, text, mode in bundle.outputs] + fleet
+    try:
+        return bundle_files(result, jobs, tables, target=target, global_table=global_table,
+                            defer_plan_json=True)
+    except OutputsRefused as refused:
+        out(list(result.diagnostics) + refused.diagnostics, result.sources)
+        raise typer.Exit(2) from None
 
 
 #: (test of a file name, what the compile summary calls it), first match wins (the names

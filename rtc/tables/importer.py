@@ -761,5 +761,5 @@ def round_trip_difference(doc: dict, version: str, built: dict) -> str | None:
     return "super pods differ"
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (IMPORT_INVALID, IMPORT_FORM, IMPORT_SHAPE, IMPORT_ROUND_TRIP, IMPORT_DROPPED)

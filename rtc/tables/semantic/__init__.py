@@ -78,7 +78,7 @@ __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "c
            "check_v2_preset", "check_version_fit", "hardware_guess_note"]
 
 #: The rules this package reports, family by family in code order (collected by
-#: rtc.report.rule_catalogue).
+#: rtc.catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
          + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES
          + mindie_global.RULES + containers.RULES + v2_fields.RULES + consumers.RULES)
