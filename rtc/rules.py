@@ -104,11 +104,16 @@ INTERNAL = rule("RTC004", "internal-error", "error", "rtc failed while building 
     Fix: report the bug with the input file; the other outputs of the run are unaffected.""")
 TOOL_MISSING = rule("RTC005", "tool-missing", "warning",
                     "A program an optional output needs is not installed.", """
-    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH.
+    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH; or the
+    Python package kubernetes-validate (the Kubernetes extra), which the manifest features
+    check manifests with, is not installed.
     Why: `rtc compile --out-dir` then writes the rank tables and scripts but no diagrams;
-    `rtc diagram` can still write DOT text.
+    `rtc diagram` can still write DOT text. Without kubernetes-validate, `rtc compile
+    --target k8s` writes nothing and `rtc lint` cannot check pod templates (an error).
     Example: `rtc compile cluster.rtc --out-dir build/` on a machine without graphviz.
     Fix: install it (`apt-get install graphviz`), pass `--no-diagrams`, or use
-    `--format dot`.""")
+    `--format dot`; for the manifests, `pip install 'rtc[k8s]'`.""",
+                    also={"error": "a Python package a Kubernetes manifest feature needs "
+                                   "(kubernetes-validate) is not installed"})
 
 RULES = (IO_ERROR, USAGE, SCHEMA_SELF, INTERNAL, TOOL_MISSING)

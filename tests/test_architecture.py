@@ -34,6 +34,7 @@ def test_pipeline_layers_have_no_upward_imports_cycles_or_dynamic_imports():
     assert layers.cycles(edges) == []
     assert imports.dynamic == []
     assert layers.cycles(imports.edges) == []      # no file-level import circle either
+    assert imports.private == []                   # no `from m import _helper` across modules
     named = {p for row in layers.STAGES for p in row}
     assert {a for a, _ in edges} | {b for _, b in edges} <= named
 
@@ -43,6 +44,17 @@ def test_the_layer_check_finds_an_upward_import_and_a_cycle():
     assert layers.upward(edges) == [("plan", "checks", ["rtc/plan/x.py:1"])]
     assert layers.cycles({("a", "b"): 1, ("b", "c"): 1, ("c", "a"): 1, ("c", "d"): 1}) == \
         [["a", "b", "c"]]
+
+
+def test_the_layer_check_counts_private_names_imported_across_modules(tmp_path):
+    pkg = tmp_path / "rtc"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text("def _helper():\n    return 1\n\n\ndef __dir__():\n    return []\n")
+    (pkg / "a" / "y.py").write_text("from __future__ import annotations\n"
+                                    "from rtc.a.x import _helper, __dir__\nfrom .x import _helper as h\n")
+    assert layers.Imports(pkg).private == ["rtc/a/y.py:2 _helper", "rtc/a/y.py:3 _helper"]
 
 
 def test_the_layer_check_runs_from_the_command_line_and_passes():

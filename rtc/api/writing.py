@@ -155,8 +155,8 @@ def k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None
     """(name, text, None) of the Kubernetes manifests of ``jobs`` (:mod:`rtc.emit.kubernetes`:
     a LeaderWorkerSet and rank table ConfigMap per job) and the preflight Job; ``image``
     the pods' image (default :data:`DEFAULT_IMAGE`, :data:`GPU_IMAGE` on GPUs). Raises
-    :class:`OutputsRefused` for RTC770 (no LWS form), RTC003 (a manifest fails its schema)
-    or RTC002 (no job)."""
+    :class:`OutputsRefused` for RTC770 (no LWS form), RTC003 (a manifest fails its schema),
+    RTC005 (kubernetes-validate, the ``k8s`` extra, is not installed) or RTC002 (no job)."""
     from rtc.emit.env_file import source_name
     from rtc.emit.fleet import k8s_preflight
     from rtc.emit.kubernetes import build_k8s
@@ -168,6 +168,12 @@ def k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None
 
         raise OutputsRefused([error(USAGE, "target k8s writes one LeaderWorkerSet per job, "
                                     "and the file has no job")])
+    from rtc.extras import MissingExtra, kubernetes_validate
+
+    try:
+        kubernetes_validate("--target k8s")
+    except MissingExtra as exc:
+        raise OutputsRefused([exc.diagnostic]) from None
     topo = result.topology
     image = image or (GPU_IMAGE if topo.preset.is_gpu else DEFAULT_IMAGE)
     bundle = build_k8s(topo, result.plan, real, {j.name: t for j, (_p, t) in zip(jobs, tables)},

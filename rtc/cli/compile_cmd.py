@@ -212,10 +212,11 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
                image: str | None, out) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
     (:func:`rtc.api.writing.k8s_files`), all or nothing; exit 1 when a job has no LWS form
-    (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
+    (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is not
+    installed (RTC005) or a manifest cannot be written."""
     from rtc.api.writing import OutputsRefused, k8s_files
     from rtc.outputs.files import read_manifest
-    from rtc.rules import SCHEMA_SELF
+    from rtc.rules import SCHEMA_SELF, TOOL_MISSING
 
     if not any(j is not None for j in jobs):
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
@@ -224,7 +225,8 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
         files = k8s_files(result, jobs, tables, image)
     except OutputsRefused as refused:
         out(list(result.diagnostics) + refused.diagnostics, result.sources)
-        internal = any(d.code == SCHEMA_SELF.code for d in refused.diagnostics)
+        internal = any(d.code in (SCHEMA_SELF.code, TOOL_MISSING.code)
+                       for d in refused.diagnostics)
         raise typer.Exit(2 if internal else 1) from None
     refuse_input_as_output([out_dir / n for n, _t, _m in files], [file])
     out(list(result.diagnostics), result.sources, quiet=True)
