@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rtc.api.compiling import CompileResult, compile_file
+from rtc.checks.cost_inputs import MODEL_LAYOUT
+from rtc.checks.kv_capacity import KV_TOO_SMALL
 from rtc.diagnostics import Diagnostic
 
 
@@ -115,22 +117,28 @@ def _options(preset, params, model, decode_seqs=None, prefill_tokens=None):
                        decode_seqs=decode_seqs, prefill_tokens=prefill_tokens)
 
 
+#: Errors :func:`advise` goes on after: the layout does not fit the model's heads or
+#: experts (RTC342) or its KV cache (RTC344), which is what it ranks layouts for.
+ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code})
+
 #: ``phase`` of :func:`cost` -> the phases costed.
 COST_PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
 
 
 def cost(path: str | os.PathLike, *, job: str | None = None, phase: str | None = None,
          preset: str | None = None, params: Sequence[str] = (), model: str | None = None,
-         decode_seqs: int | None = None, prefill_tokens: int | None = None) -> CostRun:
+         decode_seqs: int | None = None, prefill_tokens: int | None = None,
+         compiled: CompileResult | None = None) -> CostRun:
     """Communication time per group, layer and step of the jobs of ``path`` (``rtc cost``):
     ``phase`` decode, prefill or both (default per job: prefill for a role prefill job),
     ``preset`` nominal or hccl-plan, ``params`` ``KEY=VALUE`` overrides, ``model`` a preset
-    or config.json. Raises :class:`rtc.api.costing.JobChoiceError` or
+    or config.json; ``compiled`` the description already compiled (not read again).
+    Raises :class:`rtc.api.costing.JobChoiceError` or
     :class:`rtc.cost.errors.CostInputError` (ValueErrors) for a choice that cannot be made."""
     from rtc.api.costing import chosen_jobs
     from rtc.cost.jobs import cost_jobs, default_phase
 
-    run = CostRun(compile_file(os.fspath(path)))
+    run = CostRun(compiled or compile_file(os.fspath(path)))
     if not run.compiled.ok:
         return run
     topo, options = run.compiled.topology, _options(preset, params, model, decode_seqs,
@@ -142,27 +150,25 @@ def cost(path: str | os.PathLike, *, job: str | None = None, phase: str | None =
 
 def advise(path: str | os.PathLike, *, job: str | None = None, phase: str | None = None,
            preset: str | None = None, params: Sequence[str] = (), model: str | None = None,
-           max_pp: int | None = None) -> CostRun:
+           max_pp: int | None = None, compiled: CompileResult | None = None) -> CostRun:
     """Every layout of a job's devices ranked by communication time per token (``rtc
     advise``); ``job`` is needed when the file has several. The errors of a layout that
-    does not fit (RTC342, RTC344) are what it ranks layouts for, so they do not stop it.
-    Raises ValueError (JobChoiceError, CostInputError) for a choice that cannot be made."""
-    from rtc.api.costing import JobChoiceError, chosen_jobs
-    from rtc.checks.cost_inputs import MODEL_LAYOUT
-    from rtc.checks.kv_capacity import KV_TOO_SMALL
+    does not fit (RTC342, RTC344) are what it ranks layouts for, so they do not stop it
+    (:data:`ADVISE_TOLERATES`); ``compiled`` the description already compiled. Raises
+    ValueError (JobChoiceError; SeveralJobs without ``job`` in a file of several;
+    CostInputError) for a choice that cannot be made."""
+    from rtc.api.costing import SeveralJobs, chosen_jobs
     from rtc.cost.jobs import advise_job, default_phase
     from rtc.diagnostics import Severity
 
-    run = CostRun(compile_file(os.fspath(path)))
+    run = CostRun(compiled or compile_file(os.fspath(path)))
     topo = run.compiled.topology
-    tolerated = {MODEL_LAYOUT.code, KV_TOO_SMALL.code}
-    if topo is None or any(d.severity is Severity.ERROR and d.code not in tolerated
+    if topo is None or any(d.severity is Severity.ERROR and d.code not in ADVISE_TOLERATES
                            for d in run.compiled.diagnostics):
         return run
     jobs = chosen_jobs(topo, job)
     if len(jobs) > 1:
-        raise JobChoiceError(f"{os.fspath(path)} has {len(jobs)} jobs; choose one with job= "
-                             f"({', '.join(j.name for j in jobs)})")
+        raise SeveralJobs([j.name for j in jobs])
     run.advice = advise_job(topo, jobs[0], phase=phase or default_phase(jobs[0]),
                             options=_options(preset, params, model), max_pp=max_pp)
     return run

@@ -10,6 +10,14 @@ class JobChoiceError(ValueError):
     """``--job`` names no job, or the file has no job with devices."""
 
 
+class SeveralJobs(JobChoiceError):
+    """One job is needed (``rtc advise``) and the file has several: :attr:`names`."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"the file has {len(names)} jobs; choose one ({', '.join(names)})")
+        self.names = names
+
+
 def chosen_jobs(topology: Topology, name: str | None) -> list[Job]:
     """The job named ``name``, or every job with devices. Raises JobChoiceError."""
     if name is not None:
