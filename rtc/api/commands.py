@@ -70,13 +70,19 @@ class Drawing:
     sources: dict[str, str] = field(default_factory=dict)
 
 
+class DrawingFailed(RuntimeError):
+    """Drawing the DOT text failed (an internal error: its cause is the exception)."""
+
+
 def diagram(path: str | os.PathLike, *, view: str = "topology", job: str | None = None,
             dim: str = "tp", kind: str = "dot", collapse_above: int = 256,
-            cost: bool = False, strict: bool = False) -> Drawing:
+            cost: bool = False, strict: bool = False,
+            compiled: CompileResult | None = None) -> Drawing:
     """Draw the description at ``path`` (``rtc diagram``) even when it has errors (they are
     marked): ``view`` topology, groups or network; ``kind`` dot, svg, png or pdf (the last
-    three need Graphviz: :class:`rtc.emit.diagram.DotNotFound` else). Raises ValueError
-    for an unknown view, dim, kind or job."""
+    three need Graphviz: :class:`rtc.emit.diagram.DotNotFound` else, RuntimeError when it
+    fails); ``compiled`` the description already compiled. Raises ValueError for an
+    unknown view, dim, kind or job, :class:`DrawingFailed` when drawing fails."""
     from rtc.api.diagramming import diagram_options
     from rtc.emit.diagram import DIMS, FORMATS, VIEWS, diagram_dot, render
 
@@ -84,7 +90,7 @@ def diagram(path: str | os.PathLike, *, view: str = "topology", job: str | None 
                                  ("kind", kind, FORMATS)):
         if value not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(allowed)} (not {value!r})")
-    result = compile_file(os.fspath(path), strict=strict)
+    result = compiled or compile_file(os.fspath(path), strict=strict)
     diags = list(result.diagnostics)
     topo = result.topology
     if topo is None:
@@ -92,9 +98,12 @@ def diagram(path: str | os.PathLike, *, view: str = "topology", job: str | None 
     if job is not None and topo.job(job) is None:
         raise ValueError(f"no job named '{job}' (jobs: "
                          f"{', '.join(j.name for j in topo.jobs) or 'none'})")
-    source = diagram_dot(topo, diags, diagram_options(topo, diags, view=view, job=job, dim=dim,
-                                                      collapse_above=collapse_above,
-                                                      cost=cost))
+    options = diagram_options(topo, diags, view=view, job=job, dim=dim,
+                              collapse_above=collapse_above, cost=cost)
+    try:
+        source = diagram_dot(topo, diags, options)
+    except Exception as exc:  # noqa: BLE001 - an internal error, named as such
+        raise DrawingFailed(f"internal error while drawing: {exc}") from exc
     return Drawing(source if kind == "dot" else render(source, kind), diags, result.sources)
 
 

@@ -61,7 +61,6 @@ def diagram_command(
     """
     kind = _check_options(view, dim, fmt, output, file)
     from rtc.api import compile_file
-    from rtc.api.diagramming import diagram_options
 
     result = compile_file(str(file), strict=strict)
     diags = list(result.diagnostics)
@@ -71,9 +70,8 @@ def diagram_command(
     topo = result.topology
     if job is not None and topo.job(job) is None:
         fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
-    options = diagram_options(topo, diags, view=view, job=job, dim=dim,
-                              collapse_above=collapse_above, cost=cost)
-    data = _draw(topo, diags, options, kind, result.sources)
+    data = _draw(file, result, diags, kind, view=view, job=job, dim=dim,
+                 collapse_above=collapse_above, cost=cost)
     report(diags, result.sources, quiet=True)
     if output is None:
         if isinstance(data, bytes):
@@ -115,22 +113,20 @@ def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, fi
     return kind
 
 
-def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
-    """The diagram in ``kind`` (DOT text, or rendered by Graphviz); exit 2 when drawing
-    fails (RTC004) or ``dot`` is missing (RTC005)."""
-    from rtc.emit.diagram import DotNotFound, diagram_dot, render
+def _draw(file: Path, result, diags, kind: str, **options) -> bytes | str:
+    """The diagram in ``kind`` (:func:`rtc.api.diagram`: DOT text, or rendered by
+    Graphviz); exit 2 when drawing fails (RTC004) or ``dot`` is missing (RTC005)."""
+    from rtc.api.commands import DrawingFailed, diagram
+    from rtc.emit.diagram import DotNotFound
     from rtc.rules import TOOL_MISSING
 
     try:
-        source = diagram_dot(topo, diags, options)
-    except Exception as exc:  # noqa: BLE001 - an internal error, reported as such
-        report(diags, sources)
-        fail_internal(f"internal error while drawing: {exc}",
-                      "please report it with your .rtc file")
-    try:
-        return source if kind == "dot" else render(source, kind)
+        return diagram(file, kind=kind, compiled=result, **options).data
+    except DrawingFailed as exc:
+        report(diags, result.sources)
+        fail_internal(str(exc), "please report it with your .rtc file")
     except DotNotFound as exc:
-        report(diags, sources, quiet=True)
+        report(diags, result.sources, quiet=True)
         fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_MISSING)
     except RuntimeError as exc:
         fail_internal(str(exc))
