@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import rtc.api as api
+from conftest import EXAMPLES, GOLDEN, ROOT
 from rtc.outputs.out_dir import OutputProblem
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "a2-2node-dp2-tp8.rtc"
-GOLDEN = ROOT / "tests" / "golden" / "a2-2node-dp2-tp8"
-PREFLIGHT = ROOT / "tests" / "data" / "preflight"
+EXAMPLE = EXAMPLES / "a2-2node-dp2-tp8.rtc"
+A2 = GOLDEN / "a2-2node-dp2-tp8"   # the goldens of EXAMPLE
+DATA = ROOT / "tests" / "data"
+PREFLIGHT = DATA / "preflight"
 
 
 def test_every_command_has_one_entry_in_rtc_api():
@@ -38,9 +39,9 @@ def test_write_outputs_writes_the_golden_files_and_prunes_the_old_ones(tmp_path:
                              "atlas-02.sh", "preflight-atlas-01.sh", "preflight-atlas-02.sh",
                              "calibrate.sh", "plan.json"]
     for name in written.files:
-        assert (out / name).read_bytes() == (GOLDEN / name).read_bytes(), name
+        assert (out / name).read_bytes() == (A2 / name).read_bytes(), name
     assert (out / "atlas-01.sh").stat().st_mode & 0o111
-    one = api.write_outputs(api.compile(ROOT / "examples" / "a2-1node-tp8.rtc"), out_dir=out,
+    one = api.write_outputs(api.compile(EXAMPLES / "a2-1node-tp8.rtc"), out_dir=out,
                             diagrams=False)
     assert "atlas-02.env" in one.removed and not (out / "atlas-02.env").exists()
 
@@ -67,18 +68,18 @@ def test_check_joins_the_ports_of_several_files():
 
 
 def test_validate():
-    report = api.validate(GOLDEN / "hccl.json")
+    report = api.validate(A2 / "hccl.json")
     assert report.form == "hccl-v1.0" and report.ok and report.diagnostics == []
     missing = api.validate(ROOT / "no-such.json")
     assert [d.code for d in missing.diagnostics] == ["RTC001"] and not missing.ok
 
 
 def test_lint_against_the_description_finds_no_drift():
-    scripts = [GOLDEN / "atlas-01.sh", GOLDEN / "atlas-02.sh"]
+    scripts = [A2 / "atlas-01.sh", A2 / "atlas-02.sh"]
     clean = api.lint(scripts, against=EXAMPLE)
     assert clean.diagnostics == [] and clean.unreadable == 0
     assert [s.server_id for s in clean.topology.servers] == ["10.0.0.6", "10.0.0.5"]
-    partial = api.lint([GOLDEN / "atlas-01.sh", ROOT / "no-such.sh"])
+    partial = api.lint([A2 / "atlas-01.sh", ROOT / "no-such.sh"])
     assert partial.unreadable == 1 and partial.diagnostics[0].code == "RTC001"
 
 
@@ -112,14 +113,14 @@ def test_preflight_npu_and_nccl(tmp_path: Path):
     assert report.document(report.diagnostics)["servers"]
     gone = api.preflight(good + [tmp_path / "c"])
     assert [d.code for d in gone.diagnostics] == ["RTC001"] and gone.missing == [str(tmp_path / "c")]
-    nccl = api.preflight([ROOT / "tests" / "data" / "nccl-tests" / "h100-8gpu.txt"], kind="nccl")
+    nccl = api.preflight([DATA / "nccl-tests" / "h100-8gpu.txt"], kind="nccl")
     assert nccl.diagnostics == [] and nccl.text.startswith("h100-8gpu.txt: all_reduce_perf, 8 GPUs")
     with pytest.raises(ValueError):
         api.preflight(good, kind="tpu")
 
 
 def test_import_table():
-    result = api.import_table(GOLDEN / "hccl.json")
+    result = api.import_table(A2 / "hccl.json")
     assert result.ok and result.text.startswith("# Imported by `rtc import` from hccl.json")
     again = api.compile_text(result.text, "cluster.rtc")
     assert again.ok and len(again.topology.servers) == 2

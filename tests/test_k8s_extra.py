@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import rtc.api as api
-from test_out_dir_transaction import run_main
+from conftest import EXAMPLES, ROOT
+from test_out_dir_transaction import run_main   # in conftest once tests mirror the packages
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "a2-2node-dp2-tp8.rtc"
+EXAMPLE = EXAMPLES / "a2-2node-dp2-tp8.rtc"
 WORKLOADS = ROOT / "tests" / "data" / "k8s_workloads"
 
 
