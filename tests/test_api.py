@@ -9,6 +9,7 @@ import pytest
 
 import rtc.api as api
 from conftest import EXAMPLES, GOLDEN, ROOT
+from rtc.api.writing import Hooks, OutputsRefused
 from rtc.outputs.out_dir import OutputProblem
 
 EXAMPLE = EXAMPLES / "a2-2node-dp2-tp8.rtc"
@@ -35,15 +36,28 @@ def test_compile():
 def test_write_outputs_writes_the_golden_files_and_prunes_the_old_ones(tmp_path: Path):
     out = tmp_path / "build"
     written = api.write_outputs(api.compile(EXAMPLE), out_dir=out, diagrams=False)
-    assert written.files == ["hccl.json", "atlas-01.env", "atlas-01.sh", "atlas-02.env",
+    assert written.tables == [out / "hccl.json"] and written.diagrams == []
+    assert written.names == ["hccl.json", "atlas-01.env", "atlas-01.sh", "atlas-02.env",
                              "atlas-02.sh", "preflight-atlas-01.sh", "preflight-atlas-02.sh",
                              "calibrate.sh", "plan.json"]
-    for name in written.files:
+    for name in written.names:
         assert (out / name).read_bytes() == (A2 / name).read_bytes(), name
     assert (out / "atlas-01.sh").stat().st_mode & 0o111
     one = api.write_outputs(api.compile(EXAMPLES / "a2-1node-tp8.rtc"), out_dir=out,
                             diagrams=False)
     assert "atlas-02.env" in one.removed and not (out / "atlas-02.env").exists()
+
+
+def test_write_outputs_kubernetes_manifests_and_hooks(tmp_path: Path):
+    seen, out = [], tmp_path / "k8s"
+    hooks = Hooks(before_write=lambda paths: seen.append(sorted(map(str, paths))))
+    written = api.write_outputs(api.compile(EXAMPLE), out_dir=out, target="k8s", hooks=hooks)
+    assert written.tables == [] and written.diagrams == []
+    assert written.files == ["lws-deepseek.yaml", "rings-config-deepseek.yaml",
+                             "preflight-job.yaml"]
+    assert seen == [sorted(str(out / n) for n in written.files)]
+    for name in written.files[:2]:
+        assert (out / name).read_bytes() == (GOLDEN / "k8s" / "a2-2node-dp2-tp8" / name).read_bytes()
 
 
 def test_write_outputs_refuses_a_file_as_folder_and_errors(tmp_path: Path):
@@ -53,7 +67,7 @@ def test_write_outputs_refuses_a_file_as_folder_and_errors(tmp_path: Path):
     assert exc.value.rule.code == "RTC002" and "is a file, not a folder" in exc.value.message
     bad = tmp_path / "bad.rtc"
     bad.write_text(EXAMPLE.read_text().replace("10.0.0.5", "10.0.0.6"))
-    with pytest.raises(api.writing.OutputsRefused) as refused:
+    with pytest.raises(OutputsRefused) as refused:
         api.write_outputs(api.compile(bad), out_dir=tmp_path / "b")
     assert any(d.code == "RTC202" for d in refused.value.diagnostics)
     assert not (tmp_path / "b").exists()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import rtc.api as api
+from rtc.api.writing import OutputsRefused
 from conftest import EXAMPLES, ROOT
 from test_out_dir_transaction import run_main   # in conftest once tests mirror the packages
 
@@ -43,7 +44,7 @@ def test_compile_target_k8s_without_the_extra_names_the_install_command(
 
 
 def test_the_api_refuses_k8s_outputs_without_the_extra(without_k8s_extra, tmp_path: Path):
-    with pytest.raises(api.writing.OutputsRefused) as refused:
+    with pytest.raises(OutputsRefused) as refused:
         api.write_outputs(api.compile(EXAMPLE), out_dir=tmp_path / "k8s", target="k8s")
     [d] = refused.value.diagnostics
     assert d.code == "RTC005" and d.severity.label == "error"
@@ -78,4 +79,4 @@ def test_with_the_extra_the_same_lint_finds_the_schema_error():
 
 def test_the_shell_target_needs_no_extra(without_k8s_extra, tmp_path: Path):
     written = api.write_outputs(api.compile(EXAMPLE), out_dir=tmp_path / "b", diagrams=False)
-    assert "hccl.json" in written.files
+    assert "hccl.json" in written.names

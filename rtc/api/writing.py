@@ -7,6 +7,7 @@ this one does not is removed."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,15 +30,36 @@ class OutputsRefused(Exception):
 
 @dataclass
 class WrittenOutputs:
-    """What :func:`write_outputs` wrote into ``out_dir``: the file names (rank tables,
-    bundle files, diagrams, in that order), the names of an earlier plan it removed, and
-    warnings: (rule, message, hint) of a diagram that could not be drawn (RTC004, RTC005;
-    the CLI prints them as warnings)."""
+    """What :func:`write_outputs` wrote into ``out_dir``: the rank tables' paths, the other
+    files' names (env files, scripts, plan.json; or the Kubernetes manifests), the
+    diagrams' names, the names of an earlier plan it removed, and ``warnings``: (rule,
+    message, hint) of a diagram that could not be drawn (RTC004, RTC005), when no ``warn``
+    was given."""
 
     out_dir: Path
+    tables: list[Path] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    diagrams: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     warnings: list[tuple] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """Every file written, by name, in the order written."""
+        return [p.name for p in self.tables] + self.files + self.diagrams
+
+
+@dataclass
+class Hooks:
+    """What a caller (the CLI) does between the steps of :func:`write_outputs`:
+    ``before_write(paths)`` once everything but the diagrams is built, before the folder is
+    touched (refuse to overwrite an input, print the report); ``warn(rule, message, hint)``
+    for a diagram that cannot be drawn; ``interrupted(line)`` when Ctrl-C or SIGTERM stops
+    the transaction (what the folder holds)."""
+
+    before_write: Callable[[list], None] | None = None
+    warn: Callable[[object, str, str], None] | None = None
+    interrupted: Callable[[str], None] | None = None
 
 
 def choose_jobs(topo: Topology, job_name: str | None, need_one: bool
@@ -64,38 +86,94 @@ def choose_jobs(topo: Topology, job_name: str | None, need_one: bool
 def write_outputs(result: CompileResult, *, out_dir: str | os.PathLike, job: str | None = None,
                   target: str = "shell", diagrams: bool = True,
                   global_table: str | None = None, image: str | None = None,
-                  inputs: tuple = ()) -> WrittenOutputs:
-    """Write every output of the compiled ``result`` into ``out_dir``, as ``rtc compile
-    --out-dir`` does: ``job`` only that job's (no outputs list, nothing pruned); ``target``
-    one of :data:`TARGETS`; ``diagrams`` topology.svg and groups.svg (need Graphviz);
-    ``global_table`` the MindIE global rank table with that numbering (``mindie-motor`` or
-    ``omniinfer``); ``image`` the pods' image for k8s; ``inputs`` files never pruned.
+                  inputs: Sequence = (), tables: list | None = None,
+                  defer_plan_json: bool = False, hooks: Hooks | None = None) -> WrittenOutputs:
+    """Write every output of the compiled ``result`` into ``out_dir`` in one transaction,
+    as ``rtc compile --out-dir`` does: ``job`` only that job's (no outputs list, nothing
+    pruned); ``target`` one of :data:`TARGETS`; ``diagrams`` topology.svg and groups.svg
+    (need Graphviz); ``global_table`` the MindIE global rank table with that numbering
+    (``mindie-motor`` or ``omniinfer``); ``image`` the pods' image for k8s; ``inputs``
+    files never pruned; ``tables`` the (path, text) rank tables when already built;
+    ``defer_plan_json`` plan.json made while the rest is written (a large cluster);
+    ``hooks`` see :class:`Hooks`.
 
     Raises :class:`OutputsRefused` (nothing written) when the description has errors or an
     output fails its self-check, :class:`rtc.outputs.out_dir.OutputProblem` when the folder
-    cannot be used or written, ValueError for an unknown ``target``."""
+    cannot be used or written, :class:`rtc.emit.bundle.SelfCheckFailed` when a deferred
+    plan.json fails its schema (rolled back), ValueError for an unknown ``target``."""
     from rtc.diagnostics import error
-    from rtc.outputs.files import read_manifest
-    from rtc.outputs.out_dir import prepare_out_dir, prune, transaction
     from rtc.rules import USAGE
 
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (targets: {', '.join(TARGETS)})")
     if result.topology is None or not result.ok:
         raise OutputsRefused(list(result.diagnostics))
-    folder = Path(out_dir)
+    folder, hooks = Path(out_dir), hooks or Hooks()
     jobs, problem = choose_jobs(result.topology, job, need_one=False)
     if problem is not None:
         raise OutputsRefused([error(USAGE, problem[0])])
-    tables = _tables(result.topology, jobs, folder)
-    files, listed_extra, warnings = _files(result, jobs, tables, target, diagrams,
-                                           global_table, image, job)
-    listed = None if job is not None else {n for n, _t, _m in files} | listed_extra
+    tables = tables if tables is not None else _tables(result.topology, jobs, folder)
+    if target == "k8s":
+        done = WrittenOutputs(folder, files=k8s_files(result, jobs, tables, image))
+        names = [folder / n for n, _t, _m in done.files]
+    else:
+        done = WrittenOutputs(folder, tables=[p for p, _t in tables],
+                              files=bundle_files(result, jobs, tables, target=target,
+                                                 global_table=global_table,
+                                                 defer_plan_json=defer_plan_json))
+        names = _paths(folder, tables, done.files, diagrams)
+    if hooks.before_write is not None:
+        hooks.before_write(names)
+    shell = target != "k8s"
+    _write(result, done, [(p.name, t, None) for p, t in tables] if shell else [],
+           diagrams and shell, _diagram_names() if shell else set(), job, inputs, hooks)
+    return done
+
+
+def _diagram_names() -> set[str]:
+    from rtc.api.diagramming import COMPILE_DIAGRAMS
+
+    return {n for n, _v in COMPILE_DIAGRAMS}
+
+
+def _paths(folder: Path, tables: list, files: list, diagrams: bool) -> list:
+    """The paths :func:`write_outputs` is about to write (for ``before_write``)."""
+    from rtc.api.diagramming import COMPILE_DIAGRAMS
+
+    base = os.fspath(folder)
+    return [p for p, _t in tables] + [os.path.join(base, n) for n, _t, _m in files] \
+        + ([os.path.join(base, n) for n, _v in COMPILE_DIAGRAMS] if diagrams else [])
+
+
+def _write(result: CompileResult, done: WrittenOutputs, tables: list, diagrams: bool,
+           keep: set, job: str | None, inputs: Sequence, hooks: Hooks) -> None:
+    """Check the folder, draw the diagrams, write every file in one transaction and prune
+    (:mod:`rtc.outputs.out_dir`); fills ``done`` (its ``files`` become names). ``keep``:
+    names the outputs list holds besides those written (the diagrams, which an earlier
+    run may have drawn and --no-diagrams leaves)."""
+    from rtc.api.diagramming import compile_diagrams
+    from rtc.outputs.files import read_manifest
+    from rtc.outputs.out_dir import interrupted_message, prepare_out_dir, prune, transaction
+
+    folder = done.out_dir
     new = prepare_out_dir(folder)
+    drawn = compile_diagrams(result.topology, list(result.diagnostics), job,
+                             warn=hooks.warn or (lambda *said: done.warnings.append(said))) \
+        if diagrams else []
+    files = tables + done.files + [(n, data, None) for n, data in drawn]
+    listed = None
+    if job is None:   # one job's outputs are part of a plan: no outputs list, prune nothing
+        listed = {n for n, _t, _m in files} | keep
     old = read_manifest(folder) if listed is not None else set()
-    transaction(folder, files, listed, new)
-    removed = prune(folder, old, listed, inputs) if listed is not None else []
-    return WrittenOutputs(folder, [n for n, _t, _m in files], removed, warnings)
+    try:
+        transaction(folder, files, listed, new)
+    except (KeyboardInterrupt, SystemExit):   # Ctrl-C, SIGTERM: say what the folder holds
+        if hooks.interrupted is not None:
+            hooks.interrupted(interrupted_message(folder, new))
+        raise
+    done.files = [n for n, _t, _m in done.files]
+    done.diagrams = [n for n, _data in drawn]
+    done.removed = prune(folder, old, listed, inputs) if listed is not None else []
 
 
 def _tables(topo: Topology, jobs: list, folder: Path) -> list[tuple[Path, str]]:
@@ -110,22 +188,6 @@ def _tables(topo: Topology, jobs: list, folder: Path) -> list[tuple[Path, str]]:
             raise OutputsRefused(problems)
         out.append((folder / ("hccl.json" if len(jobs) == 1 else f"hccl-{j.name}.json"), text))
     return out
-
-
-def _files(result: CompileResult, jobs: list, tables: list, target: str, diagrams: bool,
-           global_table: str | None, image: str | None, job: str | None):
-    """(files, names the outputs list also keeps, warnings) of one write."""
-    tables_in = [(p.name, t, None) for p, t in tables]
-    if target == "k8s":
-        return k8s_files(result, jobs, tables, image), set(), []
-    from rtc.api.diagramming import COMPILE_DIAGRAMS, compile_diagrams
-
-    extra = bundle_files(result, jobs, tables, target=target, global_table=global_table)
-    warnings: list[tuple] = []
-    drawn = compile_diagrams(result.topology, list(result.diagnostics), job,
-                             warn=lambda *said: warnings.append(said)) if diagrams else []
-    files = tables_in + extra + [(n, data, None) for n, data in drawn]
-    return files, {n for n, _v in COMPILE_DIAGRAMS}, warnings
 
 
 def bundle_files(result: CompileResult, jobs: list, tables: list, *, target: str = "shell",
