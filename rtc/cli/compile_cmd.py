@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -211,34 +210,69 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                image: str | None, out) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
-    (:func:`rtc.api.writing.k8s_files`), all or nothing; exit 1 when a job has no LWS form
-    (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is not
-    installed (RTC005) or a manifest cannot be written."""
-    from rtc.api.writing import OutputsRefused, k8s_files
-    from rtc.outputs.files import read_manifest
+    (:func:`rtc.api.write_outputs`, target k8s), all or nothing; exit 1 when a job has no
+    LWS form (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is
+    not installed (RTC005) or a manifest cannot be written."""
     from rtc.rules import SCHEMA_SELF, TOOL_MISSING
 
     if not any(j is not None for j in jobs):
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
                    "add a job block, or use --target shell")
-    try:
-        files = k8s_files(result, jobs, tables, image)
-    except OutputsRefused as refused:
-        out(list(result.diagnostics) + refused.diagnostics, result.sources)
-        internal = any(d.code in (SCHEMA_SELF.code, TOOL_MISSING.code)
-                       for d in refused.diagnostics)
-        raise typer.Exit(2 if internal else 1) from None
-    refuse_input_as_output([out_dir / n for n, _t, _m in files], [file])
-    out(list(result.diagnostics), result.sources, quiet=True)
-    new = _prepare_out_dir(out_dir)
-    listed = {n for n, _t, _m in files} if job is None else None
-    old = read_manifest(out_dir) if listed is not None else set()
-    _transaction(out_dir, files, listed, new)
-    typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
-               + ", ".join(n for n, _t, _m in files) + ")", err=True)
+    done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target="k8s",
+                          image=image, tables=tables,
+                          refused_exit=lambda ds: 2 if any(
+                              d.code in (SCHEMA_SELF.code, TOOL_MISSING.code) for d in ds) else 1)
+    typer.echo(f"rtc: wrote {len(done.files)} Kubernetes manifests to {out_dir} ("
+               + ", ".join(done.files) + ")", err=True)
     typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
-    if listed is not None:
-        _prune(out_dir, old, listed, [file])
+    _say_pruned(out_dir, done.removed)
+
+
+def _write_outputs(result, out, file: Path, *, refused_exit=lambda diags: 2, **options):
+    """:func:`rtc.api.write_outputs` of ``result`` with the CLI's hooks: before anything is
+    written, refuse to overwrite the input ``file`` and print the report; print diagram
+    warnings and what an interrupt left. Exits with its messages: ``refused_exit(diags)``
+    when an output was refused (the report printed), 2 for an unusable folder or a failed
+    write, or a deferred plan.json failing its schema."""
+    from rtc.api import write_outputs
+    from rtc.api.writing import Hooks, OutputsRefused
+    from rtc.emit.bundle import SelfCheckFailed
+    from rtc.outputs.out_dir import OutputProblem
+
+    diags = list(result.diagnostics)
+
+    def before_write(paths: list) -> None:
+        refuse_input_as_output(paths, [file])
+        out(diags, result.sources, quiet=True)
+
+    hooks = Hooks(before_write, _warn_diagram, lambda line: typer.echo(line, err=True))
+    try:
+        return write_outputs(result, inputs=[file], hooks=hooks, **options)
+    except OutputsRefused as refused:
+        out(diags + refused.diagnostics, result.sources)
+        raise typer.Exit(refused_exit(refused.diagnostics)) from None
+    except OutputProblem as p:
+        fail_usage(p.message, p.hint, p.rule)
+    except SelfCheckFailed as exc:   # plan.json, made while the rest was written
+        out([exc.diagnostic], result.sources)
+        raise typer.Exit(2) from None
+
+
+def _warn_diagram(rule, message: str, hint: str) -> None:
+    """Print a diagram's RTC004 / RTC005 warning (the diagrams never fail a compile)."""
+    from rtc.cli.common import warn_internal, warn_tool_missing
+    from rtc.rules import TOOL_MISSING
+
+    (warn_tool_missing if rule is TOOL_MISSING else warn_internal)(message, hint)
+
+
+def _say_pruned(out_dir: Path, removed: list[str]) -> None:
+    """The line that says which files of an earlier plan were removed (none: no line)."""
+    from rtc.outputs.out_dir import pruned_message
+
+    line = pruned_message(out_dir, removed)
+    if line:
+        typer.echo(line, err=True)
 
 
 def _compile(file: Path, strict: bool, out):
@@ -317,20 +351,6 @@ def _topology_files(result, jobs, out) -> list:
     return list(files.items())
 
 
-def _bundle(result, jobs, tables: list, out, global_table: bool | str = False,
-            target: str = "shell") -> list:
-    """:func:`rtc.api.writing.bundle_files`, plan.json made while the rest is written;
-    exit 2 when one fails its schema."""
-    from rtc.api.writing import OutputsRefused, bundle_files
-
-    try:
-        return bundle_files(result, jobs, tables, target=target, global_table=global_table,
-                            defer_plan_json=True)
-    except OutputsRefused as refused:
-        out(list(result.diagnostics) + refused.diagnostics, result.sources)
-        raise typer.Exit(2) from None
-
-
 #: (test of a file name, what the compile summary calls it), first match wins (the names
 #: are those of :mod:`rtc.emit.bundle`); :data:`_KIND_ORDER` is the order it lists them.
 _KINDS = (
@@ -384,54 +404,21 @@ def _check_global_table(result, out_dir) -> None:
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                    no_diagrams: bool, out, global_table: bool | str = False,
                    target: str = "shell") -> None:
-    """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
-    in one transaction (:func:`rtc.outputs.files.write_all`: all or nothing; exit 2 when one
-    cannot be written), then remove the files of an earlier plan (not with --job)."""
-    from rtc.api.diagramming import COMPILE_DIAGRAMS
-    from rtc.cli.diagram_cmd import render_compile_diagrams
-    from rtc.outputs.files import read_manifest
-
-    diags = list(result.diagnostics)
-    extra = _bundle(result, jobs, tables, out, global_table, target)
-    folder = os.fspath(out_dir)
-    names = [p for p, _t in tables] + [os.path.join(folder, n) for n, _t, _m in extra]
-    if not no_diagrams:
-        names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
-    refuse_input_as_output(names, [file])
-    out(diags, result.sources, quiet=True)
-    new = _prepare_out_dir(out_dir)
-    diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
-    files = [(p.name, t, None) for p, t in tables] + extra \
-        + [(n, data, None) for n, data in diagrams]
-    listed = None
-    if job is None:  # --job writes part of a plan: no manifest, prune nothing
-        listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
-    old = read_manifest(out_dir) if listed is not None else set()
-    _transaction_checked(out_dir, files, listed, out, result, new)
-    for path, _t in tables:
+    """Write the rank tables, the bundle, the diagrams and the outputs list into
+    ``out_dir`` in one transaction (:func:`rtc.api.write_outputs`: all or nothing; exit 2
+    when one cannot be written), then remove the files of an earlier plan (not with
+    --job), and say what was written."""
+    done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target=target,
+                          diagrams=not no_diagrams, global_table=global_table or None,
+                          tables=tables, defer_plan_json=True)
+    for path in done.tables:
         typer.echo(f"rtc: wrote {path}", err=True)
-    if extra:
-        typer.echo(f"rtc: wrote {len(extra)} files to {out_dir}: "
-                   f"{file_kinds([n for n, _t, _m in extra])}", err=True)
-    for name, _data in diagrams:
+    if done.files:
+        typer.echo(f"rtc: wrote {len(done.files)} files to {out_dir}: "
+                   f"{file_kinds(done.files)}", err=True)
+    for name in done.diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
-    if listed is not None:
-        _prune(out_dir, old, listed, [file])
-
-
-def _transaction_checked(out_dir: Path, files: list, listed: set | None, out, result,
-                         new: bool) -> None:
-    """:func:`_transaction` of files of which plan.json may still be made in its child
-    (:func:`rtc.emit.bundle.build_bundle`'s ``defer_plan_json``): when it fails its schema,
-    the transaction was rolled back (a ``new`` folder was never created); report the
-    RTC003 and exit 2."""
-    from rtc.emit.bundle import SelfCheckFailed
-
-    try:
-        _transaction(out_dir, files, listed, new)
-    except SelfCheckFailed as exc:
-        out([exc.diagnostic], result.sources)
-        raise typer.Exit(2) from None
+    _say_pruned(out_dir, done.removed)
 
 
 def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = False) -> None:
@@ -446,23 +433,3 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
         raise
     except OutputProblem as p:
         fail_usage(p.message, p.hint, p.rule)
-
-
-def _prepare_out_dir(out_dir: Path) -> bool:
-    """:func:`rtc.outputs.out_dir.prepare_out_dir`; exit 2 with its message when the
-    folder cannot be used."""
-    from rtc.outputs.out_dir import OutputProblem, prepare_out_dir
-
-    try:
-        return prepare_out_dir(out_dir)
-    except OutputProblem as p:
-        fail_usage(p.message, p.hint, p.rule)
-
-
-def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
-    """:func:`rtc.outputs.out_dir.prune`, and the line that says what it removed."""
-    from rtc.outputs.out_dir import prune, pruned_message
-
-    line = pruned_message(out_dir, prune(out_dir, old, listed, inputs))
-    if line:
-        typer.echo(line, err=True)

@@ -1,5 +1,4 @@
-"""`rtc diagram`: topology, groups and network pictures (Graphviz), and the diagrams
-`rtc compile --out-dir` writes next to the rank tables."""
+"""`rtc diagram`: topology, groups and network pictures (Graphviz)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as_output, report,
-                            warn_internal, warn_tool_missing, write_or_fail, write_stdout)
+                            write_or_fail, write_stdout)
 
 
 @app.command("diagram")
@@ -130,14 +129,3 @@ def _draw(file: Path, result, diags, kind: str, **options) -> bytes | str:
         fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_MISSING)
     except RuntimeError as exc:
         fail_internal(str(exc))
-
-
-def render_compile_diagrams(topo, diags, job: str | None = None) -> list[tuple[str, bytes]]:
-    """:func:`rtc.api.diagramming.compile_diagrams`, its warnings printed (RTC004, RTC005)."""
-    from rtc.api.diagramming import compile_diagrams
-    from rtc.rules import TOOL_MISSING
-
-    def warn(rule, message: str, hint: str) -> None:
-        (warn_tool_missing if rule is TOOL_MISSING else warn_internal)(message, hint)
-
-    return compile_diagrams(topo, diags, job, warn=warn)
