@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     ap.add_argument("--servers", type=int, default=0, help="lint only the first N scripts")
     args = ap.parse_args(argv)
     from rtc.api import compile_file
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
     from rtc.emit.bundle import build_bundle
 
     result = compile_file(args.example)

@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", type=int, default=4096)
     ap.add_argument("--mistake", action="store_true")
     args = ap.parse_args(argv)
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = []

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1000)
     args = ap.parse_args(argv)
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bundle.yaml"

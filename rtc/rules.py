@@ -4,7 +4,7 @@ Every diagnostic rtc produces carries the code of a :class:`Rule`. A module decl
 rules with :func:`rule` as module constants and lists them in a module-level ``RULES``
 tuple; diagnostics are made from the constant (``error(DUPLICATE_IP, ...)``), never from a
 bare ``"RTC208"`` string. The catalogue of every rule (``rtc rules``, ``rtc explain``, SARIF,
-policy names) is the static tuple :data:`rtc.report.rule_catalogue.RULES`, which imports
+policy names) is the static tuple :data:`rtc.catalogue.RULES`, which imports
 those ``RULES`` tuples by name. Ids are unique and never reused.
 
 This module also declares the driver rules every command can report: I/O errors (RTC001),
@@ -15,6 +15,7 @@ internal errors (RTC004) and a missing helper program such as Graphviz (RTC005).
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import NamedTuple
 
 from rtc.diagnostics import Severity
@@ -29,7 +30,9 @@ class Rule(NamedTuple):
     reported at, each with the case that gives it (e.g. ``(Severity.NOTE, "without
     vllm_version")``). A call may report a rule only at one of :attr:`severities`
     (``tests/test_architecture.py`` checks every call); policies and ``--strict`` change a
-    finding's severity afterwards, for any rule."""
+    finding's severity afterwards, for any rule. ``module`` is the module that declares
+    the rule (``rtc.checks.nccl_env``), :attr:`path` its file: from a rule id to its code
+    in one step (``rtc explain RTC472`` prints it)."""
 
     code: str
     name: str
@@ -37,6 +40,7 @@ class Rule(NamedTuple):
     summary: str
     explanation: str
     also: tuple[tuple[Severity, str], ...] = ()
+    module: str = ""
 
     def __str__(self) -> str:
         return self.code
@@ -46,15 +50,32 @@ class Rule(NamedTuple):
         """The declared severity first, then the others of :attr:`also`."""
         return (self.severity,) + tuple(s for s, _ in self.also)
 
+    @property
+    def path(self) -> str:
+        """The file that declares the rule, from the repository root
+        (``rtc/checks/nccl_env.py``; a package's ``__init__.py``)."""
+        parts = self.module.split(".")
+        return "/".join(parts) + ".py" if not _is_package(self.module) else \
+            "/".join(parts) + "/__init__.py"
+
 
 def rule(code: str, name: str, severity: str, summary: str, explanation: str, *,
          also: dict[str, str] | None = None) -> Rule:
     """Declare a rule: ``severity`` is ``error``, ``warning`` or ``note``; ``also`` maps
     another severity word to the case reported at it; the explanation is dedented
-    (:func:`inspect.cleandoc`). Raises KeyError for another severity word."""
+    (:func:`inspect.cleandoc`); the rule records the module whose top level calls this (as
+    :func:`collections.namedtuple` finds its ``__module__``). Raises KeyError for another
+    severity word."""
     others = tuple((_SEVERITIES[s], why) for s, why in (also or {}).items())
+    module = sys._getframe(1).f_globals.get("__name__", "")
     return Rule(code, name, _SEVERITIES[severity], summary, inspect.cleandoc(explanation),
-                others)
+                others, module)
+
+
+def _is_package(module: str) -> bool:
+    """True when ``module`` (a name in sys.modules) is a package (its file is __init__.py)."""
+    found = sys.modules.get(module)
+    return getattr(found, "__file__", "").endswith("__init__.py")
 
 
 IO_ERROR = rule("RTC001", "io-error", "error", "A file cannot be read or written.", """
@@ -83,11 +104,16 @@ INTERNAL = rule("RTC004", "internal-error", "error", "rtc failed while building 
     Fix: report the bug with the input file; the other outputs of the run are unaffected.""")
 TOOL_MISSING = rule("RTC005", "tool-missing", "warning",
                     "A program an optional output needs is not installed.", """
-    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH.
+    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH; or the
+    Python package kubernetes-validate (the Kubernetes extra), which the manifest features
+    check manifests with, is not installed.
     Why: `rtc compile --out-dir` then writes the rank tables and scripts but no diagrams;
-    `rtc diagram` can still write DOT text.
+    `rtc diagram` can still write DOT text. Without kubernetes-validate, `rtc compile
+    --target k8s` writes nothing and `rtc lint` cannot check pod templates (an error).
     Example: `rtc compile cluster.rtc --out-dir build/` on a machine without graphviz.
     Fix: install it (`apt-get install graphviz`), pass `--no-diagrams`, or use
-    `--format dot`.""")
+    `--format dot`; for the manifests, `pip install 'rtc[k8s]'`.""",
+                    also={"error": "a Python package a Kubernetes manifest feature needs "
+                                   "(kubernetes-validate) is not installed"})
 
 RULES = (IO_ERROR, USAGE, SCHEMA_SELF, INTERNAL, TOOL_MISSING)

@@ -144,7 +144,7 @@ def mindie_files(result) -> dict:
 
 def two_node_scripts(worker_ip: str, worker_flags: str, visible: str = "0,1,2,3,4,5,6,7"):
     """`rtc lint` of a vLLM DP head (node1.sh, TP 8, DP 2) and a worker with ``worker_flags``."""
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     head = ("export HCCL_IF_IP=10.0.0.6\nexport GLOO_SOCKET_IFNAME=eno0 ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
             "vllm serve /m --port 8004 -dp 2 -dpl 1 --data-parallel-address 10.0.0.6 "

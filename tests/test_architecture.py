@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import rtc
-from rtc.report.rule_catalogue import RULES, get_rule
+from rtc.catalogue import RULES, get_rule
 from rtc.rules import Rule
 from conftest import ROOT
 
@@ -34,6 +34,7 @@ def test_pipeline_layers_have_no_upward_imports_cycles_or_dynamic_imports():
     assert layers.cycles(edges) == []
     assert imports.dynamic == []
     assert layers.cycles(imports.edges) == []      # no file-level import circle either
+    assert imports.private == []                   # no `from m import _helper` across modules
     named = {p for row in layers.STAGES for p in row}
     assert {a for a, _ in edges} | {b for _, b in edges} <= named
 
@@ -43,6 +44,17 @@ def test_the_layer_check_finds_an_upward_import_and_a_cycle():
     assert layers.upward(edges) == [("plan", "checks", ["rtc/plan/x.py:1"])]
     assert layers.cycles({("a", "b"): 1, ("b", "c"): 1, ("c", "a"): 1, ("c", "d"): 1}) == \
         [["a", "b", "c"]]
+
+
+def test_the_layer_check_counts_private_names_imported_across_modules(tmp_path):
+    pkg = tmp_path / "rtc"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text("def _helper():\n    return 1\n\n\ndef __dir__():\n    return []\n")
+    (pkg / "a" / "y.py").write_text("from __future__ import annotations\n"
+                                    "from rtc.a.x import _helper, __dir__\nfrom .x import _helper as h\n")
+    assert layers.Imports(pkg).private == ["rtc/a/y.py:2 _helper", "rtc/a/y.py:3 _helper"]
 
 
 def test_the_layer_check_runs_from_the_command_line_and_passes():
@@ -71,6 +83,16 @@ def test_every_declared_rule_is_in_the_catalogue_once():
         assert get_rule(r.code) is r and get_rule(r.code.lower()) is r
         assert re.fullmatch(r"RTC\d{3}", r.code) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name)
         assert "What" in r.explanation and "Fix" in r.explanation, r.code
+
+
+def test_each_rule_names_the_module_that_declares_it():
+    """From a rule id to its code in one step: the catalogue entry names the module whose
+    RULES tuple lists the rule, and `rtc explain` prints its file."""
+    for r in RULES:
+        assert r in importlib.import_module(r.module).RULES, r.code
+        assert (ROOT / r.path).is_file(), r.code
+    assert get_rule("RTC472").path == "rtc/checks/nccl_env.py"
+    assert get_rule("RTC001").path == "rtc/rules.py"
 
 
 def test_each_module_lists_the_rules_it_declares():

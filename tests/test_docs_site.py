@@ -29,7 +29,7 @@ def test_docs_rules_md_is_the_generated_reference():
 
 
 def test_the_rules_reference_has_one_entry_per_rule_with_its_parts():
-    from rtc.report.rule_catalogue import RULES
+    from rtc.catalogue import RULES
 
     text = reference.render()
     entries = re.findall(r"^## (RTC\d{3}) ", text, re.MULTILINE)

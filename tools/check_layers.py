@@ -8,9 +8,10 @@ stages above it in the list. docs/architecture.md's package table shows the same
 rows in the same order (``tests/test_architecture.py`` checks both, and runs this check).
 
 Prints upward imports (a stage importing a later one), package cycles, file-level import
-cycles and dynamic imports in rtc/, and a last line
-``architecture: U upward imports, C package cycles, F file cycles, D dynamic imports``.
-Exit 0 only when all four are zero.
+cycles, dynamic imports and private names imported across modules (``from m import _x``: a
+helper several modules share is public in its own module) in rtc/, and a last line
+``architecture: U upward imports, C package cycles, F file cycles, D dynamic imports,
+P private imports``. Exit 0 only when all five are zero.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 #: The stages, first to last: each row holds the packages (or top-level modules, without
 #: ``.py``) of one stage of rtc/. parse -> lower -> plan -> check -> emit -> report -> api ->
 #: cli, with the libraries below the model, the cost model below the plan and the checks,
-#: preflight judging beside the plan, and tables / scripts as front ends over the checks.
+#: preflight judging beside the plan, tables / scripts as front ends over the checks, and
+#: the catalogue of every rule (which reads all of them) below the renderers and reports.
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts"),
+    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts", "extras"),
     ("syntax",),
     ("inventory",),
     ("network",),
@@ -40,7 +42,9 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("checks",),
     ("tables",),
     ("scripts",),
+    ("catalogue",),
     ("emit",),
+    ("outputs",),
     ("report",),
     ("api",),
     ("cli", "__main__"),
@@ -60,7 +64,9 @@ def _module_name(path: Path, root: Path) -> str:
 class Imports:
     """Every import of the sources under ``root`` (the ``rtc`` folder): ``modules`` maps
     each module name to its file; ``edges`` maps (importer, imported module) to the
-    ``file:line`` places; ``dynamic`` lists calls of import_module / __import__."""
+    ``file:line`` places; ``dynamic`` lists calls of import_module / __import__;
+    ``private`` lists ``file:line name`` of each private name (``_x``, not ``__x__``)
+    imported from another module."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -68,6 +74,7 @@ class Imports:
         self.modules = {_module_name(f, root): f for f in files}
         self.edges: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.dynamic: list[str] = []
+        self.private: list[str] = []
         for f in files:
             self._read(f)
 
@@ -100,6 +107,9 @@ class Imports:
                 if name in ("import_module", "__import__"):
                     self.dynamic.append(self._where(path, n.lineno))
             elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                if isinstance(n, ast.ImportFrom) and n.module != "__future__":
+                    self.private += [f"{self._where(path, n.lineno)} {a.name}" for a in n.names
+                                     if a.name.startswith("_") and not a.name.startswith("__")]
                 for t in self._targets(mod, n):
                     if t.split(".")[0] == self.root.name and t != mod:
                         self.edges[(mod, t)].append(self._where(path, n.lineno))
@@ -184,10 +194,14 @@ def main(argv: list[str]) -> int:
         print("file cycle: " + " <-> ".join(c))
     for d in imports.dynamic[:shown]:
         print(f"dynamic import: {d}")
+    for d in imports.private[:shown]:
+        print(f"private import: {d}")
     n_up = sum(len(w) for _, _, w in up)
     print(f"architecture: {n_up} upward imports, {len(package_cycles)} package cycles, "
-          f"{len(file_cycles)} file cycles, {len(imports.dynamic)} dynamic imports")
-    return 0 if not (n_up or package_cycles or file_cycles or imports.dynamic) else 1
+          f"{len(file_cycles)} file cycles, {len(imports.dynamic)} dynamic imports, "
+          f"{len(imports.private)} private imports")
+    return 0 if not (n_up or package_cycles or file_cycles or imports.dynamic
+                     or imports.private) else 1
 
 
 if __name__ == "__main__":

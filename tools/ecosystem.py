@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rtc.api.validate import validate_source  # noqa: E402
+from rtc.api.validating import validate_source  # noqa: E402
 from rtc.diagnostics import Severity  # noqa: E402
 from rtc.inventory import (detect_kinds, device_from_filename, load_inventory_files,  # noqa: E402
                            parse_hccn_conf,
@@ -263,7 +263,7 @@ ADAPTERS = (
     ("npu-smi-board", npu_smi_board, "rtc.inventory.npu_smi_board.parse_npu_smi_board"),
     ("hccn-tool", hccn_tool, "rtc.inventory.hccn_tool.parse_hccn_tool"),
     ("hccn-conf", hccn_conf, "rtc.inventory.hccn_conf.parse_hccn_conf"),
-    ("ranktable", ranktable, "rtc.api.validate.validate_source"),
+    ("ranktable", ranktable, "rtc.api.validating.validate_source"),
     ("nccl-tests", nccl_tests, "rtc.inventory.nccl_tests + rtc.preflight.bench_output"),
     ("hccl-test", hccl_test, "rtc.preflight.bench_output.read_bench_output"),
     ("nvidia-smi-topo", nvidia_smi_topo, "rtc.inventory.nvidia_smi.parse_gpu_topo"),

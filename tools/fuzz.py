@@ -23,7 +23,7 @@ emptied, values swapped, subtrees copied, values wrapped in thousands of bracket
 Each input runs once in this process -- ``rtc.cli.main`` with ``sys.argv`` patched and
 ``SystemExit`` caught (``rtc check``, ``rtc compile --out-dir``, ``rtc validate`` with a
 random ``--format`` / ``--schema`` / ``--hardware``, ``rtc import -o``), or the library
-(``rtc.api.compile_text`` then ``rank_table``, ``rtc.api.validate.validate_source``,
+(``rtc.api.compile_text`` then ``rank_table``, ``rtc.api.validating.validate_source``,
 ``rtc.api.importing.import_table``) -- and a fraction (``--subprocess``) also through the
 real ``rtc`` console script in a subprocess (every 1/FRACTION-th input of each kind, so
 the count is exact). Launch scripts have no consumer command yet: they go to ``rtc validate`` and
@@ -684,7 +684,7 @@ def run_api(target: str, data: bytes, path: str) -> Run:
                     rank_table(res.topology, job)
             ok = res.ok
         elif target == "api:validate_source":
-            from rtc.api.validate import validate_source
+            from rtc.api.validating import validate_source
 
             ok = validate_source(data, path).ok
         else:

@@ -78,7 +78,7 @@ def generated(rnd: random.Random) -> str:
 
 
 def run(n: int, seed: int) -> int:
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rnd = random.Random(seed)
     texts = [s.read_text() for s in SAMPLES]

@@ -32,31 +32,16 @@ _LABEL = re.compile(r"^(What|Why[^:\n]{0,30}|Example|Fix):\s*", re.MULTILINE)
 
 
 def catalogue() -> tuple:
-    """Every rule, sorted by id (``rtc.catalogue.RULES`` where that module exists, else
-    ``rtc.report.rule_catalogue.RULES``)."""
-    try:
-        from rtc.catalogue import RULES  # type: ignore[import-not-found]
-    except ImportError:
-        from rtc.report.rule_catalogue import RULES
+    """Every rule of ``rtc.catalogue.RULES``, sorted by id."""
+    from rtc.catalogue import RULES
+
     return tuple(sorted(RULES, key=lambda r: r.code))
 
 
 def declaring_modules(rules: tuple) -> dict[str, str]:
-    """rule id -> the file (``rtc/checks/ports.py``) of the module whose ``RULES`` tuple
-    lists it, among the modules imported so far (the catalogue imports them all)."""
-    found: dict[str, str] = {}
-    for name, module in sorted(sys.modules.items()):
-        listed = getattr(module, "RULES", None)
-        path = getattr(module, "__file__", None)
-        if not (name.startswith("rtc.") and isinstance(listed, tuple) and path):
-            continue
-        if name.endswith("rule_catalogue") or name == "rtc.catalogue" or name == "rtc.checks":
-            continue
-        rel = Path(path).resolve().relative_to(REPO).as_posix()
-        for rule in listed:
-            if getattr(rule, "code", None):
-                found.setdefault(rule.code, rel)
-    return found
+    """rule id -> the file (``rtc/checks/ports.py``) of the module that declares it (the
+    rule records it: :attr:`rtc.rules.Rule.path`)."""
+    return {rule.code: rule.path for rule in rules if rule.module}
 
 
 def paragraphs(explanation: str) -> list[tuple[str, str]]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtc.api.compile import compile_text, rank_table
-from rtc.api.validate import validate_source
+from rtc.api.compiling import compile_text, rank_table
+from rtc.api.validating import validate_source
 from rtc.diagnostics import Diagnostic, Severity, error
 from rtc.tables.importer import (IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
                                  IMPORT_SHAPE, describe_table, round_trip_difference)
@@ -80,7 +80,7 @@ def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, outp
                cluster_name: str | None, smap=None) -> str | None:
     """A 2.0 table's description (:mod:`rtc.tables.import_v2`), compiled back and compared
     (without ``status``); RTC662 when the preset does not give the same table."""
-    from rtc.tables.import_v2 import _path_text, describe_v2, first_difference_at
+    from rtc.tables.import_v2 import path_text, describe_v2, first_difference_at
 
     locate = smap.locate_nearest if smap is not None and smap.parsed else None
     text = describe_v2(doc, filename, diags, hardware=hardware, cluster_name=cluster_name,
@@ -102,7 +102,7 @@ def _import_v2(doc: dict, filename: str, diags: list, hardware: str | None, outp
     diff = first_difference_at(want, got)
     if diff is not None:
         path, what = diff
-        diags.append(error(IMPORT_SHAPE, f"{_path_text(path)}: the 2.0 table is laid out "
+        diags.append(error(IMPORT_SHAPE, f"{path_text(path)}: the 2.0 table is laid out "
                            f"otherwise than hardware {res.topology.preset.name} compiles it: "
                            f"{what}", locate(path) if locate else None,
                            hint="rtc writes the preset's ports, planes and net types; keep "
@@ -131,9 +131,9 @@ def _import_global(doc: dict, filename: str, diags: list, hardware: str | None,
     than two groups or compiles back otherwise."""
     from rtc.emit import global_ranktable
     from rtc.tables.contracts import numbering as _numbering
-    from rtc.tables.import_global import IMPORT_GLOBAL, _instances, compare, describe_global
+    from rtc.tables.import_global import IMPORT_GLOBAL, instances_of, compare, describe_global
 
-    n = len(_instances(doc))
+    n = len(instances_of(doc))
     if n < 2:
         diags.append(error(IMPORT_GLOBAL, f"the global table has {n} group{'s' if n != 1 else ''}"
                            "; rtc imports a global table as a prefill/decode pair of MindIE "

@@ -1,6 +1,6 @@
 """``rtc validate`` of Kubernetes inputs: the rank tables inside ConfigMap YAML
 (:mod:`rtc.tables.configmap`), checked by the same pipeline as a JSON table
-(:func:`rtc.api.validate.validate_source`) with every location mapped into the YAML file.
+(:func:`rtc.api.validating.validate_source`) with every location mapped into the YAML file.
 
 A table whose ``status`` is ``initializing`` is not checked further: RTC774 says that HCCL
 waits for it (a note; an error with ``require_completed``).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from rtc.api.validate import Inventory, TableReport, validate_source
+from rtc.api.validating import Inventory, TableReport, validate_source
 from rtc.diagnostics import Diagnostic, Related, Severity, Span, note, sorted_diagnostics
 from rtc.tables.configmap import INITIALIZING, Embedded, embedded_tables
 from rtc.tables.recognise import rtc_description

@@ -17,7 +17,7 @@ mandatory at every level and "each die must be configured separately").
 from __future__ import annotations
 
 from rtc.checks._net import Folded
-from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, _tables
+from rtc.checks.ranktable_rules import MISSING_DEVICE_IP, MISSING_SUPER_POD, tables_of
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -158,7 +158,7 @@ def check(topo: Topology, plan: Plan):
                              "server (i) and the device")
     yield from _pods_required(topo)
     folded = Folded("servers")
-    for job, members in _tables(topo):
+    for job, members in tables_of(topo):
         what = f"job {job.name}" if job else "the cluster"
         if sum(len(devs) for _s, devs in members) > 1 and uses_eids(topo.preset):
             for s, devs in members:

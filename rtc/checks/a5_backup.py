@@ -14,7 +14,7 @@ table form of these rules is RTC652 (:mod:`rtc.tables.semantic.v2`).
 
 from __future__ import annotations
 
-from rtc.checks.ranktable_rules import _tables
+from rtc.checks.ranktable_rules import tables_of
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -70,7 +70,7 @@ def check(topo: Topology, plan: Plan):
                 yield found
     if topo.origin != "description":
         return  # a table's second backup rank is RTC652
-    for job, members in _tables(topo):
+    for job, members in tables_of(topo):
         spares = [s for s, devs in members if s.backup is not None
                   and any(d.device_id == s.backup[0] for d in devs)]
         if len(spares) > 1:

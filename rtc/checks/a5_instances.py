@@ -18,7 +18,7 @@ server's devices).
 from __future__ import annotations
 
 from rtc.checks._net import Folded
-from rtc.checks.ranktable_rules import _tables
+from rtc.checks.ranktable_rules import tables_of
 from rtc.diagnostics import Related, error
 from rtc.model.net_instances import default_instances, net_instance
 from rtc.model.topology import Topology
@@ -115,7 +115,7 @@ def check(topo: Topology, plan: Plan):
         return
     level0, pods = _level(topo, "server"), _level(topo, "super_pod")
     defaults = default_instances(topo)
-    for _job, members in _tables(topo):
+    for _job, members in tables_of(topo):
         if level0 is not None:
             yield from _shared_level0(topo, members, defaults, level0)
         if pods is not None and topo.origin == "description":

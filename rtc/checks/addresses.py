@@ -113,5 +113,5 @@ def check(topo: Topology, plan: Plan):
     yield from hosts.emit()
     yield from devices.emit()
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (RESERVED_ADDRESS,)

@@ -116,5 +116,5 @@ def _outputs(topo: Topology, plan: Plan):
     for j in topo.jobs if len(topo.jobs) > 1 else ():
         yield f"hccl-{j.name}.json", f"job {j.name}", j.span
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DUP_BLOCK_NAME, UNSAFE_NAME, COLLISION)

@@ -119,5 +119,5 @@ def check(topo: Topology, plan: Plan):
         yield from _job(topo, job)
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (COST_PARAMETER, COST_MODEL, MODEL_LAYOUT, WEIGHTS_HBM)

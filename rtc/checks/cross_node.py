@@ -179,5 +179,5 @@ def _tp_hint(job, per_server: int, gpu: bool = False, topo: Topology | None = No
                  f"dp {job.dp * k}{ep}")
     return base + "; `policy cross_node_tp allow` if intended"
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (CROSS_NODE_TP, CROSS_NODE_PCP)

@@ -27,5 +27,5 @@ def check(topo: Topology, plan: Plan):
                         s.span_of("devices"), subject=s.label,
                         hint=f"physical device ids on {topo.preset.name} are 0..{limit - 1}")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DEVICE_RANGE,)

@@ -320,5 +320,5 @@ def _at(span: Span, offset: int, text: str) -> Span:
     col = span.column + shift
     return Span(span.file, span.line, col, span.line, col + 1)
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (NOT_VISIBLE, BAD_RT_VISIBLE, NOT_COVERED, NUMBERING, NOT_ASCENDING, MOUNT_ORDER)

@@ -228,5 +228,5 @@ def _gloo(jl):
                            "e.g. eno0, before the launch")
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (START_RANKS, HEADLESS_FORM, GLOO_UNSET)

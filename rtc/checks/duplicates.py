@@ -232,6 +232,6 @@ def _ip_clash_extra(pairs: list) -> str:
                   f"{'s' if len(pairs) > 2 else ''} ({shown}{', ...' if len(pairs) > 4 else ''})")
     return extra
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DUP_SERVER_NAME, DUP_HOST_IP, DUP_SERVER_ID, DUP_DEVICE_ID, DUP_DEVICE_IP,
          DUP_SUPER_DEVICE_ID)

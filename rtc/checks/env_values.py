@@ -52,5 +52,5 @@ def _algo_problem(value: str) -> str | None:
     return None
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (BAD_ENV_VALUE,)

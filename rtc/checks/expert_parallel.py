@@ -100,5 +100,5 @@ def _ep_notes(topo: Topology):
                    hint="`rtc groups FILE --dim ep` lists every member; use vllm-ascend v0.18 "
                         "or later (older MC2 groups ignore PP)")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (EP_PER_STAGE, EP_DENSE, KIND_ASSUMED)

@@ -244,5 +244,5 @@ def _islands_text(islands) -> str:
     return ", ".join(compact(list(i)) for i in islands)
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (TP_ISLANDS, SET_ISLANDS, CAPTURED_ISLANDS, VM_WITHOUT_NVLINK)

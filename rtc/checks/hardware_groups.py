@@ -91,5 +91,5 @@ def check(topo: Topology, plan: Plan):
     yield from rings_broken.emit()
     yield from chips_split.emit()
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (HCCS_SET, DIE_PAIR)

@@ -208,5 +208,5 @@ def _text(islands) -> str:
     return ", ".join(compact(list(i)) for i in islands)
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (TP_WITHOUT_HCCS, TOPOLOGY_DIFFERS)

@@ -126,5 +126,5 @@ def _dp_address(topo: Topology, job, servers):
                 hint="leave `dp_address` out (rtc uses the first server's host), or declare "
                      "the intended head server first in the job")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (FIXED_HOST_IP, DP_ADDRESS, NO_HOST)

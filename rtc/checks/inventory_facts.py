@@ -258,5 +258,5 @@ def _status(s, inv, used: set, roce: set):
                      hint=f"check `hccn_tool -i {dev} -netdetect -g` / `-gateway -g` and the "
                           "switch; re-capture when it reports Success")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (MISMATCH, LINK_DOWN, NET_HEALTH, MISSING, SHARED)

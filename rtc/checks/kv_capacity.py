@@ -198,5 +198,5 @@ def check(topo: Topology, plan: Plan):
         yield from _job(topo, job)
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (KV_TOO_SMALL, KV_TIGHT, KV_CONCURRENCY, KV_SKIPPED)

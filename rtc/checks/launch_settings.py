@@ -329,6 +329,6 @@ def _env_overrides(topo, plan: Plan, job, jl):
         if not names:
             break
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNSUPPORTED, VERSION, BAD_VERSION, ARG_CONFLICT, HYBRID_ONE, LB_NO_DP,
          HEADLESS_EMPTY, ENV_COMPUTED, PORT_CONFLICT, BLOCKED, ENV_SHADOWS)

@@ -319,5 +319,5 @@ def _inter_hccs(topo: Topology, job, span):
                   hint="drop it (FALSE is the default) unless RoCE inside the super pod is meant")
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (INTRA_PAIR, INTRA_ROCE, INTRA_ROCE_IP, INTER_HCCS, INTRA_NOT_READ)

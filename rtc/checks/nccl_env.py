@@ -161,5 +161,5 @@ def _per_server(job, text: str, span, spec, servers):
             return
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (IB_HCA, TOPO_FILE, ASCEND_CONNECTOR)

@@ -339,6 +339,6 @@ def _hosts(topo: Topology):
                  "the network's `cidr`"), s.name)
     yield from out.emit()
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (GATEWAY_OUTSIDE, NET_OR_BROADCAST, BAD_PREFIX, ROLE_CONFLICT, MIXED_FAMILIES,
          HOST_OFF_NETWORK, BAD_DECL, FABRIC_OVERLAP)

@@ -166,5 +166,5 @@ def _kv_config(job, side, proc, gpu: bool):
     return None
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (NIXL_ON_ASCEND, NIXL_VERSION, NIXL_SPLIT_TP, NIXL_ENV, KV_CONFIG)

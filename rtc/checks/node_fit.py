@@ -155,5 +155,5 @@ def _fit(job, pl, spans):
                           hint=f"give the job only the devices it uses (`on {n.name} devices "
                                f"{compact(n.device_ids[:used]) or '...'}`), or raise dp_local")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DP_COVERAGE, OVER_CAPACITY, IDLE_NPUS)

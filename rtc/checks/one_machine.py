@@ -66,5 +66,5 @@ def check(topo: Topology, plan: Plan):
     yield from folded.emit()
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (ONE_MACHINE,)

@@ -119,5 +119,5 @@ def _placement_span(job, server):
             return p.span
     return job.span
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (SHARED_DEVICE, CLAIMED_TWICE)

@@ -79,5 +79,5 @@ def _order(topo: Topology, job: Job):
                              "every size above 1 included (e.g. tp-cp-ep-dp-pp)")
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DCP_SIZE, MEGATRON_ORDER)

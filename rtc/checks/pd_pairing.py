@@ -307,6 +307,6 @@ def _llmdatadist(topo: Topology, pair, version):
                         "table", j.span_of("kv_connector"), subject=f"job {j.name}",
                         hint="keep TP inside a server, or use a Mooncake connector")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (TP_RATIO, CONNECTOR, PAIRING, UNPAIRED, DECODE_PP, SIZES, LLMDD_REMOVED, LLMDD_TP,
          PD_FRAMEWORK, PD_MODEL)

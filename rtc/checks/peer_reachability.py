@@ -199,5 +199,5 @@ def unreachable_examples(topo: Topology, diagnostics) -> tuple:
                         f.group or "", jr.job.name if jr.job is not None else None))
     return tuple(out)
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNREACHABLE, ASSUMED_FABRIC, NOT_JUDGED)

@@ -5,7 +5,7 @@ findings about that job -- those whose subject or message starts with ``job NAME
 convention every job-level check follows) or that name ``job NAME's`` ports -- and wins
 over the cluster's. ``RULE`` is a rule id (``RTC310``) or name (``cross-node-tp``, or with
 underscores). The rule catalogue is passed in by the caller
-(:data:`rtc.report.rule_catalogue.RULES`), so that these functions know every rule without
+(:data:`rtc.catalogue.RULES`), so that these functions know every rule without
 importing the stages above the checks.
 """
 
@@ -108,5 +108,5 @@ def _about(d: Diagnostic, prefix: str) -> bool:
     return f"{prefix}'s " in d.message
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNKNOWN_POLICY,)

@@ -210,5 +210,5 @@ def _conflict_hint(a, b) -> str:
         return fix
     return f"move {KIND_LABEL[a.kind]} or {KIND_LABEL[b.kind]} to a free port"
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (CONFLICT, CANN_VERSION, PORT_RANGE, BAD_HCCL_PORT, KV_IN_ADXL, SHARED_DP, ASSIGNED)

@@ -50,7 +50,7 @@ SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
     too: 10.1.0.10 before 10.1.0.9) and number the rank_ids in that order.""")
 
 
-def _tables(topo: Topology):
+def tables_of(topo: Topology):
     """The rank tables the compile can emit: one per job, or the whole cluster."""
     if topo.jobs:
         for j in topo.jobs:
@@ -66,7 +66,7 @@ def check(topo: Topology, plan: Plan):
                         "characters; HCCL allows at most 64", s.span_of("server_id"),
                         subject=s.label, hint="shorten it")
     reported_order = False
-    for job, members in _tables(topo):
+    for job, members in tables_of(topo):
         what = f"job {job.name}" if job else "the cluster"
         span = job.span if job else topo.span
         if len(members) > 1 and topo.preset.ranktable_version == "1.0":
@@ -231,5 +231,5 @@ def _mixed_sdids(what: str, member):
                     hint="give every device its super_device_id (`npu-smi info -t "
                          "spod-info`), or none of them")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ORDER)

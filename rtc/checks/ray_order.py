@@ -63,5 +63,5 @@ def check(topo: Topology, plan: Plan):
                     hint="declare the servers in vLLM's order, or give the hosts addresses "
                          "whose text sorts like the declaration (same number of digits)")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (RAY_ORDER,)

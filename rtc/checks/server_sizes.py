@@ -56,5 +56,5 @@ def check(topo: Topology, plan: Plan):
                     related=[Related(first_usual.span, f"{first_usual.name} ({usual} devices)")],
                     hint=f"give every server of the table {usual} devices, or split the job")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNEQUAL_SERVER_SIZES,)

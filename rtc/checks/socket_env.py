@@ -215,5 +215,5 @@ def misspelt_hccl(name: str) -> str | None:
     close = difflib.get_close_matches(upper, known, n=1, cutoff=0.85)
     return close[0] if close else None
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (SINGLE_IFNAME, BAD_HCCL_IFNAME, IFNAME_MISMATCH, NOT_READ, BAD_ENV_NAME)

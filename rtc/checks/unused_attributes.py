@@ -168,7 +168,7 @@ def _written_once(topo: Topology, attrs: tuple):
                 yield s, attr
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (NOT_USED,)
 
 

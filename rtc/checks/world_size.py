@@ -45,5 +45,5 @@ def check(topo: Topology, plan: Plan):
             yield error(WORLD_SIZE, f"job {job.name} needs {world} devices ({sizes}) but is "
                         f"given {n}", job.span, subject=f"job {job.name}", hint=hint)
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (WORLD_SIZE,)

@@ -13,7 +13,7 @@ import typer
 from rtc import forked
 from rtc.cli import common, lean_params
 from rtc.cli.app import app
-from rtc.cli import compile_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
+from rtc.cli import compile_cmd, check_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
 from rtc.cli import preflight_cmd  # noqa: F401  (rtc preflight report)
 from rtc.cli import calibrate_cmd, cost_cmd  # noqa: F401  (rtc calibrate, cost, advise)
 from rtc.cli import lint_cmd  # noqa: F401  (rtc lint)
@@ -24,7 +24,7 @@ lean_params.install()  # rtc's parameter values without importing pydantic (see 
 
 def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
     """SIGTERM (a CI timeout, `kill`): unwind like Ctrl-C so that half-written temporary
-    files are removed (rtc.emit.files.write_atomic), then exit 143 (128 + SIGTERM)."""
+    files are removed (rtc.outputs.files.write_atomic), then exit 143 (128 + SIGTERM)."""
     raise SystemExit(143)
 
 

@@ -129,7 +129,7 @@ def refuse_input_as_output(outputs, inputs) -> None:
     ``stat`` fails although it is listed is compared by its resolved path."""
     import os
 
-    from rtc.emit.files import folder_names
+    from rtc.outputs.files import folder_names
 
     ins = [i for i in inputs if i is not None and str(i) != "-"]
     if not ins:
@@ -171,10 +171,10 @@ def _input_at(out: str, ids: dict, reals: dict):
 
 
 def write_or_fail(path, data, **kwargs) -> None:
-    """Write an output file atomically (:func:`rtc.emit.files.write_atomic`, which takes
+    """Write an output file atomically (:func:`rtc.outputs.files.write_atomic`, which takes
     the same keyword options); on an OS error print a usage error and exit 2. Interrupted
     (Ctrl-C, SIGTERM), it says that the file is either old or new, and lets the exit be."""
-    from rtc.emit.files import write_atomic
+    from rtc.outputs.files import write_atomic
 
     import os
 
@@ -295,7 +295,7 @@ def compile_input(file, strict: bool, background_checks: bool = False):
     from rtc.cli.progress import StageProgress
 
     if str(file) == "-":
-        from rtc.api.compile import compile_stream
+        from rtc.api.compiling import compile_stream
 
         stream = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
         with StageProgress(STAGES) as progress:

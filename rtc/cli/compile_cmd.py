@@ -1,54 +1,28 @@
-"""`rtc compile` and `rtc check`."""
+"""`rtc compile`."""
 
 from __future__ import annotations
 
-import errno
-import os
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_usage,
+from rtc.cli.common import (FORMAT_HELP, compile_input, fail_usage,
                             input_label, refuse_input_as_output, reporter_for, while_checking,
                             write_or_fail, write_stdout)
-
-
-#: The container image of ``--target k8s`` pods unless ``--image`` names another:
-#: vllm-ascend's published image (quay.io/ascend/vllm-ascend, its docs' `docker run` lines).
-DEFAULT_IMAGE = "quay.io/ascend/vllm-ascend:latest"
-#: The same on NVIDIA GPU hardware: vLLM's published image (docker.io/vllm/vllm-openai,
-#: vLLM docs deployment/docker).
-GPU_IMAGE = "vllm/vllm-openai:latest"
-TARGETS = ("shell", "k8s", "slurm", "ansible")
+from rtc.outputs.targets import DEFAULT_IMAGE, GPU_IMAGE, TARGETS
 
 
 def _select_jobs(topo, job_name: str | None, need_one: bool) -> list:
     """The jobs whose tables to write (``[None]``: a description without jobs); exit 2 when
     ``--job`` names none, or -o/--stdout would need one of several."""
-    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    from rtc.api.writing import choose_jobs
+
+    jobs, problem = choose_jobs(topo, job_name, need_one)
     if problem is not None:
         fail_usage(*problem)
     return jobs
-
-
-def _chosen_jobs(topo, job_name: str | None, need_one: bool) -> tuple[list, tuple | None]:
-    """(jobs, None), or ([], (message, hint...)) for :func:`_select_jobs`' usage error."""
-    if job_name is not None:
-        job = topo.job(job_name)
-        if job is None:
-            names = ", ".join(j.name for j in topo.jobs) or "none"
-            return [], (f"no job named '{job_name}' (jobs: {names})",)
-        return [job], None
-    if not topo.jobs:
-        return [None], None
-    if len(topo.jobs) == 1 or not need_one:
-        return topo.jobs, None
-    names = ", ".join(j.name for j in topo.jobs)
-    return [], (f"the file has {len(topo.jobs)} jobs ({names}); -o/--stdout write one rank "
-                "table", "choose one with --job NAME, or write one file per job with "
-                "--out-dir DIR")
 
 
 @app.command("compile")
@@ -236,44 +210,69 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                image: str | None, out) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
-    (:mod:`rtc.emit.kubernetes`), all or nothing; exit 1 when a job has no LWS form
-    (RTC770), 2 when a manifest fails its schema (RTC003) or cannot be written."""
-    from rtc.emit.env_file import source_name
-    from rtc.emit.files import read_manifest
-    from rtc.emit.kubernetes import build_k8s
-    from rtc.rules import SCHEMA_SELF
+    (:func:`rtc.api.write_outputs`, target k8s), all or nothing; exit 1 when a job has no
+    LWS form (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is
+    not installed (RTC005) or a manifest cannot be written."""
+    from rtc.rules import SCHEMA_SELF, TOOL_MISSING
 
-    real = [j for j in jobs if j is not None]
-    if not real:
+    if not any(j is not None for j in jobs):
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
                    "add a job block, or use --target shell")
-    texts = {j.name: t for j, (_p, t) in zip(jobs, tables)}
-    image = image or (GPU_IMAGE if result.topology.preset.is_gpu else DEFAULT_IMAGE)
-    bundle = build_k8s(result.topology, result.plan, real, texts, image,
-                       source_name(result.topology))
-    if not bundle.diagnostics:
-        from rtc.emit.fleet import k8s_preflight
-
-        resource = next(lp.resource for lp in bundle.plans.values() if lp.resource)
-        extra, bundle.diagnostics = k8s_preflight(result.topology, result.plan, real,
-                                                  resource, image)
-        bundle.outputs += extra
-    if bundle.diagnostics:
-        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
-        internal = any(d.code == SCHEMA_SELF.code for d in bundle.diagnostics)
-        raise typer.Exit(2 if internal else 1)
-    refuse_input_as_output([out_dir / n for n, _t in bundle.outputs], [file])
-    out(list(result.diagnostics), result.sources, quiet=True)
-    new = _prepare_out_dir(out_dir)
-    files = [(n, t, None) for n, t in bundle.outputs]
-    listed = {n for n, _t, _m in files} if job is None else None
-    old = read_manifest(out_dir) if listed is not None else set()
-    _transaction(out_dir, files, listed, new)
-    typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
-               + ", ".join(n for n, _t, _m in files) + ")", err=True)
+    done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target="k8s",
+                          image=image, tables=tables,
+                          refused_exit=lambda ds: 2 if any(
+                              d.code in (SCHEMA_SELF.code, TOOL_MISSING.code) for d in ds) else 1)
+    typer.echo(f"rtc: wrote {len(done.files)} Kubernetes manifests to {out_dir} ("
+               + ", ".join(done.files) + ")", err=True)
     typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
-    if listed is not None:
-        _prune(out_dir, old, listed, [file])
+    _say_pruned(out_dir, done.removed)
+
+
+def _write_outputs(result, out, file: Path, *, refused_exit=lambda diags: 2, **options):
+    """:func:`rtc.api.write_outputs` of ``result`` with the CLI's hooks: before anything is
+    written, refuse to overwrite the input ``file`` and print the report; print diagram
+    warnings and what an interrupt left. Exits with its messages: ``refused_exit(diags)``
+    when an output was refused (the report printed), 2 for an unusable folder or a failed
+    write, or a deferred plan.json failing its schema."""
+    from rtc.api import write_outputs
+    from rtc.api.writing import Hooks, OutputsRefused
+    from rtc.emit.bundle import SelfCheckFailed
+    from rtc.outputs.out_dir import OutputProblem
+
+    diags = list(result.diagnostics)
+
+    def before_write(paths: list) -> None:
+        refuse_input_as_output(paths, [file])
+        out(diags, result.sources, quiet=True)
+
+    hooks = Hooks(before_write, _warn_diagram, lambda line: typer.echo(line, err=True))
+    try:
+        return write_outputs(result, inputs=[file], hooks=hooks, **options)
+    except OutputsRefused as refused:
+        out(diags + refused.diagnostics, result.sources)
+        raise typer.Exit(refused_exit(refused.diagnostics)) from None
+    except OutputProblem as p:
+        fail_usage(p.message, p.hint, p.rule)
+    except SelfCheckFailed as exc:   # plan.json, made while the rest was written
+        out([exc.diagnostic], result.sources)
+        raise typer.Exit(2) from None
+
+
+def _warn_diagram(rule, message: str, hint: str) -> None:
+    """Print a diagram's RTC004 / RTC005 warning (the diagrams never fail a compile)."""
+    from rtc.cli.common import warn_internal, warn_tool_missing
+    from rtc.rules import TOOL_MISSING
+
+    (warn_tool_missing if rule is TOOL_MISSING else warn_internal)(message, hint)
+
+
+def _say_pruned(out_dir: Path, removed: list[str]) -> None:
+    """The line that says which files of an earlier plan were removed (none: no line)."""
+    from rtc.outputs.out_dir import pruned_message
+
+    line = pruned_message(out_dir, removed)
+    if line:
+        typer.echo(line, err=True)
 
 
 def _compile(file: Path, strict: bool, out):
@@ -307,8 +306,9 @@ def _tables_while_checking(result, job_name: str | None, out_dir: Path | None):
 
 def _tables_of(topo, job_name: str | None, need_one: bool) -> dict | None:
     from rtc.api import rank_table
+    from rtc.api.writing import choose_jobs
 
-    jobs, problem = _chosen_jobs(topo, job_name, need_one)
+    jobs, problem = choose_jobs(topo, job_name, need_one)
     return None if problem is not None else {id(j): rank_table(topo, j) for j in jobs}
 
 
@@ -349,28 +349,6 @@ def _topology_files(result, jobs, out) -> list:
             raise typer.Exit(2)
         files.update(got)
     return list(files.items())
-
-
-def _bundle(result, jobs, tables: list, out, global_table: bool | str = False,
-            target: str = "shell") -> list:
-    """(file name, text, mode or None) of the env, launch, preflight, calibration and plan
-    files (:mod:`rtc.emit.bundle`), built in memory (plan.json's text may be a callable,
-    made while the rest is written); exit 2 when one fails its schema."""
-    from rtc.emit.bundle import build_bundle
-
-    bundle = build_bundle(result.topology, result.plan, jobs,
-                          {(j.name if j else None): p.name for j, (p, _t) in zip(jobs, tables)},
-                          global_table=global_table, defer_plan_json=True)
-    if bundle.diagnostics:
-        out(list(result.diagnostics) + bundle.diagnostics, result.sources)
-        raise typer.Exit(2)
-    fleet = []
-    if target in ("slurm", "ansible"):
-        from rtc.emit.fleet import fleet_files
-
-        fleet = fleet_files(bundle, result.topology, result.plan, jobs, target)
-    return [(name, text, mode if mode != 0o644 else None)
-            for name, text, mode in bundle.outputs] + fleet
 
 
 #: (test of a file name, what the compile summary calls it), first match wins (the names
@@ -426,180 +404,32 @@ def _check_global_table(result, out_dir) -> None:
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                    no_diagrams: bool, out, global_table: bool | str = False,
                    target: str = "shell") -> None:
-    """Write the rank tables, the bundle, the diagrams and the manifest into ``out_dir``
-    in one transaction (:func:`rtc.emit.files.write_all`: all or nothing; exit 2 when one
-    cannot be written), then remove the files of an earlier plan (not with --job)."""
-    from rtc.cli.diagram_cmd import COMPILE_DIAGRAMS, render_compile_diagrams
-    from rtc.emit.files import read_manifest
-
-    diags = list(result.diagnostics)
-    extra = _bundle(result, jobs, tables, out, global_table, target)
-    folder = os.fspath(out_dir)
-    names = [p for p, _t in tables] + [os.path.join(folder, n) for n, _t, _m in extra]
-    if not no_diagrams:
-        names += [os.path.join(folder, n) for n, _v in COMPILE_DIAGRAMS]
-    refuse_input_as_output(names, [file])
-    out(diags, result.sources, quiet=True)
-    new = _prepare_out_dir(out_dir)
-    diagrams = [] if no_diagrams else render_compile_diagrams(result.topology, diags, job)
-    files = [(p.name, t, None) for p, t in tables] + extra \
-        + [(n, data, None) for n, data in diagrams]
-    listed = None
-    if job is None:  # --job writes part of a plan: no manifest, prune nothing
-        listed = {n for n, _t, _m in files} | {n for n, _v in COMPILE_DIAGRAMS}
-    old = read_manifest(out_dir) if listed is not None else set()
-    _transaction_checked(out_dir, files, listed, out, result, new)
-    for path, _t in tables:
+    """Write the rank tables, the bundle, the diagrams and the outputs list into
+    ``out_dir`` in one transaction (:func:`rtc.api.write_outputs`: all or nothing; exit 2
+    when one cannot be written), then remove the files of an earlier plan (not with
+    --job), and say what was written."""
+    done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target=target,
+                          diagrams=not no_diagrams, global_table=global_table or None,
+                          tables=tables, defer_plan_json=True)
+    for path in done.tables:
         typer.echo(f"rtc: wrote {path}", err=True)
-    if extra:
-        typer.echo(f"rtc: wrote {len(extra)} files to {out_dir}: "
-                   f"{file_kinds([n for n, _t, _m in extra])}", err=True)
-    for name, _data in diagrams:
+    if done.files:
+        typer.echo(f"rtc: wrote {len(done.files)} files to {out_dir}: "
+                   f"{file_kinds(done.files)}", err=True)
+    for name in done.diagrams:
         typer.echo(f"rtc: wrote {out_dir / name}", err=True)
-    if listed is not None:
-        _prune(out_dir, old, listed, [file])
-
-
-def _transaction_checked(out_dir: Path, files: list, listed: set | None, out, result,
-                         new: bool) -> None:
-    """:func:`_transaction` of files of which plan.json may still be made in its child
-    (:func:`rtc.emit.bundle.build_bundle`'s ``defer_plan_json``): when it fails its schema,
-    the transaction was rolled back (a ``new`` folder was never created); report the
-    RTC003 and exit 2."""
-    from rtc.emit.bundle import SelfCheckFailed
-
-    try:
-        _transaction(out_dir, files, listed, new)
-    except SelfCheckFailed as exc:
-        out([exc.diagnostic], result.sources)
-        raise typer.Exit(2) from None
+    _say_pruned(out_dir, done.removed)
 
 
 def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = False) -> None:
-    """:func:`rtc.emit.files.write_all`, or for a folder that does not exist yet (``new``)
-    :func:`rtc.emit.new_folder.write_new_folder`; on failure an I/O error (exit 2) naming
-    the file."""
-    from rtc.emit.files import TransactionError, write_all
-    from rtc.emit.new_folder import sweep_hidden, write_new_folder
+    """:func:`rtc.outputs.out_dir.transaction`; on failure an I/O error (exit 2) naming
+    the file; interrupted, the line that says what the folder holds."""
+    from rtc.outputs.out_dir import OutputProblem, interrupted_message, transaction
 
     try:
-        if new:
-            write_new_folder(out_dir, files, manifest=listed)   # it sweeps, too
-        else:
-            write_all(out_dir, files, manifest=listed)
-            sweep_hidden(out_dir)   # what a killed run into a then-new folder left beside it
+        transaction(out_dir, files, listed, new)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (exit 130 / 143 stays)
-        typer.echo(f"rtc: interrupted while writing {out_dir}: " + (
-            "it is either absent or complete" if new else
-            "it holds either all its old files or all the new ones") + ", nothing half-written",
-                   err=True)
+        typer.echo(interrupted_message(out_dir, new), err=True)
         raise
-    except TransactionError as exc:
-        done = ("nothing was written" if new else
-                f"nothing in {out_dir} was replaced" if not exc.leftovers else
-                "some old files could not be put back; they are kept as "
-                + ", ".join(exc.leftovers))
-        fail_io(f"cannot write {exc.path}: {exc.strerror}; {done}",
-                "remove or rename that folder" if isinstance(exc.cause, IsADirectoryError)
-                else "check that the folder is writable and has room")
-
-
-def _prepare_out_dir(out_dir: Path) -> bool:
-    """Check ``out_dir`` and create the folders it is to go in (exit 2 when it is a file,
-    they cannot be created, or it holds a folder named like the outputs list). True when
-    ``out_dir`` is still to be made, complete, by the transaction (see :func:`_transaction`);
-    a folder whose hidden name would not fit the file system is made here."""
-    from rtc.emit.files import MANIFEST
-    from rtc.emit.new_folder import fits
-
-    missing = False
-    try:
-        os.lstat(out_dir)
-    except (FileNotFoundError, NotADirectoryError):  # a file among the parents: below
-        missing = True
-    except OSError as exc:   # a name too long for the file system, a loop of symlinks
-        fail_io(f"cannot create {out_dir}: {exc.strerror}",
-                "give a shorter folder name" if exc.errno == errno.ENAMETOOLONG
-                else "check the folder path")
-    if out_dir.exists() and not out_dir.is_dir():
-        fail_usage(f"--out-dir {out_dir} is a file, not a folder",
-                   "give a folder (it is created if missing), or -o FILE for one rank table")
-    broken = _broken_link(out_dir)
-    if broken:
-        fail_usage(f"--out-dir {out_dir} {broken}", "create that folder, or remove the symlink")
-    if (out_dir / MANIFEST).is_dir() and not (out_dir / MANIFEST).is_symlink():
-        fail_usage(f"{out_dir / MANIFEST} is a folder; rtc keeps its list of outputs there",
-                   "remove or rename that folder")
-    new = missing and fits(out_dir)
-    try:
-        (out_dir.parent if new else out_dir).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        for a in reversed(out_dir.parents):
-            why = _broken_link(a) or (a.exists() and not a.is_dir() and "is a file, not a folder")
-            if why:
-                fail_usage(f"cannot create --out-dir {out_dir}: {a} {why}",
-                           "give a folder path whose parents are folders")
-        fail_io(f"cannot create {out_dir}: {exc.strerror}",
-                "check that the parent folder exists and is writable")
-    return new
-
-
-def _broken_link(path: Path) -> str | None:
-    """What is wrong with ``path`` when it is a symlink that leads to nothing (``is a
-    symlink to X, which does not exist`` / ``... a loop of symlinks``), else None."""
-    if not path.is_symlink():
-        return None
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return f"is a symlink to {os.readlink(path)}, which does not exist"
-    except OSError as exc:
-        return f"is a symlink to {os.readlink(path)}, which cannot be followed ({exc.strerror})"
-    return None
-
-
-def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
-    """Remove the files an earlier plan wrote to ``out_dir`` that this one does not (its
-    servers' env files, scripts, hccl-<job>.json would be read as current), never one of
-    ``inputs``. Diagrams are kept even with --no-diagrams."""
-    from rtc.emit.files import remove_stale
-
-    removed = remove_stale(out_dir, old, listed, keep=[i for i in inputs if str(i) != "-"])
-    if removed:
-        shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
-        typer.echo(f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "
-                   f"an earlier plan wrote to {out_dir} ({shown})", err=True)
-
-
-@app.command("check")
-def check_command(
-    files: List[Path] = typer.Argument(..., metavar="FILE...", help="The .rtc cluster description(s) (`-` "
-                                          "reads standard input); with several, the ports of "
-                                          "their jobs on shared hosts are checked together."),
-    fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
-    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
-) -> None:
-    """Run every stage and check on FILE; write nothing. Exit 1 on errors.
-
-    Examples:
-
-      rtc check examples/a2-2node-dp2-tp8.rtc
-
-      rtc check --format sarif cluster.rtc > rtc.sarif
-
-      rtc check prefill.rtc decode.rtc    # and the ports of both on shared hosts
-    """
-    out = reporter_for(fmt, "check", input_label(files[0]))
-    results = [compile_input(f, strict) for f in files]
-    diags, sources = [], {}
-    for result in results:
-        diags += result.diagnostics
-        sources.update(result.sources)
-    if len(results) > 1:
-        from rtc.api.ports_across import cross_file_ports
-
-        diags += cross_file_ports(results)
-    out(diags, sources)
-    if all(r.topology is None and not r.sources for r in results):
-        raise typer.Exit(2)
-    exit_for(diags)
+    except OutputProblem as p:
+        fail_usage(p.message, p.hint, p.rule)

@@ -11,40 +11,27 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import checked_topology, fail_usage, write_stdout
-from rtc.checks.cost_inputs import MODEL_LAYOUT
-from rtc.checks.kv_capacity import KV_TOO_SMALL
 
-_PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
+_PHASES = ("decode", "prefill", "both")
 _MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1,000,000)
 
 
-#: Errors ``rtc advise`` reports and goes on after: the layout does not fit the model's
-#: heads or experts (RTC342) or its KV cache (RTC344), which is what it ranks layouts for.
-_ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code})
-
-
-def _compiled(file: Path, job: str | None, tolerated: frozenset = frozenset()):
-    """The checked Topology and the chosen jobs; reports and exits on errors (1, except
-    ``tolerated`` rule codes) or a bad --job (2)."""
+def _compiled(file: Path, tolerated: frozenset = frozenset()):
+    """The compiled description, its notes and warnings printed; reports and exits on
+    errors (1, except ``tolerated`` rule codes) or an unreadable file (2)."""
     from rtc.api import compile_file
-    from rtc.api.cost import JobChoiceError, chosen_jobs
 
-    topology = checked_topology(compile_file(str(file)), tolerated)
-    try:
-        return topology, chosen_jobs(topology, job)
-    except JobChoiceError as exc:
-        fail_usage(str(exc))
+    result = compile_file(str(file))
+    checked_topology(result, tolerated)
+    return result
 
 
-def _options(preset, params, model, decode_seqs, prefill_tokens):
-    from rtc.cost.jobs import CostOptions
-
+def _check_options(preset, model) -> None:
+    """Exit 2 for an empty --model or an unknown --preset."""
     if model is not None and not model.strip():
         fail_usage("--model is empty", "a preset (rtc cost --list-models) or a config.json")
     if preset is not None and preset not in ("nominal", "hccl-plan"):
         fail_usage(f"--preset must be nominal or hccl-plan (not '{preset}')")
-    return CostOptions(preset=preset, params=tuple(params or ()), model=model,
-                       decode_seqs=decode_seqs, prefill_tokens=prefill_tokens)
 
 
 def _listing(models: bool, params: bool, preset: str | None) -> bool:
@@ -90,7 +77,7 @@ def cost_command(
 
       rtc cost cluster.rtc --phase both --param roce.alpha=20us --format json
     """
-    from rtc.cost.errors import CostInputError
+    from rtc.api import cost
 
     if preset is not None and preset not in ("nominal", "hccl-plan"):
         fail_usage(f"--preset must be nominal or hccl-plan (not '{preset}')")
@@ -102,16 +89,15 @@ def cost_command(
         fail_usage(f"--phase must be decode, prefill or both (not '{phase}')")
     if fmt not in ("text", "json"):
         fail_usage(f"--format must be text or json (not '{fmt}')")
-    options = _options(preset, param, model, decode_seqs, prefill_tokens)
-    topo, jobs = _compiled(file, job)
-    from rtc.cost.jobs import cost_jobs, default_phase
+    _check_options(preset, model)
+    try:
+        costs = cost(file, job=job, phase=phase, preset=preset, params=param or (),
+                     model=model, decode_seqs=decode_seqs, prefill_tokens=prefill_tokens,
+                     compiled=_compiled(file)).costs
+    except ValueError as exc:   # JobChoiceError, CostInputError
+        fail_usage(str(exc), getattr(exc, "hint", None) or None)
     from rtc.report.cost_report import cost_document, cost_text
 
-    try:
-        costs = [c for j in jobs for c in cost_jobs(
-            topo, [j], _PHASES[phase] if phase else (default_phase(j),), options)]
-    except CostInputError as exc:
-        fail_usage(str(exc), getattr(exc, "hint", None) or None)
     if fmt == "json":
         write_stdout(json.dumps(cost_document(costs, str(file)), indent=2,
                                 allow_nan=False) + "\n")
@@ -144,25 +130,25 @@ def advise_command(
 
       rtc advise examples/pd-a3.rtc --job decode --model deepseek-v3 --format json
     """
-    from rtc.cost.errors import CostInputError
+    from rtc.api.commands import ADVISE_TOLERATES, advise
+    from rtc.api.costing import SeveralJobs
 
     if phase is not None and phase not in ("decode", "prefill"):
         fail_usage(f"--phase must be decode or prefill (not '{phase}')")
     if fmt not in ("text", "json", "rtc"):
         fail_usage(f"--format must be text, json or rtc (not '{fmt}')")
-    options = _options(preset, param, model, None, None)
-    topo, jobs = _compiled(file, job, _ADVISE_TOLERATES)
-    if len(jobs) > 1:
-        fail_usage(f"{file} has {len(jobs)} jobs; choose one with --job "
-                   f"({', '.join(j.name for j in jobs)})")
-    from rtc.cost.jobs import advise_job, default_phase
+    _check_options(preset, model)
+    try:
+        advice = advise(file, job=job, phase=phase, preset=preset, params=param or (),
+                        model=model, max_pp=max_pp,
+                        compiled=_compiled(file, ADVISE_TOLERATES)).advice
+    except SeveralJobs as exc:
+        fail_usage(f"{file} has {len(exc.names)} jobs; choose one with --job "
+                   f"({', '.join(exc.names)})")
+    except ValueError as exc:   # JobChoiceError, CostInputError
+        fail_usage(str(exc), getattr(exc, "hint", None) or None)
     from rtc.report.cost_report import advice_document, advice_rtc, advice_text
 
-    try:
-        advice = advise_job(topo, jobs[0], phase=phase or default_phase(jobs[0]),
-                            options=options, max_pp=max_pp)
-    except CostInputError as exc:
-        fail_usage(str(exc), getattr(exc, "hint", None) or None)
     if fmt == "json":
         write_stdout(json.dumps(advice_document(advice, top, str(file)), indent=2,
                                 allow_nan=False) + "\n")

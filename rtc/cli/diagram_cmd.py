@@ -1,5 +1,4 @@
-"""`rtc diagram`: topology, groups and network pictures (Graphviz), and the diagrams
-`rtc compile --out-dir` writes next to the rank tables."""
+"""`rtc diagram`: topology, groups and network pictures (Graphviz)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as_output, report,
-                            warn_internal, warn_tool_missing, write_or_fail, write_stdout)
+                            write_or_fail, write_stdout)
 
 
 @app.command("diagram")
@@ -61,8 +60,6 @@ def diagram_command(
     """
     kind = _check_options(view, dim, fmt, output, file)
     from rtc.api import compile_file
-    from rtc.checks.peer_reachability import unreachable_examples
-    from rtc.emit.diagram import Options
 
     result = compile_file(str(file), strict=strict)
     diags = list(result.diagnostics)
@@ -72,10 +69,8 @@ def diagram_command(
     topo = result.topology
     if job is not None and topo.job(job) is None:
         fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
-    options = Options(view=view, job=job, dim=dim, collapse_above=collapse_above,
-                      unreachable=unreachable_examples(topo, diags),
-                      costs=_group_costs(topo, job) if cost and view == "groups" else {})
-    data = _draw(topo, diags, options, kind, result.sources)
+    data = _draw(file, result, diags, kind, view=view, job=job, dim=dim,
+                 collapse_above=collapse_above, cost=cost)
     report(diags, result.sources, quiet=True)
     if output is None:
         if isinstance(data, bytes):
@@ -85,26 +80,6 @@ def diagram_command(
         write_or_fail(output, data)
         typer.echo(f"rtc: wrote {output}", err=True)
     exit_for(diags)
-
-
-def _group_costs(topo, job: str | None) -> dict[str, tuple[str, ...]]:
-    """Per job, one line per group kind and op with its decode time per call
-    (:func:`rtc.report.cost_report.group_cost_lines`); a job whose cost cannot be computed
-    (no model, bad cost inputs) gets one line saying why."""
-    from rtc.cost.errors import CostInputError
-    from rtc.cost.jobs import cost_jobs
-    from rtc.report.cost_report import group_cost_lines
-
-    out = {}
-    for j in topo.jobs:
-        if (job is not None and j.name != job) or not j.placements:
-            continue
-        try:
-            (jc,) = cost_jobs(topo, [j], ("decode",))
-            out[j.name] = group_cost_lines(jc)
-        except CostInputError as exc:
-            out[j.name] = (f"no cost: {exc}",)
-    return out
 
 
 def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, file: Path) -> str:
@@ -137,50 +112,20 @@ def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, fi
     return kind
 
 
-def _draw(topo, diags, options, kind: str, sources) -> bytes | str:
-    """The diagram in ``kind`` (DOT text, or rendered by Graphviz); exit 2 when drawing
-    fails (RTC004) or ``dot`` is missing (RTC005)."""
-    from rtc.emit.diagram import DotNotFound, diagram_dot, render
+def _draw(file: Path, result, diags, kind: str, **options) -> bytes | str:
+    """The diagram in ``kind`` (:func:`rtc.api.diagram`: DOT text, or rendered by
+    Graphviz); exit 2 when drawing fails (RTC004) or ``dot`` is missing (RTC005)."""
+    from rtc.api.commands import DrawingFailed, diagram
+    from rtc.emit.diagram import DotNotFound
     from rtc.rules import TOOL_MISSING
 
     try:
-        source = diagram_dot(topo, diags, options)
-    except Exception as exc:  # noqa: BLE001 - an internal error, reported as such
-        report(diags, sources)
-        fail_internal(f"internal error while drawing: {exc}",
-                      "please report it with your .rtc file")
-    try:
-        return source if kind == "dot" else render(source, kind)
+        return diagram(file, kind=kind, compiled=result, **options).data
+    except DrawingFailed as exc:
+        report(diags, result.sources)
+        fail_internal(str(exc), "please report it with your .rtc file")
     except DotNotFound as exc:
-        report(diags, sources, quiet=True)
+        report(diags, result.sources, quiet=True)
         fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_MISSING)
     except RuntimeError as exc:
         fail_internal(str(exc))
-
-
-#: The diagrams `rtc compile --out-dir` writes: file name -> view.
-COMPILE_DIAGRAMS = (("topology.svg", "topology"), ("groups.svg", "groups"))
-
-
-def render_compile_diagrams(topo, diags, job: str | None = None) -> list[tuple[str, bytes]]:
-    """(file name, SVG) of topology.svg and groups.svg, drawn in memory for `rtc compile
-    --out-dir` (which writes them with the other outputs, all or nothing). A diagram that
-    cannot be drawn is skipped with a warning (RTC004; RTC005 for both when `dot` is
-    missing): diagrams never fail the compile."""
-    from rtc.checks.peer_reachability import unreachable_examples
-    from rtc.emit.diagram import DotNotFound, Options, diagram_dot, render
-
-    unreachable = unreachable_examples(topo, diags)
-    out = []
-    for name, view in COMPILE_DIAGRAMS:
-        try:
-            options = Options(view=view, job=job, unreachable=unreachable)
-            out.append((name, render(diagram_dot(topo, diags, options), "svg")))
-        except DotNotFound:
-            warn_tool_missing("Graphviz `dot` not found; skipped topology.svg and groups.svg",
-                              "apt-get install graphviz, or pass --no-diagrams")
-            return []
-        except Exception as exc:  # noqa: BLE001 - diagrams are extras; the tables are written
-            warn_internal(f"could not draw {name}: {exc}; it is not written",
-                          "please report it with your .rtc file; --no-diagrams skips the diagrams")
-    return out

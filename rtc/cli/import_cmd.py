@@ -42,7 +42,7 @@ def import_command(
       rtc import rank_table.json --hardware atlas-800-910a -o cluster.rtc
     """
     from rtc.api.importing import import_table
-    from rtc.api.validate import load_for_report
+    from rtc.api.validating import load_for_report
 
     _check_hardware(hardware)
     refuse_input_as_output([output], [table])

@@ -57,7 +57,7 @@ def lint_command(
 def _run(scripts, table, hardware, inventory, vllm_version, node, fmt, strict, exit_zero,
          against=None):
     """Lint ``scripts`` as :func:`lint_command` says and exit with its code."""
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
     from rtc.diagnostics import Severity, has_errors, sorted_diagnostics
     from rtc.report.formats import get_reporter
 
@@ -129,8 +129,8 @@ def _check_version(vllm_version) -> None:
 def _read_table(path: str, hardware, inventory):
     """The --table lowered into a Topology (with --inventory checked against it), the
     table's own findings and its text."""
-    from rtc.api.lint import read_table
-    from rtc.api.validate import Inventory, load_for_report
+    from rtc.api.linting import read_table
+    from rtc.api.validating import Inventory, load_for_report
     from rtc.cli.common import fail_io
 
     data, problem = load_for_report(path)

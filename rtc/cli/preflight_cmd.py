@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -41,57 +38,8 @@ def report_command(
 
       rtc preflight report preflight-results/atlas-01 preflight-results/atlas-02
     """
-    from rtc.preflight import npu_bandwidth
-    from rtc.preflight.findings import analyse
-    from rtc.preflight.results import load_results
-
     _check_format(fmt)
-    missing = [p for p in results if not p.exists()]
-    with _unpacked(results) as (paths, relabel):
-        folders = [load_results(p) for p in paths]
-        diags, matrix, texts = analyse(folders)
-        diags, texts = relabel(diags, texts)
-    text = matrix.text() if any(r.problem is None for r in folders) else ""  # none unread
-    text += npu_bandwidth.text(folders)
-    sweeps = [x for x in map(npu_bandwidth.to_dict, folders) if x is not None]
-    _finish(missing, diags, texts, fmt, strict, text,
-            lambda ds: {"servers": [r.server for r in folders], "matrix": matrix.to_dict(),
-                        **({"bandwidth": sweeps} if sweeps else {}),
-                        "diagnostics": [d.to_dict() for d in ds]})
-
-
-@contextmanager
-def _unpacked(results: list[Path]):
-    """``(paths, relabel)``: the results folders to read, a log among ``results`` (Slurm's
-    per-node output files, ``kubectl logs``; :mod:`rtc.preflight.stream`) unpacked into a
-    temporary folder per server; ``relabel(diags, texts)`` names a file of such a folder
-    ``LOG#SERVER/FILE`` instead of its temporary path. Paths that do not exist are left
-    out (reported by :func:`_finish`)."""
-    from rtc.preflight.stream import is_log, unpack
-
-    with tempfile.TemporaryDirectory(prefix="rtc-preflight-") as tmp:
-        paths, names = [], {}
-        for i, p in enumerate(results):
-            if not p.exists():
-                continue
-            if not is_log(str(p)):
-                paths.append(str(p))
-                continue
-            for server, folder in unpack(str(p), os.path.join(tmp, str(i))):
-                paths.append(folder)
-                names[folder] = f"{p}#{server}"
-
-        def relabel(diags: list, texts: dict):
-            def name(f: str | None):
-                for folder, label in names.items():
-                    if f and f.startswith(folder + os.sep):
-                        return label + f[len(folder):]
-                return f
-            out = [d._replace(span=d.span._replace(file=name(d.span.file)))
-                   if d.span is not None else d for d in diags]
-            return out, {name(k): v for k, v in texts.items()}
-
-        yield paths, relabel
+    _finish(fmt, strict, results, "npu")
 
 
 def _check_format(fmt: str) -> None:
@@ -99,38 +47,23 @@ def _check_format(fmt: str) -> None:
         fail_usage(f"--format must be text or json (not '{fmt}')")
 
 
-def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: bool, text: str,
-            document) -> None:
-    """Report ``diags`` (RTC001 for each ``missing`` path first; ``--strict`` applied): the
-    JSON ``document(diags)`` on stdout, or ``text`` then the findings; exit 2 when a path
-    was missing, else 1 on problems."""
-    from rtc.diagnostics import Severity, sorted_diagnostics
+def _finish(fmt: str, strict: bool, results: list[Path], kind: str) -> None:
+    """Judge ``results`` (:func:`rtc.api.preflighting.preflight`) and report: the JSON
+    document on stdout, or the tables then the findings; exit 2 when a path was missing,
+    else 1 on problems."""
+    from rtc.api.preflighting import preflight
 
-    diags = sorted_diagnostics(_missing(missing) + diags)
-    if strict:
-        diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
-                 for d in diags]
+    rep = preflight(results, kind=kind, strict=strict)
     if fmt == "json":
-        write_stdout(json.dumps(document(diags), indent=2) + "\n")
-        report(diags, texts, quiet=True) if diags else None
+        write_stdout(json.dumps(rep.document(rep.diagnostics), indent=2) + "\n")
+        report(rep.diagnostics, rep.texts, quiet=True) if rep.diagnostics else None
     else:
-        if text:
-            write_stdout(text)
-        report(diags, texts)
-    if missing:
+        if rep.text:
+            write_stdout(rep.text)
+        report(rep.diagnostics, rep.texts)
+    if rep.missing:
         raise typer.Exit(2)
-    exit_for(diags)
-
-
-def _missing(paths: list[Path]) -> list:
-    """An I/O error (RTC001) for each results folder that does not exist."""
-    from rtc.diagnostics import Span, error
-    from rtc.rules import IO_ERROR
-
-    return [error(IO_ERROR, f"cannot read {p}: it does not exist", Span.whole_file(str(p)),
-                  hint="pass the folders the preflight scripts wrote "
-                       "(default preflight-results/SERVER)")
-            for p in paths]
+    exit_for(rep.diagnostics)
 
 
 @preflight_app.command("nccl")
@@ -152,23 +85,5 @@ def nccl_command(
 
       rtc preflight nccl preflight-results/gpu-01 preflight-results/gpu-02
     """
-    from rtc.preflight.nccl import judge, table
-
     _check_format(fmt)
-    missing = [p for p in results if not p.exists()]
-    with _unpacked(results) as (paths, relabel):
-        judged = [judge(p) for p in paths]
-        texts = {k: v for r, _d in judged for k, v in r.texts.items()}
-        found, texts = relabel([d for _r, ds in judged for d in ds], texts)
-    _finish(missing, found, texts, fmt, strict,
-            "".join(table(r) for r, _d in judged),
-            lambda ds: {"results": [_nccl_json(r) for r, _d in judged],
-                        "diagnostics": [d.to_dict() for d in ds]})
-
-
-def _nccl_json(r) -> dict:
-    rows = [] if r.run is None else [
-        {"size": x.size, "time_us": x.time, "algbw_gbps": x.algbw, "busbw_gbps": x.busbw,
-         "in_place_busbw_gbps": x.in_busbw, "wrong": x.wrong} for x in r.run.rows]
-    return {"server": r.label, "gpus": r.run.gpus if r.run else None,
-            "expected_busbw_gbps": r.expected, "expected_link": r.link, "rows": rows}
+    _finish(fmt, strict, results, "nccl")

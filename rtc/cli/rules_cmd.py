@@ -13,7 +13,7 @@ from rtc.cli.common import fail_usage, write_stdout
 @app.command("rules")
 def rules_command() -> None:
     """List every rule id rtc can report, one per line."""
-    from rtc.report.rule_catalogue import RULES
+    from rtc.catalogue import RULES
 
     write_stdout("".join(f"{r.code}  {r.severity.label:<7}  {r.name:<28}  {r.summary}\n"
                          for r in RULES))
@@ -50,7 +50,7 @@ def explain_command(
     if r is not None:
         also = "".join(f"Also reported as {s.label}: {why}.\n" for s, why in r.also)
         write_stdout(f"{r.code} {r.name} ({r.severity.label})\n\n{r.summary}\n\n"
-                     f"{r.explanation}\n" + (f"\n{also}" if also else ""))
+                     f"{r.explanation}\n\nDeclared in {r.path}.\n" + (f"\n{also}" if also else ""))
         return
     from rtc.report.language_reference import render_attribute_entry, render_block_entry
 
@@ -148,7 +148,7 @@ def env_entry(name: str) -> str | None:
 def _rule(name: str):
     """The rule with this id (``RTC208``, any case) or name (``duplicate-device-ip`` or
     ``duplicate_device_ip``), or None."""
-    from rtc.report.rule_catalogue import RULES, get_rule
+    from rtc.catalogue import RULES, get_rule
 
     found = get_rule(f"RTC{name}" if name.isascii() and name.isdigit() else name)  # 208
     if found is not None:
@@ -174,7 +174,7 @@ def _unknown(name: str) -> None:
                    f"rtc knows {len(ENV_VALUES)} HCCL variables (e.g. HCCL_BUFFSIZE); for the "
                    "others see HCCL's list, hicann/hccl docs/zh/user_guide/hccl_env")
     from rtc.report.language_reference import attribute_names
-    from rtc.report.rule_catalogue import RULES
+    from rtc.catalogue import RULES
 
     # Compare with '-' and '_' alike: `duplicate_device_ipp` is close to duplicate-device-ip.
     from rtc.syntax.schema import BLOCK_SPECS

@@ -100,7 +100,7 @@ def _check_options(reporter, fmt: str, hardware: str | None, schema: str | None,
     an --inventory that is no folder; the inventory to use, or None."""
     import difflib
 
-    from rtc.api.validate import Inventory
+    from rtc.api.validating import Inventory
     from rtc.model.presets import presets
     from rtc.report.formats import reporter_names
     from rtc.schema.forms import FORMS
@@ -155,7 +155,7 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
                     require_completed: bool = False, pods: Path | None = None):
     """Validate each file once (``-``: standard input; YAML is read as ConfigMaps):
     (diagnostics, sources by name, FileInfo per file, how many could not be read)."""
-    from rtc.api.validate import load_for_report, validate_source
+    from rtc.api.validating import load_for_report, validate_source
     from rtc.diagnostics import Span
     from rtc.report.registry import FileInfo
     from rtc.tables.configmap import looks_like_yaml
@@ -202,7 +202,7 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
 def _check_pods(pods: Path, rep, label: str, diags: list, sources: dict) -> int:
     """Add the findings of ``--pods`` against the table of ``rep``; 1 when the pods file
     cannot be read (its RTC001 is added once), else 0."""
-    from rtc.api.validate import load_for_report
+    from rtc.api.validating import load_for_report
     from rtc.tables.pods import check_pods, load_pods
 
     data, problem = load_for_report(str(pods))

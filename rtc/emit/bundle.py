@@ -96,7 +96,7 @@ def build_bundle(topo: Topology, plan: Plan, jobs: list[Job | None], tables: dic
 
     ``defer_plan_json``: when plan.json is being built in a forked child (a large Ascend
     cluster), its entry in :attr:`Bundle.outputs` is a callable that waits for the child
-    and gives the text, for :func:`rtc.emit.files.write_all` to call last; it raises
+    and gives the text, for :func:`rtc.outputs.files.write_all` to call last; it raises
     :class:`SelfCheckFailed` (RTC003) when the document fails its schema."""
     source = env_file.source_name(topo)
     b = Bundle(source, jobs, {k: v for k, v in tables.items() if k is not None})

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import shlex
 
-from rtc.emit.preflight_script import _capture_function, _dq, render_expect
+from rtc.emit.preflight_script import capture_function, dq, render_expect
 from rtc.emit.sweep_program import skipped_function, sweep_program
 from rtc.plan.gpu_preflight import SWEEP, GpuPreflight
 
@@ -67,14 +67,14 @@ def render(gp: GpuPreflight, source: str) -> str:
              "editing.",
              f"# Usage: preflight-{name}.sh [RESULTS_DIR]   (default: preflight-results/{name})",
              "set -euo pipefail", "",
-             f'results="${{1:-preflight-results/{_dq(name)}}}"',
+             f'results="${{1:-preflight-results/{dq(name)}}}"',
              'all_reduce_perf="${ALL_REDUCE_PERF:-all_reduce_perf}"',
              'python="${PYTHON:-python3}"',
              'mkdir -p "$results"',
              ': > "$results/exit-codes.txt"',
              "rm -f " + " ".join(f'"$results/{f}"' for f in STALE),
              "failed=0", ""]
-    lines += _capture_function(name)
+    lines += capture_function(name)
     lines += skipped_function(name)
     lines += ["cat > \"$results/expect.json\" <<'RTC_EXPECT'",
               render_expect(expectations(gp, source)).rstrip("\n"), "RTC_EXPECT", "",
@@ -95,7 +95,7 @@ def _bandwidth(gp: GpuPreflight) -> list[str]:
     env = (f"env CUDA_VISIBLE_DEVICES={shlex.quote(gp.visible)} "
            'NCCL_TOPO_DUMP_FILE="$results/nccl-topo-dump.xml"')
     label = f"CUDA_VISIBLE_DEVICES={gp.visible} {' '.join(perf)}"
-    torch_label = (f'"CUDA_VISIBLE_DEVICES={_dq(gp.visible)} $python all_reduce_sweep.py {n} '
+    torch_label = (f'"CUDA_VISIBLE_DEVICES={dq(gp.visible)} $python all_reduce_sweep.py {n} '
                    'cuda all_reduce_sweep.jsonl"')
     missing = "not found (install nccl-tests or set ALL_REDUCE_PERF)"
     return ['if command -v "$all_reduce_perf" >/dev/null 2>&1; then',

@@ -242,10 +242,10 @@ def render_v2(doc: dict) -> str:
     (``json.dumps(doc, indent=2, ensure_ascii=False)`` plus a newline), built one rank at a
     time: the pieces of one rank are joined before the next is written, so a 65,536-rank
     table never holds millions of small strings at once (it held 0.8 GB of them)."""
-    from rtc.emit.jsontext import _emitter, _quote
+    from rtc.emit.jsontext import emitter, quote_json
 
     pieces: list[str] = []
-    emit = _emitter(pieces.append, 2)
+    emit = emitter(pieces.append, 2)
     parts = []
     for key, value in doc.items():
         if isinstance(value, list) and value:
@@ -260,5 +260,5 @@ def render_v2(doc: dict) -> str:
             emit(value, 1)
             text = "".join(pieces)
             pieces.clear()
-        parts.append("\n  " + _quote(key) + ": " + text)
+        parts.append("\n  " + quote_json(key) + ": " + text)
     return "{" + ",".join(parts) + "\n}\n" if parts else "{}\n"

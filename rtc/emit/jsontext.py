@@ -10,12 +10,12 @@ many small all-string objects in one step each, which roughly halves the time fo
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring as _quote  # C implementation when available
+from json.encoder import encode_basestring as quote_json  # C implementation when available
 
 
 def _scalar(value) -> str:
     if isinstance(value, str):
-        return _quote(value)
+        return quote_json(value)
     if value is True:
         return "true"
     if value is False:
@@ -35,7 +35,7 @@ def dumps_indented(obj, indent: int = 2) -> str:
 
     Raises TypeError for values JSON cannot hold."""
     out: list[str] = []
-    _emitter(out.append, indent)(obj, 0)
+    emitter(out.append, indent)(obj, 0)
     return "".join(out)
 
 
@@ -46,7 +46,7 @@ def render(doc) -> str:
     return dumps_indented(doc) + "\n"
 
 
-def _emitter(append, indent: int):
+def emitter(append, indent: int):
     """``emit(o, level)``: append the JSON text of ``o`` at nesting ``level``. (Closures,
     built once per call of :func:`dumps_indented`, so the per-value recursion pays no
     extra calls or attribute lookups.)"""
@@ -59,7 +59,7 @@ def _emitter(append, indent: int):
                 return
             pad = "\n" + " " * (indent * (level + 1))
             if all(type(v) is str for v in o.values()):
-                append("{" + ",".join(pad + _quote(k) + ": " + _quote(v) for k, v in o.items())
+                append("{" + ",".join(pad + quote_json(k) + ": " + quote_json(v) for k, v in o.items())
                        + "\n" + " " * (indent * level) + "}")
                 return
             append("{")
@@ -67,7 +67,7 @@ def _emitter(append, indent: int):
             for k, v in o.items():
                 if not isinstance(k, str):
                     raise TypeError("rtc writes only string keys")
-                append(sep + _quote(k) + ": ")
+                append(sep + quote_json(k) + ": ")
                 emit(v, level + 1)
                 sep = "," + pad
             append("\n" + " " * (indent * level) + "}")
@@ -101,7 +101,7 @@ def _flat_objects_emitter(append, indent: int):
         got = formats.get((keys, level))
         if got is None:
             pad = "\n" + " " * (indent * (level + 1))
-            got = ("{" + ",".join(pad + _quote(k).replace("%", "%%") + ": %s" for k in keys)
+            got = ("{" + ",".join(pad + quote_json(k).replace("%", "%%") + ": %s" for k in keys)
                    + "\n" + " " * (indent * level) + "}")
             formats[(keys, level)] = got
         return got
@@ -120,7 +120,7 @@ def _flat_objects_emitter(append, indent: int):
             for d in items:
                 if type(d) is not dict or tuple(d) != keys:
                     return False
-                texts.append(fmt % tuple(map(_quote, d.values())))
+                texts.append(fmt % tuple(map(quote_json, d.values())))
         except TypeError:  # a value that is not a string
             return False
         append("[" + pad + ("," + pad).join(texts) + "\n" + " " * (indent * level) + "]")

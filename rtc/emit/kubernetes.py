@@ -219,8 +219,11 @@ def _placement_lines(lp: LwsPlan) -> str:
 def manifest_problems(doc: dict) -> list[str]:
     """Schema errors of one emitted manifest, as messages: ConfigMaps against the bundled
     Kubernetes schemas, LeaderWorkerSets against ``schemas/lws.schema.json`` and each of
-    their pod templates as a ``v1`` PodTemplate. Raises nothing for a bad document."""
-    import kubernetes_validate  # heavy: loaded only when manifests are written
+    their pod templates as a ``v1`` PodTemplate. Raises nothing for a bad document;
+    :class:`rtc.extras.MissingExtra` when kubernetes-validate is not installed."""
+    from rtc.extras import kubernetes_validate as loaded
+
+    kubernetes_validate = loaded("--target k8s")  # heavy: only when manifests are written
 
     version = FACTS["k8s_version"].value
     out: list[str] = []

@@ -22,7 +22,7 @@ from rtc.plan.launch import NodeLaunch, Proc, Ref
 _quote = lru_cache(maxsize=1 << 15)(shlex.quote)
 
 
-def _command(prefix: str, proc: Proc, indent: str) -> list[str]:
+def command_line(prefix: str, proc: Proc, indent: str) -> list[str]:
     """The command as lines (here one string holding them): the program on the first, then
     one flag and its values per line (continued with backslashes). A line starts at each
     flag (a word ``-x...``) and at each variable after the first flag."""
@@ -64,7 +64,7 @@ def render(nl: NodeLaunch, source: str, env_name: str) -> str:
         if value:
             lines.append(_default(name, value) + f"   # {what}")
         else:
-            lines.append(f': "${{{name}:?{_dq(f"set {name}: {what} is not given")}}}"')
+            lines.append(f': "${{{name}:?{dq(f"set {name}: {what} is not given")}}}"')
     if nl.variables:
         lines.append("")
     tag = shlex.quote(f"rtc {server.name}:")
@@ -87,10 +87,10 @@ def render(nl: NodeLaunch, source: str, env_name: str) -> str:
         verb = "start" if proc.background else "run"
         if proc.step:
             lines.append(f'if [ "$step" = {proc.step} ] || [ "$step" = all ]; then')
-            lines += _command(verb, proc, "  ")
+            lines += command_line(verb, proc, "  ")
             lines.append("fi")
         else:
-            lines += _command(verb, proc, "")
+            lines += command_line(verb, proc, "")
     if background:
         lines.append('for pid in "${pids[@]}"; do wait "$pid"; done')
     return "\n".join(lines) + "\n"
@@ -104,13 +104,13 @@ def _default(name: str, value: str) -> str:
         directive = "# shellcheck disable=SC2016  # the $ or ` below is part of the value\n" \
             if "$" in value or "`" in value else ""
         return f'{directive}[ -n "${{{name}:-}}" ] || {name}={shlex.quote(value)}'
-    return f'{name}="${{{name}:-{_dq(value)}}}"'
+    return f'{name}="${{{name}:-{dq(value)}}}"'
 
 
 #: a backslash before each character that double quotes still interpret
 _DQ = str.maketrans({c: "\\" + c for c in '"\\$`'})
 
 
-def _dq(value: str) -> str:
+def dq(value: str) -> str:
     """``value`` inside double quotes (escape what double quotes still interpret)."""
     return value.translate(_DQ)

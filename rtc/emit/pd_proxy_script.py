@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-from rtc.emit.launch_script import _command
+from rtc.emit.launch_script import command_line
 from rtc.plan.launch import Proc, Ref
 from rtc.plan.nixl import PdProxy
 
@@ -45,5 +45,5 @@ def render(px: PdProxy, source: str) -> str:
              f"say() {{ printf '%s' {shlex.quote(f'rtc proxy {px.name}:')}; printf ' %q' "
              "\"$@\"; printf '\\n'; }",
              'run() { say "$@"; "$@"; }', ""]
-    lines += _command("run", proxy_proc(px), "")
+    lines += command_line("run", proxy_proc(px), "")
     return "\n".join(lines) + "\n"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import shlex
 
 from rtc.emit import npu_bandwidth_script as bw
-from rtc.emit.launch_script import _dq  # also used by rtc.emit.gpu_preflight_script
+from rtc.emit.launch_script import dq  # also used by rtc.emit.gpu_preflight_script
 from rtc.emit.sweep_program import skipped_function
 from rtc.plan.preflight import ServerPreflight
 from rtc.textfmt import ip_text, one_line_encoder
@@ -109,7 +109,7 @@ def render(sp: ServerPreflight, source: str, ip=ip_text) -> str:
     lines += _setup(sp.server.name)
     if bw.measured(sp):
         lines[-2:-2] = bw.setup_lines()
-    lines += _capture_function(sp.server.name)
+    lines += capture_function(sp.server.name)
     if bw.measured(sp):
         lines += skipped_function(sp.server.name)
     lines += _expect_block(sp, source, ip)
@@ -144,7 +144,7 @@ def _header(sp: ServerPreflight, source: str, devs: str, npings: int) -> list[st
 
 def _setup(name: str) -> list[str]:
     """The results folder, which ``hccn_tool`` to run, and the failure counter."""
-    return [f'results="${{1:-preflight-results/{_dq(name)}}}"',
+    return [f'results="${{1:-preflight-results/{dq(name)}}}"',
             'hccn_tool="${HCCN_TOOL:-}"',
             'if [ -z "$hccn_tool" ]; then',
             "  if command -v hccn_tool >/dev/null 2>&1; then",
@@ -158,7 +158,7 @@ def _setup(name: str) -> list[str]:
             "failed=0", ""]
 
 
-def _capture_function(name: str) -> list[str]:
+def capture_function(name: str) -> list[str]:
     """The shell function ``capture`` that runs one check into its result file."""
     return ["# capture FILE LABEL COMMAND...: run COMMAND, keep its output in FILE after a "
             "'$ LABEL' line",

@@ -136,5 +136,5 @@ def load_allreduce_sweep(path: str | os.PathLike, file: str | None = None
     return run, diags + more
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (SWEEP_UNREADABLE,)

@@ -212,5 +212,5 @@ def load_nccl_tests(path: str | os.PathLike, file: str | None = None) -> tuple[N
     return run, diags + more
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (NCCL_TESTS_UNREADABLE,)

@@ -517,5 +517,5 @@ def load_gpu_list(path: str | os.PathLike, file: str | None = None) -> tuple[Gpu
     return _load(parse_gpu_list, path, file)
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (NVIDIA_SMI_UNREADABLE,)

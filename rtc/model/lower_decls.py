@@ -160,5 +160,5 @@ def _islands_checked(c, preset, diags: list[Diagnostic]):
     return preset
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (CLUSTER, NO_SERVERS)

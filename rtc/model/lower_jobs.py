@@ -137,5 +137,5 @@ def _resolve(word, by_name: dict, servers: list[Server],
     return [s], True
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNKNOWN_REF,)

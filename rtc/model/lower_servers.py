@@ -504,5 +504,5 @@ class _ServerLowering:
         return [int(t.render(i=i, d=d, k=k)) for k, d in enumerate(device_ids)]
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (ADDRESS_COUNT, RENDERED_ADDRESS)

@@ -59,5 +59,5 @@ def layer_problem(preset: Preset, layer: int, key: str) -> str | None:
     return None
 
 
-#: The rules this module declares (joined in rtc.report.rule_catalogue).
+#: The rules this module declares (joined in rtc.catalogue).
 RULES = (NET_LAYER,)

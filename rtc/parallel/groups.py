@@ -442,7 +442,7 @@ def vllm_groups(sizes: ParallelSizes) -> GroupSet:
 # --------------------------------------------------------------------------- Megatron
 
 
-def _megatron_axes(order: str, sizes: Mapping[str, int]) -> List[Tuple[str, int, int]]:
+def megatron_axes(order: str, sizes: Mapping[str, int]) -> List[Tuple[str, int, int]]:
     """Parse ``order`` into ``[(token, size, stride), ...]`` fastest first, appending
     missing size-1 axes as the slowest."""
     if not isinstance(order, str):
@@ -501,7 +501,7 @@ def megatron_masked_groups(
     >>> megatron_masked_groups("tp-cp-ep-dp-pp", "tp-pp", tp=2, dp=4, pp=2)
     [[0, 1, 8, 9], [2, 3, 10, 11], [4, 5, 12, 13], [6, 7, 14, 15]]
     """
-    axes = _megatron_axes(order, {"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp})
+    axes = megatron_axes(order, {"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp})
     if not isinstance(mask, str):
         raise TypeError(f"mask must be a str, got {mask!r}")
     wanted = mask.strip().lower().split("-")
@@ -541,7 +541,7 @@ def megatron_groups(
     [[0, 8], [1, 9], [2, 10]]
     """
     sizes = {"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp}
-    _megatron_axes(order, sizes)  # validate once, with the right error for bad input
+    megatron_axes(order, sizes)  # validate once, with the right error for bad input
     return {
         key: megatron_masked_groups(order, key, **sizes) for key in MEGATRON_GROUP_KEYS
     }

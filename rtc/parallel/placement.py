@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from rtc.parallel.groups import (Coords, GroupSet, ParallelSizes, _megatron_axes,
+from rtc.parallel.groups import (Coords, GroupSet, ParallelSizes, megatron_axes,
                                  megatron_masked_groups, vllm_groups)
 
 __all__ = ["NodeInput", "NodePlan", "RankRecord", "JobPlacement", "place", "place_job",
@@ -370,7 +370,7 @@ class JobPlacement:
     def _megatron(self) -> list:
         if self._axes is None:
             s = self.sizes
-            self._axes = _megatron_axes(self.order or MEGATRON_DEFAULT_ORDER,
+            self._axes = megatron_axes(self.order or MEGATRON_DEFAULT_ORDER,
                                         {"tp": s.tp, "cp": s.pcp, "ep": 1, "dp": s.dp,
                                          "pp": s.pp})
         return self._axes
@@ -411,7 +411,7 @@ def _checked_order(order: str | None, sizes: ParallelSizes, problems: list) -> s
     """``order`` if it is a valid Megatron order string (or None); else None, with the
     reason added to ``problems``."""
     try:
-        _megatron_axes(order or MEGATRON_DEFAULT_ORDER,
+        megatron_axes(order or MEGATRON_DEFAULT_ORDER,
                        {"tp": sizes.tp, "cp": sizes.pcp, "ep": 1, "dp": sizes.dp,
                         "pp": sizes.pp})
     except ValueError as exc:

@@ -397,6 +397,6 @@ def _covered(lo: int, hi: int, ranges: list) -> bool:
                 return True
     return need > hi
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (LINK_DOWN, NET_HEALTH, IP_MISMATCH, GATEWAY, UNREACHABLE, PORTS, FAILED, MISSING,
          BAD_RESULTS, PLAN_MIX)

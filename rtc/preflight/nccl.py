@@ -312,5 +312,5 @@ def table(res: NcclResults) -> str:
     return "\n".join(lines + [tail]) + "\n"
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (BUSBW_LOW, ISLANDS, FAILED, DUMP_DIFFERS, SKIPPED, FALLBACK)

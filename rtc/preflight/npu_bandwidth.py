@@ -194,5 +194,5 @@ def to_dict(r: ServerResults) -> dict | None:
                       "busbw": round(b, 2)} for s, t, a, b in m.rows]}
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (SKIPPED, FALLBACK, FAILED)

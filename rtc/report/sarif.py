@@ -63,7 +63,7 @@ def _location(span: Span) -> dict:
 
 
 def _rule_entry(code: str) -> dict:
-    from rtc.report.rule_catalogue import get_rule  # loads every rule module: only here
+    from rtc.catalogue import get_rule  # loads every rule module: only here
 
     r = get_rule(code)
     if r is None:

@@ -634,5 +634,5 @@ def validate_document(doc, form: str, *, source_map=None,
         out.append(Diagnostic(f.code, f.severity, f.message, span, f.hint, (), subject_of(doc, f.path)))
     return sorted_diagnostics(out)
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (RULE_TYPE, RULE_REQUIRED, RULE_UNKNOWN_KEY, RULE_OTHER_VERSION, RULE_ENUM, RULE_FORMAT, RULE_ITEMS, RULE_RANGE, RULE_EXTENSION, RULE_OTHER)

@@ -1,6 +1,6 @@
 """The third front end: the launch shell scripts and env files people already run, read
 without running them and lifted into the same Topology and launch plan the compiler builds,
-so that ``rtc lint`` runs the compiler's rules on them (:mod:`rtc.api.lint`).
+so that ``rtc lint`` runs the compiler's rules on them (:mod:`rtc.api.linting`).
 
 * :mod:`.shell` - the shell read as shell (bashlex, a regular expression for plain lines,
   shlex as the last resort): commands, variables with where they were set, ``source``;

@@ -119,5 +119,5 @@ def _compare(nl, ref, topo, plan, source: str) -> list[Diagnostic]:
     return out
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DRIFT,)

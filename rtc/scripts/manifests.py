@@ -663,9 +663,17 @@ def check(m: Manifests, lifted_units: list, topo) -> list:
 def _schemas(m: Manifests) -> list:
     """RTC798 for each distinct pod template (compose services are not Kubernetes): the
     first schema error of each, at the template's workload; templates with the same
-    content are validated once (a 1,000-replica bundle repeats a few)."""
+    content are validated once (a 1,000-replica bundle repeats a few). Without
+    kubernetes-validate (the ``k8s`` extra) one RTC005 error instead."""
     import json
 
+    from rtc.extras import MissingExtra, kubernetes_validate
+
+    if any(pod.podspec for pod in m.pods):
+        try:
+            kubernetes_validate("checking Kubernetes pod templates (rtc lint)")
+        except MissingExtra as exc:
+            return [exc.diagnostic]
     out, seen = [], {}
     for pod in m.pods:
         if not pod.podspec or id(pod.spec) in seen:
@@ -687,7 +695,7 @@ def _schemas(m: Manifests) -> list:
 
 def _template_problem(spec: dict):
     """(path inside the pod spec, message) of the first schema error, or None."""
-    import kubernetes_validate
+    import kubernetes_validate  # installed: _schemas checked
 
     from rtc.plan.kubernetes import FACTS
 

@@ -123,10 +123,10 @@ def _env_file(la: Launch, word, label: str, loader) -> ShellProblem | None:
     value, ``#`` comments; docker's own format: no quotes, no expansion) added to the
     container's environment where ``-e`` did not set the name. Returns the RTC701 problem
     of a file that cannot be read here (None when it was read)."""
-    from rtc.scripts.shell import Setting, _load_file, path_from_script
+    from rtc.scripts.shell import Setting, load_file, path_from_script
 
     path = path_from_script(word.text, label)
-    data, why = (loader or _load_file)(path)
+    data, why = (loader or load_file)(path)
     if data is None:
         return ShellProblem("source", f"docker run --env-file {word.text}: {path}: {why}; the "
                             "variables it sets are not known", word.span)

@@ -162,7 +162,7 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
     Fix: write the real address (the head node's for addresses a peer connects to, the
     node's own for HCCL_IF_IP / VLLM_HOST_IP).""")
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
          MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)

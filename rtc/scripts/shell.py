@@ -691,7 +691,7 @@ def read_shell(label: str, text: str, loader=None, *, first_line: int = 1,
     files it sources (default: the file system). ``env`` presets variables (a section of a
     file continues the variables of the lines above it). Never raises for bad input."""
     run = ShellRun()
-    reader = _Reader(loader or _load_file, run)
+    reader = _Reader(loader or load_file, run)
     if env:
         reader.vars.update(env)
     if first_line > 1:
@@ -712,7 +712,7 @@ def quote_problems(label: str, text: str) -> list[ShellProblem]:
     return problems
 
 
-def _load_file(path: str):
+def load_file(path: str):
     try:
         with open(path, "rb") as fh:
             return fh.read(), None

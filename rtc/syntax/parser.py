@@ -679,6 +679,6 @@ def _previous_word(source_line: str, lines: list[str], line: int, column: int) -
         before = lines[line - 2].split("#")[0].strip()
     return before.split()[-1] if before else ""
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (SYNTAX, MISSING_CLOSE, MISSING_OPEN, MISSING_VALUE, UNKNOWN_BLOCK, UNEXPECTED_CLOSE,
          UNTERMINATED_STRING, SAME_LINE, LIST_ITEM, BAD_ASSIGN, BAD_CHARACTER)

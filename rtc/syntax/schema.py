@@ -664,5 +664,5 @@ def _check_world(values: dict, spans: dict, failed: set, diags: list[Diagnostic]
         del values[k], spans[k]  # never lower an absurd world
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNKNOWN_ATTRIBUTE, DUPLICATE_ATTRIBUTE, MISSING_ATTRIBUTE, BAD_LABEL)

@@ -613,5 +613,5 @@ def is_family_ref(text: str) -> bool:
     """True when ``text`` names a range of servers (``node[0..3]``)."""
     return bool(_FAMILY_RE.fullmatch(text))
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (BAD_IP, BAD_RANGE, BAD_TEMPLATE, BAD_VALUE)

@@ -26,7 +26,7 @@ from rtc.diagnostics import Diagnostic, error
 from rtc.rules import rule
 from rtc.syntax.writer import Block, ClusterSource, device_set, label, render_source, word
 
-from .importer import _ip_plan_single, _sdid_plan_single
+from .importer import ip_plan_single, sdid_plan_single
 
 IMPORT_GLOBAL = rule("RTC659", "import-global-not-expressible", "error",
                      "A global rank table that no rtc description compiles to.", """
@@ -45,7 +45,7 @@ RULES = (IMPORT_GLOBAL,)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
-def _instances(doc: dict) -> list:
+def instances_of(doc: dict) -> list:
     """The instance groups: those with devices (MindIE Motor's coordinator "0" and
     controller "1" groups have servers without devices, or none)."""
     return [g for g in doc["server_group_list"]
@@ -57,7 +57,7 @@ def _servers(doc: dict) -> dict:
     out: dict = {}
     pods = {s["server_id"]: p["super_pod_id"] for g in doc["server_group_list"]
             for p in g.get("super_pod_list", ()) for s in p["server_list"]}
-    for g in _instances(doc):
+    for g in instances_of(doc):
         for s in g["server_list"]:
             entry = out.setdefault(s["server_id"], {"ip": s.get("server_ip") or None,
                                                     "devices": {},
@@ -78,12 +78,12 @@ def _server_block(sid: str, s: dict, n: int, a3: bool) -> tuple[Block, str]:
     attrs.append(("devices", device_set(ids)))
     ips = [s["devices"][d][0] for d in ids]
     if all(ips):
-        attrs.append(("device_ip", _ip_plan_single([ipaddress.ip_address(i) for i in ips], ids)))
+        attrs.append(("device_ip", ip_plan_single([ipaddress.ip_address(i) for i in ips], ids)))
     if a3 and s["pod"] is not None:
         attrs.append(("super_pod", word(s["pod"])))
     sdids = [s["devices"][d][1] for d in ids]
     if a3 and all(x is not None for x in sdids):
-        attrs.append(("super_device_id", _sdid_plan_single([int(x) for x in sdids], ids)))
+        attrs.append(("super_device_id", sdid_plan_single([int(x) for x in sdids], ids)))
     by_logical = sorted(ids, key=lambda d: s["devices"][d][2])
     if [s["devices"][d][2] for d in by_logical] == list(range(len(ids))) and by_logical != ids:
         attrs.append(("visible_devices", ", ".join(str(d) for d in by_logical)))
@@ -128,7 +128,7 @@ def describe_global(doc: dict, filename: str, diags: list[Diagnostic], *,
         block, name = _server_block(sid, s, n, a3)
         blocks.append(block)
         names[sid], full[name] = name, sorted(s["devices"])
-    groups = _instances(doc)
+    groups = instances_of(doc)
     blocks += [_job_block(g, names, full, k == 0) for k, g in enumerate(groups)]
     stem = os.path.splitext(os.path.basename(filename))[0] or "cluster"
     src = ClusterSource(cluster_name or re.sub(r"[^A-Za-z0-9_.-]", "-", stem), hw,

@@ -24,7 +24,7 @@ from rtc.diagnostics import Diagnostic, error
 from rtc.model.presets import Preset
 from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_source, word
 
-from .importer import IMPORT_SHAPE, _ip_plan_single
+from .importer import IMPORT_SHAPE, ip_plan_single
 from .lower_v2 import preset_v2
 
 __all__ = ["describe_v2", "first_difference", "first_difference_at", "a5_preset_for",
@@ -119,7 +119,7 @@ def _eid_plan(eids: list[str]) -> str | None:
 def _block(s: _Server, name: str, default0: str, preset: Preset) -> Block:
     attrs: list = [("devices", device_set(s.devices))]
     if any(ip is not None for ip in s.ips) and None not in s.ips:
-        attrs.append(("device_ip", _ip_plan_single(s.ips, s.devices)))
+        attrs.append(("device_ip", ip_plan_single(s.ips, s.devices)))
     plan = _eid_plan(s.eids)
     if plan is not None:
         attrs.append(("eid", plan))
@@ -193,7 +193,7 @@ def describe_v2(doc: dict, filename: str, diags: list[Diagnostic], *,
     unwritten = unwritten_feature(doc, preset)
     if unwritten is not None:
         path, what = unwritten
-        diags.append(error(IMPORT_SHAPE, f"{_path_text(path)}: the table uses {what}, which "
+        diags.append(error(IMPORT_SHAPE, f"{path_text(path)}: the table uses {what}, which "
                            "rtc import does not write yet (rtc compile does): the "
                            "description would compile to another table",
                            locate(path) if locate else None,
@@ -226,7 +226,7 @@ def describe_v2(doc: dict, filename: str, diags: list[Diagnostic], *,
                 "factory ones."]))
 
 
-def _path_text(path: tuple) -> str:
+def path_text(path: tuple) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 

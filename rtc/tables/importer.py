@@ -281,7 +281,7 @@ def _split_name(name: str):
 
 # --------------------------------------------------------------------------- server blocks
 
-def _ip_plan_single(ips: list, ds: list[int]) -> str:
+def ip_plan_single(ips: list, ds: list[int]) -> str:
     if len(ips) == 1:
         return str(ips[0])
     ints = [int(ip) for ip in ips]
@@ -302,7 +302,7 @@ def _ip_plan_single(ips: list, ds: list[int]) -> str:
     return ", ".join(str(ip) for ip in ips)
 
 
-def _sdid_plan_single(sdids: list[int], ds: list[int]) -> str:
+def sdid_plan_single(sdids: list[int], ds: list[int]) -> str:
     base = sdids[0] - ds[0]
     if all(s - d == base for s, d in zip(sdids, ds)):
         return f"base {base}"
@@ -323,11 +323,11 @@ def _server_block(s: _Srv) -> Block:
         attrs.append(("container_ip", str(s.container)))
     attrs.append(("devices", device_set(s.devices)))
     if s.ips is not None:
-        attrs.append(("device_ip", _ip_plan_single(s.ips, s.devices)))
+        attrs.append(("device_ip", ip_plan_single(s.ips, s.devices)))
     if s.pod is not None:
         attrs.append(("super_pod", word(s.pod)))
     if s.sdids is not None:
-        attrs.append(("super_device_id", _sdid_plan_single(s.sdids, s.devices)))
+        attrs.append(("super_device_id", sdid_plan_single(s.sdids, s.devices)))
     return Block("server", s.name, attrs)
 
 
@@ -761,5 +761,5 @@ def round_trip_difference(doc: dict, version: str, built: dict) -> str | None:
     return "super pods differ"
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (IMPORT_INVALID, IMPORT_FORM, IMPORT_SHAPE, IMPORT_ROUND_TRIP, IMPORT_DROPPED)

@@ -857,5 +857,5 @@ def _load_relaxed(text, filename, first_error, parse, recover, dup_objs):
         return None, smap, diags
     return doc, smap, diags
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (RULE_SYNTAX, RULE_COMMENT, RULE_TRAILING_COMMA, RULE_ENCODING, RULE_DUPLICATE_KEY)

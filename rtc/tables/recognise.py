@@ -197,7 +197,7 @@ def _detect_dict(doc: dict, diags: list[Diagnostic], source_map, filename, *, qu
         + "HCCL fails with \"version[...] is not support\""))
     return None
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULE_MINDIE_CONFIG = rule("RTC668", "mindie-config-not-a-table", "note",
                           "The file is a MindIE config.json fragment, not a rank table.", """
     What: the JSON object has MindIE's `ServerConfig` / `BackendConfig` keys, as the

@@ -58,7 +58,7 @@ f.start, f.share = _logged(f.start), _logged(f.share)
 
 
 def _rtc(args: list[str], cwd: Path, background: bool):
-    code = ("import sys\nimport rtc.api.compile as c\n"
+    code = ("import sys\nimport rtc.api.compiling as c\n"
             + (_FORCED if background else "")
             + f"sys.argv = ['rtc'] + {args!r}\nfrom rtc.cli import main\nmain()\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
@@ -159,7 +159,7 @@ def test_an_interrupted_run_leaves_no_child(tmp_path: Path, how: str):
             "from rtc.cli import entry\nentry()\n")
     # A shell starts background jobs with SIGINT ignored (`pytest &`), and rtc rightly
     # keeps it so: give the rtc process the default, as a terminal would.
-    proc = subprocess.Popen([sys.executable, "-c", "import sys\nimport rtc.api.compile as c\n"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys\nimport rtc.api.compiling as c\n"
                              + code], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

@@ -72,7 +72,7 @@ def test_the_env_files_name_the_nvlink_domain(tmp_path):
 
 
 def test_lint_tp_across_trays_of_one_domain_is_no_cross_server_finding(tmp_path):
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     rep = lint_files(_scripts(tmp_path, EXAMPLE.read_text()))
     got = sorted((d.code, d.severity.name) for d in rep.diagnostics)
@@ -84,7 +84,7 @@ def test_lint_tp_across_trays_of_one_domain_is_no_cross_server_finding(tmp_path)
 
 
 def test_lint_tp_across_two_domains_is_the_finding_with_its_cost(tmp_path):
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     rep = lint_files(_scripts(tmp_path, _two_domains(EXAMPLE.read_text())))
     found = {d.code: d for d in rep.diagnostics if d.code in ("RTC310", "RTC312")}
@@ -99,7 +99,7 @@ def test_lint_tp_across_two_domains_is_the_finding_with_its_cost(tmp_path):
 
 
 def test_lint_with_the_hardware_gives_the_cost_rtc_check_gives(tmp_path):
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     text = _two_domains(EXAMPLE.read_text())
     rep = lint_files(_scripts(tmp_path, text), hardware="gb200-nvl72")
@@ -114,7 +114,7 @@ def test_lint_with_the_hardware_gives_the_cost_rtc_check_gives(tmp_path):
 
 
 def test_lint_of_scripts_with_a_tray_without_domain_keeps_rtc312_skipped(tmp_path):
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     scripts = _scripts(tmp_path, EXAMPLE.read_text())
     env = tmp_path / "out" / "tray-02.env"

@@ -79,6 +79,7 @@ def test_rules_and_explain():
     assert res.returncode == 0
     assert "duplicate-device-ip" in res.stdout and "Fix:" in res.stdout
     assert "Also reported as" not in res.stdout
+    assert res.stdout.endswith("\n\nDeclared in rtc/checks/duplicates.py.\n")
     assert run_rtc("explain", "RTC999").returncode == 2
 
 
@@ -101,7 +102,7 @@ def test_every_emitted_code_is_a_declared_rule():
     import re
 
     from conftest import ROOT
-    from rtc.report.rule_catalogue import RULES as ALL_RULES
+    from rtc.catalogue import RULES as ALL_RULES
 
     declared = {r.code for r in ALL_RULES}
     used = set()

@@ -154,13 +154,13 @@ _ARG = st.one_of(st.sampled_from(["-", "--port", "-x", "8000", "", "a b", "it's"
        st.sampled_from(["", "  "]))
 def test_launch_command_lines_are_the_plain_ones(argv, env, indent):
     proc = SimpleNamespace(argv=argv, env=env)
-    assert "\n".join(launch_script._command("run", proc, indent)) == \
+    assert "\n".join(launch_script.command_line("run", proc, indent)) == \
         "\n".join(_plain_command("run", proc, indent))
 
 
 @given(st.text())
 def test_double_quote_escaping_is_the_plain_one(value):
-    assert launch_script._dq(value) == "".join("\\" + c if c in '"\\$`' else c for c in value)
+    assert launch_script.dq(value) == "".join("\\" + c if c in '"\\$`' else c for c in value)
 
 
 # --- compile's plan.json self-check samples group members ------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EXAMPLES, GOLDEN, run_rtc
 from rtc.api import compile_file, compile_text, rank_table, topology_files
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.emit.hccl_v2 import mesh_port
 from rtc.model.presets import presets
 from rtc.resources import load_schema

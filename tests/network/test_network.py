@@ -21,7 +21,7 @@ from rtc.api import compile_file, compile_text, rank_table
 from rtc.diagnostics import Severity
 from rtc.network import env as netenv
 from rtc.network.reachability import Model, communication_sets, unreachable_in
-from rtc.report.rule_catalogue import RULES as ALL_RULES
+from rtc.catalogue import RULES as ALL_RULES
 from rtc.scripts.rules import RULES as SCRIPT_RULES
 
 CHECKS = CASES / "checks"

@@ -1,4 +1,4 @@
-"""rtc.emit.new_folder.write_new_folder: a new --out-dir folder appears complete or not at all."""
+"""rtc.outputs.new_folder.write_new_folder: a new --out-dir folder appears complete or not at all."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rtc.emit import new_folder
-from rtc.emit.files import MANIFEST, TransactionError
-from rtc.emit.new_folder import MARK, fits, write_new_folder
+from rtc.outputs import new_folder
+from rtc.outputs.files import MANIFEST, TransactionError
+from rtc.outputs.new_folder import MARK, fits, write_new_folder
 
 FILES = [("a.env", "A=1\n", None), ("b.sh", "echo b\n", 0o755), ("c.json", b"{}", None)]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, run_main, run_rtc
-from rtc.emit.files import MANIFEST, TransactionError, write_all
+from rtc.outputs.files import MANIFEST, TransactionError, write_all
 
 D1 = EXAMPLES / "a2-2node-dp2-tp8.rtc"
 PD = EXAMPLES / "pd-a3.rtc"
@@ -377,7 +377,7 @@ def test_an_interrupt_right_after_a_temporary_is_created_leaves_nothing(tmp_path
             raise KeyboardInterrupt
         return fd
 
-    monkeypatch.setattr("rtc.emit.files.os.open", open_then_interrupt)
+    monkeypatch.setattr("rtc.outputs.files.os.open", open_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         write_all(tmp_path, [("a", "new a", None), ("b", "new b", None), ("c", "C", None)])
     assert debris(tmp_path) == []
@@ -399,7 +399,7 @@ def test_an_interrupt_while_old_files_are_discarded_removes_them_all(tmp_path: P
             raise SystemExit(143)
         return real_unlink(path, *a, **kw)
 
-    monkeypatch.setattr("rtc.emit.files.os.unlink", unlink_interrupted_once)
+    monkeypatch.setattr("rtc.outputs.files.os.unlink", unlink_interrupted_once)
     with pytest.raises(SystemExit):
         write_all(tmp_path, [(n, f"new {n}", None) for n in "abc"])
     assert debris(tmp_path) == []

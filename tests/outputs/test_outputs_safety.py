@@ -110,7 +110,7 @@ def test_directory_output_is_a_clear_error(src: Path, tmp_path: Path):
 
 
 def test_write_atomic_bytes_and_mode(tmp_path: Path):
-    from rtc.emit.files import write_atomic
+    from rtc.outputs.files import write_atomic
 
     p = tmp_path / "a.bin"
     write_atomic(p, b"\x00\x01", mode=0o600)

@@ -19,7 +19,7 @@ from rtc.diagnostics import Severity
 from rtc.emit.hccl_json import build_rank_table
 from rtc.parallel.groups import Coords, ParallelSizes
 from rtc.parallel.placement import NodeInput, place
-from rtc.report.rule_catalogue import RULES as ALL_RULES, get_rule
+from rtc.catalogue import RULES as ALL_RULES, get_rule
 
 D1 = EXAMPLES / "a2-2node-dp2-tp8.rtc"
 D2 = EXAMPLES / "a2-2node-pp2-tp8.rtc"

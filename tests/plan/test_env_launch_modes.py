@@ -200,7 +200,7 @@ def test_llmdatadist_pd_rank_table(tmp_path: Path):
 
 
 def test_every_launch_rule_has_a_failing_case():
-    from rtc.report.rule_catalogue import RULES as ALL_RULES
+    from rtc.catalogue import RULES as ALL_RULES
 
     cases = sorted((CASES / "checks").glob("RTC5*.rtc"))
     # rules of launched processes only scripts can break (RTC532) have their case as a

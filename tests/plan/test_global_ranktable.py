@@ -11,7 +11,7 @@ import pytest
 
 from conftest import EXAMPLES, GOLDEN, TESTS, run_rtc
 from rtc.api import compile_file
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.emit.bundle import build_bundle
 from rtc.resources import load_schema
 

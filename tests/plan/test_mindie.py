@@ -10,7 +10,7 @@ import jsonschema
 
 from conftest import EXAMPLES, GOLDEN, mindie_files
 from rtc.api import compile_file
-from rtc.api.compile import compile_text
+from rtc.api.compiling import compile_text
 from rtc.api.importing import import_table
 from rtc.emit import global_ranktable
 from rtc.emit.bundle import build_bundle

@@ -9,7 +9,7 @@ import json
 from conftest import EXAMPLES
 from rtc.api import compile_file
 from rtc.api.importing import import_table
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.emit.hccl_json import build_rank_table
 
 EXAMPLE = EXAMPLES / "pd-mindie-a2.rtc"
@@ -70,7 +70,7 @@ def test_repeated_or_reserved_container_ip_in_a_table():
 
 
 def test_mindie_hccl_if_ip_is_the_pod_ip_when_the_pod_has_one():
-    from rtc.api.compile import compile_text
+    from rtc.api.compiling import compile_text
     from conftest import mindie_files
 
     files = mindie_files(compile_file(str(EXAMPLE)))
@@ -83,7 +83,7 @@ def test_mindie_hccl_if_ip_is_the_pod_ip_when_the_pod_has_one():
 
 def _case_codes(name: str) -> list[str]:
     from conftest import CASES
-    from rtc.api.compile import compile_text
+    from rtc.api.compiling import compile_text
 
     case = CASES / "checks" / name
     return [d.code for d in compile_text(case.read_text(encoding="utf-8"), str(case)).diagnostics]
@@ -94,7 +94,7 @@ def test_a_mixed_mindie_vllm_pair_is_one_finding():
 
 
 def test_settings_mindie_does_not_use_are_reported_with_a_plain_hint():
-    from rtc.api.compile import compile_text
+    from rtc.api.compiling import compile_text
 
     text = EXAMPLE.read_text().replace(
         "  servers d[1..2]\n", "  servers d[1..2]\n  expert_parallel on\n  kv_connector nixl\n", 1)

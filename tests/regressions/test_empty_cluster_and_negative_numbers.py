@@ -10,8 +10,8 @@ import json
 import pytest
 
 from rtc.api import compile_text
-from rtc.api.compile import compile_bytes
-from rtc.api.validate import validate_source
+from rtc.api.compiling import compile_bytes
+from rtc.api.validating import validate_source
 from rtc.api.validate_k8s import validate_configmap
 from conftest import run_main as _main
 
@@ -125,7 +125,7 @@ def test_validate_keeps_the_configmap_message_for_yaml(monkeypatch, tmp_path, ca
 def test_lint_says_an_rtc_description_is_not_a_script(name, text):
     """`rtc lint cluster.rtc` (the description where a script belongs) is RTC700 at its
     first word, pointing to --against; read as shell it was unknown commands and passed."""
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts([(name, text.encode())])
     (d,) = rep.diagnostics
@@ -137,7 +137,7 @@ def test_lint_says_an_rtc_description_is_not_a_script(name, text):
 
 
 def test_lint_still_reads_a_script_that_runs_a_cluster_command():
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts([("n.sh", b"#!/bin/bash\ncluster status\nvllm serve m --port 8000\n")])
     assert "RTC700" not in [d.code for d in rep.diagnostics]

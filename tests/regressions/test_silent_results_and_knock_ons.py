@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from rtc.api import compile_text
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 
 HEAD = "cluster c {\n  hardware atlas-800t-a2\n}\n"
 TWO = HEAD + """server a {

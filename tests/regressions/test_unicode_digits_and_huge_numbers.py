@@ -165,7 +165,7 @@ def test_decimal_reads_1_to_20_ascii_digits_only():
 @pytest.mark.parametrize("key, line, col", [("device_id", 10, 24), ("rank_id", 12, 22)])
 @pytest.mark.parametrize("value", ODD, ids=IDS)
 def test_bad_decimal_in_a_table_is_rtc615_and_left_out(key, line, col, value):
-    from rtc.api.validate import validate_source
+    from rtc.api.validating import validate_source
 
     doc = make_table()
     doc["server_list"][0]["device"][0][key] = value

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_rtc
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.diagnostics import Span, error, warning
 from rtc.report.folding import EXAMPLES, FOLD_AFTER, cap, fold, omitted_text, pattern_of
 from rtc.report.registry import counts

@@ -16,8 +16,8 @@ from rtc.diagnostics import Diagnostic, Related, Severity, Span, error, note, wa
 from rtc.report.github import command_line, escape_data, escape_property
 from rtc.report.formats import get_reporter, reporter_names
 from rtc.report.registry import FileInfo, ReportContext
-from rtc.report.rule_catalogue import get_rule
-from rtc.api.validate import validate_source
+from rtc.catalogue import get_rule
+from rtc.api.validating import validate_source
 
 DATA = TESTS / "data"
 SARIF_SCHEMA = DATA / "sarif" / "sarif-schema-2.1.0.json"

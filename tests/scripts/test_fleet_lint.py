@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rtc.api.lint import lint_scripts
+from rtc.api.linting import lint_scripts
 from rtc.scripts.engines import as_shell, sbatch_shell
 from conftest import TESTS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rtc.api.lint import lint_files
+from rtc.api.linting import lint_files
 from rtc.scripts.commands import recognise
 from rtc.scripts.shell import read_shell
 from conftest import TESTS
@@ -101,7 +101,7 @@ def test_sglang_dp_over_servers_is_rtc350_in_both_front_ends():
     scripts = [(f"n{k}.sh", f"export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\nexport "
                 f"HCCL_IF_IP=10.9.0.{k + 1}\npython3 -m sglang.launch_server {line} "
                 f"--node-rank {k} {flags}\n") for k in range(2) for flags in ["--dp 2"]]
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts(scripts, hardware="hgx-h100")
     assert "RTC350" in {d.code for d in rep.diagnostics}
@@ -130,7 +130,7 @@ def test_sglang_dist_init_port_is_planned_like_a_master_port():
     head's --port is RTC440 at the flag; distinct ports are clean."""
     node = [(DATA / f"sglang-node{k}.sh").read_text() for k in range(2)]
     same = [t.replace("10.0.0.1:5000", "10.0.0.1:30000") for t in node]
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts([(f"n{k}.sh", t) for k, t in enumerate(same)])
     clash = [d for d in rep.diagnostics if d.code == "RTC440"]
@@ -146,7 +146,7 @@ def test_sglang_dist_init_port_is_planned_like_a_master_port():
 def test_router_targets_are_the_servers_ports(edit, why):
     """RTC744: the router's --prefill URL + bootstrap port and --decode URL against the
     given servers; the sample router (their real ports) is clean."""
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     texts = {n: (DATA / n).read_text() for n in ("sglang-router.sh", "sglang-pd-prefill.sh",
                                                  "sglang-pd-decode.sh")}
@@ -169,7 +169,7 @@ _ODD = st.one_of(st.integers(-5, 20).map(str), st.sampled_from(
 def test_fuzzed_sglang_values_never_raise_or_hang(tp, pp, dp, nnodes, rank, port, base):
     """Any value of SGLang's integer flags lints to findings (RTC745 for the bad ones),
     never a traceback and never a lift sized by a 20-digit number."""
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     line = (f"python3 -m sglang.launch_server --model-path m --tp '{tp}' --pp-size '{pp}' "
             f"--dp '{dp}' --nnodes '{nnodes}' --node-rank '{rank}' --port '{port}' "

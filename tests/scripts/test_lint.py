@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CASES, GOLDEN, TESTS, expectations, two_node_scripts
-from rtc.api.lint import lint_files, lint_scripts
+from rtc.api.linting import lint_files, lint_scripts
 
 SCRIPT_CASES = sorted((CASES / "scripts").glob("*.sh"))
 DATA = TESTS / "data" / "scripts"
@@ -114,7 +114,7 @@ def test_bad_input_never_raises():
 
 
 def test_host_not_in_table(tmp_path: Path):
-    from rtc.api.lint import read_table
+    from rtc.api.linting import read_table
 
     table, diags = read_table(str(GOLDEN / "a2-2node-dp2-tp8" / "hccl.json"))
     assert table is not None and not [d for d in diags if d.severity.label == "error"]
@@ -188,7 +188,7 @@ def test_lint_of_compiled_scripts_reports_nothing_the_compile_did_not(example, t
     assert sorted((j.dp, j.tp, j.pp) for j in rep.topology.jobs) == \
         sorted((j.dp, j.tp, j.pp) for j in result.topology.jobs)
     if "hccl.json" in files:
-        from rtc.api.lint import read_table
+        from rtc.api.linting import read_table
 
         table, _ = read_table(str(tmp_path / "hccl.json"))
         rep = lint_files(scripts, table=table)
@@ -556,7 +556,7 @@ def test_rtc_own_1_0_table_matches_scripts_not_named_as_its_servers():
     renamed node1.sh / node2.sh: the 1.0 table's server_ids are the host IPs (as Ascend
     Operator writes them), so each node is matched by its HCCL_IF_IP: no RTC462 (matched
     by order) and no RTC704."""
-    from rtc.api.lint import read_table
+    from rtc.api.linting import read_table
 
     _result, files = _compiled("a2-2node-dp2-tp8")
     table, found = read_table("hccl.json", loader=lambda p: (files["hccl.json"].encode(), None))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS
-from rtc.api.lint import lint_files
+from rtc.api.linting import lint_files
 from rtc.diagnostics import Severity
 
 DATA = TESTS / "data" / "k8s_workloads"
@@ -56,7 +56,7 @@ def test_roce_mounts_missing_on_an_ascend_lws_is_a_warning():
     text = (DATA / "lws-ok.yaml").read_text()
     text = text.replace("hostPath: {path: /etc/hccn.conf}", "emptyDir: {}") \
                .replace("hostPath: {path: /usr/local/Ascend/driver}", "emptyDir: {}")
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts([("lws.yaml", text)])
     assert [d.code for d in rep.diagnostics if d.severity is Severity.WARNING
@@ -64,7 +64,7 @@ def test_roce_mounts_missing_on_an_ascend_lws_is_a_warning():
 
 
 def test_broken_yaml_is_an_error_not_a_traceback():
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     rep = lint_scripts([("x.yaml", "kind: Pod\nspec:\n\tcontainers: []\n")])
     assert [d.code for d in rep.diagnostics] == ["RTC790"]
@@ -99,7 +99,7 @@ def test_fuzzed_manifests_never_raise(kind, spec):
     (tools/fuzz_manifests.py runs 1,000 mutated and generated ones)."""
     import yaml
 
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     text = yaml.safe_dump({"apiVersion": "v1", "kind": kind, "metadata": {"name": "f"},
                            "spec": spec})
@@ -108,7 +108,7 @@ def test_fuzzed_manifests_never_raise(kind, spec):
 
 
 def test_pod_template_schema_errors_are_rtc798_at_the_field():
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
 
     text = (DATA / "statefulset-ok.yaml").read_text()
     pad = " " * 12

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rtc.api.lint import lint_scripts
+from rtc.api.linting import lint_scripts
 from conftest import TESTS
 
 HERE = TESTS / "lint_cases" / "xnode"
@@ -106,7 +106,7 @@ def test_tutorial_sections_are_one_node_each(headers):
 def test_ray_start_alone_is_no_job():
     """`ray start` head and worker with no model on the cluster: no TP / device finding."""
     from conftest import CASES
-    from rtc.api.lint import lint_files
+    from rtc.api.linting import lint_files
 
     rep = lint_files([str(CASES / "scripts" / "ok-ray-cluster-only.sh")])
     assert rep.diagnostics == []
@@ -116,7 +116,7 @@ def test_pd_rank_table_has_a_prefill_and_a_decode_side():
     """--table of a vllm-ascend PD rank table (2 prefill devices on 10.0.0.1, 1 decode on
     10.0.0.2): the producer's world is compared with the prefill side, the consumer's
     with the decode side, never with the 3 ranks of both."""
-    from rtc.api.lint import lint_files, read_table
+    from rtc.api.linting import lint_files, read_table
 
     table_path = TESTS / "data" / "ranktables" / "cases" / \
         "pd_ranktable_a3.json"

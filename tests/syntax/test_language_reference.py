@@ -72,7 +72,7 @@ def test_every_block_example_is_read_without_a_problem(kind):
 
 
 def test_rule_ids_the_reference_names_exist():
-    from rtc.report.rule_catalogue import get_rule
+    from rtc.catalogue import get_rule
 
     cited = set(re.findall(r"RTC\d{3}", render_language_reference()))
     assert cited and {c for c in cited if get_rule(c) is None} == set()

@@ -91,7 +91,7 @@ def test_fmt_refuses_an_unknown_escape():
 
 def _table_with_server_id(server_id: str) -> str:
     """A valid one-server rank table (JSON text) whose server_id is ``server_id``."""
-    from rtc.api.compile import compile_text, rank_table
+    from rtc.api.compiling import compile_text, rank_table
 
     result = compile_text(HEAD + "  devices 0..7\n  device_ip 6.0.0.{d+1}\n}\n", "a.rtc")
     doc = json.loads(rank_table(result.topology)[0])
@@ -102,7 +102,7 @@ def _table_with_server_id(server_id: str) -> str:
 def test_dot_escapes_control_characters_of_a_table_server_id():
     # rtc diagram reads .rtc only, where RTC119 now refuses these; a rank table still
     # carries them (JSON \u001b is valid, rtc validate lowers it) into the Topology
-    from rtc.api.validate import validate_source
+    from rtc.api.validating import validate_source
     from rtc.emit.diagram import Options, diagram_dot
 
     topo = validate_source(_table_with_server_id("x\x1b[2J\x07\x9b"), "t.json").lowered.topology

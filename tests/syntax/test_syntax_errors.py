@@ -116,7 +116,7 @@ def test_a_json_file_given_to_check_points_at_rtc_validate(text):
 
 
 def test_a_binary_file_given_to_check_is_called_binary():
-    from rtc.api.compile import compile_bytes
+    from rtc.api.compiling import compile_bytes
 
     d = compile_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\x80", "ls").diagnostics[0]
     assert d.code == "RTC001" and "binary file" in d.message and "iconv" not in d.hint

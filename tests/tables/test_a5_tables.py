@@ -11,7 +11,7 @@ import pytest
 
 from conftest import EXAMPLES, GOLDEN
 from rtc.api import compile_file, compile_text, rank_table, topology_files
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.emit.hccl_v2 import render_v2
 
 GOLD = json.loads((GOLDEN / "a5-2node-dp2-tp8" / "hccl.json").read_text())

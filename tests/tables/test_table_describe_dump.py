@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rtc.api.validate import validate_source
+from rtc.api.validating import validate_source
 from rtc.cli import app
 from rtc.tables.jsonload import blank_describe_header, load_json
 from conftest import TESTS

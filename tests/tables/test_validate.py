@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, TESTS, dump, make_table, run_rtc
 from rtc.diagnostics import Severity
 from rtc.tables.lower_table import choose_preset
-from rtc.api.validate import Inventory, validate_source
+from rtc.api.validating import Inventory, validate_source
 
 DATA = TESTS / "data" / "ranktables"
 CORPUS = DATA / "corpus"
@@ -764,7 +764,7 @@ def test_huge_json_number_is_located():
 def test_a_mindie_config_fragment_is_a_note_not_an_error(tmp_path):
     """Fresh user 2, finding 21: `rtc validate` of the mindie-<server>.json rtc writes says
     it is a MindIE config.json fragment (RTC668 note, exit 0), not "not a rank table"."""
-    from rtc.api.validate import validate_source
+    from rtc.api.validating import validate_source
 
     text = json.dumps({"ServerConfig": {"ipAddress": "172.16.2.11", "port": 1025},
                        "BackendConfig": {"npuDeviceIds": [[0, 1]]}})

@@ -41,7 +41,7 @@ def _run(case: str, fmt: str):
 def _sarif_rules_by_reference(text: str) -> str:
     """The rule texts come from rtc.rules (other modules' wording); check them against the
     registry here and keep only a reference in the golden file."""
-    from rtc.report.rule_catalogue import get_rule
+    from rtc.catalogue import get_rule
 
     doc = json.loads(text)
     for entry in doc["runs"][0]["tool"]["driver"]["rules"]:

@@ -15,7 +15,7 @@ The rules live by family, each module declaring its rules and listing them in ``
 :mod:`.ranks` (RTC630-RTC632), :mod:`.counts` (RTC633-RTC635), :mod:`.versions` (RTC636,
 :func:`check_version_fit`), :mod:`.super_pods` (RTC637-RTC640), :mod:`.backups`
 (RTC641-RTC643), :mod:`.pd` (RTC644), :mod:`.legacy` (RTC645, RTC646), :mod:`.inventory`
-(RTC647, RTC648, reported by :mod:`rtc.api.validate`), :mod:`.status` (RTC649) and
+(RTC647, RTC648, reported by :mod:`rtc.api.validating`), :mod:`.status` (RTC649) and
 :mod:`.v2` (RTC650-RTC652), :mod:`.mindie_global` (RTC653-RTC655, the MindCluster / MindIE
 global rank table), :mod:`.containers` (RTC665, container_ip in 1.x tables), :mod:`.consumers` (RTC678,
 the consumers' contracts, :mod:`rtc.tables.contracts`).
@@ -33,13 +33,13 @@ from . import mindie_global
 from . import containers
 from . import consumers
 from . import v2_fields
-from ._context import _Ctx
+from ._context import Ctx
 from .inventory import INVENTORY_DEVICE, INVENTORY_SERVER
-from .legacy import _check_legacy
-from .pd import _check_pd
+from .legacy import check_legacy
+from .pd import check_pd
 from .super_pods import POD_MEMBERSHIP
-from .v1 import _check_v1
-from .v2 import _check_v2
+from .v1 import check_v1
+from .v2 import check_v2
 from .versions import check_version_fit, hardware_guess_note
 
 
@@ -49,16 +49,16 @@ def check_table(doc, form: str | None, source_map: SourceMap,
     without such rules give nothing). ``bad_paths`` are values the schema rejected."""
     if not isinstance(doc, dict) or form is None:
         return []
-    ctx = _Ctx(doc, source_map, bad_paths, [])
+    ctx = Ctx(doc, source_map, bad_paths, [])
     status.check_status(ctx)
     if form in ("hccl-v1.0", "hccl-v1.2"):
-        _check_v1(ctx, form)
+        check_v1(ctx, form)
     elif form == "pd-ranktable":
-        _check_pd(ctx)
+        check_pd(ctx)
     elif form in ("hccl-legacy-cloud", "hccl-legacy-lab"):
-        _check_legacy(ctx, form == "hccl-legacy-lab")
+        check_legacy(ctx, form == "hccl-legacy-lab")
     elif form == "hccl-v2.0":
-        _check_v2(ctx)
+        check_v2(ctx)
         v2_fields.check_v2_fields(ctx)
     elif form == "mindie-global":
         mindie_global._check_global(ctx)
@@ -69,7 +69,7 @@ def check_table(doc, form: str | None, source_map: SourceMap,
 def check_v2_preset(doc, source_map: SourceMap, bad_paths: frozenset, preset) -> list[Diagnostic]:
     """The 2.0 rules that need the hardware (RTC674 net layers, RTC675 ports) for a parsed
     ``hccl-v2.0`` document checked against ``preset``."""
-    ctx = _Ctx(doc, source_map, bad_paths, [])
+    ctx = Ctx(doc, source_map, bad_paths, [])
     v2_fields.check_v2_hardware(ctx, preset)
     return ctx.out
 
@@ -78,7 +78,7 @@ __all__ = ["INVENTORY_DEVICE", "INVENTORY_SERVER", "POD_MEMBERSHIP", "RULES", "c
            "check_v2_preset", "check_version_fit", "hardware_guess_note"]
 
 #: The rules this package reports, family by family in code order (collected by
-#: rtc.report.rule_catalogue).
+#: rtc.catalogue).
 RULES = (ranks.RULES + counts.RULES + versions.RULES + super_pods.RULES + backups.RULES
          + pd.RULES + legacy.RULES + inventory.RULES + status.RULES + v2.RULES
          + mindie_global.RULES + containers.RULES + v2_fields.RULES + consumers.RULES)

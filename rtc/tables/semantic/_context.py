@@ -1,5 +1,5 @@
 """What the table rules of :mod:`rtc.tables.semantic` share: the check context
-:class:`_Ctx` (document, source map, schema-rejected paths, findings) and small helpers."""
+:class:`Ctx` (document, source map, schema-rejected paths, findings) and small helpers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..json_values import plain_decimal
 
 
 @dataclass
-class _Ctx:
+class Ctx:
     doc: dict
     smap: SourceMap
     bad: frozenset
@@ -37,12 +37,12 @@ class _Ctx:
         return plain_decimal(value, path, self.bad)
 
 
-def _ids(values) -> str:
+def ids_of(values) -> str:
     """[0,1,2,5] -> '0..2, 5' (at most 8 pieces shown; :func:`rtc.textfmt.format_ids`)."""
     return format_ids(values, 8)
 
 
-def _value_subspan(span: Span, text: str, item: str) -> Span:
+def value_subspan(span: Span, text: str, item: str) -> Span:
     """Narrow a string value's span (at its opening quote) to ``item`` inside it."""
     off = text.find(item)
     if off < 0 or span.line == 0:
@@ -51,6 +51,6 @@ def _value_subspan(span: Span, text: str, item: str) -> Span:
     return Span(span.file, span.line, col, span.line, col + max(1, len(item)))
 
 
-def _server_label(s, i: int) -> str:
+def server_label(s, i: int) -> str:
     sid = s.get("server_id") if isinstance(s, dict) else None
     return sid if isinstance(sid, str) and sid else f"server_list[{i}]"

@@ -9,7 +9,7 @@ from rtc.rules import rule
 
 from ..jsonload import format_path
 from ..json_values import address, decimal
-from ._context import _Ctx
+from ._context import Ctx
 
 BACKUP_IP = rule("RTC641", "backup-device-ip", "error",
                  "backup_device_ip is not the device IP of the other die of the same chip.", """
@@ -35,7 +35,7 @@ HOST_PORT = rule("RTC643", "duplicate-host-port", "error",
     Fix: give each device of a server its own host_port.""")
 
 
-def _backups(ctx: _Ctx, label: str, by_id: dict) -> None:
+def backups_of(ctx: Ctx, label: str, by_id: dict) -> None:
     for did, (d, dp) in sorted(by_id.items()):
         bp = dp + ("backup_device_ip",)
         backup = d.get("backup_device_ip")
@@ -79,7 +79,7 @@ def _backups(ctx: _Ctx, label: str, by_id: dict) -> None:
                               hint="choose a port the partner die does not listen on"))
 
 
-def _host_port(ctx: _Ctx, d: dict, hp: tuple, label: str, ports: dict[int, tuple]) -> None:
+def host_port_of(ctx: Ctx, d: dict, hp: tuple, label: str, ports: dict[int, tuple]) -> None:
     """RTC643 for the host_port of device ``d`` (at path ``hp``) on server ``label``;
     ``ports`` maps the ports the server's earlier devices use to their paths."""
     port = None if hp in ctx.bad else decimal(d.get("host_port"))

@@ -11,7 +11,7 @@ from rtc.rules import rule
 
 from ..contracts import CONTRACTS, applies, broken, form_of
 from ..jsonload import format_path
-from ._context import _Ctx
+from ._context import Ctx
 
 CONSUMER = rule("RTC678", "consumer-contract", "warning",
                 "A consumer of this table (MindIE, MindCluster, omniinfer, ...) would reject it.", """
@@ -46,7 +46,7 @@ def contract_findings(doc, form: str | None) -> list[tuple[str, str, tuple, str]
     return out
 
 
-def check_consumers(ctx: _Ctx, form: str | None) -> None:
+def check_consumers(ctx: Ctx, form: str | None) -> None:
     """RTC678 for each consumer contract the document breaks -- only for a table rtc finds
     no error in: the schema's and the semantic rules' errors name the root cause, and the
     consumers' view of the same value would only echo it."""

@@ -14,8 +14,8 @@ from rtc.diagnostics import Related, error, warning
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ._context import _Ctx, _server_label
-from .counts import BAD_ADDRESS, _addresses
+from ._context import Ctx, server_label
+from .counts import BAD_ADDRESS, addresses_of
 
 PARTIAL = rule("RTC665", "table-container-ip-partial", "warning",
                "Some servers of a rank table have a container_ip and others have none.", """
@@ -29,7 +29,7 @@ PARTIAL = rule("RTC665", "table-container-ip-partial", "warning",
     remove it from all of them when no MindIE reads the table.""")
 
 
-def _container_ips(ctx: _Ctx, sl: list) -> None:
+def container_ips(ctx: Ctx, sl: list) -> None:
     """RTC634 for a container_ip that is not one address; RTC665 for servers without one
     next to servers with one."""
     have, lack = [], []
@@ -44,14 +44,14 @@ def _container_ips(ctx: _Ctx, sl: list) -> None:
                               "holds several addresses; it is the one IP of the server's pod",
                               ctx.span(path), hint="write the pod's IP alone"))
             else:
-                _addresses(ctx, value, path, "container_ip")
+                addresses_of(ctx, value, path, "container_ip")
         (have if value else lack).append(i)
     if not have or not lack:
         return
     first = ("server_list", have[0], "container_ip")
     for i in lack:
         sp = ("server_list", i)
-        ctx.add(warning(PARTIAL, f"{format_path(sp)} ({_server_label(sl[i], i)}) has no "
+        ctx.add(warning(PARTIAL, f"{format_path(sp)} ({server_label(sl[i], i)}) has no "
                         f"container_ip, but {len(have)} other server"
                         f"{'s have' if len(have) != 1 else ' has'} one",
                         ctx.span(sp + ("server_id",) if "server_id" in sl[i] else sp),

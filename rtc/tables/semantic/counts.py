@@ -10,7 +10,7 @@ from rtc.syntax.values import ValueProblem, parse_ip
 
 from ..jsonload import format_path
 from ..json_values import decimal, is_address
-from ._context import _Ctx, _value_subspan
+from ._context import Ctx, value_subspan
 
 COUNT = rule("RTC633", "count-mismatch", "error",
              "A count field disagrees with the list it counts.", """
@@ -37,7 +37,7 @@ IP_COUNT = rule("RTC635", "device-ip-count", "error",
     Fix: give every device the same number of addresses.""")
 
 
-def _addresses(ctx: _Ctx, value, path: tuple, what: str) -> int:
+def addresses_of(ctx: Ctx, value, path: tuple, what: str) -> int:
     """RTC634 for one IP field; returns the number of addresses (0 when empty/unusable)."""
     if not isinstance(value, str) or value == "" or path in ctx.bad:
         return 0
@@ -46,7 +46,7 @@ def _addresses(ctx: _Ctx, value, path: tuple, what: str) -> int:
         if is_address(item):
             continue
         span = ctx.span(path)
-        sub = _value_subspan(span, value, item)
+        sub = value_subspan(span, value, item)
         try:
             parse_ip(item, sub, BAD_ADDRESS)
             msg, hint, where = f"'{item}' is not a valid IP address", None, sub
@@ -57,7 +57,7 @@ def _addresses(ctx: _Ctx, value, path: tuple, what: str) -> int:
     return len(items)
 
 
-def _ip_counts(ctx: _Ctx, counts: list) -> None:
+def ip_counts_of(ctx: Ctx, counts: list) -> None:
     if not counts:
         return
     want = counts[0][0]
@@ -71,7 +71,7 @@ def _ip_counts(ctx: _Ctx, counts: list) -> None:
                       hint="HCCL requires the same number of device IPs on every rank"))
 
 
-def _count(ctx: _Ctx, path: tuple, actual: int, what: str) -> None:
+def count_of(ctx: Ctx, path: tuple, actual: int, what: str) -> None:
     if path in ctx.bad:
         return
     value = _get(ctx.doc, path)

@@ -1,5 +1,5 @@
 """Rules for checking a table against ``--inventory`` captures (RTC647, RTC648). They are
-declared with the table rules but reported by :mod:`rtc.api.validate`, which holds the
+declared with the table rules but reported by :mod:`rtc.api.validating`, which holds the
 inventory comparison."""
 
 from __future__ import annotations

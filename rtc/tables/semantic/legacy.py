@@ -11,9 +11,9 @@ from rtc.rules import rule
 
 from ..jsonload import format_path
 from ..json_values import decimal
-from ._context import _Ctx
-from .counts import _addresses, _count, _ip_counts
-from .ranks import _rank_blocks, _rank_set
+from ._context import Ctx
+from .counts import addresses_of, count_of, ip_counts_of
+from .ranks import rank_blocks, rank_set
 
 LEGACY_NAME = rule("RTC645", "legacy-duplicate-name", "error",
                    "A legacy group_list table repeats a group_name or pod_name.", """
@@ -44,23 +44,23 @@ class _Walk:
     counts: list = field(default_factory=list)  # (addresses in a device_ip, its path)
 
 
-def _check_legacy(ctx: _Ctx, lab: bool) -> None:
+def check_legacy(ctx: Ctx, lab: bool) -> None:
     """The rules of a legacy table (``lab``: the lab form, else the cloud form)."""
     groups = ctx.doc.get("group_list")
     if not isinstance(groups, list):
         return
-    _count(ctx, ("group_count",), len(groups), "group_list has")
+    count_of(ctx, ("group_count",), len(groups), "group_list has")
     walk = _Walk(lab)
     for g, grp in enumerate(groups):
         if isinstance(grp, dict):
             _group(ctx, walk, ("group_list", g), grp)
     if lab:
-        if _rank_set(ctx, walk.entries, ("group_list",), "instance"):
-            _rank_blocks(ctx, [(sid, walk.anchors[sid], rows) for sid, rows in walk.servers.items()])
-    _ip_counts(ctx, walk.counts)
+        if rank_set(ctx, walk.entries, ("group_list",), "instance"):
+            rank_blocks(ctx, [(sid, walk.anchors[sid], rows) for sid, rows in walk.servers.items()])
+    ip_counts_of(ctx, walk.counts)
 
 
-def _group(ctx: _Ctx, walk: _Walk, gp: tuple, grp: dict) -> None:
+def _group(ctx: Ctx, walk: _Walk, gp: tuple, grp: dict) -> None:
     """One entry of group_list (at path ``gp``): its name, counts and instances."""
     name = grp.get("group_name")
     if isinstance(name, str) and name:
@@ -68,7 +68,7 @@ def _group(ctx: _Ctx, walk: _Walk, gp: tuple, grp: dict) -> None:
     insts = grp.get("instance_list")
     if not isinstance(insts, list):
         return
-    _count(ctx, gp + ("instance_count",), len(insts), "instance_list has")
+    count_of(ctx, gp + ("instance_count",), len(insts), "instance_list has")
     ndev = 0
     sids: set[str] = set()
     for k, inst in enumerate(insts):
@@ -77,10 +77,10 @@ def _group(ctx: _Ctx, walk: _Walk, gp: tuple, grp: dict) -> None:
     if walk.lab:
         _lab_counts(ctx, gp, grp, len(insts), len(sids))
     else:
-        _count(ctx, gp + ("device_count",), ndev, "its instances have this many devices:")
+        count_of(ctx, gp + ("device_count",), ndev, "its instances have this many devices:")
 
 
-def _unique_name(ctx: _Ctx, seen: dict[str, tuple], name: str, path: tuple,
+def _unique_name(ctx: Ctx, seen: dict[str, tuple], name: str, path: tuple,
                  hint: str | None = None) -> None:
     """RTC645 when ``name`` (the group_name or pod_name at ``path``) is in ``seen``."""
     first = seen.get(name)
@@ -92,7 +92,7 @@ def _unique_name(ctx: _Ctx, seen: dict[str, tuple], name: str, path: tuple,
         seen[name] = path
 
 
-def _instance(ctx: _Ctx, walk: _Walk, ip_: tuple, inst: dict, sids: set[str]) -> int:
+def _instance(ctx: Ctx, walk: _Walk, ip_: tuple, inst: dict, sids: set[str]) -> int:
     """One instance (at path ``ip_``); adds its server_id to ``sids`` and returns its
     number of devices."""
     sid = inst.get("server_id")
@@ -116,7 +116,7 @@ def _instance(ctx: _Ctx, walk: _Walk, ip_: tuple, inst: dict, sids: set[str]) ->
             continue
         ndev += 1
         dp = ip_ + ("devices", j)
-        n = _addresses(ctx, d.get("device_ip"), dp + ("device_ip",), "device_ip")
+        n = addresses_of(ctx, d.get("device_ip"), dp + ("device_ip",), "device_ip")
         if n:
             walk.counts.append((n, dp + ("device_ip",)))
         if walk.lab and isinstance(sid, str):
@@ -125,10 +125,10 @@ def _instance(ctx: _Ctx, walk: _Walk, ip_: tuple, inst: dict, sids: set[str]) ->
     return ndev
 
 
-def _lab_counts(ctx: _Ctx, gp: tuple, grp: dict, instances: int, servers: int) -> None:
+def _lab_counts(ctx: Ctx, gp: tuple, grp: dict, instances: int, servers: int) -> None:
     """RTC633 for device_num and server_num of a lab-form group, RTC646 for their ratio."""
-    _count(ctx, gp + ("device_num",), instances, "instance_list has (one instance per device):")
-    _count(ctx, gp + ("server_num",), servers, "the instances name this many servers:")
+    count_of(ctx, gp + ("device_num",), instances, "instance_list has (one instance per device):")
+    count_of(ctx, gp + ("server_num",), servers, "the instances name this many servers:")
     dn, sn = decimal(grp.get("device_num")), decimal(grp.get("server_num"))
     if dn is not None and sn and (dn % sn or dn // sn not in (1, 2, 4, 8, 16)):
         ctx.add(error(LEGACY_AVERAGE, f"{format_path(gp + ('device_num',))}: {dn} devices on {sn} "

@@ -15,8 +15,8 @@ from rtc.rules import rule
 
 from ..jsonload import format_path
 from ..json_values import decimal
-from ._context import _Ctx, _ids
-from .counts import COUNT, _addresses
+from ._context import Ctx, ids_of
+from .counts import COUNT, addresses_of
 
 GROUP_ID = rule("RTC653", "global-duplicate-group-id", "error",
                 "Two groups of a global rank table have the same group_id.", """
@@ -53,7 +53,7 @@ GROUP_SERVER_IP = rule("RTC667", "global-duplicate-server-ip", "error",
     Fix: give each server its own pod's IP (the host IP when pods share the host network).""")
 
 
-def _check_global(ctx: _Ctx) -> None:
+def _check_global(ctx: Ctx) -> None:
     """The rules of a ``mindie-global`` table."""
     groups = ctx.doc.get("server_group_list")
     if not isinstance(groups, list):
@@ -78,7 +78,7 @@ def _check_global(ctx: _Ctx) -> None:
         _server_ips(ctx, group, gp, seen_ips)
 
 
-def _server_ips(ctx: _Ctx, group: dict, gp: tuple, seen: dict) -> None:
+def _server_ips(ctx: Ctx, group: dict, gp: tuple, seen: dict) -> None:
     """RTC667: a server_ip that another server_id already has (``seen``: ip -> (server_id,
     path), filled in here)."""
     servers = group.get("server_list")
@@ -97,7 +97,7 @@ def _server_ips(ctx: _Ctx, group: dict, gp: tuple, seen: dict) -> None:
                           hint="give each server its own pod's IP (kubectl get pods -o wide)"))
 
 
-def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
+def _group(ctx: Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
     servers = group.get("server_list")
     if not isinstance(servers, list):
         return
@@ -114,13 +114,13 @@ def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
         if not isinstance(server, dict) or not isinstance(server.get("device"), list):
             unknown = True
             continue
-        _addresses(ctx, server.get("server_ip"), sp + ("server_ip",), "server_ip")
+        addresses_of(ctx, server.get("server_ip"), sp + ("server_ip",), "server_ip")
         for k, dev in enumerate(server["device"]):
             dp = sp + ("device", k)
             if not isinstance(dev, dict):
                 unknown = True
                 continue
-            _addresses(ctx, dev.get("device_ip"), dp + ("device_ip",), "device_ip")
+            addresses_of(ctx, dev.get("device_ip"), dp + ("device_ip",), "device_ip")
             r = decimal(dev.get("rank_id")) if dp + ("rank_id",) not in ctx.bad else None
             if r is not None:
                 ranks.append(r)
@@ -139,7 +139,7 @@ def _group(ctx: _Ctx, group: dict, gp: tuple, g: int, seen: dict) -> None:
                                   hint="each NPU belongs to one instance"))
                     break
     if ranks and not unknown and sorted(ranks) != list(range(len(ranks))):
-        ctx.add(error(GROUP_RANKS, f"{format_path(gp)}: rank_id values are {_ids(sorted(ranks))}, "
+        ctx.add(error(GROUP_RANKS, f"{format_path(gp)}: rank_id values are {ids_of(sorted(ranks))}, "
                       f"not 0..{len(ranks) - 1}", ctx.span(gp + ("server_list",)),
                       hint="number each group's devices from 0 (one hccl.json per instance)"))
 

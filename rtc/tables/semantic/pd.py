@@ -8,8 +8,8 @@ from rtc.rules import rule
 
 from ..jsonload import format_path
 from ..json_values import decimal
-from ._context import _Ctx
-from .counts import COUNT, _addresses, _ip_counts
+from ._context import Ctx
+from .counts import COUNT, addresses_of, ip_counts_of
 
 PD_CLUSTER_ID = rule("RTC644", "pd-duplicate-cluster-id", "error",
                      "Two entries of a PD rank table have the same cluster_id.", """
@@ -20,7 +20,7 @@ PD_CLUSTER_ID = rule("RTC644", "pd-duplicate-cluster-id", "error",
     Fix: regenerate the table, or number cluster_id uniquely.""")
 
 
-def _check_pd(ctx: _Ctx) -> None:
+def check_pd(ctx: Ctx) -> None:
     """The rules of a ``pd-ranktable`` table."""
     doc = ctx.doc
     servers: dict[str, tuple] = {}
@@ -37,7 +37,7 @@ def _check_pd(ctx: _Ctx) -> None:
             sid = d.get("server_id")
             if isinstance(sid, str):
                 servers.setdefault(sid, p)
-            n = _addresses(ctx, d.get("device_ip"), p + ("device_ip",), "device_ip")
+            n = addresses_of(ctx, d.get("device_ip"), p + ("device_ip",), "device_ip")
             if n:
                 counts.append((n, p + ("device_ip",)))
             cid = d.get("cluster_id")
@@ -56,7 +56,7 @@ def _check_pd(ctx: _Ctx) -> None:
                       f"{len(servers)} servers ({', '.join(list(servers)[:4])}"
                       f"{', ...' if len(servers) > 4 else ''})", ctx.span(("server_count",)),
                       hint="server_count is the number of nodes the table spans"))
-    _ip_counts(ctx, counts)
+    ip_counts_of(ctx, counts)
 
 
 #: The rules this module reports (collected by rtc.tables.semantic.RULES).

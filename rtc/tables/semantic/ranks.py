@@ -7,7 +7,7 @@ from rtc.diagnostics import Related, error, warning
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ._context import _Ctx, _ids
+from ._context import Ctx, ids_of
 
 RANK_IDS = rule("RTC630", "rank-ids-not-0-to-n", "error",
                 "rank_id values are not exactly 0..N-1 (a duplicate, a gap, or too large).", """
@@ -43,7 +43,7 @@ def _same(x):
     return x
 
 
-def _rank_set(ctx: _Ctx, entries: list, container: tuple, what: str = "device",
+def rank_set(ctx: Ctx, entries: list, container: tuple, what: str = "device",
               path_of=_same) -> bool:
     """RTC630 over ``entries`` = [(rank int | None (unusable), where)]; ``path_of(where)``
     is the path of the rank_id value. True when the ranks are exactly 0..N-1 (so the
@@ -74,12 +74,12 @@ def _rank_set(ctx: _Ctx, entries: list, container: tuple, what: str = "device",
         missing = [r for r in range(n) if r not in seen]
         if missing:
             ctx.add(error(RANK_IDS, f"rank ids must be exactly 0..{n - 1} for {n} {what}s; "
-                          f"missing: {_ids(missing)}", ctx.span(container, key=True),
+                          f"missing: {ids_of(missing)}", ctx.span(container, key=True),
                           hint="HCCL sorts the ranks and requires the i-th to be i"))
     return not unusable and len(ctx.out) == before
 
 
-def _rank_blocks(ctx: _Ctx, servers: list, path_of=_same) -> None:
+def rank_blocks(ctx: Ctx, servers: list, path_of=_same) -> None:
     """RTC631 and RTC632 over servers = [(label, anchor path, [(device_id|None, rank|None,
     where)])] in list order; ``path_of(where)`` is the path of the rank_id value."""
     owner: dict[int, str] = {}
@@ -100,8 +100,8 @@ def _rank_blocks(ctx: _Ctx, servers: list, path_of=_same) -> None:
             hole = range(uniq[k - 1] + 1, uniq[k])
             others = sorted({owner[r] for r in hole if r in owner})
             path = path_of(next(p for _, r, p in devs if r == uniq[k]))
-            ctx.add(error(RANK_INTERLEAVED, f"server {label} has ranks {_ids(uniq)}: not one "
-                          f"contiguous block" + (f" (ranks {_ids(hole)} are on {', '.join(others[:3])})"
+            ctx.add(error(RANK_INTERLEAVED, f"server {label} has ranks {ids_of(uniq)}: not one "
+                          f"contiguous block" + (f" (ranks {ids_of(hole)} are on {', '.join(others[:3])})"
                                                  if others else ""),
                           ctx.span(path), subject=f"server {label}",
                           hint="number ranks server by server: all of one server, then the next"))

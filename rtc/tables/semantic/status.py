@@ -13,7 +13,7 @@ from __future__ import annotations
 from rtc.diagnostics import warning
 from rtc.rules import rule
 
-from ._context import _Ctx
+from ._context import Ctx
 
 NOT_COMPLETED = rule("RTC649", "table-not-completed", "warning",
                      'The table\'s status is "initializing": HCCL waits for it to complete.', """
@@ -26,7 +26,7 @@ NOT_COMPLETED = rule("RTC649", "table-not-completed", "warning",
     Fix: set "status": "completed" once the table is final (rtc writes completed tables).""")
 
 
-def check_status(ctx: _Ctx) -> None:
+def check_status(ctx: Ctx) -> None:
     """RTC649 when the table's ``status`` is ``initializing``."""
     if ctx.doc.get("status") == "initializing" and ("status",) not in ctx.bad:
         ctx.add(warning(NOT_COMPLETED, 'the table\'s status is "initializing": HCCL waits up '

@@ -8,7 +8,7 @@ from rtc.diagnostics import Related, error
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ._context import _Ctx, _server_label
+from ._context import Ctx, server_label
 
 POD_UNKNOWN = rule("RTC637", "super-pod-unknown-server", "error",
                    "super_pod_list names a server_id that is not in server_list.", """
@@ -40,7 +40,7 @@ POD_CONTIGUOUS = rule("RTC640", "super-pod-not-contiguous", "error",
     Fix: order server_list pod by pod (and number ranks in that order).""")
 
 
-def _super_pods(ctx: _Ctx, sl: list) -> None:
+def check_super_pods(ctx: Ctx, sl: list) -> None:
     """RTC637-RTC640 for the super_pod_list of a table whose server_list is ``sl``."""
     pods = ctx.doc.get("super_pod_list")
     if not isinstance(pods, list):
@@ -67,7 +67,7 @@ def _super_pods(ctx: _Ctx, sl: list) -> None:
     _adjacency(ctx, sl, pods, member)
 
 
-def _pod_id(ctx: _Ctx, k: int, pod: dict, pod_ids: dict[str, tuple]) -> None:
+def _pod_id(ctx: Ctx, k: int, pod: dict, pod_ids: dict[str, tuple]) -> None:
     """RTC639 for the super_pod_id of pod ``k``; ``pod_ids`` maps the ids seen to paths."""
     pid = pod.get("super_pod_id")
     pid_path = ("super_pod_list", k, "super_pod_id")
@@ -82,7 +82,7 @@ def _pod_id(ctx: _Ctx, k: int, pod: dict, pod_ids: dict[str, tuple]) -> None:
             pod_ids[pid] = pid_path
 
 
-def _pod_members(ctx: _Ctx, k: int, pod: dict, pods: list, ids: dict[str, int],
+def _pod_members(ctx: Ctx, k: int, pod: dict, pods: list, ids: dict[str, int],
                  member: dict[str, list]) -> None:
     """RTC637 and RTC638 (listed twice) for the server_list of pod ``k``; records each
     listed server in ``member``."""
@@ -116,7 +116,7 @@ def _pod_members(ctx: _Ctx, k: int, pod: dict, pods: list, ids: dict[str, int],
         seen.append((k, path))
 
 
-def _adjacency(ctx: _Ctx, sl: list, pods: list, member: dict[str, list]) -> None:
+def _adjacency(ctx: Ctx, sl: list, pods: list, member: dict[str, list]) -> None:
     """RTC640 for the first server that is separated from its pod's earlier servers."""
     last_pos: dict[int, int] = {}
     prev = None
@@ -130,7 +130,7 @@ def _adjacency(ctx: _Ctx, sl: list, pods: list, member: dict[str, list]) -> None
             between = sl[last_pos[k] + 1] if last_pos[k] + 1 < len(sl) else None
             pid = pods[k].get("super_pod_id")
             ctx.add(error(POD_CONTIGUOUS, f"server {sid} of super pod {pid!r} is separated from the "
-                          f"pod's other servers" + (f" by {_server_label(between, last_pos[k] + 1)}"
+                          f"pod's other servers" + (f" by {server_label(between, last_pos[k] + 1)}"
                                                     if between is not None else ""),
                           ctx.span(("server_list", i, "server_id")), subject=f"server {sid}",
                           hint="order server_list pod by pod"))

@@ -7,15 +7,15 @@ from __future__ import annotations
 from rtc.diagnostics import error
 
 from ..json_values import decimal
-from ._context import _Ctx, _server_label
-from .backups import _backups, _host_port
-from .containers import _container_ips
-from .counts import COUNT, _addresses, _ip_counts
-from .ranks import _rank_blocks, _rank_set
-from .super_pods import _super_pods
+from ._context import Ctx, server_label
+from .backups import backups_of, host_port_of
+from .containers import container_ips
+from .counts import COUNT, addresses_of, ip_counts_of
+from .ranks import rank_blocks, rank_set
+from .super_pods import check_super_pods
 
 
-def _check_v1(ctx: _Ctx, form: str) -> None:
+def check_v1(ctx: Ctx, form: str) -> None:
     """The rules of a ``hccl-v1.0`` or ``hccl-v1.2`` table."""
     sl = ctx.doc.get("server_list")
     if not isinstance(sl, list):
@@ -28,24 +28,24 @@ def _check_v1(ctx: _Ctx, form: str) -> None:
     for i, s in enumerate(sl):
         if type(s) is not dict:
             continue
-        label = _server_label(s, i)
+        label = server_label(s, i)
         sp = ("server_list", i)
         if "host_ip" in s:
-            _addresses(ctx, s["host_ip"], sp + ("host_ip",), "host_ip")
+            addresses_of(ctx, s["host_ip"], sp + ("host_ip",), "host_ip")
         rows, by_id = _devices(ctx, i, s, label, v12, entries, ip_counts)
         if v12:
-            _backups(ctx, label, by_id)
+            backups_of(ctx, label, by_id)
         servers.append((label, sp + ("server_id",) if "server_id" in s else sp, rows))
-    if _rank_set(ctx, entries, ("server_list",), path_of=_v1_rank_path):
-        _rank_blocks(ctx, servers, path_of=_v1_rank_path)
+    if rank_set(ctx, entries, ("server_list",), path_of=_v1_rank_path):
+        rank_blocks(ctx, servers, path_of=_v1_rank_path)
     if len({k for k, _ in ip_counts}) > 1:
-        _ip_counts(ctx, [(k, ("server_list", i, "device", j, "device_ip")) for k, (i, j) in ip_counts])
-    _container_ips(ctx, sl)
+        ip_counts_of(ctx, [(k, ("server_list", i, "device", j, "device_ip")) for k, (i, j) in ip_counts])
+    container_ips(ctx, sl)
     if v12:
-        _super_pods(ctx, sl)
+        check_super_pods(ctx, sl)
 
 
-def _server_count(ctx: _Ctx, sl: list) -> None:
+def _server_count(ctx: Ctx, sl: list) -> None:
     """RTC633: server_count against the length of server_list ``sl``."""
     count = ctx.doc.get("server_count")
     if ("server_count",) in ctx.bad:
@@ -57,7 +57,7 @@ def _server_count(ctx: _Ctx, sl: list) -> None:
                       hint=f'write "server_count": "{len(sl)}" (HCCL: "serverList size neq server num")'))
 
 
-def _devices(ctx: _Ctx, i: int, s: dict, label: str, v12: bool, entries: list,
+def _devices(ctx: Ctx, i: int, s: dict, label: str, v12: bool, entries: list,
              ip_counts: list) -> tuple[list, dict]:
     """The devices of server ``s`` (server_list[i]): their addresses and host ports are
     checked, their ranks appended to ``entries`` as (rank, (i, j)) and their address counts
@@ -84,14 +84,14 @@ def _devices(ctx: _Ctx, i: int, s: dict, label: str, v12: bool, entries: list,
                 by_id[did] = (d, sp + ("device", j))
         ip = d.get("device_ip")
         if ip:
-            k = _addresses(ctx, ip, (*sp, "device", j, "device_ip"), "device_ip")
+            k = addresses_of(ctx, ip, (*sp, "device", j, "device_ip"), "device_ip")
             if k:
                 ip_counts.append((k, (i, j)))
         if "backup_device_ip" in d:
-            _addresses(ctx, d["backup_device_ip"], (*sp, "device", j, "backup_device_ip"),
+            addresses_of(ctx, d["backup_device_ip"], (*sp, "device", j, "backup_device_ip"),
                        "backup_device_ip")
         if "host_port" in d:
-            _host_port(ctx, d, (*sp, "device", j, "host_port"), label, ports)
+            host_port_of(ctx, d, (*sp, "device", j, "host_port"), label, ports)
     return rows, by_id
 
 

@@ -8,9 +8,9 @@ from rtc.diagnostics import Related, error
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ._context import _Ctx
+from ._context import Ctx
 from .counts import COUNT
-from .ranks import _rank_set
+from .ranks import rank_set
 
 V2_LEVELS = rule("RTC650", "v2-level-order", "error",
                  "A 2.0 rank's level_list does not ascend from net_layer 0.", """
@@ -44,7 +44,7 @@ V2_PORT_TWICE = rule("RTC670", "v2-port-two-addresses", "error",
     Fix: list each port under the one address that serves it.""")
 
 
-def _ports_once(ctx: _Ctx, lp: tuple, addrs: list) -> None:
+def _ports_once(ctx: Ctx, lp: tuple, addrs: list) -> None:
     """RTC670 for the first port that a second address of one level lists again."""
     flat: list = []
     for a in addrs:
@@ -77,7 +77,7 @@ def _int2(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def _check_v2(ctx: _Ctx) -> None:
+def check_v2(ctx: Ctx) -> None:
     """The rules of a ``hccl-v2.0`` table."""
     doc = ctx.doc
     ranks = doc.get("rank_list")
@@ -108,10 +108,10 @@ def _check_v2(ctx: _Ctx) -> None:
         ctx.add(error(V2_BACKUP, f"{format_path(extra)}: a second backup rank (local_id 64); a "
                       "table may have one", ctx.span(extra + ("local_id",)),
                       related=[Related(ctx.span(backups[0] + ("local_id",)), "first backup rank")]))
-    _rank_set(ctx, entries, ("rank_list",), "rank")
+    rank_set(ctx, entries, ("rank_list",), "rank")
 
 
-def _levels(ctx: _Ctx, rp: tuple, levels: list, instances: dict[tuple, tuple]) -> None:
+def _levels(ctx: Ctx, rp: tuple, levels: list, instances: dict[tuple, tuple]) -> None:
     """RTC650 for the level_list of the rank at ``rp``, RTC651 for its address counts
     against the first rank seen of each (net_layer, net_instance_id) in ``instances``."""
     prev = -1

@@ -28,7 +28,7 @@ from rtc.model.net_layers import NET_LAYER, layer_problem
 from rtc.rules import rule
 
 from ..jsonload import format_path
-from ._context import _Ctx
+from ._context import Ctx
 from .v2 import V2_BACKUP
 
 V2_ADDRESS_FORM = rule("RTC671", "v2-address-form", "error",
@@ -95,7 +95,7 @@ def address_problem(kind, addr) -> str | None:
     return None
 
 
-def _fraction(ctx: _Ctx, path: tuple, value) -> None:
+def _fraction(ctx: Ctx, path: tuple, value) -> None:
     if type(value) is float and path not in ctx.bad:
         ctx.add(error(V2_FRACTION, f"{format_path(path)}: {value!r} has a fraction; HCCL "
                       "reads a JSON integer here", ctx.span(path),
@@ -103,7 +103,7 @@ def _fraction(ctx: _Ctx, path: tuple, value) -> None:
                       "write a whole number"))
 
 
-def check_v2_fields(ctx: _Ctx) -> None:
+def check_v2_fields(ctx: Ctx) -> None:
     """RTC671, RTC672, RTC673 and RTC652 (replaced_local_id without local_id 64)."""
     ranks = ctx.doc.get("rank_list")
     # level-0 instance -> (its first device_id, local_id -> first rank path)
@@ -148,7 +148,7 @@ def check_v2_fields(ctx: _Ctx) -> None:
                                    "physical device id)"))
 
 
-def _port_levels(ctx: _Ctx, rp: tuple, levels: list) -> None:
+def _port_levels(ctx: Ctx, rp: tuple, levels: list) -> None:
     """RTC676 for the first port of a rank listed at a second level."""
     owner: dict = {}
     for n, lv in enumerate(levels):
@@ -169,7 +169,7 @@ def _port_levels(ctx: _Ctx, rp: tuple, levels: list) -> None:
                     return
 
 
-def _addresses(ctx: _Ctx, lp: tuple, lv: dict, reported: set) -> None:
+def _addresses(ctx: Ctx, lp: tuple, lv: dict, reported: set) -> None:
     addrs = lv.get("rank_addr_list")
     for m, a in enumerate(addrs if isinstance(addrs, list) else ()):
         ap = lp + ("rank_addr_list", m, "addr")
@@ -198,7 +198,7 @@ def port_problem(port, dies: int, ports: int) -> str | None:
     return None
 
 
-def check_v2_hardware(ctx: _Ctx, preset) -> None:
+def check_v2_hardware(ctx: Ctx, preset) -> None:
     """RTC674 (a net_layer that is no level of ``preset``) and RTC675 (a port the
     preset's NPU does not have); one finding each per table, naming the count."""
     ranks = ctx.doc.get("rank_list")

@@ -2,7 +2,7 @@
 which is renamed into place once every file is complete.
 
 A first ``rtc compile --out-dir build`` at 8,192 servers writes 24,580 files. Written one by
-one through :func:`rtc.emit.files.write_all` (a temporary name, then a rename each), the
+one through :func:`rtc.outputs.files.write_all` (a temporary name, then a rename each), the
 renames alone cost ~0.8 s of kernel time on this project's ext4 disks; here there is one
 rename for the whole folder, and no reader (a launcher, ``rsync``) ever sees part of it.
 """
@@ -15,7 +15,7 @@ import re
 import stat
 
 from rtc import interrupts
-from rtc.emit.files import (CREATE_FLAGS, MANIFEST, TransactionError, fill_file,
+from rtc.outputs.files import (CREATE_FLAGS, MANIFEST, TransactionError, fill_file,
                             manifest_text, sync_all, write_all)
 
 #: The empty file that marks a hidden folder as rtc's while it is written, locked
@@ -32,10 +32,10 @@ def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
                      durable: bool | None = None) -> list[str]:
     """Create ``folder``, which must not exist, holding exactly ``files`` (``(name, text,
     bytes or a zero-argument callable giving either, mode or None)``; plain file names) and
-    the :data:`~rtc.emit.files.MANIFEST` listing ``manifest`` when that is given. Returns
+    the :data:`~rtc.outputs.files.MANIFEST` listing ``manifest`` when that is given. Returns
     the paths written (``folder`` joined with each name), in order; a name given twice is
     written once, with the last data. Callables are called after every other file is
-    written (as in :func:`rtc.emit.files.write_all`).
+    written (as in :func:`rtc.outputs.files.write_all`).
 
     The files are written under their own names into ``.NAME.XXXXXXXX.tmp`` beside
     ``folder`` (created with the umask's permissions, as ``mkdir`` would, and marked as
@@ -44,11 +44,11 @@ def write_new_folder(folder: str | os.PathLike, files, *, manifest=None,
     folder is then renamed to ``folder``. On any failure, Ctrl-C or SIGTERM the hidden
     folder is removed and ``folder`` is never created. When another process created
     ``folder`` meanwhile (two runs at once), the same files are written into it with
-    :func:`rtc.emit.files.write_all`, as into any existing folder. Afterwards, what a
+    :func:`rtc.outputs.files.write_all`, as into any existing folder. Afterwards, what a
     killed run left beside ``folder`` is removed (:func:`sweep_hidden`). The hidden name
     must fit the file system (:func:`fits`).
 
-    Raises :class:`~rtc.emit.files.TransactionError` naming the file or folder that could
+    Raises :class:`~rtc.outputs.files.TransactionError` naming the file or folder that could
     not be written (the parent folder missing or not writable, a name that is not a plain
     file name, a full disk), and re-raises what a callable raised."""
     folder = os.fspath(folder)
@@ -83,7 +83,7 @@ def fits(folder: str | os.PathLike) -> bool:
     """Whether the hidden name of ``folder`` (``.NAME.XXXXXXXX.tmp``: 14 bytes more than
     its name) fits the longest file name of its parent's file system (255 bytes where that
     cannot be asked). A folder whose name does not fit is made by ``mkdir`` and written
-    with :func:`rtc.emit.files.write_all` instead."""
+    with :func:`rtc.outputs.files.write_all` instead."""
     parent, base = os.path.split(os.path.abspath(os.fspath(folder)))
     try:
         longest = os.pathconf(parent, "PC_NAME_MAX")

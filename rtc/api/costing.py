@@ -1,5 +1,5 @@
 """The drivers of ``rtc cost`` and ``rtc advise``: pick the jobs of a compiled
-description (:func:`rtc.api.compile.compile_file`) and hand them to :mod:`rtc.cost.jobs`."""
+description (:func:`rtc.api.compiling.compile_file`) and hand them to :mod:`rtc.cost.jobs`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ from rtc.model.topology import Job, Topology
 
 class JobChoiceError(ValueError):
     """``--job`` names no job, or the file has no job with devices."""
+
+
+class SeveralJobs(JobChoiceError):
+    """One job is needed (``rtc advise``) and the file has several: :attr:`names`."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"the file has {len(names)} jobs; choose one ({', '.join(names)})")
+        self.names = names
 
 
 def chosen_jobs(topology: Topology, name: str | None) -> list[Job]:

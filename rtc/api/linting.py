@@ -170,7 +170,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     ``hardware`` is a preset name (default atlas-800t-a2, or the table's); ``table`` a rank
     table lowered by :mod:`rtc.tables`. ``loader(path) -> (bytes | None, why)`` reads
     sourced files (default: the file system). ``against`` is a compile result
-    (:class:`rtc.api.compile.CompileResult`) the scripts are compared with (RTC707).
+    (:class:`rtc.api.compiling.CompileResult`) the scripts are compared with (RTC707).
     Never raises for bad input."""
     rep = LintReport()
     kube = manifests.Manifests()
@@ -415,8 +415,8 @@ def read_table(path: str, hardware: str | None = None, inventory=None, loader=No
                sources: dict | None = None) -> tuple[Topology | None, list]:
     """A rank table for ``--table`` lowered into a Topology (:mod:`rtc.tables`), and the
     findings of validating it (which ``rtc validate`` would report; ``inventory`` an
-    :class:`rtc.api.validate.Inventory`). The table's text goes into ``sources``."""
-    from rtc.api.validate import validate_source
+    :class:`rtc.api.validating.Inventory`). The table's text goes into ``sources``."""
+    from rtc.api.validating import validate_source
 
     data, why = (loader or _load)(path)
     if data is None:

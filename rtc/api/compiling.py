@@ -143,7 +143,7 @@ def _finish(topo: Topology, diags: list[Diagnostic], checked: list[Diagnostic],
     if topo.policies or any(j.policies for j in topo.jobs):
         # Loaded only when there are policies: the catalogue imports every rule module.
         from rtc.checks.policies import apply_policies, unknown_policies
-        from rtc.report.rule_catalogue import RULES
+        from rtc.catalogue import RULES
 
         diags = apply_policies(topo, diags + unknown_policies(topo, RULES), RULES)
     return _strict(diags, strict)
