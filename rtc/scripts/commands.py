@@ -110,6 +110,9 @@ class Launch:
     mounts: dict | None = None
     network: str | None = None
     env_files: list = field(default_factory=list)
+    #: in a Kubernetes pod: the NPUs/GPUs its container is given (``resources.limits``,
+    #: else ``requests``, of the device plugins' extended resources); None elsewhere
+    accelerators: int | None = None
 
     @property
     def span(self) -> Span:

@@ -330,7 +330,7 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
             count = (dp if local is None else local) * _replica(la)
         elif g.kind == "ray":
             ray = next((x for x in m.launches if x.kind == "ray"), None)
-            count = int_value(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
+            count = _ray_devices(ray, tp)
         elif g.kind == "nnodes":
             count = _replica(la) // max(1, int_value(la.value("--nnodes"), 1) or 1)
         elif la.kind in ("torchrun", "msrun"):
@@ -341,6 +341,21 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
     return tuple(ids)
+
+
+def _ray_devices(ray: Launch | None, tp: int) -> int:
+    """The devices a Ray node offers: ``--num-gpus`` / ``--num-npus``; without them Ray
+    counts the accelerators the container sees (ray-project/ray
+    python/ray/_private/accelerators/nvidia_gpu.py
+    ``NvidiaGPUAcceleratorManager.get_current_node_num_accelerators``: NVML's device
+    count), which in a Kubernetes pod are the ones the device plugin gives its container
+    (:attr:`Launch.accelerators`); else ``tp``, rtc's guess for a script."""
+    if ray is None:
+        return tp
+    given = int_value(ray.value("--num-gpus") or ray.value("--num-npus"))
+    if given is not None:
+        return given
+    return ray.accelerators if ray.accelerators else tp
 
 
 def _sglang_devices(la: Launch, visible: list[int] | None) -> tuple[int, ...]:

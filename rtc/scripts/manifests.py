@@ -584,6 +584,7 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
         sub = recognise(commands, _reread(label, env))
         for la in sub.launches:
             la.container = c
+            la.accelerators = _container_accelerators(c)
             if pod.devices is not None and la.devices is None:
                 la.devices = pod.devices
         found.launches += sub.launches
@@ -755,6 +756,15 @@ def _request_limit(pod: PodT) -> list:
                                  related=[Related(_span(pod.label, lim[k]), "the limit")],
                                  hint=f"give {k} the same count in requests and limits"))
     return out
+
+
+def _container_accelerators(c: dict) -> int | None:
+    """The NPUs/GPUs container ``c`` is given: its accelerator limits (else requests)
+    summed; None when it names none."""
+    res = _get(c, "resources")
+    counts = _accelerator_counts(_get(res, "limits")) or _accelerator_counts(_get(res, "requests"))
+    found = [n for n in (_int(v) for v in counts.values()) if n is not None]
+    return sum(found) if found else None
 
 
 def _pod_accelerators(pod: PodT) -> tuple[int | None, object]:
