@@ -1,0 +1,93 @@
+"""Reader changes the public-report corpus asked for (tests/lint_cases/public, issue 33):
+the Ray start-up helper of vLLM's and LWS's multi-node examples, the GPUs a Ray node in a
+pod offers, and SGLang router targets on a host that runs several servers."""
+
+from __future__ import annotations
+
+from rtc.api.lint import lint_scripts
+from rtc.scripts.commands import recognise
+from rtc.scripts.shell import read_shell
+
+
+def _launches(text: str):
+    run = read_shell("x.sh", text)
+    return recognise(run.commands).launches
+
+
+def test_multi_node_serving_helper_is_ray_start():
+    """vLLM examples/online_serving/multi-node-serving.sh (LWS ray_init.sh): `leader` is
+    `ray start --head --port=6379`, `worker --ray_address=A` is `ray start --address=A:6379
+    --block`; --ray_port changes both; other words go to ray start."""
+    (lead,) = _launches("bash /vllm-workspace/examples/online_serving/multi-node-serving.sh "
+                        "leader --ray_cluster_size=2 --num-gpus=8\n")
+    assert (lead.kind, lead.has("--head"), lead.value("--port"), lead.value("--num-gpus")) \
+        == ("ray", True, "6379", "8")
+    (work,) = _launches("/lws/code/ray_init.sh worker --ray_address=vllm-0.vllm --ray_port=6380\n")
+    assert (work.kind, work.value("--address"), work.has("--block")) == \
+        ("ray", "vllm-0.vllm:6380", True)
+    assert _launches("ray_init.sh status\n") == []
+
+
+LWS = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: qwen}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+        - name: leader
+          env: [{name: GLOO_SOCKET_IFNAME, value: eth0}]
+          command: ["sh", "-c"]
+          args: ["bash multi-node-serving.sh leader --ray_cluster_size=2; vllm serve /m --tensor-parallel-size 2 --distributed-executor-backend ray"]
+          resources: {limits: {nvidia.com/gpu: "GPUS"}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          env: [{name: GLOO_SOCKET_IFNAME, value: eth0}]
+          command: ["sh", "-c"]
+          args: ["bash multi-node-serving.sh worker --ray_address=$(LWS_LEADER_ADDRESS)"]
+          resources: {limits: {nvidia.com/gpu: "GPUS"}}
+"""
+
+
+def test_ray_node_in_a_pod_offers_the_gpus_its_container_is_given():
+    """TP 2 over two one-GPU pods through Ray: each pod runs one rank (no RTC794/RTC210,
+    which the TP size taken as every node's share gave); `ray start --num-gpus` still wins
+    over the pod's count."""
+    rep = lint_scripts([("lws.yaml", LWS.replace("GPUS", "1"))], hardware="hgx-h100")
+    codes = {d.code for d in rep.diagnostics}
+    assert not codes & {"RTC794", "RTC210"}, codes
+    (job,) = rep.topology.jobs
+    assert [len(p.device_ids) for p in job.placements] == [1, 1]
+    two = LWS.replace("GPUS", "1").replace("--ray_cluster_size=2;",
+                                           "--ray_cluster_size=2 --num-gpus=2;")
+    rep = lint_scripts([("lws.yaml", two)], hardware="hgx-h100")
+    assert "RTC794" in {d.code for d in rep.diagnostics}
+
+
+def test_router_targets_on_one_host_with_two_servers():
+    """Prefill and decode on one host (--host 10.1.0.5, ports 30000/30001): the router's
+    bootstrap port is compared with the prefill at the target's port (RTC744), and a
+    target port no server there listens on is RTC744 too; the right ports are clean."""
+    prefill = ("python -m sglang.launch_server --model-path /m --disaggregation-mode prefill "
+               "--disaggregation-bootstrap-port 9000 --host 10.1.0.5 --port 30000 --tp 1\n")
+    decode = ("python -m sglang.launch_server --model-path /m --disaggregation-mode decode "
+              "--host 10.1.0.5 --port 30001 --tp 1\n")
+    router = ("python -m sglang_router.launch_router --pd-disaggregation "
+              "--prefill http://10.1.0.5:30000 BOOT --decode http://10.1.0.5:DEC\n")
+
+    def found(boot, dec):
+        texts = [("p.sh", prefill), ("d.sh", decode),
+                 ("r.sh", router.replace("BOOT", boot).replace("DEC", dec))]
+        return [d for d in lint_scripts(texts, hardware="hgx-h100").diagnostics
+                if d.code == "RTC744"]
+
+    assert found("9000", "30001") == []
+    (bad,) = found("8998", "30001")
+    assert "serves --disaggregation-bootstrap-port 9000" in bad.message
+    assert bad.span.file == "r.sh" and bad.related[0].span.file == "p.sh"
+    (port,) = found("9000", "30002")
+    assert "listens on --port 30000, 30001" in port.message
