@@ -91,3 +91,26 @@ def test_router_targets_on_one_host_with_two_servers():
     assert bad.span.file == "r.sh" and bad.related[0].span.file == "p.sh"
     (port,) = found("9000", "30002")
     assert "listens on --port 30000, 30001" in port.message
+
+
+def test_eplb_flags_must_agree_across_nodes():
+    """vLLM issue 26187 / PR 26218: EPLB is part of the parallel-config hash; a leader with
+    --eplb-log-balancedness and a worker without it is RTC722 at the worker's launch, with
+    both values; the same flags on both nodes are clean."""
+    head = ("export VLLM_HOST_IP=10.2.0.1\nexport GLOO_SOCKET_IFNAME=eth0\n"
+            "vllm serve m --data-parallel-size 4 --data-parallel-size-local 2 "
+            "--data-parallel-address 10.2.0.1 --enable-expert-parallel --enable-eplb "
+            "--eplb-log-balancedness\n")
+    worker = ("export VLLM_HOST_IP=10.2.0.2\nexport GLOO_SOCKET_IFNAME=eth0\n"
+              "vllm serve m --headless --data-parallel-size 4 --data-parallel-size-local 2 "
+              "--data-parallel-start-rank 2 --data-parallel-address 10.2.0.1 "
+              "--enable-expert-parallel --enable-eplb EXTRA\n")
+
+    def disagree(extra):
+        texts = [("head.sh", head), ("worker.sh", worker.replace("EXTRA", extra))]
+        return [d for d in lint_scripts(texts, hardware="hgx-h100").diagnostics
+                if d.code == "RTC722"]
+
+    (d,) = disagree("")
+    assert d.span.file == "worker.sh" and "--eplb-log-balancedness" in d.message
+    assert disagree("--eplb-log-balancedness") == []

@@ -33,9 +33,10 @@ DISAGREE = rule("RTC722", "nodes-disagree", "error",
                 "The nodes of one deployment give different values where vLLM needs one.", """
     What: the scripts of one job (same DP address, Ray head or master address) differ in
     the model, --served-model-name, --tensor/--pipeline/--data-parallel-size, the context
-    parallel sizes, --data-parallel-rpc-port, --enable-expert-parallel, --max-model-len,
-    --max-num-seqs, --max-num-batched-tokens, --dtype, --quantization, --kv-cache-dtype,
-    the executor / DP backend, --nnodes / --master-addr / --master-port, the KV connector
+    parallel sizes, --data-parallel-rpc-port, --enable-expert-parallel, the EPLB flags
+    (--enable-eplb, --eplb-log-balancedness, --eplb-config, --num-redundant-experts),
+    --max-model-len, --max-num-seqs, --max-num-batched-tokens, --dtype, --quantization,
+    --kv-cache-dtype, the executor / DP backend, --nnodes / --master-addr / --master-port, the KV connector
     and role of --kv-transfer-config, or ASCEND_MF_STORE_URL. Reported at the node that
     differs from the others (from the head, with two nodes), with both values.
     Why: vLLM compares the parallel config of every DP engine at start-up ("Configuration
@@ -67,7 +68,13 @@ AGREE: dict[str, str | None] = {
     "--dtype": "auto", "--quantization": None, "--kv-cache-dtype": "auto",
     "--distributed-executor-backend": None, "--data-parallel-backend": "mp",
     "--nnodes": "1", "--master-addr": "127.0.0.1", "--master-port": "29501",
+    # EPLB: part of ParallelConfig.compute_hash since vLLM PR 26218 (issue 26187: the
+    # leader alone with balancedness logging hung in an all-reduce only it entered)
+    "--enable-eplb": None, "--eplb-log-balancedness": None, "--eplb-config": None,
+    "--num-redundant-experts": "0",
 }
+#: Switches of :data:`AGREE`: compared as on / off.
+SWITCHES = ("--enable-expert-parallel", "--enable-eplb", "--eplb-log-balancedness")
 #: Environment variables every node of a job must give alike.
 AGREE_ENV = ("ASCEND_MF_STORE_URL",)
 #: What of --kv-transfer-config must agree (kv_role differs only between P and D jobs).
@@ -97,7 +104,7 @@ def _values(nl, proc) -> dict:
     line = proc.spans.get("")
     out = {"model": (_model(proc, flags), line)}
     for name, default in AGREE.items():
-        if name == "--enable-expert-parallel":
+        if name in SWITCHES:
             value = "on" if name in flags else "off"
         else:
             value = flags.get(name, default) if name in flags else default

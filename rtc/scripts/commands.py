@@ -47,8 +47,8 @@ BOOLEAN_FLAGS = frozenset({
     "--data-parallel-external-lb", "--trust-remote-code", "--enforce-eager",
     "--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-log-requests",
     "--enable-chunked-prefill", "--enable-auto-tool-choice", "--disable-log-stats",
-    "--enable-dbo", "--enable-eplb", "--async-scheduling", "--head", "--block",
-    "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
+    "--enable-dbo", "--enable-eplb", "--eplb-log-balancedness", "--async-scheduling",
+    "--head", "--block", "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
 }) | sglang_args.BOOLEAN
 
 #: Commands that start nothing rtc checks (builtins and everyday tools): not reported.
