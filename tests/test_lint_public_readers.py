@@ -114,3 +114,25 @@ def test_eplb_flags_must_agree_across_nodes():
     (d,) = disagree("")
     assert d.span.file == "worker.sh" and "--eplb-log-balancedness" in d.message
     assert disagree("--eplb-log-balancedness") == []
+
+
+def test_ray_on_npus_needs_the_noset_variable():
+    """RTC710 (vllm-ascend issues 167, 168): a Ray node of an NPU job without
+    RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 is an error at its `ray start`; with
+    the variable on both nodes, or on GPU hardware, nothing."""
+    head = ("export HCCL_IF_IP=10.0.0.1\nexport GLOO_SOCKET_IFNAME=eth0\nNOSET"
+            "ray start --head --num-gpus=8\n"
+            "vllm serve /m -tp 8 -pp 2 --distributed-executor-backend ray\n")
+    worker = ("export HCCL_IF_IP=10.0.0.2\nexport GLOO_SOCKET_IFNAME=eth0\nNOSET"
+              "ray start --address=10.0.0.1:6379 --num-gpus=8 --block\n")
+    noset = "export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1\n"
+
+    def found(h, w, hardware="atlas-800t-a2"):
+        texts = [("head.sh", head.replace("NOSET", h)), ("worker.sh", worker.replace("NOSET", w))]
+        return [(d.code, d.span.file, d.span.line) for d in
+                lint_scripts(texts, hardware=hardware).diagnostics if d.code == "RTC710"]
+
+    assert found("", noset) == [("RTC710", "head.sh", 3)]
+    assert found(noset, "") == [("RTC710", "worker.sh", 3)]
+    assert found(noset, noset) == []
+    assert found("", "", "hgx-h100") == []

@@ -30,6 +30,7 @@ from rtc.checks import a5_backup
 from rtc.checks import a5_instances
 from rtc.checks import kv_capacity
 from rtc.checks import sglang_layout
+from rtc.checks import ray_npu_env
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -67,6 +68,8 @@ CHECKS = (
     a5_instances,
     # SGLang's layout over several servers (RTC350)
     sglang_layout,
+    # Ray on Ascend NPUs in lifted scripts (RTC710)
+    ray_npu_env,
 )
 
 #: The rules of every check module.
