@@ -136,3 +136,22 @@ def test_ray_on_npus_needs_the_noset_variable():
     assert found(noset, "") == [("RTC710", "worker.sh", 3)]
     assert found(noset, noset) == []
     assert found("", "", "hgx-h100") == []
+
+
+def test_pd_instances_all_producers_is_rtc711_at_the_decode():
+    """RTC711 (vllm-project/recipes PR 385): prefill and decode both kv_producer is an error
+    at the decode script's --kv-transfer-config; producer + consumer (or kv_both) is clean."""
+    line = ("export VLLM_HOST_IP=10.0.0.{n}\nexport CUDA_VISIBLE_DEVICES=0\n"
+            "vllm serve m --port 8000 --kv-transfer-config "
+            "'{{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"{role}\"}}'\n")
+
+    def found(p_role, d_role):
+        texts = [("prefill.sh", line.format(n=1, role=p_role)),
+                 ("decode.sh", line.format(n=2, role=d_role))]
+        return [(d.code, d.span.file) for d in lint_scripts(texts).diagnostics
+                if d.code == "RTC711"]
+
+    assert found("kv_producer", "kv_producer") == [("RTC711", "decode.sh")]
+    assert found("kv_consumer", "kv_consumer") == [("RTC711", "prefill.sh")]
+    assert found("kv_producer", "kv_consumer") == []
+    assert found("kv_both", "kv_both") == []

@@ -31,6 +31,7 @@ from rtc.checks import a5_instances
 from rtc.checks import kv_capacity
 from rtc.checks import sglang_layout
 from rtc.checks import ray_npu_env
+from rtc.checks import pd_roles
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -70,6 +71,8 @@ CHECKS = (
     sglang_layout,
     # Ray on Ascend NPUs in lifted scripts (RTC710)
     ray_npu_env,
+    # the kv_role sides of lifted prefill/decode scripts (RTC711)
+    pd_roles,
 )
 
 #: The rules of every check module.
