@@ -155,3 +155,36 @@ def test_pd_instances_all_producers_is_rtc711_at_the_decode():
     assert found("kv_consumer", "kv_consumer") == [("RTC711", "prefill.sh")]
     assert found("kv_producer", "kv_consumer") == []
     assert found("kv_both", "kv_both") == []
+
+
+def _pd_nixl(p_env: str, d_env: str):
+    line = ("export VLLM_HOST_IP=10.0.0.{n}\nexport GLOO_SOCKET_IFNAME=eth0\n{env}"
+            "vllm serve m --port 8{n}00 --data-parallel-size 8 --enable-expert-parallel "
+            "--kv-transfer-config '{{\"kv_connector\": \"NixlConnector\", "
+            "\"kv_role\": \"kv_both\"}}'\n")
+    texts = [("prefill.sh", line.format(n=1, env=p_env)), ("decode.sh", line.format(n=2, env=d_env))]
+    return lint_scripts(texts, hardware="hgx-h200")
+
+
+def test_nixl_side_channel_host_on_two_hosts():
+    """RTC712 (vLLM issue 27083): NixlConnector instances on two hosts, one without
+    VLLM_NIXL_SIDE_CHANNEL_HOST (or with localhost) is an error at its launch; both nodes
+    with their own IP are clean."""
+    own = "export VLLM_NIXL_SIDE_CHANNEL_HOST=10.0.0.{}\n"
+    found = [(d.code, d.span.file) for d in _pd_nixl(own.format(1), "").diagnostics
+             if d.code == "RTC712"]
+    assert found == [("RTC712", "decode.sh")]
+    local = "export VLLM_NIXL_SIDE_CHANNEL_HOST=localhost\n"
+    assert [d.span.file for d in _pd_nixl(local, own.format(2)).diagnostics
+            if d.code == "RTC712"] == ["prefill.sh"]
+    assert [d for d in _pd_nixl(own.format(1), own.format(2)).diagnostics
+            if d.code == "RTC712"] == []
+
+
+def test_two_self_contained_dp_servers_are_two_jobs():
+    """Two `vllm serve --data-parallel-size 8` without --data-parallel-address on two
+    nodes (a prefill and a decode instance) run all their ranks on their own node: two
+    jobs of 8 devices each, not one DP group of 16 that no node heads."""
+    rep = _pd_nixl("", "")
+    assert sorted(len(j.placements) for j in rep.topology.jobs) == [1, 1]
+    assert not {"RTC210", "RTC506"} & {d.code for d in rep.diagnostics}

@@ -1,5 +1,6 @@
-"""The kv_role sides of a prefill/decode deployment as the scripts launch it (RTC711): every
-instance of one KV connector a producer, or every one a consumer.
+"""Prefill/decode deployments as the scripts launch them: every instance of one KV
+connector a producer, or every one a consumer (RTC711); NixlConnector instances on several
+hosts that leave VLLM_NIXL_SIDE_CHANNEL_HOST at its default (RTC712).
 
 vLLM's ``KVTransferConfig`` (vllm/config/kv_transfer.py) takes ``kv_role`` kv_producer,
 kv_consumer or kv_both; ``is_kv_producer`` is producer or both, ``is_kv_consumer`` consumer
@@ -33,7 +34,23 @@ ONE_SIDED = rule("RTC711", "pd-roles-one-sided", "error",
     "kv_role": "kv_producer"}' (the decode line copied from the prefill one).
     Fix: give the decode instances kv_role kv_consumer (the prefill ones kv_producer).""")
 
+NIXL_HOST = rule("RTC712", "nixl-side-channel-host-unset", "error",
+                 "A NixlConnector instance on one of several hosts advertises localhost as its side channel.", """
+    What: vLLM instances with kv_connector NixlConnector on two or more hosts, and a node
+    that does not export VLLM_NIXL_SIDE_CHANNEL_HOST (or exports localhost / 127.0.0.1 /
+    0.0.0.0).
+    Why: the variable's default is "localhost" (vllm/envs.py; docs/features/
+    nixl_connector_usage.md: "Set when prefiller and decoder are on different machines");
+    the prefill hands that host to the decode in kv_transfer_params, the decode's handshake
+    reaches its own host instead, fails ("Remote NIXL agent engine ID mismatch", vLLM issue
+    27083) and the decode recomputes every prompt.
+    Example: a 1P1D DeepSeek deployment on two nodes, neither exporting the variable.
+    Fix: export VLLM_NIXL_SIDE_CHANNEL_HOST=<this node's IP that the other nodes reach> on
+    every node.""")
+
 _SIDE = {"kv_producer": "decode", "kv_consumer": "prefill"}
+#: Side-channel hosts another node cannot reach.
+_LOCAL = ("", "localhost", "127.0.0.1", "0.0.0.0", "::", "::1")
 
 
 def _kv(jl):
@@ -53,9 +70,12 @@ def _kv(jl):
 
 def check(topo: Topology, plan: Plan):
     groups: dict[str, list] = {}
+    launches: dict[str, list] = {}
     for jl in plan.launches.values():
         if jl.origin == "script" and jl.job.framework == "vllm" and (kv := _kv(jl)):
             groups.setdefault(kv[0], []).append((jl.job, kv))
+            launches.setdefault(kv[0], []).append(jl)
+    yield from _nixl_hosts(launches.get("NixlConnector", []))
     for connector, members in groups.items():
         roles = {kv[1] for _job, kv in members}
         if len(members) < 2 or len(roles) != 1 or roles - set(_SIDE):
@@ -78,5 +98,27 @@ def check(topo: Topology, plan: Plan):
                          "kv_producer")
 
 
+def _nixl_hosts(jls: list):
+    """RTC712 for each node of NixlConnector launches spread over two or more hosts that
+    leaves the side-channel host at a local address."""
+    nodes = [(jl, nl) for jl in jls for nl in jl.nodes]
+    hosts = {str(nl.server.host_ip) for _jl, nl in nodes if nl.server.host_ip is not None}
+    if len(hosts) < 2:
+        return
+    for jl, nl in nodes:
+        value = str(dict(nl.env).get("VLLM_NIXL_SIDE_CHANNEL_HOST", "")).strip()
+        if value.lower() not in _LOCAL:
+            continue
+        span = next((p.spans.get("") for p in nl.procs if p.spans.get("")), jl.job.span)
+        said = f"sets VLLM_NIXL_SIDE_CHANNEL_HOST={value}" if value else \
+            "leaves VLLM_NIXL_SIDE_CHANNEL_HOST at its default localhost"
+        yield error(NIXL_HOST, f"job {jl.job.name}: {nl.server.name} runs NixlConnector on "
+                    f"one of {len(hosts)} hosts and {said}: the other side's handshake "
+                    "reaches its own host", span,
+                    subject=f"job {jl.job.name}, server {nl.server.name}",
+                    hint="export VLLM_NIXL_SIDE_CHANNEL_HOST="
+                         f"{nl.server.host_ip or '<this node IP>'} before the launch")
+
+
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
-RULES = (ONE_SIDED,)
+RULES = (ONE_SIDED, NIXL_HOST)

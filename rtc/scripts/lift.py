@@ -130,6 +130,10 @@ def _ip(text: str | None):
         return None
 
 
+#: DP addresses that only reach the node itself.
+_LOOPBACK = ("127.0.0.1", "localhost")
+
+
 def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
     if la.kind == "ray":
         if la.has("--head"):
@@ -142,9 +146,17 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
         if la.has("--nnodes") and (int_value(la.value("--nnodes"), 1) or 1) > 1:
             return ("nnodes", la.value("--master-addr") or "127.0.0.1",
                     la.value("--master-port") or "29501")
-        if (int_value(la.value("--data-parallel-size"), 1) or 1) > 1:
-            return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
-                    la.value("--data-parallel-rpc-port") or "29550")
+        dp = int_value(la.value("--data-parallel-size"), 1) or 1
+        if dp > 1:
+            address = la.value("--data-parallel-address") or "127.0.0.1"
+            if address in _LOOPBACK and _is_dp_head(la) and \
+                    int_value(la.value("--data-parallel-size-local"), dp) == dp:
+                # all its DP ranks on its own node, coordinated on that node's loopback
+                # (ParallelConfig.data_parallel_master_ip defaults to 127.0.0.1): one
+                # deployment per node, never joined with another node's (a prefill and
+                # a decode instance on two nodes)
+                address = f"{address}@{node.name}"
+            return ("dp", address, la.value("--data-parallel-rpc-port") or "29550")
     if la.kind == "sglang" and sglang_int(la, "--nnodes") > 1:
         return ("sglang", la.value("--model-path") or "", la.value("--nnodes"),
                 la.value("--disaggregation-mode") or "null")
