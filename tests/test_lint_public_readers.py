@@ -188,3 +188,42 @@ def test_two_self_contained_dp_servers_are_two_jobs():
     rep = _pd_nixl("", "")
     assert sorted(len(j.placements) for j in rep.topology.jobs) == [1, 1]
     assert not {"RTC210", "RTC506"} & {d.code for d in rep.diagnostics}
+
+
+def test_vllm_node_without_node_rank_is_rank_zero():
+    """vLLM's ParallelConfig.node_rank defaults to 0 (vllm/config/parallel.py): a --nnodes 2
+    worker that leaves --node-rank out collides with the master (RTC723 at the worker,
+    saying the flag is missing); numbering both nodes is clean."""
+    def ranks(head_rank, worker_rank):
+        texts = [(f"{n}.sh", f"export VLLM_HOST_IP=10.3.0.{k}\nexport GLOO_SOCKET_IFNAME=eth0\n"
+                  f"vllm serve m {extra}--tensor-parallel-size 2 --nnodes 2 {r}"
+                  "--master-addr 10.3.0.1 --master-port 29501\n")
+                 for n, k, extra, r in (("head", 1, "", head_rank),
+                                        ("worker", 2, "--headless ", worker_rank))]
+        return [d for d in lint_scripts(texts, hardware="gpu-vm-1").diagnostics
+                if d.code == "RTC723"]
+
+    (d,) = ranks("", "")
+    assert d.span.file == "worker.sh" and "without --node-rank" in d.message
+    (d,) = ranks("--node-rank 0 ", "")
+    assert "worker without --node-rank" in d.message
+    assert ranks("", "--node-rank 1 ") == []
+    assert ranks("--node-rank 0 ", "--node-rank 1 ") == []
+
+
+def test_ray_node_without_num_gpus_offers_at_most_its_hardware():
+    """Without --num-gpus Ray counts the node's own GPUs (ray nvidia_gpu.py): TP 16 over a
+    Ray head and worker of eight GPUs each places eight on each, no RTC205/RTC210."""
+    head = ("export VLLM_HOST_IP=10.4.0.1\nexport GLOO_SOCKET_IFNAME=eth0\n"
+            "ray start --head --port 6379\n"
+            "vllm serve m --tensor-parallel-size 16 --distributed-executor-backend ray\n")
+    worker = ("export VLLM_HOST_IP=10.4.0.2\nexport GLOO_SOCKET_IFNAME=eth0\n"
+              "ray start --address 10.4.0.1:6379 --block\n")
+    codes = {d.code for d in lint_scripts([("head.sh", head), ("worker.sh", worker)],
+                                          hardware="hgx-h100").diagnostics}
+    assert not codes & {"RTC205", "RTC210"}, codes
+    # without the Ray backend vLLM keeps all 16 ranks on the head: eight devices too many
+    plain = head.replace(" --distributed-executor-backend ray", "")
+    codes = {d.code for d in lint_scripts([("head.sh", plain), ("worker.sh", worker)],
+                                          hardware="hgx-h100", vllm_version="0.11.2").diagnostics}
+    assert "RTC205" in codes

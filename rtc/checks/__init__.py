@@ -94,7 +94,7 @@ def run_checks(topology: Topology, plan: Plan) -> list[Diagnostic]:
 #: ``tests/test_check_tasks.py``, which reads each check's source.
 PLAN_READERS = (block_names, inventory_facts, port_conflicts, launch_settings, ray_order,
                 pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd,
-                node_agreement)
+                node_agreement, ray_npu_env, pd_roles)
 
 
 #: The checks that plan nothing but take the most time on a large cluster (seconds at

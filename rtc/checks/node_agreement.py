@@ -54,6 +54,8 @@ NODE_RANKS = rule("RTC723", "node-ranks", "error",
     Why: torch's rendezvous waits for every rank 0..N-1 exactly once: a repeated rank
     fails ("Address already in use" / duplicate rank) or hangs, a missing one hangs until
     the timeout.
+    A vLLM node without --node-rank is rank 0 (vLLM's ParallelConfig.node_rank default),
+    so a worker that leaves it out collides with the master.
     Example: two workers both with --node-rank 1 in an --nnodes 3 job.
     Fix: number the nodes 0..N-1, the master (the node at --master-addr) 0.""")
 
@@ -179,19 +181,28 @@ def _node_ranks(plan: Plan):
             fl = proc.flags()
             text = fl.get(flag) or fl.get(flag.replace("_", "-"))
             nn = (fl.get("--nnodes") or "").split(":")[-1]
+            if text is None and jl.mode == "nnodes":
+                # vLLM's ParallelConfig.node_rank defaults to 0 (vllm/config/parallel.py):
+                # a node left without --node-rank joins as rank 0 (MiaAI-Lab issue 48)
+                text = "0"
             if text is None or not text.isdigit() or not nn.isdigit():
                 return
             ranks.append((int(text), int(nn), nl, proc.spans.get(flag) or
-                          proc.spans.get(flag.replace("_", "-")) or proc.spans.get("")))
+                          proc.spans.get(flag.replace("_", "-")) or proc.spans.get(""),
+                          flag in fl or flag.replace("_", "-") in fl))
         yield from _rank_findings(jl.job, flag, ranks)
 
 
 def _rank_findings(job, flag, ranks):
     seen: dict[int, object] = {}
-    for rank, nn, nl, span in ranks:
+    given = {id(r[2]): r[4] for r in ranks}
+    for rank, nn, nl, span, _ in ranks:
         if rank in seen:
+            unset = [n.server.name for n in (nl, seen[rank]) if not given[id(n)]]
+            how = (f" ({', '.join(unset)} without {flag}: vLLM's default is 0)"
+                   if unset else "")
             yield error(NODE_RANKS, f"job {job.name}: {nl.server.name} and "
-                        f"{seen[rank].server.name} both give {flag} {rank}", span,
+                        f"{seen[rank].server.name} both give {flag} {rank}{how}", span,
                         subject=f"job {job.name}, server {nl.server.name}",
                         hint="number the nodes 0..N-1, each once")
             return

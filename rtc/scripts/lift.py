@@ -323,7 +323,7 @@ def _replica(la: Launch) -> int:
 
 
 def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
-             gpu: bool = False) -> tuple[int, ...]:
+             gpu: bool = False, per_server: int = 0) -> tuple[int, ...]:
     """The physical device ids the member uses for the job: its ASCEND_RT_VISIBLE_DEVICES
     (CUDA_VISIBLE_DEVICES on ``gpu`` hardware), else the first devices its launch needs
     (a vLLM DP launch without ``--data-parallel-size-local`` runs the whole DP size on its
@@ -342,7 +342,8 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
             count = (dp if local is None else local) * _replica(la)
         elif g.kind == "ray":
             ray = next((x for x in m.launches if x.kind == "ray"), None)
-            count = _ray_devices(ray, tp)
+            # Ray counts the node's own accelerators: never more than its hardware has
+            count = _ray_devices(ray, min(tp, per_server) if per_server else tp)
         elif g.kind == "nnodes":
             count = _replica(la) // max(1, int_value(la.value("--nnodes"), 1) or 1)
         elif la.kind in ("torchrun", "msrun"):
@@ -405,7 +406,7 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
         for m in g.members:
             tp = int_value(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
             used.setdefault(m.node.name, set()).update(
-                _devices(m, g, _visible(m.node), tp, preset.is_gpu))
+                _devices(m, g, _visible(m.node), tp, preset.is_gpu, preset.devices_per_server))
     if preset.devices_per_server == 0:      # generic / generic-gpu: as many as the scripts use
         preset = preset.with_devices(max([max(u) + 1 for u in used.values() if u] or [1]), ())
         topo.preset = preset
@@ -531,7 +532,8 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     for m in g.members:
         s = servers[m.node.name]
         tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
-        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu)))
+        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu,
+                                    topo.preset.devices_per_server)))
         local = int_value(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)
