@@ -227,3 +227,32 @@ def test_ray_node_without_num_gpus_offers_at_most_its_hardware():
     codes = {d.code for d in lint_scripts([("head.sh", plain), ("worker.sh", worker)],
                                           hardware="hgx-h100", vllm_version="0.11.2").diagnostics}
     assert "RTC205" in codes
+
+
+VLLM_IMAGE_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: granite}
+spec:
+  containers:
+  - name: vllm
+    image: IMAGE
+    args: ARGS
+    resources:
+      limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_vllm_openai_image_without_command_runs_vllm_serve():
+    """vLLM's OpenAI image has the server as its ENTRYPOINT (docker/Dockerfile, stage
+    vllm-openai): a container with only `args` is a vllm serve launch rtc lints (TP 2 on
+    one GPU is RTC794); other images, or args that name a program, stay unread/as given."""
+    def codes(image, args):
+        text = VLLM_IMAGE_POD.replace("IMAGE", image).replace("ARGS", args)
+        return {d.code for d in lint_scripts([("pod.yaml", text)],
+                                             hardware="hgx-h100").diagnostics}
+    tp2 = '["--model", "m", "--tensor-parallel-size", "2"]'
+    assert "RTC794" in codes("vllm/vllm-openai:v0.8.5", tp2)
+    assert "RTC794" in codes("registry.local/mirror/vllm-openai@sha256:abc", tp2)
+    assert "RTC794" not in codes("busybox:1", tp2)
+    assert "RTC794" in codes("vllm/vllm-openai:v0.8.5",
+                             '["vllm", "serve", "m", "--tensor-parallel-size", "2"]')

@@ -568,7 +568,7 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
         if not isinstance(c, dict):
             continue
         env, undefined = _container_env(pod, c, into, label)
-        argv = [w for w in (c.get("command") or []) + (c.get("args") or [])
+        argv = [w for w in (c.get("command") or _entrypoint(c)) + (c.get("args") or [])
                 if isinstance(w, str)] if isinstance(c.get("command") or [], list) and \
             isinstance(c.get("args") or [], list) else []
         words = []
@@ -592,6 +592,22 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
             found.unknown.setdefault(k, v)
     unit = Unit(label, "", pod.span.line, pod.name, run, found)
     return unit
+
+
+def _entrypoint(c: dict) -> list:
+    """The command a container without ``command`` runs: its image's ENTRYPOINT, known
+    here for vLLM's OpenAI server image (``vllm/vllm-openai``; vLLM docker/Dockerfile, the
+    ``vllm-openai`` stage: ``python3 -m vllm.entrypoints.openai.api_server``, later ``vllm
+    serve``: both read the container's ``args`` as server flags); else none (the args
+    alone, as before)."""
+    image, args = c.get("image"), c.get("args")
+    if isinstance(args, list) and args and str(args[0]).rsplit("/", 1)[-1] in (
+            "vllm", "python", "python3", "sh", "bash"):
+        return []           # the args spell out a command of their own
+    if isinstance(image, str) and args and \
+            image.rsplit("/", 1)[-1].split(":")[0].split("@")[0] == "vllm-openai":
+        return ["vllm", "serve"]
+    return []
 
 
 def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
