@@ -256,3 +256,18 @@ def test_vllm_openai_image_without_command_runs_vllm_serve():
     assert "RTC794" not in codes("busybox:1", tp2)
     assert "RTC794" in codes("vllm/vllm-openai:v0.8.5",
                              '["vllm", "serve", "m", "--tensor-parallel-size", "2"]')
+
+
+def test_ascend_1980_is_an_accelerator_resource():
+    """huawei.com/ascend-1980 (Atlas A3 on CCE's device plugin; Kthena issue 576) is an
+    NPU resource: a request below its limit is RTC795."""
+    pod = VLLM_IMAGE_POD.replace("IMAGE", "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3").replace(
+        "ARGS", '["vllm serve m --tensor-parallel-size 4"]').replace(
+        '      limits: {nvidia.com/gpu: "1"}',
+        '      limits: {huawei.com/ascend-1980: "8"}\n      requests: {huawei.com/ascend-1980: "REQ"}'
+    ).replace("    args:", '    command: ["sh", "-c"]\n    args:')
+    def codes(req):
+        return {d.code for d in lint_scripts([("pod.yaml", pod.replace("REQ", req))],
+                                             hardware="atlas-800-a3").diagnostics}
+    assert "RTC795" in codes("6")
+    assert "RTC795" not in codes("8")

@@ -19,8 +19,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import public_cases  # noqa: E402
 
 #: The figure recorded in docs/lint-public-cases.md; detection may rise, never fall.
-RECORDED_CASES = 34
-RECORDED_DETECTED = 33
+RECORDED_CASES = 35
+RECORDED_DETECTED = 34
 
 OUTCOMES = public_cases.run_all()
 

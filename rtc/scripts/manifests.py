@@ -138,8 +138,11 @@ SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
          ROCE_MOUNTS, TARGET_PORT, SCHEMA)
 
-#: Extended resources that are accelerators (device plugins of Ascend and NVIDIA).
-ACCELERATOR_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu", "nvidia.com/gpu")
+#: Extended resources that are accelerators (device plugins of Ascend and NVIDIA;
+#: ``huawei.com/ascend-1980`` is the Atlas A3 resource of Huawei Cloud CCE's device plugin,
+#: used by vllm-ascend's multi-node e2e manifests and Kthena's examples).
+ACCELERATOR_PREFIXES = ("huawei.com/Ascend", "huawei.com/ascend-", "huawei.com/npu",
+                        "nvidia.com/gpu")
 #: Variables engines read that a Service's links can set: name -> where it is read.
 ENGINE_VARS = {"VLLM_PORT": "vllm/envs.py get_vllm_port"}
 #: Pods lifted per template at most (a 1,000-replica set is 1,000 copies of one).
