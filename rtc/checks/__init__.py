@@ -30,6 +30,8 @@ from rtc.checks import a5_backup
 from rtc.checks import a5_instances
 from rtc.checks import kv_capacity
 from rtc.checks import sglang_layout
+from rtc.checks import ray_npu_env
+from rtc.checks import pd_roles
 from rtc.diagnostics import Diagnostic
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -67,6 +69,10 @@ CHECKS = (
     a5_instances,
     # SGLang's layout over several servers (RTC350)
     sglang_layout,
+    # Ray on Ascend NPUs in lifted scripts (RTC710)
+    ray_npu_env,
+    # the kv_role sides of lifted prefill/decode scripts (RTC711)
+    pd_roles,
 )
 
 #: The rules of every check module.
@@ -88,7 +94,7 @@ def run_checks(topology: Topology, plan: Plan) -> list[Diagnostic]:
 #: ``tests/checks/test_check_tasks.py``, which reads each check's source.
 PLAN_READERS = (block_names, inventory_facts, port_conflicts, launch_settings, ray_order,
                 pd_pairing, unused_attributes, dp_launch, mindie_launch, nixl_pd,
-                node_agreement)
+                node_agreement, ray_npu_env, pd_roles)
 
 
 #: The checks that plan nothing but take the most time on a large cluster (seconds at

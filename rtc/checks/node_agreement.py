@@ -33,9 +33,10 @@ DISAGREE = rule("RTC722", "nodes-disagree", "error",
                 "The nodes of one deployment give different values where vLLM needs one.", """
     What: the scripts of one job (same DP address, Ray head or master address) differ in
     the model, --served-model-name, --tensor/--pipeline/--data-parallel-size, the context
-    parallel sizes, --data-parallel-rpc-port, --enable-expert-parallel, --max-model-len,
-    --max-num-seqs, --max-num-batched-tokens, --dtype, --quantization, --kv-cache-dtype,
-    the executor / DP backend, --nnodes / --master-addr / --master-port, the KV connector
+    parallel sizes, --data-parallel-rpc-port, --enable-expert-parallel, the EPLB flags
+    (--enable-eplb, --eplb-log-balancedness, --eplb-config, --num-redundant-experts),
+    --max-model-len, --max-num-seqs, --max-num-batched-tokens, --dtype, --quantization,
+    --kv-cache-dtype, the executor / DP backend, --nnodes / --master-addr / --master-port, the KV connector
     and role of --kv-transfer-config, or ASCEND_MF_STORE_URL. Reported at the node that
     differs from the others (from the head, with two nodes), with both values.
     Why: vLLM compares the parallel config of every DP engine at start-up ("Configuration
@@ -53,6 +54,8 @@ NODE_RANKS = rule("RTC723", "node-ranks", "error",
     Why: torch's rendezvous waits for every rank 0..N-1 exactly once: a repeated rank
     fails ("Address already in use" / duplicate rank) or hangs, a missing one hangs until
     the timeout.
+    A vLLM node without --node-rank is rank 0 (vLLM's ParallelConfig.node_rank default),
+    so a worker that leaves it out collides with the master.
     Example: two workers both with --node-rank 1 in an --nnodes 3 job.
     Fix: number the nodes 0..N-1, the master (the node at --master-addr) 0.""")
 
@@ -67,7 +70,13 @@ AGREE: dict[str, str | None] = {
     "--dtype": "auto", "--quantization": None, "--kv-cache-dtype": "auto",
     "--distributed-executor-backend": None, "--data-parallel-backend": "mp",
     "--nnodes": "1", "--master-addr": "127.0.0.1", "--master-port": "29501",
+    # EPLB: part of ParallelConfig.compute_hash since vLLM PR 26218 (issue 26187: the
+    # leader alone with balancedness logging hung in an all-reduce only it entered)
+    "--enable-eplb": None, "--eplb-log-balancedness": None, "--eplb-config": None,
+    "--num-redundant-experts": "0",
 }
+#: Switches of :data:`AGREE`: compared as on / off.
+SWITCHES = ("--enable-expert-parallel", "--enable-eplb", "--eplb-log-balancedness")
 #: Environment variables every node of a job must give alike.
 AGREE_ENV = ("ASCEND_MF_STORE_URL",)
 #: What of --kv-transfer-config must agree (kv_role differs only between P and D jobs).
@@ -97,7 +106,7 @@ def _values(nl, proc) -> dict:
     line = proc.spans.get("")
     out = {"model": (_model(proc, flags), line)}
     for name, default in AGREE.items():
-        if name == "--enable-expert-parallel":
+        if name in SWITCHES:
             value = "on" if name in flags else "off"
         else:
             value = flags.get(name, default) if name in flags else default
@@ -172,19 +181,28 @@ def _node_ranks(plan: Plan):
             fl = proc.flags()
             text = fl.get(flag) or fl.get(flag.replace("_", "-"))
             nn = (fl.get("--nnodes") or "").split(":")[-1]
+            if text is None and jl.mode == "nnodes":
+                # vLLM's ParallelConfig.node_rank defaults to 0 (vllm/config/parallel.py):
+                # a node left without --node-rank joins as rank 0 (MiaAI-Lab issue 48)
+                text = "0"
             if text is None or not text.isdigit() or not nn.isdigit():
                 return
             ranks.append((int(text), int(nn), nl, proc.spans.get(flag) or
-                          proc.spans.get(flag.replace("_", "-")) or proc.spans.get("")))
+                          proc.spans.get(flag.replace("_", "-")) or proc.spans.get(""),
+                          flag in fl or flag.replace("_", "-") in fl))
         yield from _rank_findings(jl.job, flag, ranks)
 
 
 def _rank_findings(job, flag, ranks):
     seen: dict[int, object] = {}
-    for rank, nn, nl, span in ranks:
+    given = {id(r[2]): r[4] for r in ranks}
+    for rank, nn, nl, span, _ in ranks:
         if rank in seen:
+            unset = [n.server.name for n in (nl, seen[rank]) if not given[id(n)]]
+            how = (f" ({', '.join(unset)} without {flag}: vLLM's default is 0)"
+                   if unset else "")
             yield error(NODE_RANKS, f"job {job.name}: {nl.server.name} and "
-                        f"{seen[rank].server.name} both give {flag} {rank}", span,
+                        f"{seen[rank].server.name} both give {flag} {rank}{how}", span,
                         subject=f"job {job.name}, server {nl.server.name}",
                         hint="number the nodes 0..N-1, each once")
             return

@@ -47,8 +47,8 @@ BOOLEAN_FLAGS = frozenset({
     "--data-parallel-external-lb", "--trust-remote-code", "--enforce-eager",
     "--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-log-requests",
     "--enable-chunked-prefill", "--enable-auto-tool-choice", "--disable-log-stats",
-    "--enable-dbo", "--enable-eplb", "--async-scheduling", "--head", "--block",
-    "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
+    "--enable-dbo", "--enable-eplb", "--eplb-log-balancedness", "--async-scheduling",
+    "--head", "--block", "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
 }) | sglang_args.BOOLEAN
 
 #: Commands that start nothing rtc checks (builtins and everyday tools): not reported.
@@ -110,6 +110,9 @@ class Launch:
     mounts: dict | None = None
     network: str | None = None
     env_files: list = field(default_factory=list)
+    #: in a Kubernetes pod: the NPUs/GPUs its container is given (``resources.limits``,
+    #: else ``requests``, of the device plugins' extended resources); None elsewhere
+    accelerators: int | None = None
 
     @property
     def span(self) -> Span:
@@ -194,6 +197,11 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
         out.launches.append(_launch("sglang", cmd, words, rest[1:], env, devices, "serve"))
     elif prog == "ray" and rest and rest[0].text == "start":
         out.launches.append(_launch("ray", cmd, words, rest[1:], env, devices, "start"))
+    elif prog in RAY_HELPERS and rest and rest[0].text in ("leader", "worker"):
+        out.launches.append(_ray_helper(cmd, words, rest, env, devices))
+    elif prog in ("bash", "sh") and len(rest) >= 2 and \
+            os.path.basename(rest[0].text) in RAY_HELPERS:
+        _one(cmd, rest, env, devices, out, reread)      # bash multi-node-serving.sh leader
     elif prog == "torchrun":
         out.launches.append(_launch("torchrun", cmd, words, rest, env, devices))
     elif prog == "msrun":
@@ -259,6 +267,37 @@ def _docker_option(name: str, value: str, word: Word, box: dict) -> None:
         box["network"] = value
     elif name == "--env-file":
         box["env_files"].append(Word(value, word.span))
+
+
+#: The Ray start-up helpers of the multi-node examples: vLLM's
+#: examples/online_serving/multi-node-serving.sh and LWS's docs/examples/vllm/build/
+#: ray_init.sh (the same script). ``leader --ray_cluster_size=N [--ray_port=P]`` runs
+#: ``ray start --head --port=P`` (P defaults to 6379) and waits for N nodes; ``worker
+#: --ray_address=A [--ray_port=P]`` runs ``ray start --address=A:P --block``; other words
+#: are passed on to ``ray start``.
+RAY_HELPERS = frozenset({"multi-node-serving.sh", "ray_init.sh"})
+RAY_HELPER_PORT = "6379"
+
+
+def _ray_helper(cmd: Command, words: list[Word], rest: list[Word], env: dict,
+                devices) -> Launch:
+    """The ``ray start`` launch a :data:`RAY_HELPERS` script runs (``rest``: its
+    subcommand and arguments), with the flags at the words that gave them."""
+    own = {"--ray_port", "--ray_address", "--ray_cluster_size", "--ray_init_timeout"}
+    passed = [w for w in rest[1:] if w.text.partition("=")[0] not in own]
+    la = _launch("ray", cmd, words, passed, env, devices, "start")
+    given = {w.text.partition("=")[0]: (w.text.partition("=")[2], w) for w in rest[1:]
+             if w.text.partition("=")[0] in own}
+    port, pw = given.get("--ray_port", (RAY_HELPER_PORT, rest[0]))
+    if rest[0].text == "leader":
+        la.flags["--head"] = Flag("--head", None, rest[0].span)
+        la.flags["--port"] = Flag("--port", port, pw.span, pw.span)
+    else:
+        addr, aw = given.get("--ray_address", ("", rest[0]))
+        la.flags["--address"] = Flag("--address", f"{addr}:{port}" if addr else "",
+                                     aw.span, aw.span)
+        la.flags["--block"] = Flag("--block", None, rest[0].span)
+    return la
 
 
 def _launch(kind: str, cmd: Command, words: list[Word], args: list[Word], env: dict,

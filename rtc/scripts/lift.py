@@ -130,6 +130,10 @@ def _ip(text: str | None):
         return None
 
 
+#: DP addresses that only reach the node itself.
+_LOOPBACK = ("127.0.0.1", "localhost")
+
+
 def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
     if la.kind == "ray":
         if la.has("--head"):
@@ -142,9 +146,17 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
         if la.has("--nnodes") and (int_value(la.value("--nnodes"), 1) or 1) > 1:
             return ("nnodes", la.value("--master-addr") or "127.0.0.1",
                     la.value("--master-port") or "29501")
-        if (int_value(la.value("--data-parallel-size"), 1) or 1) > 1:
-            return ("dp", la.value("--data-parallel-address") or "127.0.0.1",
-                    la.value("--data-parallel-rpc-port") or "29550")
+        dp = int_value(la.value("--data-parallel-size"), 1) or 1
+        if dp > 1:
+            address = la.value("--data-parallel-address") or "127.0.0.1"
+            if address in _LOOPBACK and _is_dp_head(la) and \
+                    int_value(la.value("--data-parallel-size-local"), dp) == dp:
+                # all its DP ranks on its own node, coordinated on that node's loopback
+                # (ParallelConfig.data_parallel_master_ip defaults to 127.0.0.1): one
+                # deployment per node, never joined with another node's (a prefill and
+                # a decode instance on two nodes)
+                address = f"{address}@{node.name}"
+            return ("dp", address, la.value("--data-parallel-rpc-port") or "29550")
     if la.kind == "sglang" and sglang_int(la, "--nnodes") > 1:
         return ("sglang", la.value("--model-path") or "", la.value("--nnodes"),
                 la.value("--disaggregation-mode") or "null")
@@ -311,7 +323,7 @@ def _replica(la: Launch) -> int:
 
 
 def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
-             gpu: bool = False) -> tuple[int, ...]:
+             gpu: bool = False, per_server: int = 0) -> tuple[int, ...]:
     """The physical device ids the member uses for the job: its ASCEND_RT_VISIBLE_DEVICES
     (CUDA_VISIBLE_DEVICES on ``gpu`` hardware), else the first devices its launch needs
     (a vLLM DP launch without ``--data-parallel-size-local`` runs the whole DP size on its
@@ -330,7 +342,8 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
             count = (dp if local is None else local) * _replica(la)
         elif g.kind == "ray":
             ray = next((x for x in m.launches if x.kind == "ray"), None)
-            count = int_value(ray.value("--num-gpus") or ray.value("--num-npus"), tp) if ray else tp
+            # Ray counts the node's own accelerators: never more than its hardware has
+            count = _ray_devices(ray, min(tp, per_server) if per_server else tp)
         elif g.kind == "nnodes":
             count = _replica(la) // max(1, int_value(la.value("--nnodes"), 1) or 1)
         elif la.kind in ("torchrun", "msrun"):
@@ -341,6 +354,21 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
     return tuple(ids)
+
+
+def _ray_devices(ray: Launch | None, tp: int) -> int:
+    """The devices a Ray node offers: ``--num-gpus`` / ``--num-npus``; without them Ray
+    counts the accelerators the container sees (ray-project/ray
+    python/ray/_private/accelerators/nvidia_gpu.py
+    ``NvidiaGPUAcceleratorManager.get_current_node_num_accelerators``: NVML's device
+    count), which in a Kubernetes pod are the ones the device plugin gives its container
+    (:attr:`Launch.accelerators`); else ``tp``, rtc's guess for a script."""
+    if ray is None:
+        return tp
+    given = int_value(ray.value("--num-gpus") or ray.value("--num-npus"))
+    if given is not None:
+        return given
+    return ray.accelerators if ray.accelerators else tp
 
 
 def _sglang_devices(la: Launch, visible: list[int] | None) -> tuple[int, ...]:
@@ -378,7 +406,7 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
         for m in g.members:
             tp = int_value(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
             used.setdefault(m.node.name, set()).update(
-                _devices(m, g, _visible(m.node), tp, preset.is_gpu))
+                _devices(m, g, _visible(m.node), tp, preset.is_gpu, preset.devices_per_server))
     if preset.devices_per_server == 0:      # generic / generic-gpu: as many as the scripts use
         preset = preset.with_devices(max([max(u) + 1 for u in used.values() if u] or [1]), ())
         topo.preset = preset
@@ -504,7 +532,8 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
     for m in g.members:
         s = servers[m.node.name]
         tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
-        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu)))
+        ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu,
+                                    topo.preset.devices_per_server)))
         local = int_value(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)

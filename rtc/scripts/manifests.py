@@ -138,8 +138,11 @@ SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
          ROCE_MOUNTS, TARGET_PORT, SCHEMA)
 
-#: Extended resources that are accelerators (device plugins of Ascend and NVIDIA).
-ACCELERATOR_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu", "nvidia.com/gpu")
+#: Extended resources that are accelerators (device plugins of Ascend and NVIDIA;
+#: ``huawei.com/ascend-1980`` is the Atlas A3 resource of Huawei Cloud CCE's device plugin,
+#: used by vllm-ascend's multi-node e2e manifests and Kthena's examples).
+ACCELERATOR_PREFIXES = ("huawei.com/Ascend", "huawei.com/ascend-", "huawei.com/npu",
+                        "nvidia.com/gpu")
 #: Variables engines read that a Service's links can set: name -> where it is read.
 ENGINE_VARS = {"VLLM_PORT": "vllm/envs.py get_vllm_port"}
 #: Pods lifted per template at most (a 1,000-replica set is 1,000 copies of one).
@@ -568,7 +571,7 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
         if not isinstance(c, dict):
             continue
         env, undefined = _container_env(pod, c, into, label)
-        argv = [w for w in (c.get("command") or []) + (c.get("args") or [])
+        argv = [w for w in (c.get("command") or _entrypoint(c)) + (c.get("args") or [])
                 if isinstance(w, str)] if isinstance(c.get("command") or [], list) and \
             isinstance(c.get("args") or [], list) else []
         words = []
@@ -584,6 +587,7 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
         sub = recognise(commands, _reread(label, env))
         for la in sub.launches:
             la.container = c
+            la.accelerators = _container_accelerators(c)
             if pod.devices is not None and la.devices is None:
                 la.devices = pod.devices
         found.launches += sub.launches
@@ -591,6 +595,22 @@ def _unit(pod: PodT, into: Manifests) -> Unit | None:
             found.unknown.setdefault(k, v)
     unit = Unit(label, "", pod.span.line, pod.name, run, found)
     return unit
+
+
+def _entrypoint(c: dict) -> list:
+    """The command a container without ``command`` runs: its image's ENTRYPOINT, known
+    here for vLLM's OpenAI server image (``vllm/vllm-openai``; vLLM docker/Dockerfile, the
+    ``vllm-openai`` stage: ``python3 -m vllm.entrypoints.openai.api_server``, later ``vllm
+    serve``: both read the container's ``args`` as server flags); else none (the args
+    alone, as before)."""
+    image, args = c.get("image"), c.get("args")
+    if isinstance(args, list) and args and str(args[0]).rsplit("/", 1)[-1] in (
+            "vllm", "python", "python3", "sh", "bash"):
+        return []           # the args spell out a command of their own
+    if isinstance(image, str) and args and \
+            image.rsplit("/", 1)[-1].split(":")[0].split("@")[0] == "vllm-openai":
+        return ["vllm", "serve"]
+    return []
 
 
 def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
@@ -763,6 +783,15 @@ def _request_limit(pod: PodT) -> list:
                                  related=[Related(_span(pod.label, lim[k]), "the limit")],
                                  hint=f"give {k} the same count in requests and limits"))
     return out
+
+
+def _container_accelerators(c: dict) -> int | None:
+    """The NPUs/GPUs container ``c`` is given: its accelerator limits (else requests)
+    summed; None when it names none."""
+    res = _get(c, "resources")
+    counts = _accelerator_counts(_get(res, "limits")) or _accelerator_counts(_get(res, "requests"))
+    found = [n for n in (_int(v) for v in counts.values()) if n is not None]
+    return sum(found) if found else None
 
 
 def _pod_accelerators(pod: PodT) -> tuple[int | None, object]:

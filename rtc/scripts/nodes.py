@@ -2,7 +2,7 @@
 runs on which host.
 
 A node is identified, in this order, by the host IP the script itself gives
-(``HCCL_IF_IP``, ``VLLM_HOST_IP``, vLLM ``--host``, ``ray start --node-ip-address``; not
+(``HCCL_IF_IP``, ``VLLM_HOST_IP``, vLLM and SGLang ``--host``, ``ray start --node-ip-address``; not
 ``0.0.0.0``), else by the name given with ``--node NAME=FILE``, else by the section name,
 else by the file name without its extension. Scripts with the same identity are one node
 (two jobs on one host). Two scripts that give one host IP but plainly run on two machines
@@ -164,7 +164,8 @@ def unit_host(unit: Unit) -> tuple[object, Span | None, str]:
             s = la.env.get(var)
             if s is not None and _ip(s.value):
                 return _ip(s.value), s.span, var
-        flag = "--host" if la.kind == "vllm" else "--node-ip-address" if la.kind == "ray" else None
+        flag = "--host" if la.kind in ("vllm", "sglang") else \
+            "--node-ip-address" if la.kind == "ray" else None
         if flag and _ip(la.value(flag)):
             f = la.flags[flag]
             return _ip(f.value), f.value_span or f.span, flag

@@ -118,37 +118,49 @@ def _router_targets(la) -> list:
 
 
 def _routers(nodes: list) -> list:
-    by_host = {str(n.host_ip): n for n in nodes if n.host_ip is not None}
+    """RTC744: each router target against the SGLang servers of the given nodes with that
+    host (several nodes may share one host: a prefill and a decode server on one machine,
+    each with its own --port); the target's port picks the server."""
+    by_host: dict = {}
+    for n in nodes:
+        if n.host_ip is not None:
+            by_host.setdefault(str(n.host_ip), []).append(n)
     out = []
     for n in nodes:
         for la in n.launches:
             if la.kind != "sglang_router":
                 continue
             for role, host, port, boot, word in _router_targets(la):
-                node = by_host.get(host)
-                if node is None:
-                    continue          # not a given node: nothing to compare with
-                servers = [x for x in node.launches if x.kind == "sglang"]
-                ports = {sglang_int(x, "--port") for x in servers}
-                boots = {sglang_int(x, "--disaggregation-bootstrap-port")
-                         for x in servers if x.value("--disaggregation-mode") == "prefill"}
-                why = None
-                if not servers:
-                    why = f"{node.name} ({host}) starts no SGLang server"
-                elif port not in ports:
-                    why = f"{node.name}'s SGLang server listens on --port " + \
-                        ", ".join(map(str, sorted(ports)))
-                elif boot is not None and boots and boot not in boots:
-                    why = f"{node.name}'s prefill serves --disaggregation-bootstrap-port " + \
-                        ", ".join(map(str, sorted(boots)))
-                if why:
-                    out.append(error(ROUTER, f"the router's --{role} {word.text}"
-                                     f"{f' {boot}' if boot is not None else ''}: {why}",
-                                     word.span, subject=n.name,
-                                     related=[Related(servers[0].span, node.name)] if servers
-                                     else [], hint="use the server's own --port (and the "
-                                     "prefill's bootstrap port)"))
+                if host in by_host:
+                    out += _router_target(n, role, host, port, boot, word, by_host[host])
     return out
+
+
+def _router_target(n, role: str, host: str, port: int, boot, word, hosts: list) -> list:
+    """RTC744 for one ``--prefill`` / ``--decode`` target of node ``n``'s router, where
+    ``hosts`` are the given nodes with the target's host."""
+    servers = [(m, x) for m in hosts for x in m.launches if x.kind == "sglang"]
+    name = " / ".join(m.name for m in hosts)
+    at = [(m, x) for m, x in servers if sglang_int(x, "--port") == port]
+    boots = {sglang_int(x, "--disaggregation-bootstrap-port") for _m, x in at or servers
+             if x.value("--disaggregation-mode") == "prefill"}
+    why = None
+    if not servers:
+        why = f"{name} ({host}) starts no SGLang server"
+    elif not at:
+        why = f"{name}'s SGLang server listens on --port " + \
+            ", ".join(map(str, sorted({sglang_int(x, "--port") for _m, x in servers})))
+    elif boot is not None and boots and boot not in boots:
+        x = at[0][1]
+        why = f"the prefill server on {host}:{port} ({x.span.file}:{x.span.line}) serves " \
+            "--disaggregation-bootstrap-port " + ", ".join(map(str, sorted(boots)))
+    if not why:
+        return []
+    m, x = (at or servers or [(hosts[0], None)])[0]
+    return [error(ROUTER, f"the router's --{role} {word.text}"
+                  f"{f' {boot}' if boot is not None else ''}: {why}", word.span,
+                  subject=n.name, related=[Related(x.span, m.name)] if x is not None else [],
+                  hint="use the server's own --port (and the prefill's bootstrap port)")]
 
 
 def _bad_values(nodes: list) -> list:
