@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 #: cli, with the libraries below the model, the cost model below the plan and the checks,
 #: preflight judging beside the plan, and tables / scripts as front ends over the checks.
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts"),
+    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts", "readfile"),
     ("syntax",),
     ("inventory",),
     ("network",),
