@@ -53,7 +53,7 @@ def _chosen_jobs(topo, job_name: str | None, need_one: bool) -> tuple[list, tupl
 
 @app.command("compile")
 def compile_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
+    file: Path = typer.Argument(..., readable=False, metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write "
                                          "the rank table here (`-`: stdout, as --stdout)."),
@@ -573,7 +573,7 @@ def _prune(out_dir: Path, old: set, listed: set, inputs=()) -> None:
 
 @app.command("check")
 def check_command(
-    files: List[Path] = typer.Argument(..., metavar="FILE...", help="The .rtc cluster description(s) (`-` "
+    files: List[Path] = typer.Argument(..., readable=False, metavar="FILE...", help="The .rtc cluster description(s) (`-` "
                                           "reads standard input); with several, the ports of "
                                           "their jobs on shared hosts are checked together."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),

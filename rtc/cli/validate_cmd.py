@@ -40,7 +40,7 @@ def validate_command(
     files: List[str] = typer.Argument(..., metavar="FILES", help="Rank tables to check (hccl*.json, rank_table*.json); "
                                                 "`-` reads standard input."),
     hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", metavar="DIR",
+    inventory: Optional[Path] = typer.Option(None, "--inventory", readable=False, metavar="DIR",
                                              help=INVENTORY_HELP),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
@@ -52,7 +52,7 @@ def validate_command(
     no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
     require_completed: bool = typer.Option(False, "--require-completed",
                                            help=REQUIRE_COMPLETED_HELP),
-    pods: Optional[Path] = typer.Option(None, "--pods", metavar="PODS_JSON", help=PODS_HELP),
+    pods: Optional[Path] = typer.Option(None, "--pods", readable=False, metavar="PODS_JSON", help=PODS_HELP),
     wait: Optional[float] = typer.Option(None, "--wait", metavar="SECONDS", min=0,
                                          help=WAIT_HELP),
 ) -> None:

@@ -713,9 +713,13 @@ def quote_problems(label: str, text: str) -> list[ShellProblem]:
 
 
 def _load_file(path: str):
+    """(bytes, None) of a sourced file, or (None, why): only a regular file is read, and
+    at most :func:`rtc.readfile.max_input_bytes` (``. /dev/zero`` or ``source
+    /dev/urandom`` is refused before anything is opened)."""
+    from rtc.readfile import read_bytes
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), None
+        return read_bytes(path), None
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc})"
 
