@@ -87,16 +87,25 @@ def _refuse_kind(mode: int) -> None:
                        "file first, or pipe it in and give `-`")
 
 
+def check(path, limit: int | None = None) -> os.stat_result:
+    """The ``os.stat`` of ``path`` when :func:`read_bytes` would read it (a regular file of
+    at most ``limit`` bytes, default :func:`max_input_bytes`), without opening it; raises
+    as :func:`read_bytes` does otherwise."""
+    limit = max_input_bytes() if limit is None else limit
+    st = os.stat(path)
+    _refuse_kind(st.st_mode)
+    if st.st_size > limit:
+        raise _too_large(_size(st.st_size), limit)
+    return st
+
+
 def read_bytes(path, limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path`` (str or PathLike), at most ``limit`` (default
     :func:`max_input_bytes`). Raises :class:`InputRefused` for what is not a regular file or
     is larger than the limit, ``OSError`` for what the system refuses (missing, denied).
     A FIFO is never opened; a file that grows past the limit while read is refused too."""
     limit = max_input_bytes() if limit is None else limit
-    st = os.stat(path)
-    _refuse_kind(st.st_mode)
-    if st.st_size > limit:
-        raise _too_large(_size(st.st_size), limit)
+    check(path, limit)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
         _refuse_kind(os.fstat(fd).st_mode)   # swapped for a FIFO or device since the stat
@@ -156,5 +165,5 @@ def unreadable(path, exc: BaseException) -> tuple[str, str]:
     return f"cannot read {path}: {reason_of(exc)}", hint_of(exc)
 
 
-__all__ = ["LIMIT_VAR", "DEFAULT_LIMIT", "InputRefused", "max_input_bytes", "kind_of",
+__all__ = ["LIMIT_VAR", "DEFAULT_LIMIT", "InputRefused", "max_input_bytes", "kind_of", "check",
            "read_bytes", "read_stream", "read_text", "reason_of", "hint_of", "unreadable"]

@@ -46,8 +46,8 @@ def report_command(
     from rtc.preflight.results import load_results
 
     _check_format(fmt)
-    missing = [p for p in results if not p.exists()]
-    with _unpacked(results) as (paths, relabel):
+    missing = _unusable(results)
+    with _unpacked([p for p in results if p not in missing]) as (paths, relabel):
         folders = [load_results(p) for p in paths]
         diags, matrix, texts = analyse(folders)
         diags, texts = relabel(diags, texts)
@@ -99,11 +99,11 @@ def _check_format(fmt: str) -> None:
         fail_usage(f"--format must be text or json (not '{fmt}')")
 
 
-def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: bool, text: str,
+def _finish(missing: dict, diags: list, texts: dict, fmt: str, strict: bool, text: str,
             document) -> None:
-    """Report ``diags`` (RTC001 for each ``missing`` path first; ``--strict`` applied): the
-    JSON ``document(diags)`` on stdout, or ``text`` then the findings; exit 2 when a path
-    was missing, else 1 on problems."""
+    """Report ``diags`` (RTC001 for each ``missing`` path, ``{path: reason}``, first;
+    ``--strict`` applied): the JSON ``document(diags)`` on stdout, or ``text`` then the
+    findings; exit 2 when a path could not be read, else 1 on problems."""
     from rtc.diagnostics import Severity, sorted_diagnostics
 
     diags = sorted_diagnostics(_missing(missing) + diags)
@@ -122,15 +122,34 @@ def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: boo
     exit_for(diags)
 
 
-def _missing(paths: list[Path]) -> list:
-    """An I/O error (RTC001) for each results folder that does not exist."""
+def _unusable(results: list[Path]) -> dict:
+    """``{path: reason}`` of the results that cannot be read: missing, not a folder nor a
+    regular file (a device, a FIFO: never opened), or a log larger than
+    :func:`rtc.readfile.max_input_bytes`."""
+    from rtc.readfile import check, reason_of
+
+    out = {}
+    for p in results:
+        try:
+            if not p.is_dir():
+                check(p)
+        except FileNotFoundError:
+            out[p] = "it does not exist"
+        except OSError as exc:
+            out[p] = reason_of(exc)
+    return out
+
+
+def _missing(paths: dict) -> list:
+    """An I/O error (RTC001) for each results folder that cannot be read (``{path:
+    reason}``)."""
     from rtc.diagnostics import Span, error
     from rtc.rules import IO_ERROR
 
-    return [error(IO_ERROR, f"cannot read {p}: it does not exist", Span.whole_file(str(p)),
+    return [error(IO_ERROR, f"cannot read {p}: {why}", Span.whole_file(str(p)),
                   hint="pass the folders the preflight scripts wrote "
-                       "(default preflight-results/SERVER)")
-            for p in paths]
+                       "(default preflight-results/SERVER), or a log that carries them")
+            for p, why in paths.items()]
 
 
 @preflight_app.command("nccl")
@@ -155,8 +174,8 @@ def nccl_command(
     from rtc.preflight.nccl import judge, table
 
     _check_format(fmt)
-    missing = [p for p in results if not p.exists()]
-    with _unpacked(results) as (paths, relabel):
+    missing = _unusable(results)
+    with _unpacked([p for p in results if p not in missing]) as (paths, relabel):
         judged = [judge(p) for p in paths]
         texts = {k: v for r, _d in judged for k, v in r.texts.items()}
         found, texts = relabel([d for _r, ds in judged for d in ds], texts)

@@ -99,9 +99,10 @@ class NcclResults:
 
 
 def _read(path: str, texts: dict) -> str | None:
+    from rtc.readfile import read_text
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        text = read_text(path, errors="replace")
     except OSError:
         return None
     texts[path] = text

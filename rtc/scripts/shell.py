@@ -330,7 +330,7 @@ class _Reader:
             text, why = decode_script(data)
         if text is None:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}`: {path} {why or 'cannot be read'}; the "
+                "source", f"`source {word.text}`: {path} {_why_words(why)}; the "
                 "variables it sets are not known", word.span))
             return
         self.read(path, text)
@@ -710,6 +710,16 @@ def quote_problems(label: str, text: str) -> list[ShellProblem]:
     lines = _Lines(text)
     _check_quotes(_blank_heredocs(_blank(text), lines, label, []), lines, label, problems)
     return problems
+
+
+def _why_words(why: str | None) -> str:
+    """A loader's reason as the rest of a sentence after the path: ``cannot be read (it
+    is a FIFO ...)``; a reason that already says so (``is binary``) as it is."""
+    if not why:
+        return "cannot be read"
+    if why.startswith(("cannot", "is ", "does ", "has ")):
+        return why
+    return f"cannot be read ({why})"
 
 
 def _load_file(path: str):
