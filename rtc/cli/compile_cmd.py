@@ -11,8 +11,8 @@ import typer
 
 from rtc.cli.app import app
 from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, fail_io, fail_usage,
-                            input_label, refuse_input_as_output, reporter_for, while_checking,
-                            write_or_fail, write_stdout)
+                            input_label, refuse_input_as_output, report_in_order, reporter_for,
+                            while_checking, write_or_fail, write_stdout)
 
 
 #: The container image of ``--target k8s`` pods unless ``--image`` names another:
@@ -482,6 +482,9 @@ def _transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fal
     from rtc.emit.files import TransactionError, write_all
     from rtc.emit.new_folder import sweep_hidden, write_new_folder
 
+    from rtc import interrupts
+
+    interrupts.writing(str(out_dir))
     try:
         if new:
             write_new_folder(out_dir, files, manifest=listed)   # it sweeps, too
@@ -591,15 +594,18 @@ def check_command(
     """
     out = reporter_for(fmt, "check", input_label(files[0]))
     results = [compile_input(f, strict) for f in files]
-    diags, sources = [], {}
+    groups, sources = [r.diagnostics for r in results], {}
     for result in results:
-        diags += result.diagnostics
         sources.update(result.sources)
     if len(results) > 1:
         from rtc.api.ports_across import cross_file_ports
 
-        diags += cross_file_ports(results)
-    out(diags, sources)
+        groups.append(cross_file_ports(results))
+    diags = [d for g in groups for d in g]
+    if fmt == "text" and len(results) > 1:
+        report_in_order(groups, sources)     # in the order of the command line
+    else:
+        out(diags, sources)
     if all(r.topology is None and not r.sources for r in results):
         raise typer.Exit(2)
     exit_for(diags)
