@@ -409,7 +409,7 @@ def _kv_role(launch) -> str | None:
     kv = procs[0].flags().get("--kv-transfer-config") if procs else None
     try:
         doc = json.loads(kv) if kv else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc.get("kv_role") if isinstance(doc, dict) else None
 

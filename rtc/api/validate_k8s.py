@@ -54,7 +54,7 @@ def validate_configmap(data: bytes | str, filename: str, *, hardware: str | None
 def _status(text: str) -> str | None:
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc.get("status") if isinstance(doc, dict) else None
 
@@ -109,7 +109,7 @@ def _not_ready(data: bytes, filename: str) -> str | None:
     for text in texts:
         try:
             doc = json.loads(text)
-        except ValueError:      # a writer half-way through (truncated) or an empty file
+        except (ValueError, RecursionError):      # a writer half-way through (truncated) or an empty file
             return _NOT_JSON
         if isinstance(doc, dict) and doc.get("status") == "initializing":
             return "still says initializing"

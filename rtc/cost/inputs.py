@@ -141,6 +141,9 @@ def read_model(text: str, span: Span | None = None) -> ModelSpec:
     except json.JSONDecodeError as exc:
         raise LocatedError(f"{text}: not JSON ({exc.msg} at line {exc.lineno})", span,
                            "give the model's config.json") from None
+    except RecursionError:
+        raise LocatedError(f"{text}: its JSON is nested too deeply to read", span,
+                           "give the model's config.json") from None
     except ModelConfigError as exc:
         names = ", ".join(m.name.lower() for m in model_presets())
         raise LocatedError(str(exc), span, f"presets: {names}") from None

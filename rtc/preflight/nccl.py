@@ -249,7 +249,7 @@ def _expect(folder: str, res: NcclResults, diags: list) -> dict | None:
     text = _read(file, res.texts)
     try:
         doc = json.loads(text) if text is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         doc = None
     if not isinstance(doc, dict) or doc.get("kind") != "nccl":
         diags.append(error(FAILED, f"{res.label}: no expect.json of an rtc GPU preflight",

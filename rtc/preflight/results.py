@@ -117,6 +117,9 @@ def _load_expect(r: ServerResults) -> dict | None:
         r.problem_span = Span(expect, exc.lineno, exc.colno)
         r.texts[expect] = text
         return None
+    except RecursionError:
+        r.problem = "has an unreadable expect.json (nested too deeply)"
+        return None
     except (OSError, ValueError) as exc:
         r.problem = f"has an unreadable expect.json ({getattr(exc, 'strerror', None) or exc})"
         return None

@@ -553,7 +553,7 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
     if kv:
         try:
             doc = json.loads(kv)
-        except ValueError:
+        except (ValueError, RecursionError):
             doc = None
         if isinstance(doc, dict):
             job.kv_connector = _CONNECTORS.get(str(doc.get("kv_connector")))

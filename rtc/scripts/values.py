@@ -145,6 +145,8 @@ def json_problem(text: str) -> str | None:
     """Why ``text`` is not a JSON object (vLLM parses these flags with json.loads), or None."""
     try:
         doc = json.loads(text)
+    except RecursionError:
+        return "is not JSON rtc can read (nested too deeply)"
     except ValueError as exc:
         return f"is not JSON ({exc.msg} at character {exc.pos})"
     if not isinstance(doc, dict):

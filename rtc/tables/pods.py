@@ -245,7 +245,7 @@ def _pod(p: dict, path: tuple) -> Pod:
             pod.devices = [(str(d.get("device_id")), d.get("device_ip"))
                            for d in inst.get("devices") or []]
             pod.server_id = inst.get("server_id")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             pod.devices = None
     return pod
 
