@@ -376,3 +376,12 @@ def test_tests_do_not_read_the_repository_root_for_inputs():
     """The README tour leaves hccl.json / cluster.rtc in the repository root; the suite
     must pass with them there (the lint test that read ./hccl.json now runs elsewhere)."""
     assert ROOT.is_dir()
+
+
+def test_an_out_dir_whose_file_list_is_a_fifo_does_not_block(tmp_path: Path):
+    """``rtc compile --out-dir`` reads the folder's list of the files it wrote before; a
+    FIFO in its place is read as no list (it is never opened)."""
+    from rtc.emit.files import MANIFEST, read_manifest
+
+    os.mkfifo(tmp_path / MANIFEST)
+    assert read_manifest(tmp_path) == set()
