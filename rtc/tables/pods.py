@@ -233,7 +233,7 @@ def _pod(p: dict, path: tuple) -> Pod:
                                     str(e["value"])))
     labels, notes = _obj(meta.get("labels")), _obj(meta.get("annotations"))
     label = str(labels.get(WORKER_INDEX, ""))
-    pod.index = int(label) if label.isdigit() else None
+    pod.index = int(label) if (label.isdigit() and len(label) <= 20) else None
     if labels.get(SET_NAME):
         pod.group = (str(labels[SET_NAME]), str(labels.get(GROUP_INDEX, "0")))
     pod.domains = [(a, str(notes[a])) for a in DOMAIN_ANNOTATIONS if notes.get(a)]
@@ -257,7 +257,7 @@ def _npus(containers: list) -> int:
         limits = _obj(_obj(c.get("resources")).get("limits"))
         for name in NPU_RESOURCES:
             value = str(limits.get(name, "0"))
-            total += int(value) if value.isdigit() else 0
+            total += int(value) if (value.isdigit() and len(value) <= 20) else 0
     return total
 
 
@@ -319,7 +319,7 @@ def _pod_findings(pod: Pod, at) -> list[Diagnostic]:
                            hint="MindCluster's device plugin writes it when it allocates NPUs"))
     given = len(pod.devices) if pod.devices is not None else pod.npus
     for where, value in pod.visible:
-        ids = [int(x) for x in value.split(",") if x.strip().isdigit()]
+        ids = [int(x) for x in value.split(",") if x.strip().isdigit() and len(x.strip()) <= 20]
         high = [x for x in ids if given and x >= given]
         if high:
             phys = f" (it was given devices {', '.join(d for d, _ip in pod.devices)})" \
@@ -388,7 +388,7 @@ def _difference(table: list, pod: list) -> str:
 
 
 def _num(text: str):
-    return (0, int(text)) if text.isdigit() else (1, text)
+    return (0, int(text)) if (text.isdigit() and len(text) <= 20) else (1, text)
 
 
 def _shared_nodes(servers: list, matched: dict, at) -> list[Diagnostic]:
