@@ -40,3 +40,67 @@ def test_deep_json_in_captures_and_flags_is_a_finding_not_a_crash():
     run, diags = parse_allreduce_sweep(deep + "\n")
     assert run is None and [d.code for d in diags] == ["RTC576"]
     assert json_problem(deep) == "is not JSON rtc can read (nested too deeply)"
+
+
+def test_thousands_of_digits_are_findings_not_int_errors():
+    """Python refuses int() of more than 4,300 digits (ValueError); the 10,000-input run
+    found it in rtc lint (a flag value, an IPv4 octet) and the pods file."""
+    from rtc.api.lint import lint_scripts
+    from rtc.scripts.values import _bad_ip_reason, integer_problem
+    from rtc.tables.pods import load_pods
+
+    big = "9" * 5000
+    assert integer_problem(big, 1) == (f"{big[:24]}... (5,000 characters) is out of range "
+                                       "(at most 2147483647)")
+    assert _bad_ip_reason(f"10.0.0.{big}") == f"10.0.0.{big} is not an IPv4 address: octet " \
+        f"{big} is not 0..255"
+    rep = lint_scripts([("run.sh", (f"vllm serve /m --data-parallel-size-local {big} "
+                                    f"--port {big}\n").encode())])
+    assert "RTC720" in {d.code for d in rep.diagnostics}
+    pods = ('{"kind": "Pod", "metadata": {"name": "p", "labels": {"training.kubeflow.org/'
+            f'replica-index": "{big}"}}}}, "spec": {{"containers": [{{"resources": {{"limits": '
+            f'{{"huawei.com/Ascend910": "{big}"}}}}}}]}}}}')
+    (pod,), _smap, _diags = load_pods(pods.encode(), "pods.json")
+    assert pod.index is None
+
+
+def test_a_csv_cell_over_the_field_limit_is_rtc474():
+    from rtc.inventory.nvidia_smi import parse_gpu_list
+
+    _gpus, diags = parse_gpu_list("index, name, pci.bus_id, uuid\n0, \"" + "a" * 200_000
+                                  + "\", 0000:01:00.0, GPU-x\n")
+    assert [(d.code, d.message) for d in diags] == [
+        ("RTC474", "line 2 of the --query-gpu table cannot be read as CSV (field larger than "
+                   "field limit (131072))")]
+
+
+def test_a_generic_gpu_script_naming_device_2_31_is_rtc205_not_a_huge_preset():
+    from rtc.api.lint import lint_scripts
+
+    text = ("export CUDA_VISIBLE_DEVICES=2147483647,1\n"
+            "vllm serve /m --tensor-parallel-size 2\n")
+    rep = lint_scripts([("gpu.sh", text.encode())])
+    assert rep.topology.preset.devices_per_server == 64
+    assert any(d.code == "RTC205" and "device id 2147483647" in d.message
+               for d in rep.diagnostics)
+
+
+def test_the_number_pattern_is_linear_and_unchanged():
+    """Findings are grouped by their message with numbers as '#'; a 100,000-letter hex
+    word made that regular expression backtrack for 23 s. Long texts now go run by run,
+    with the same result."""
+    import random
+    import re
+    import time
+
+    from rtc.textfmt import number_pattern
+
+    plain = re.compile(r"(?:[0-9A-Fa-f]*:){2,}[0-9A-Fa-f:.]*|\d+(?:\.\d+)*")
+    rng = random.Random(0)
+    for _ in range(300):
+        t = "".join(rng.choice("0123456789abcdefABCxyz:. -") for _ in range(rng.randint(0, 1500)))
+        assert number_pattern(t) == plain.sub("#", t), t
+    assert number_pattern("fe80::1%eth0 at 10.0.0.1, " + "x" * 1000) == "#%eth# at #, " + "x" * 1000
+    start = time.process_time()
+    number_pattern("a" * 100_000)
+    assert time.process_time() - start < 1
