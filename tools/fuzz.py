@@ -37,9 +37,9 @@ the count is exact). Launch scripts go to ``rtc lint`` (and now and then to ``rt
 and ``rtc check``, which must reject them cleanly); manifests to ``rtc lint`` and ``rtc
 validate``; captures to every inventory parser (``api:captures``), to ``rtc calibrate``,
 and -- a preflight result file, put back into a copy of its folder -- to ``rtc preflight
-report`` / ``nccl``; rank tables also to ``rtc validate --pods FILE TABLE``. In-process output goes to strict UTF-8
-streams as Python sets them up for a user's UTF-8 terminal or pipe (stdout strict, stderr
-backslashreplace).
+report`` / ``nccl``; rank tables also to ``rtc validate --pods FILE TABLE``. In-process
+output goes to strict UTF-8 streams as Python sets them up for a user's UTF-8 terminal or
+pipe (stdout strict, stderr backslashreplace).
 
 A finding is an exception escaping rtc (a traceback), an exit code other than 0, 1 or 2
 (including death by a signal), or "Traceback" anywhere in the output. Findings are

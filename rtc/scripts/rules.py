@@ -164,7 +164,8 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
 
 #: The rules this module reports (collected by rtc.report.rule_catalogue).
 TABLE_READ = rule("RTC710", "script-table-read", "note",
-                  "Which rank table a relative RANK_TABLE_FILE of a script named, and why that file, was read.", """
+                  "Which rank table a relative RANK_TABLE_FILE of a script named, and why "
+                  "that file, was read.", """
     What: a script exports RANK_TABLE_FILE; rtc lint reads that table like `--table` and
     says which file it read. A relative path is tried in the current folder first (where
     bash resolves it when the script runs from here), then beside the script.
