@@ -627,8 +627,8 @@ def cli_args(rng: random.Random, command: str) -> list[str]:
     if command == "validate-pods":
         return ["validate", "--pods", FILE, str(GOOD_TABLE)]
     if command == "calibrate":
-        return ["calibrate", FILE, "--link", rng.choice(LINKS), "--ranks",
-                rng.choice(("2", "8", "16"))]
+        return ["calibrate", FILE, "--link", rng.choice(LINKS), "--ranks",  # the seeds:
+                rng.choice(("2", "8", "16")), "--op", "allreduce"]         # all-reduce runs
     if command == "preflight":
         return ["preflight", "report", DIR + "/res"]   # nccl for a GPU folder: fuzz_one
     if command == "import":
