@@ -31,3 +31,37 @@ def held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+#: What the run is doing, for the message of a Ctrl-C (:func:`doing`, :func:`writing`).
+_ACTIVITY = {"doing": None, "writing": None}
+
+
+def begin(what: str) -> None:
+    """A new run starts: it is doing ``what`` (``running rtc check``) and has written
+    nothing yet."""
+    _ACTIVITY.update(doing=what, writing=None)
+
+
+def doing(what: str) -> None:
+    """The run is now doing ``what`` (``compiling: the check stage``)."""
+    _ACTIVITY["doing"] = what
+
+
+def writing(what: str) -> None:
+    """The run has started writing ``what`` (a file, a folder, standard output): from
+    here a Ctrl-C is reported by the writer, or as output that may be incomplete."""
+    _ACTIVITY["writing"] = what
+
+
+def interrupted_message() -> str | None:
+    """What to say on a Ctrl-C, None when the writer says it itself (a file or an
+    --out-dir: old or new, nothing half-written). Before any writing: what was
+    interrupted and that nothing was written."""
+    if _ACTIVITY["writing"] == "standard output":
+        return ("rtc: interrupted (Ctrl-C) while printing to standard output: what was "
+                "printed may be incomplete")
+    if _ACTIVITY["writing"] is not None:
+        return None
+    return (f"rtc: interrupted (Ctrl-C) while {_ACTIVITY['doing'] or 'starting'}; nothing "
+            "was written")

@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 #: preflight judging beside the plan, tables / scripts as front ends over the checks, and
 #: the catalogue of every rule (which reads all of them) below the renderers and reports.
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts", "extras"),
+    ("diagnostics", "rules", "textfmt", "resources", "forked", "interrupts", "extras",
+     "readfile"),
     ("syntax",),
     ("inventory",),
     ("network",),

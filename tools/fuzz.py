@@ -10,7 +10,14 @@ Seeds, by kind:
 * ``tables``: every JSON file under tests/data/ranktables/ (v1.0, v1.2, v2.0, legacy
   group_list, PD tables, A5 topology files, and the broken ones);
 * ``scripts``: the launch scripts, env files, preflight scripts and plan.json that
-  ``rtc compile EXAMPLE --out-dir TMP --no-diagrams`` writes (compiled once per run).
+  ``rtc compile EXAMPLE --out-dir TMP --no-diagrams`` writes (compiled once per run), and
+  the hand-written launch scripts under tests/data/launchers/ and tests/data/scripts/;
+* ``manifests``: the Kubernetes workloads, ConfigMaps and compose files under
+  tests/data/k8s_workloads/, tests/data/k8s/ and tests/data/engines/, and the manifests
+  ``rtc compile EXAMPLE --out-dir TMP --target k8s`` writes;
+* ``captures``: the tool outputs rtc reads: every capture under tests/data/inventory/
+  (npu-smi, hccn_tool, hccn.conf, nvidia-smi, ibv_devinfo), the nccl-tests and HCCL
+  Test outputs, and every file of the preflight results under tests/data/preflight/.
 
 Each input is one seed with 1-6 stacked mutations: byte and line level (delete, duplicate,
 swap or repeat lines, truncate, flip bytes, splice another seed in), token level (numbers
@@ -26,10 +33,13 @@ random ``--format`` / ``--schema`` / ``--hardware``, ``rtc import -o``), or the 
 (``rtc.api.compile_text`` then ``rank_table``, ``rtc.api.validating.validate_source``,
 ``rtc.api.importing.import_table``) -- and a fraction (``--subprocess``) also through the
 real ``rtc`` console script in a subprocess (every 1/FRACTION-th input of each kind, so
-the count is exact). Launch scripts have no consumer command yet: they go to ``rtc validate`` and
-``rtc check``, which must reject them cleanly. In-process output goes to strict UTF-8
-streams as Python sets them up for a user's UTF-8 terminal or pipe (stdout strict, stderr
-backslashreplace).
+the count is exact). Launch scripts go to ``rtc lint`` (and now and then to ``rtc validate``
+and ``rtc check``, which must reject them cleanly); manifests to ``rtc lint`` and ``rtc
+validate``; captures to every inventory parser (``api:captures``), to ``rtc calibrate``,
+and -- a preflight result file, put back into a copy of its folder -- to ``rtc preflight
+report`` / ``nccl``; rank tables also to ``rtc validate --pods FILE TABLE``. In-process
+output goes to strict UTF-8 streams as Python sets them up for a user's UTF-8 terminal or
+pipe (stdout strict, stderr backslashreplace).
 
 A finding is an exception escaping rtc (a traceback), an exit code other than 0, 1 or 2
 (including death by a signal), or "Traceback" anywhere in the output. Findings are
@@ -73,8 +83,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-KINDS = ("rtc", "tables", "scripts")
+KINDS = ("rtc", "tables", "scripts", "manifests", "captures")
 SCRIPT_EXAMPLES = ("a2-2node-dp2-tp8.rtc", "pd-a3.rtc")
+K8S_EXAMPLE = "a2-2node-dp2-tp8.rtc"
+DATA = ROOT / "tests" / "data"
+GOOD_TABLE = ROOT / "tests" / "golden" / "a2-2node-dp2-tp8" / "hccl.json"
+DOCS = (".md", ".gz", ".rtc")   # documents and other kinds' seeds beside the captures
 MAX_INPUT = 2_000_000          # bytes; a mutation that grows an input past this is undone
 SAVED_PER_CRASH = 5            # inputs kept per distinct crash (the smallest)
 FILE, DIR = "\0FILE", "\0DIR"  # placeholders in argument lists
@@ -103,8 +117,29 @@ def load_seeds(kinds: tuple[str, ...], workdir: Path) -> dict[str, list[Seed]]:
         seeds["tables"] = [_seed("tables", p)
                            for p in sorted((ROOT / "tests" / "data" / "ranktables").rglob("*.json"))]
     if "scripts" in kinds:
-        seeds["scripts"] = _script_seeds(workdir)
+        seeds["scripts"] = _script_seeds(workdir) + [
+            _seed("scripts", p) for p in sorted((DATA / "launchers").glob("*.sh"))
+            + sorted((DATA / "scripts").rglob("*.sh"))]
+    if "manifests" in kinds:
+        seeds["manifests"] = [_seed("manifests", p) for d in ("k8s_workloads", "k8s", "engines")
+                              for p in sorted((DATA / d).glob("*.y*ml"))] + _k8s_seeds(workdir)
+    if "captures" in kinds:
+        seeds["captures"] = [_seed("captures", p) for d in ("inventory", "nccl-tests", "preflight")
+                             for p in sorted((DATA / d).rglob("*"))
+                             if p.is_file() and p.suffix not in DOCS]
     return seeds
+
+
+def _k8s_seeds(workdir: Path) -> list[Seed]:
+    """The manifests ``rtc compile K8S_EXAMPLE --out-dir --target k8s`` writes."""
+    target = workdir / "k8s"
+    run = run_cli(["compile", str(ROOT / "examples" / K8S_EXAMPLE), "--out-dir", str(target),
+                   "--no-diagrams", "--target", "k8s"])
+    if run.code != 0 or run.exc is not None:
+        raise SystemExit(f"fuzz: compiling examples/{K8S_EXAMPLE} --target k8s failed "
+                         f"(exit {run.code}):\n{run.tb or run.output[-2000:]}")
+    return [Seed("manifests", f"{K8S_EXAMPLE} -> {p.name}", p.read_bytes(), p.suffix)
+            for p in sorted(target.rglob("*.y*ml"))]
 
 
 def _seed(kind: str, path: Path) -> Seed:
@@ -564,11 +599,15 @@ def mutate(rng: random.Random, seed: Seed, pool: Pool) -> tuple[bytes, list[str]
 
 TARGETS = {  # kind -> ((target, weight), ...); "api:" targets call the library
     "rtc": (("check", 5), ("compile", 3), ("api:compile_text", 2)),
-    "tables": (("validate", 4), ("import", 3), ("api:validate_source", 2), ("api:import_table", 1)),
-    "scripts": (("validate", 1), ("check", 1)),
+    "tables": (("validate", 4), ("import", 3), ("validate-pods", 1), ("api:validate_source", 2),
+               ("api:import_table", 1)),
+    "scripts": (("lint", 6), ("validate", 1), ("check", 1)),
+    "manifests": (("lint", 5), ("validate", 2)),
+    "captures": (("api:captures", 4), ("preflight", 3), ("calibrate", 2)),
 }
 SUBPROCESS_FOR_API = {"api:compile_text": "compile", "api:validate_source": "validate",
-                      "api:import_table": "import"}
+                      "api:import_table": "import", "api:captures": "calibrate"}
+LINKS = ("roce-200ge", "hccs-910b", "nvlink-bridge")
 FORMATS = ("text", "text", "text", "json", "github", "sarif")
 
 
@@ -582,6 +621,16 @@ def cli_args(rng: random.Random, command: str) -> list[str]:
     if command == "compile":
         return ["compile", FILE, "--out-dir", DIR + "/out", "--no-diagrams"] + \
             (["--strict"] if rng.random() < 0.1 else [])
+    if command == "lint":
+        args = ["lint", FILE] + (["--strict"] if rng.random() < 0.2 else [])
+        return args + (["--format", rng.choice(FORMATS)] if rng.random() < 0.3 else [])
+    if command == "validate-pods":
+        return ["validate", "--pods", FILE, str(GOOD_TABLE)]
+    if command == "calibrate":
+        return ["calibrate", FILE, "--link", rng.choice(LINKS), "--ranks",  # the seeds:
+                rng.choice(("2", "8", "16")), "--op", "allreduce"]         # all-reduce runs
+    if command == "preflight":
+        return ["preflight", "report", DIR + "/res"]   # nccl for a GPU folder: fuzz_one
     if command == "import":
         args = ["import", FILE, "-o", DIR + "/out.rtc"]
         if rng.random() < 0.15:
@@ -687,6 +736,8 @@ def run_api(target: str, data: bytes, path: str) -> Run:
             from rtc.api.validating import validate_source
 
             ok = validate_source(data, path).ok
+        elif target == "api:captures":
+            ok = _captures(data, path)
         else:
             from rtc.api.importing import import_table
 
@@ -696,6 +747,47 @@ def run_api(target: str, data: bytes, path: str) -> Run:
     except BaseException as exc:  # noqa: BLE001 - the API promises never to raise for bad input
         return Run(None, "", exc, traceback.format_exc())
     return Run(0 if ok else 1)
+
+
+def _captures(data: bytes, path: str) -> bool:
+    """Every parser of the tool outputs rtc reads, on the capture ``data`` (at ``path``):
+    none may raise; True when the file alone (``load_inventory_files``) gives no error."""
+    from rtc import inventory
+    from rtc.diagnostics import has_errors
+    from rtc.preflight.bench_output import BenchOutputError, read_bench_output
+
+    text = data.decode("utf-8", "replace")
+    for name in ("parse_hccn_conf", "parse_ibv_devinfo", "parse_npu_smi_board", "parse_hccn_tool",
+                 "parse_npu_smi_topo", "parse_npu_smi_chip_map", "parse_npu_smi_info"):
+        getattr(inventory, name)(text)
+    from rtc.inventory import allreduce_sweep, nccl_tests, nvidia_smi
+
+    for fn in (nccl_tests.parse_nccl_tests, allreduce_sweep.parse_allreduce_sweep,
+               nvidia_smi.parse_gpu_topo, nvidia_smi.parse_gpu_list, nvidia_smi.parse_gpu_names):
+        fn(text)
+    try:
+        read_bench_output(path, text)
+    except BenchOutputError:
+        pass
+    _inv, diags = inventory.load_inventory_files([path])
+    return not has_errors(diags)
+
+
+def _results_folder(seed: Seed, data: bytes, work: str) -> str:
+    """``work/res``: a copy of the preflight results folder ``seed`` comes from, with the
+    seed's file replaced by ``data`` (a capture from elsewhere: alone in the folder).
+    ``preflight nccl`` or ``preflight report``, as the folder is a GPU one or not."""
+    res = os.path.join(work, "res")
+    origin = ROOT / seed.name
+    if origin.is_file() and (DATA / "preflight") in origin.parents:
+        shutil.copytree(origin.parent, res)
+        name = origin.name
+    else:
+        os.makedirs(res)
+        name = os.path.basename(seed.name)
+    with open(os.path.join(res, name), "wb") as f:
+        f.write(data)
+    return "nccl" if os.path.exists(os.path.join(res, "gpus.csv")) else "report"
 
 
 def rtc_command() -> list[str]:
@@ -823,7 +915,7 @@ def run_chunk(indices: list[int]) -> list[Outcome]:
 def _scratch(suffix: str, data: bytes) -> tuple[str, str]:
     """Write the input into a clean scratch folder: (input path, folder)."""
     work = _STATE["work"]
-    for name in ("out", "out.rtc"):
+    for name in ("out", "out.rtc", "res"):
         target = os.path.join(work, name)
         if os.path.isdir(target) and not os.path.islink(target):
             shutil.rmtree(target, ignore_errors=True)
@@ -845,6 +937,8 @@ def fuzz_one(index: int) -> list[Outcome]:
     target = _weighted(rng, TARGETS[kind])
     args = None if target.startswith("api:") else cli_args(rng, target)
     path, work = _scratch(seed.suffix, data)
+    if target == "preflight":
+        args[1] = _results_folder(seed, data, work)
     base = dict(index=index, kind=kind, seed=seed.name, ops=ops, data=data, suffix=seed.suffix)
     outcomes = [_timed(lambda: _in_process(target, args, data, path, work), opts.timeout,
                        Outcome(target=target, mode="in-process", args=args,
@@ -854,6 +948,8 @@ def fuzz_one(index: int) -> list[Outcome]:
     if int((nth + 1) * opts.subprocess) > int(nth * opts.subprocess):  # evenly spread per kind
         sub_args = args or cli_args(rng, SUBPROCESS_FOR_API[target])
         path, work = _scratch(seed.suffix, data)
+        if target == "preflight":
+            _results_folder(seed, data, work)
         outcome = Outcome(target=sub_args[0], mode="subprocess", command=show(sub_args), args=sub_args,
                           code=None, seconds=0.0, **base)
         start = time.perf_counter()
@@ -1036,7 +1132,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000, help="how many inputs (default 1000)")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    ap.add_argument("--kinds", default=",".join(KINDS), help="comma list of rtc, tables, scripts")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help="comma list of " + ", ".join(KINDS) + " (default: all)")
     ap.add_argument("--out", type=Path, default=None, help="keep the crashing inputs here")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--subprocess", type=float, default=0.02, metavar="FRACTION",

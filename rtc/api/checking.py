@@ -20,6 +20,14 @@ class CheckResult:
     results: list[CompileResult] = field(default_factory=list)
 
     @property
+    def groups(self) -> list[list[Diagnostic]]:
+        """The diagnostics of each file in the order given, then the port conflicts
+        between them (``rtc check prefill.rtc decode.rtc`` reports prefill.rtc first)."""
+        per_file = [list(r.diagnostics) for r in self.results]
+        n = sum(len(g) for g in per_file)
+        return per_file + [self.diagnostics[n:]]
+
+    @property
     def unreadable(self) -> bool:
         """True when no file could be read at all (the CLI exits 2)."""
         return all(r.topology is None and not r.sources for r in self.results)

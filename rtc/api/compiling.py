@@ -159,10 +159,12 @@ def _strict(diags: list[Diagnostic], strict: bool) -> list[Diagnostic]:
 def compile_file(path: str, *, strict: bool = False, progress=None,
                  background_checks: bool = False) -> CompileResult:
     """Read ``path`` (UTF-8) and :func:`compile_text` it (the options are its own). An
-    unreadable file gives an RTC001 diagnostic and no topology."""
+    unreadable file (also one that is not a regular file, or larger than
+    :func:`rtc.readfile.max_input_bytes`) gives an RTC001 diagnostic and no topology."""
+    from rtc.readfile import read_bytes
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path)
     except OSError as exc:
         return _unreadable(path, exc)
     return compile_bytes(data, path, strict=strict, progress=progress,
@@ -172,12 +174,12 @@ def compile_file(path: str, *, strict: bool = False, progress=None,
 def compile_stream(stream, filename: str = "<stdin>", *, strict: bool = False,
                    progress=None, background_checks: bool = False) -> CompileResult:
     """Read the binary ``stream`` to its end (standard input for ``rtc compile -``; None
-    when it is closed) and compile it as ``filename``. A failed read gives an RTC001
-    diagnostic and no topology."""
+    when it is closed; at most :func:`rtc.readfile.max_input_bytes`) and compile it as
+    ``filename``. A failed read gives an RTC001 diagnostic and no topology."""
+    from rtc.readfile import read_stream
+
     try:
-        if stream is None:
-            raise OSError("it is closed")
-        data = stream.read()
+        data = read_stream(stream)
     except (OSError, ValueError) as exc:
         return _unreadable(filename, exc)
     return compile_bytes(data, filename, strict=strict, progress=progress,
@@ -197,9 +199,10 @@ def compile_bytes(data: bytes, filename: str, *, strict: bool = False,
 
 
 def _unreadable(path: str, exc: Exception) -> CompileResult:
-    reason = getattr(exc, "strerror", None) or exc
-    return CompileResult(None, [error(IO_ERROR, f"cannot read {path}: {reason}", None,
-                                      hint="check the path")], {})
+    from rtc.readfile import unreadable
+
+    message, hint = unreadable(path, exc)
+    return CompileResult(None, [error(IO_ERROR, message, None, hint=hint)], {})
 
 
 def _not_utf8(path: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:

@@ -67,11 +67,14 @@ class LintReport:
 
 
 def _load(path: str):
+    """(bytes, None) of a regular file (:func:`rtc.readfile.read_bytes`: bounded), or
+    (None, why it cannot be read)."""
+    from rtc.readfile import read_bytes, reason_of
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), None
+        return read_bytes(path), None
     except OSError as exc:
-        return None, exc.strerror or str(exc)
+        return None, reason_of(exc)
 
 
 #: The second line of the tool scripts ``rtc compile --out-dir`` writes beside the launches.
@@ -406,7 +409,7 @@ def _kv_role(launch) -> str | None:
     kv = procs[0].flags().get("--kv-transfer-config") if procs else None
     try:
         doc = json.loads(kv) if kv else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc.get("kv_role") if isinstance(doc, dict) else None
 
@@ -464,9 +467,9 @@ def _exported_table(rep: LintReport, units: list[Unit], hardware,
         for la in (u.found.launches if u.found else []):
             s = la.env.get("RANK_TABLE_FILE")
             if s is not None and not s.unresolved:
-                paths.setdefault(s.value, s.span.file)
-    tables = [t for t in (_read_exported(rep, path, where, hardware, loader)
-                          for path, where in paths.items()) if t is not None]
+                paths.setdefault(s.value, s.span)
+    tables = [t for t in (_read_exported(rep, path, span, hardware, loader)
+                          for path, span in paths.items()) if t is not None]
     if not tables or len({t.preset.name for t in tables}) != 1:
         return None, []
     if len(tables) == 1:
@@ -476,16 +479,28 @@ def _exported_table(rep: LintReport, units: list[Unit], hardware,
                     origin="table"), tables
 
 
-def _read_exported(rep: LintReport, path: str, where: str, hardware, loader) -> Topology | None:
-    """The table RANK_TABLE_FILE names (``where``: the script that exports it), or None."""
+def _read_exported(rep: LintReport, path: str, span, hardware, loader) -> Topology | None:
+    """The table RANK_TABLE_FILE names (``span``: where the script exports it), or None;
+    for a relative path an RTC719 note says which file was read and why that one (the
+    current folder's, else the one beside the script)."""
+    from rtc.scripts.rules import TABLE_READ
+
+    where, named = span.file, path
     if os.path.isabs(path):     # "$RTC_DIR"/hccl.json: named from the script's label again
         path = path_from_script(path, where)
     data, _why = loader(path)
+    why = None if os.path.isabs(named) else \
+        "the current folder has it (where bash looks when the script runs from here)"
     if data is None and not os.path.isabs(path):   # relative: bash's cwd, or the script's
         path = os.path.join(os.path.dirname(where), path)
         data, _why = loader(path)
+        why = f"the current folder has no {named}, so rtc read the one beside {where}"
     if data is None:
         return None
+    if why is not None:     # a relative path: two files could be meant, say which
+        rep.diagnostics.append(note(
+            TABLE_READ, f"RANK_TABLE_FILE={named} is read as {os.path.abspath(path)}: {why}",
+            span, hint="to check the scripts against another table, give it with --table"))
     topo, diags = read_table(path, hardware, loader=lambda p: (data, None), sources=rep.sources)
     rep.diagnostics += diags
     return topo
@@ -496,18 +511,19 @@ def lint_files(paths: list[str], **kw) -> LintReport:
     an unreadable file is RTC001)."""
     import sys
 
+    from rtc.readfile import read_bytes, read_stream, unreadable
+
     scripts, problems = [], []
     for path in paths:
-        if path == "-":         # standard input, like `rtc validate -` and `rtc compile -`
-            stream = getattr(sys.stdin, "buffer", None)
-            scripts.append(("<stdin>", stream.read() if stream is not None else b""))
-            continue
-        data, why = _load(path)
-        if data is None:
-            problems.append(error(IO_ERROR, f"cannot read {path}: {why}", None,
-                                  hint="check the path"))
-            continue
-        scripts.append((path, data))
+        try:
+            if path == "-":     # standard input, like `rtc validate -` and `rtc compile -`
+                stream = getattr(sys.stdin, "buffer", None)
+                scripts.append(("<stdin>", read_stream(stream) if stream is not None else b""))
+            else:
+                scripts.append((path, read_bytes(path)))
+        except (OSError, ValueError) as exc:
+            message, hint = unreadable("<stdin>" if path == "-" else path, exc)
+            problems.append(error(IO_ERROR, message, None, hint=hint))
     rep = lint_scripts(scripts, **kw)
     rep.unreadable += len(problems)
     rep.diagnostics = problems + rep.diagnostics

@@ -22,7 +22,7 @@ class PreflightReport:
     that does not exist), the texts of the files read (for showing source lines), ``text``
     the tables printed before the findings (reachability matrix, bandwidth, or nccl-tests
     busbw), ``document(diagnostics)`` the JSON document of ``--format json``, and
-    ``missing`` the paths that do not exist (the CLI exits 2)."""
+    ``missing`` the paths that cannot be read (the CLI exits 2)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
@@ -42,8 +42,9 @@ def preflight(paths: Sequence[str | os.PathLike], *, kind: str = "npu",
 
     if kind not in KINDS:
         raise ValueError(f"unknown preflight kind {kind!r} (kinds: {', '.join(KINDS)})")
-    missing = [p for p in paths if not os.path.exists(p)]
-    rep = _npu(paths) if kind == "npu" else _nccl(paths)
+    missing = unusable(paths)
+    usable = [p for p in paths if p not in missing]
+    rep = _npu(usable) if kind == "npu" else _nccl(usable)
     diags = sorted_diagnostics(missing_paths(missing) + rep.diagnostics)
     if strict:
         diags = [d.with_severity(Severity.ERROR) if d.severity is Severity.WARNING else d
@@ -124,12 +125,31 @@ def unpacked(results: Sequence[str | os.PathLike]):
         yield paths, relabel
 
 
-def missing_paths(paths: Sequence[str | os.PathLike]) -> list[Diagnostic]:
-    """An I/O error (RTC001) for each results folder that does not exist."""
+def unusable(paths: Sequence[str | os.PathLike]) -> dict:
+    """``{path: reason}`` of the results that cannot be read: missing, neither a folder
+    nor a regular file (a device, a FIFO: never opened), or a log larger than
+    :func:`rtc.readfile.max_input_bytes`."""
+    from rtc.readfile import check, reason_of
+
+    out = {}
+    for p in paths:
+        try:
+            if not os.path.isdir(p):
+                check(p)
+        except FileNotFoundError:
+            out[p] = "it does not exist"
+        except OSError as exc:
+            out[p] = reason_of(exc)
+    return out
+
+
+def missing_paths(paths: dict) -> list[Diagnostic]:
+    """An I/O error (RTC001) for each results path that cannot be read (``{path:
+    reason}``, :func:`unusable`)."""
     from rtc.diagnostics import Span, error
     from rtc.rules import IO_ERROR
 
-    return [error(IO_ERROR, f"cannot read {p}: it does not exist", Span.whole_file(str(p)),
+    return [error(IO_ERROR, f"cannot read {p}: {why}", Span.whole_file(str(p)),
                   hint="pass the folders the preflight scripts wrote "
-                       "(default preflight-results/SERVER)")
-            for p in paths]
+                       "(default preflight-results/SERVER), or a log that carries them")
+            for p, why in paths.items()]

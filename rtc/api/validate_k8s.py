@@ -54,7 +54,7 @@ def validate_configmap(data: bytes | str, filename: str, *, hardware: str | None
 def _status(text: str) -> str | None:
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc.get("status") if isinstance(doc, dict) else None
 
@@ -109,7 +109,7 @@ def _not_ready(data: bytes, filename: str) -> str | None:
     for text in texts:
         try:
             doc = json.loads(text)
-        except ValueError:      # a writer half-way through (truncated) or an empty file
+        except (ValueError, RecursionError):      # a writer half-way through (truncated) or an empty file
             return _NOT_JSON
         if isinstance(doc, dict) and doc.get("status") == "initializing":
             return "still says initializing"
@@ -127,15 +127,18 @@ def wait_for_table(path: str, seconds: float, *, interval: float = 1.0,
     :func:`time.monotonic`."""
     import time
 
+    from rtc.readfile import InputRefused, read_bytes
+
     sleep = sleep or time.sleep
     clock = clock or time.monotonic
     deadline = clock() + seconds
     while True:
         try:
-            with open(path, "rb") as f:
-                why = _not_ready(f.read(), path)
+            why = _not_ready(read_bytes(path), path)
         except FileNotFoundError:
             why = "does not exist yet"
+        except InputRefused:    # not a regular file, too large: the validation says so
+            return None
         except OSError as e:
             why = f"cannot be read yet ({e.strerror or e})"
         if why is None or clock() >= deadline:

@@ -265,13 +265,20 @@ def _attach_inventory(lowered: LoweredTable, inventory: Inventory) -> list[Diagn
 
 
 def load_for_report(path: str) -> tuple[bytes | None, Diagnostic | None]:
-    """Read a file for validation: (bytes, None) or (None, an RTC001 I/O diagnostic)."""
+    """Read a file for validation (``-``: standard input, named ``<stdin>``): (bytes, None)
+    or (None, an RTC001 I/O diagnostic: also for what is not a regular file or is larger
+    than :func:`rtc.readfile.max_input_bytes`)."""
+    import sys
+
+    from rtc.readfile import read_bytes, read_stream, unreadable
+
     try:
-        with open(path, "rb") as f:
-            return f.read(), None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return None, error(IO_ERROR, f"cannot read {path}: {reason}", None, hint="check the path")
+        if path == "-":
+            return read_stream(getattr(sys.stdin, "buffer", None)), None
+        return read_bytes(path), None
+    except (OSError, ValueError) as exc:
+        message, hint = unreadable("<stdin>" if path == "-" else path, exc)
+        return None, error(IO_ERROR, message, None, hint=hint)
 
 
 __all__ += ["load_for_report", "LOWERED_FORMS", "SourceMap", "SUPERSEDES"]

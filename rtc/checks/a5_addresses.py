@@ -108,7 +108,7 @@ def _eids_of(d):
     yield from ((die, eid) for die, eid in enumerate(d.eids or ()) if eid)
     for _layer, port, eid in d.port_eids or ():
         head = port.split("/", 1)[0]
-        yield (int(head) if head.isdigit() else port), eid
+        yield (int(head) if (head.isdigit() and len(head) <= 20) else port), eid
 
 
 def _first_reuses(topo: Topology, values_of, found, attr: str, what: str, hint: str):

@@ -62,7 +62,7 @@ _MAX_RANKS = 65536
 def _int(text) -> int | None:
     """``text`` as an int 0..65536 (ASCII digits), else None."""
     t = (text or "").strip()
-    if not t.isascii() or not t.isdigit() or int(t) > _MAX_RANKS:
+    if not t.isascii() or not t.isdigit() or len(t) > 20 or int(t) > _MAX_RANKS:
         return None
     return int(t)
 

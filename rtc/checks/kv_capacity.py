@@ -123,7 +123,7 @@ def _buffsize_hint(job, b) -> str:
     from rtc.cost.links import env_value
 
     raw = env_value(job.env, "HCCL_BUFFSIZE")
-    if not raw or not raw.isdigit() or int(raw) <= HCCL_BUFFSIZE_DEFAULT_MB or not b.groups:
+    if not raw or not raw.isdigit() or len(raw) > 20 or int(raw) <= HCCL_BUFFSIZE_DEFAULT_MB or not b.groups:
         return ""
     default = b.buffers * HCCL_BUFFSIZE_DEFAULT_MB / int(raw)
     return (f"; HCCL_BUFFSIZE {raw} takes {b.buffers / _GB:.1f} GB in {len(b.groups)} "

@@ -141,7 +141,7 @@ def _kv_config(job, side, proc, gpu: bool):
     subject = f"job {job.name}"
     try:
         doc = json.loads(text or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         doc = None
     if not isinstance(doc, dict):
         return error(KV_CONFIG, f"job {job.name}: --kv-transfer-config {text!r} is not a "

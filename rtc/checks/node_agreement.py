@@ -114,7 +114,7 @@ def _values(nl, proc) -> dict:
     kv = flags.get("--kv-transfer-config")
     try:
         doc = json.loads(kv) if kv else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         doc = {}
     for key in _KV_KEYS:
         got = doc.get(key) if isinstance(doc, dict) else None

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from rtc import forked
+from rtc import forked, interrupts
 from rtc.cli import common, lean_params
 from rtc.cli.app import app
 from rtc.cli import compile_cmd, check_cmd, diagram_cmd, fmt_cmd, groups_cmd, import_cmd, rules_cmd, validate_cmd  # noqa: F401  (register commands)
@@ -77,8 +77,12 @@ def main() -> None:
         pass
     stderr = sys.stderr
     sys.stderr = _StderrUntilClosed(stderr)
+    interrupts.begin(f"running `rtc {sys.argv[1]}`" if len(sys.argv) > 1 else "starting")
     try:
         raise SystemExit(_run())
+    except KeyboardInterrupt:   # Ctrl-C outside the command: exit 130 (rtc.cli.entry)
+        _say_interrupted()
+        raise
     finally:
         forked.stop_all()   # a child still checking when the run ends early (Ctrl-C, SIGTERM)
         sys.stderr = stderr
@@ -157,7 +161,17 @@ def _run() -> int:
         else:
             _report_usage_error(exc)
         return 2
+    if code == 130:     # typer's answer to a Ctrl-C inside the command (rtc exits 130 for
+        _say_interrupted()  # nothing else)
     return code if isinstance(code, int) else 0
+
+
+def _say_interrupted() -> None:
+    """After a Ctrl-C: what was interrupted, and that nothing was written when nothing was
+    (:func:`rtc.interrupts.interrupted_message`; a writer reports its own)."""
+    message = interrupts.interrupted_message()
+    if message:
+        typer.echo(message, err=True)
 
 
 def _is_usage_error(exc: Exception) -> bool:

@@ -14,7 +14,7 @@ from rtc.cli.common import fail_io, fail_usage, write_stdout
 
 @app.command("calibrate")
 def calibrate_command(
-    results: List[Path] = typer.Argument(..., metavar="RESULTS...", help="HCCL Test or nccl-tests output files of one link class."),
+    results: List[Path] = typer.Argument(..., readable=False, metavar="RESULTS...", help="HCCL Test or nccl-tests output files of one link class."),
     link: str = typer.Option(..., "--link", help="The link class measured, e.g. roce-200ge or hccs-910b (rtc cost --list-params)."),
     ranks: int = typer.Option(..., "--ranks", min=2, help="Ranks in the benchmark (mpirun -np)."),
     op: Optional[str] = typer.Option(None, "--op", help="allreduce, allgather, reduce_scatter, alltoall or broadcast (default: from the file or binary name)."),
@@ -37,6 +37,7 @@ def calibrate_command(
     from rtc.cost.calibrate import fit_link
     from rtc.cost.errors import CostInputError
     from rtc.preflight.bench_output import OPS, BenchOutputError, read_bench_output
+    from rtc.readfile import read_text, unreadable
     from rtc.report.cost_report import links_block
 
     classes = load_params().links
@@ -49,10 +50,10 @@ def calibrate_command(
     runs = []
     for path in results:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text(path, errors="replace")
             runs.append(read_bench_output(str(path), text))
         except OSError as exc:
-            fail_io(f"cannot read {path}: {exc.strerror or exc}")
+            fail_io(*unreadable(path, exc))
         except BenchOutputError as exc:
             fail_usage(str(exc), "pass the text HCCL Test or nccl-tests printed")
     chosen = _collective(op, runs)

@@ -8,12 +8,13 @@ from typing import List
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import FORMAT_HELP, compile_input, exit_for, input_label, reporter_for
+from rtc.cli.common import (FORMAT_HELP, compile_input, exit_for, input_label,
+                            report_in_order, reporter_for)
 
 
 @app.command("check")
 def check_command(
-    files: List[Path] = typer.Argument(..., metavar="FILE...", help="The .rtc cluster description(s) (`-` "
+    files: List[Path] = typer.Argument(..., readable=False, metavar="FILE...", help="The .rtc cluster description(s) (`-` "
                                           "reads standard input); with several, the ports of "
                                           "their jobs on shared hosts are checked together."),
     fmt: str = typer.Option("text", "--format", help=FORMAT_HELP),
@@ -33,7 +34,10 @@ def check_command(
 
     out = reporter_for(fmt, "check", input_label(files[0]))
     found = check(files, strict=strict, compile_one=compile_input)
-    out(found.diagnostics, found.sources)
+    if fmt == "text" and len(found.results) > 1:     # in the order of the command line
+        report_in_order(found.groups, found.sources)
+    else:
+        out(found.diagnostics, found.sources)
     if found.unreadable:
         raise typer.Exit(2)
     exit_for(found.diagnostics)

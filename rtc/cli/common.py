@@ -17,6 +17,19 @@ def report(diags: list[Diagnostic], sources: dict[str, str], *, quiet: bool = Fa
         typer.echo(f"rtc: {summary(diags)}", err=True)
 
 
+def report_in_order(groups: list[list[Diagnostic]], sources: dict[str, str]) -> None:
+    """:func:`report` of several inputs' diagnostics, one group after the other in the
+    order given (the order of the command line: ``rtc check prefill.rtc decode.rtc``
+    reports prefill.rtc first, although sorting by file name would not), each group
+    sorted as usual; one summary line for them all."""
+    from rtc.report.text import print_diagnostics, summary
+
+    for group in groups:
+        if group:
+            print_diagnostics(group, sources)
+    typer.echo(f"rtc: {summary([d for g in groups for d in g])}", err=True)
+
+
 def exit_for(diags: list[Diagnostic]) -> None:
     """Exit 1 when any diagnostic is an error."""
     if has_errors(diags):
@@ -77,9 +90,12 @@ def write_stdout(text: str) -> None:
     import errno
     import sys
 
+    from rtc import interrupts
+
     out = sys.stdout
     if out is None:
         fail_io("cannot write to standard output: it is closed")
+    interrupts.writing("standard output")
     try:
         try:
             out.write(text)
@@ -185,6 +201,9 @@ def write_or_fail(path, data, **kwargs) -> None:
                     f"give a file name, e.g. -o {os.path.join(str(path), 'cluster' + suffix)}")
         fail_io(f"cannot write {path}: it is a folder",
                 "give a file name (e.g. -o hccl.json), or use --out-dir for a folder")
+    from rtc import interrupts
+
+    interrupts.writing(str(path))
     try:
         write_atomic(path, data, **kwargs)
     except (KeyboardInterrupt, SystemExit):   # Ctrl-C, SIGTERM: exit 130 / 143 stays

@@ -27,7 +27,7 @@ def _select_jobs(topo, job_name: str | None, need_one: bool) -> list:
 
 @app.command("compile")
 def compile_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description (`-` reads standard "
+    file: Path = typer.Argument(..., readable=False, metavar="FILE", help="The .rtc cluster description (`-` reads standard "
                                           "input)."),
     output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write "
                                          "the rank table here (`-`: stdout, as --stdout)."),

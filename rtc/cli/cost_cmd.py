@@ -52,7 +52,7 @@ def _listing(models: bool, params: bool, preset: str | None) -> bool:
 
 @app.command("cost")
 def cost_command(
-    file: Optional[Path] = typer.Argument(None, metavar="FILE", help="The .rtc cluster description."),
+    file: Optional[Path] = typer.Argument(None, readable=False, metavar="FILE", help="The .rtc cluster description."),
     job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),
     phase: Optional[str] = typer.Option(None, "--phase", help="decode, prefill or both (default: prefill for role prefill jobs, else decode)."),
     preset: Optional[str] = typer.Option(None, "--preset", help="Parameter set: nominal or hccl-plan (default: the links block's, else nominal)."),
@@ -107,7 +107,7 @@ def cost_command(
 
 @app.command("advise")
 def advise_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., readable=False, metavar="FILE", help="The .rtc cluster description."),
     job: Optional[str] = typer.Option(None, "--job", help="The job (needed when the file has several)."),
     top: int = typer.Option(10, "--top", min=1, help="How many layouts to show."),
     phase: Optional[str] = typer.Option(None, "--phase", help="decode or prefill (default: prefill for a role prefill job, else decode)."),

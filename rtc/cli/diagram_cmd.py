@@ -14,10 +14,10 @@ from rtc.cli.common import (exit_for, fail_internal, fail_usage, refuse_input_as
 
 @app.command("diagram")
 def diagram_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., readable=False, metavar="FILE", help="The .rtc cluster description."),
     output: Optional[Path] = typer.Option(
         None, "-o", "--output",
-        help="Write the diagram here; the format follows the suffix (.svg, .png, .pdf, "
+        readable=False, help="Write the diagram here; the format follows the suffix (.svg, .png, .pdf, "
              ".dot). Without -o the DOT text (or SVG) is printed."),
     view: str = typer.Option("topology", "--view", help="topology, groups or network."),
     job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_io, report, write_or_fail, write_stdout
+from rtc.cli.common import fail_io, input_label, report, write_or_fail, write_stdout
 
 
 @app.command("fmt")
 def fmt_command(
-    files: list[Path] = typer.Argument(..., metavar="FILES",
+    files: list[Path] = typer.Argument(..., readable=False, metavar="FILES",
                                        help="The .rtc files to format (`-`: standard input, "
                                             "formatted onto standard output)."),
     check: bool = typer.Option(False, "--check",
@@ -71,12 +72,18 @@ def fmt_command(
 def _read(path: Path) -> str:
     """The text of ``path`` (UTF-8, a byte order mark kept so that fmt removes it); exit 2
     when it cannot be read or is not UTF-8. ``-`` is standard input."""
+    from rtc.readfile import read_bytes, read_stream, unreadable
+
     try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        data = read_stream(getattr(sys.stdin, "buffer", None)) if str(path) == "-" \
+            else read_bytes(path)
     except IsADirectoryError:
         fail_io(f"cannot read {path}: it is a folder", "give .rtc files, e.g. `rtc fmt dir/*.rtc`")
     except OSError as exc:
-        fail_io(f"cannot read {path}: {exc.strerror or exc}", "check the path")
+        if exc.errno == errno.EISDIR:
+            fail_io(f"cannot read {path}: it is a folder",
+                    "give .rtc files, e.g. `rtc fmt dir/*.rtc`")
+        fail_io(*unreadable(input_label(path), exc))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ _DIMS = ("tp", "pcp", "pp", "dp", "ep")
 
 @app.command("groups")
 def groups_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The .rtc cluster description."),
+    file: Path = typer.Argument(..., readable=False, metavar="FILE", help="The .rtc cluster description."),
     job: Optional[str] = typer.Option(None, "--job", help="Only this job (default: every job)."),
     dim: str = typer.Option("all", "--dim", help="tp, pp, dp, ep, pcp or all."),
     fmt: str = typer.Option("text", "--format", help="text or json."),

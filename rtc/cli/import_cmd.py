@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +16,7 @@ def import_command(
     table: str = typer.Argument(..., metavar="TABLE", help="A version 1.0, 1.2 or 2.0 rank table (hccl.json) or a MindIE global rank table; `-` reads "
                                           "standard input."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
-                                          help="Write the description here (default: print it)."),
+                                          readable=False, help="Write the description here (default: print it)."),
     hardware: Optional[str] = typer.Option(None, "--hardware",
                                            help="Hardware preset for the cluster block (default: "
                                                 "inferred as `rtc validate` does)."),
@@ -48,14 +47,11 @@ def import_command(
     refuse_input_as_output([output], [table])
     if output is not None and not force:
         _refuse_existing(output)
-    if table == "-":
-        data, label = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        data, problem = load_for_report(table)
-        label = table
-        if problem is not None:
-            report([problem], {})
-            raise typer.Exit(2)
+    data, problem = load_for_report(table)
+    label = "<stdin>" if table == "-" else table
+    if problem is not None:
+        report([problem], {})
+        raise typer.Exit(2)
     result = import_table(data, label, hardware=hardware,
                           output_name=str(output) if output else "cluster.rtc", cluster_name=name)
     sources = {label: result.source_text or ""}

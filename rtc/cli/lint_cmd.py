@@ -22,20 +22,20 @@ def lint_command(
                                         help="What each node runs: shell scripts (env files "
                                              "they source are read), or one file with "
                                              "`## node-a` sections."),
-    table: Optional[Path] = typer.Option(None, "--table", metavar="HCCL_JSON",
+    table: Optional[Path] = typer.Option(None, "--table", readable=False, metavar="HCCL_JSON",
                                          help="Check the scripts against this rank table "
                                               "(host IPs, devices, world size)."),
     hardware: Optional[str] = typer.Option(None, "--hardware",
                                            help="Hardware preset (default atlas-800t-a2, or "
                                                 "the table's)."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", metavar="DIR",
+    inventory: Optional[Path] = typer.Option(None, "--inventory", readable=False, metavar="DIR",
                                              help="Hardware captures, DIR/<server_id>/, "
                                                   "checked with --table's servers."),
     vllm_version: Optional[str] = typer.Option(None, "--vllm-version", metavar="V",
                                                help="The vLLM release the nodes run (decides "
                                                     "which --headless forms are rejected)."),
     node: List[str] = typer.Option([], "--node", metavar="NAME=FILE", help=NODE_HELP),
-    against: Optional[Path] = typer.Option(None, "--against", metavar="CLUSTER_RTC",
+    against: Optional[Path] = typer.Option(None, "--against", readable=False, metavar="CLUSTER_RTC",
                                            help="Report where the scripts drift from this "
                                                 "description's plan (flags, env, nodes)."),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),

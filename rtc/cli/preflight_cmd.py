@@ -21,7 +21,7 @@ app.add_typer(preflight_app, name="preflight")
 
 @preflight_app.command("report")
 def report_command(
-    results: list[Path] = typer.Argument(..., metavar="RESULTS_DIR", help="Results folders (one per server), as "
+    results: list[Path] = typer.Argument(..., readable=False, metavar="RESULTS_DIR", help="Results folders (one per server), as "
                                          "written by preflight-<server>.sh."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
@@ -68,7 +68,7 @@ def _finish(fmt: str, strict: bool, results: list[Path], kind: str) -> None:
 
 @preflight_app.command("nccl")
 def nccl_command(
-    results: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results folders of GPU "
+    results: list[Path] = typer.Argument(..., readable=False, metavar="RESULTS", help="Results folders of GPU "
                                          "servers (written by preflight-<server>.sh), or "
                                          "all_reduce_perf output files."),
     fmt: str = typer.Option("text", "--format", help="text or json."),

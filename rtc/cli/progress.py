@@ -37,6 +37,9 @@ class StageProgress:
             self._progress = None
 
     def __call__(self, stage: str) -> None:
+        from rtc import interrupts
+
+        interrupts.doing(f"compiling (the {stage} stage)")
         self._done = self.stages.index(stage) if stage in self.stages else self._done + 1
         if not self.enabled:
             return

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from rtc.cli.app import app
-from rtc.cli.common import fail_usage, write_stdout
+from rtc.cli.common import fail_usage, input_label, write_stdout
 
 HARDWARE_HELP = ("Hardware preset to check against (atlas-800t-a2, atlas-800-a3, atlas-800-910a, "
                  "generic). Default: inferred from the table: version 1.2 -> atlas-800-a3; 1.0 -> "
@@ -40,7 +40,7 @@ def validate_command(
     files: List[str] = typer.Argument(..., metavar="FILES", help="Rank tables to check (hccl*.json, rank_table*.json); "
                                                 "`-` reads standard input."),
     hardware: Optional[str] = typer.Option(None, "--hardware", help=HARDWARE_HELP),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", metavar="DIR",
+    inventory: Optional[Path] = typer.Option(None, "--inventory", readable=False, metavar="DIR",
                                              help=INVENTORY_HELP),
     fmt: str = typer.Option("text", "--format", help="Output: text, json, github or sarif."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
@@ -52,7 +52,7 @@ def validate_command(
     no_fold: bool = typer.Option(False, "--no-fold", help=NO_FOLD_HELP),
     require_completed: bool = typer.Option(False, "--require-completed",
                                            help=REQUIRE_COMPLETED_HELP),
-    pods: Optional[Path] = typer.Option(None, "--pods", metavar="PODS_JSON", help=PODS_HELP),
+    pods: Optional[Path] = typer.Option(None, "--pods", readable=False, metavar="PODS_JSON", help=PODS_HELP),
     wait: Optional[float] = typer.Option(None, "--wait", metavar="SECONDS", min=0,
                                          help=WAIT_HELP),
 ) -> None:
@@ -169,10 +169,7 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
         if name in seen:
             continue
         seen.add(name)
-        if name == "-":
-            data, problem, label = sys.stdin.buffer.read(), None, "<stdin>"
-        else:
-            (data, problem), label = load_for_report(name), name
+        (data, problem), label = load_for_report(name), input_label(name)
         if problem is not None:
             # attribute the I/O error to the file so per-file counts match the summary
             unreadable += 1
@@ -242,4 +239,17 @@ def _print_report(reporter, fmt: str, diags, omitted, sources: dict, infos: list
         write_stdout((body + "\n" if body else "") + line + "\n")
     else:
         write_stdout(reporter(diags, ReportContext.make(sources, infos, omitted=omitted)))
+        _say_unreadable(diags)
         typer.echo(line, err=True)
+
+
+def _say_unreadable(diags) -> None:
+    """On stderr, each file that could not be read (RTC001: the file and why, and the
+    hint): with --format json/github/sarif on stdout (often redirected to a file), the
+    summary line alone would not say which file or why."""
+    from rtc.cli.common import say
+    from rtc.rules import IO_ERROR
+
+    for d in diags:
+        if d.code == IO_ERROR.code:
+            say(IO_ERROR, d.message, d.hint)

@@ -27,6 +27,7 @@ from rtc.cost.models import (ModelSpec, model_from_hf_config, model_preset, mode
                              preset_names)
 from rtc.cost.workload import Workload
 from rtc.diagnostics import Span
+from rtc.readfile import read_text
 
 #: Checkpoint names that say the weights are 8-bit (vllm-ascend's W8A8 / W8A8-dynamic,
 #: FP8 releases): 1 byte per parameter instead of the config's dtype.
@@ -107,8 +108,7 @@ def _read_config(path: str, mtime_ns: int, size: int):  # noqa: ARG001 - the cac
     version of the file (the RTC341-343 check, RTC310's numbers and `rtc cost` all ask for
     it). Raises OSError, UnicodeDecodeError or json.JSONDecodeError (not cached). Callers
     must not mutate it."""
-    with open(path, encoding="utf-8-sig") as f:
-        return json.load(f)
+    return json.loads(read_text(path, encoding="utf-8-sig"))
 
 
 def read_model(text: str, span: Span | None = None) -> ModelSpec:
@@ -140,6 +140,9 @@ def read_model(text: str, span: Span | None = None) -> ModelSpec:
                            "give the model's config.json") from None
     except json.JSONDecodeError as exc:
         raise LocatedError(f"{text}: not JSON ({exc.msg} at line {exc.lineno})", span,
+                           "give the model's config.json") from None
+    except RecursionError:
+        raise LocatedError(f"{text}: its JSON is nested too deeply to read", span,
                            "give the model's config.json") from None
     except ModelConfigError as exc:
         names = ", ".join(m.name.lower() for m in model_presets())

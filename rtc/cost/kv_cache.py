@@ -114,9 +114,10 @@ def buffer_bytes(groups: int, ascend: bool, buffsize: str | None) -> float:
     """Communicator buffers (bytes) of ``groups`` communicators; ``buffsize`` the job's
     ``HCCL_BUFFSIZE`` (MB) / ``NCCL_BUFFSIZE`` (bytes) when set and numeric."""
     if ascend:
-        mb = int(buffsize) if buffsize and buffsize.isdigit() else HCCL_BUFFSIZE_DEFAULT_MB
+        mb = int(buffsize) if buffsize and buffsize.isdigit() and len(buffsize) <= 20 \
+            else HCCL_BUFFSIZE_DEFAULT_MB
         return groups * 2 * mb * 1024 ** 2
-    size = int(buffsize) if buffsize and buffsize.isdigit() else NCCL_BUFFSIZE_DEFAULT
+    size = int(buffsize) if buffsize and buffsize.isdigit() and len(buffsize) <= 20 else NCCL_BUFFSIZE_DEFAULT
     return groups * 2 * size * NCCL_CHANNELS
 
 

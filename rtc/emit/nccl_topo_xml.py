@@ -78,7 +78,7 @@ def render(topo: GpuTopo, gpus: GpuList, used: tuple[int, ...]) -> str:
     numas: dict[int, list[int]] = {}
     for g in used:
         numa = topo.numa.get(g)
-        numas.setdefault(int(numa) if numa and numa.isdigit() else -1, []).append(g)
+        numas.setdefault(int(numa) if numa and numa.isdigit() and len(numa) <= 20 else -1, []).append(g)
     lines = ['<system version="1">']
     for numa, members in sorted(numas.items()):
         aff = topo.cpu_affinity.get(members[0])

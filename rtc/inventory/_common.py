@@ -11,9 +11,9 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from rtc.diagnostics import Diagnostic, Span, error, warning
+from rtc.readfile import read_bytes
 from rtc.inventory.rules import UNREADABLE
 
 
@@ -67,7 +67,7 @@ def read_text(path: str | os.PathLike, file: str | None = None) -> tuple[str | N
     """
     label = file if file is not None else os.fspath(path)
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes(path)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return None, [error(

@@ -94,7 +94,7 @@ def parse_allreduce_sweep(text: str, file: str = "<all_reduce_sweep.jsonl>"
 def _object(line: str) -> object:
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -173,7 +173,7 @@ def _val(text: str) -> float:
 
 
 def _wrong(text: str) -> int | None:
-    return int(text) if text.isdigit() else None
+    return int(text) if (text.isdigit() and len(text) <= 20) else None
 
 
 def _complete(run: NcclTestRun, file: str, last: int) -> list[Diagnostic]:

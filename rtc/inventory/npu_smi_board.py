@@ -129,7 +129,7 @@ def parse_npu_smi_board(text: str, file: str = "<npu-smi board>") -> tuple[NpuBo
 
 
 def _int(raw: str | None) -> int | None:
-    return int(raw) if raw is not None and raw.isdigit() else None
+    return int(raw) if raw is not None and raw.isdigit() and len(raw) <= 20 else None
 
 
 def load_npu_smi_board(path: str | os.PathLike, file: str | None = None) -> tuple[NpuBoardInfo | None, list[Diagnostic]]:

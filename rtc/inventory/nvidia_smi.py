@@ -368,8 +368,15 @@ def parse_gpu_list(text: str, file: str = "<nvidia-smi --query-gpu>") -> tuple[G
         line = lines[no - 1]
         if not line.strip():
             break
-        row = next(csv.reader([line], skipinitialspace=True))
         out.lines.add(no)
+        try:
+            row = next(csv.reader([line], skipinitialspace=True))
+        except csv.Error as exc:    # a cell longer than csv's field limit (128 KiB)
+            diags.append(error(NVIDIA_SMI_UNREADABLE, f"line {no} of the --query-gpu table "
+                               f"cannot be read as CSV ({exc})",
+                               value_span(file, no, 0, min(len(line), 200)),
+                               hint="capture the raw csv output again"))
+            continue
         diags += _gpu_row(out, dict(zip(header, (c.strip() for c in row))), line, no,
                           len(row) == len(header))
     return out, diags

@@ -498,12 +498,15 @@ def _unlink_quietly(name: str) -> None:
 
 def read_manifest(folder: str | os.PathLike) -> set[str]:
     """The names the :data:`MANIFEST` of ``folder`` lists (empty when there is none, it is
-    unreadable, or it is a symlink, which is never read through)."""
+    unreadable, or it is a symlink, which is never read through, or not a regular file or
+    too large: :func:`rtc.readfile.read_text`, so a FIFO in its place cannot block)."""
+    from rtc.readfile import read_text
+
     manifest = Path(folder) / MANIFEST
     if manifest.is_symlink():
         return set()
     try:
-        return set(manifest.read_text(encoding="utf-8").splitlines())
+        return set(read_text(manifest).splitlines())
     except (OSError, UnicodeDecodeError):
         return set()
 

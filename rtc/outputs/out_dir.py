@@ -34,6 +34,9 @@ def transaction(out_dir: Path, files: list, listed: set | None, new: bool = Fals
     manifest lists afterwards (None: leave it). Raises :class:`OutputProblem` (RTC001)
     naming the file that could not be written and what was kept; an interrupt
     (KeyboardInterrupt, SystemExit) passes through (see :func:`interrupted_message`)."""
+    from rtc import interrupts
+
+    interrupts.writing(str(out_dir))
     try:
         if new:
             write_new_folder(out_dir, files, manifest=listed)   # it sweeps, too

@@ -415,7 +415,8 @@ def _api_port(proc: Proc) -> int | None:
     if "serve" not in words or "--headless" in words or "--port" not in words:
         return None
     i = words.index("--port")
-    return int(words[i + 1]) if i + 1 < len(words) and words[i + 1].isdigit() else None
+    return int(words[i + 1]) if i + 1 < len(words) and words[i + 1].isdigit() \
+        and len(words[i + 1]) <= 20 else None
 
 
 class _Ctx:

@@ -99,9 +99,10 @@ class NcclResults:
 
 
 def _read(path: str, texts: dict) -> str | None:
+    from rtc.readfile import read_text
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        text = read_text(path, errors="replace")
     except OSError:
         return None
     texts[path] = text
@@ -249,7 +250,7 @@ def _expect(folder: str, res: NcclResults, diags: list) -> dict | None:
     text = _read(file, res.texts)
     try:
         doc = json.loads(text) if text is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         doc = None
     if not isinstance(doc, dict) or doc.get("kind") != "nccl":
         diags.append(error(FAILED, f"{res.label}: no expect.json of an rtc GPU preflight",

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Span
 from rtc.inventory._common import read_text as read_capture_text
+from rtc.readfile import read_text as read_file_text
 
 
 @dataclass
@@ -104,8 +105,7 @@ def _load_expect(r: ServerResults) -> dict | None:
     """The parsed expect.json, or None after setting ``r.problem``."""
     expect = r.path("expect.json")
     try:
-        with open(expect, encoding="utf-8") as f:
-            text = f.read()
+        text = read_file_text(expect)
         doc = json.loads(text)
     except FileNotFoundError:
         r.problem = "has no expect.json (not written by an rtc preflight script, or the " \
@@ -117,8 +117,11 @@ def _load_expect(r: ServerResults) -> dict | None:
         r.problem_span = Span(expect, exc.lineno, exc.colno)
         r.texts[expect] = text
         return None
+    except RecursionError:
+        r.problem = "has an unreadable expect.json (nested too deeply)"
+        return None
     except (OSError, ValueError) as exc:
-        r.problem = f"has an unreadable expect.json ({exc})"
+        r.problem = f"has an unreadable expect.json ({getattr(exc, 'strerror', None) or exc})"
         return None
     if not isinstance(doc, dict) or doc.get("rtc_preflight") != 1:
         r.problem = "has an expect.json of another format (rtc_preflight must be 1)"
@@ -306,8 +309,7 @@ def read_capture(r: ServerResults, name: str, device: int | None):
         return None, []
     out, diags = load_hccn_tool(path, device=device)
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            r.texts[path] = f.read()
+        r.texts[path] = read_file_text(path, errors="replace")
     except OSError:
         pass
     return out, diags
@@ -316,8 +318,7 @@ def read_capture(r: ServerResults, name: str, device: int | None):
 def read_text(r: ServerResults, name: str) -> tuple[str | None, Span]:
     path = r.path(name)
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        text = read_file_text(path, errors="replace")
     except OSError:
         return None, Span.whole_file(path)
     r.texts[path] = text

@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import re
 
+from rtc.readfile import read_bytes, read_text
+
 MARKER = "@rtc-preflight@"
 
 #: The shell lines that print the folder ``$results`` of server ``$server`` in this format
@@ -32,8 +34,10 @@ def is_log(path: str) -> bool:
     """True when ``path`` is a file holding at least one result line."""
     if not os.path.isfile(path):
         return False
-    with open(path, "rb") as f:
-        return MARKER.encode() in f.read()
+    try:
+        return MARKER.encode() in read_bytes(path)
+    except OSError:     # too large, or gone: not a log rtc reads
+        return False
 
 
 def split(text: str) -> dict[str, dict[str, list[str]]]:
@@ -54,8 +58,7 @@ def unpack(path: str, into: str) -> list[tuple[str, str]]:
     """Write the result folders carried in the log ``path`` into ``into/SERVER``; returns
     ``[(server, folder)]`` in the order the servers first appear. Raises OSError when the
     log cannot be read or a folder written."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        found = split(f.read())
+    found = split(read_text(path, errors="replace"))
     out = []
     for server, files in found.items():
         folder = os.path.join(into, server)

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
-from rtc.model.presets import Preset
+from rtc.model.presets import MAX_GENERIC_DEVICES, Preset
 from rtc.model.topology import Device, Job, LaunchSpec, Placement, Server, Topology
 from rtc.network.env import parse_visible_devices
 from rtc.parallel.placement import NodePlan
@@ -118,7 +118,7 @@ def int_value(text: str | None, default: int | None = None) -> int | None:
     t = text.strip()
     # ASCII digits only, 0..INT_MAX: a bad value is RTC720 (rtc.scripts.values), and the
     # rules then see the default (never a negative size or a 20-digit one)
-    if not t.isascii() or not t.isdigit() or int(t) > INT_MAX:
+    if not t.isascii() or not t.isdigit() or len(t) > 20 or int(t) > INT_MAX:
         return default
     return int(t)
 
@@ -408,7 +408,8 @@ def lift(nodes: list[Node], groups: list[Group], preset: Preset, *, vllm_version
             used.setdefault(m.node.name, set()).update(
                 _devices(m, g, _visible(m.node), tp, preset.is_gpu, preset.devices_per_server))
     if preset.devices_per_server == 0:      # generic / generic-gpu: as many as the scripts use
-        preset = preset.with_devices(max([max(u) + 1 for u in used.values() if u] or [1]), ())
+        top = max([max(u) + 1 for u in used.values() if u] or [1])   # (at most 64: as tables)
+        preset = preset.with_devices(min(top, MAX_GENERIC_DEVICES), ())
         topo.preset = preset
     for k, node in enumerate(order):
         servers[node.name] = _server(node, k, used.get(node.name, set()),
@@ -582,7 +583,7 @@ def _vllm_job(job: Job, g: Group, la: Launch) -> None:
     if kv:
         try:
             doc = json.loads(kv)
-        except ValueError:
+        except (ValueError, RecursionError):
             doc = None
         if isinstance(doc, dict):
             job.kv_connector = _CONNECTORS.get(str(doc.get("kv_connector")))

@@ -163,6 +163,17 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
     node's own for HCCL_IF_IP / VLLM_HOST_IP).""")
 
 #: The rules this module reports (collected by rtc.catalogue).
-RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
+TABLE_READ = rule("RTC719", "script-table-read", "note",
+                  "Which rank table a relative RANK_TABLE_FILE of a script named, and why "
+                  "that file, was read.", """
+    What: a script exports RANK_TABLE_FILE; rtc lint reads that table like `--table` and
+    says which file it read. A relative path is tried in the current folder first (where
+    bash resolves it when the script runs from here), then beside the script.
+    Why: two files of that name (one in the folder rtc runs in, one beside the script)
+    give different findings; the note says which one these are.
+    Example: `export RANK_TABLE_FILE=hccl.json` with a stray hccl.json in the current folder.
+    Fix: nothing, if it is the table the nodes read; else give it with `--table`, or run
+    rtc lint from the folder the scripts run in.""")
+RULES = (UNREADABLE, TABLE_READ, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
          MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)

@@ -111,7 +111,7 @@ def _router_targets(la) -> list:
         except ValueError:
             continue
         nxt = words[k + 2].text if k + 2 < len(words) else ""
-        boot = int(nxt) if w.text == "--prefill" and nxt.isdigit() else None
+        boot = int(nxt) if w.text == "--prefill" and nxt.isdigit() and len(nxt) <= 20 else None
         if host and port:
             out.append((w.text[2:], host, port, boot, words[k + 1]))
     return out

@@ -330,7 +330,7 @@ class _Reader:
             text, why = decode_script(data)
         if text is None:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}`: {path} {why or 'cannot be read'}; the "
+                "source", f"`source {word.text}`: {path} {_why_words(why)}; the "
                 "variables it sets are not known", word.span))
             return
         self.read(path, text)
@@ -712,10 +712,24 @@ def quote_problems(label: str, text: str) -> list[ShellProblem]:
     return problems
 
 
+def _why_words(why: str | None) -> str:
+    """A loader's reason as the rest of a sentence after the path: ``cannot be read (it
+    is a FIFO ...)``; a reason that already says so (``is binary``) as it is."""
+    if not why:
+        return "cannot be read"
+    if why.startswith(("cannot", "is ", "does ", "has ")):
+        return why
+    return f"cannot be read ({why})"
+
+
 def load_file(path: str):
+    """(bytes, None) of a sourced file, or (None, why): only a regular file is read, and
+    at most :func:`rtc.readfile.max_input_bytes` (``. /dev/zero`` or ``source
+    /dev/urandom`` is refused before anything is opened)."""
+    from rtc.readfile import read_bytes
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), None
+        return read_bytes(path), None
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc})"
 

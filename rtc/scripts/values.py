@@ -80,6 +80,10 @@ def integer_problem(text: str, least: int) -> str | None:
     body = t[1:] if t[:1] in "+-" else t
     if not body or not body.isascii() or not body.isdigit():
         return f"'{text}' is not an integer"
+    if len(body.lstrip("0")) > 20:      # never int() of thousands of digits
+        shown = f"{t[:24]}... ({len(t):,} characters)"
+        return (f"{shown} is out of range (at most {INT_MAX})" if t[:1] != "-"
+                else f"{shown} is negative: it must be >= {least}")
     value = int(t)
     if value > INT_MAX:
         return f"{text} is out of range (at most {INT_MAX})"
@@ -135,7 +139,7 @@ def _bad_ip_reason(host: str) -> str:
         return f"'{host}' has non-ASCII (full-width) digits"
     parts = host.split(".")
     if len(parts) == 4:
-        bad = next((p for p in parts if not p.isdigit() or int(p) > 255), None)
+        bad = next((p for p in parts if not p.isdigit() or len(p) > 3 or int(p) > 255), None)
         if bad is not None:
             return f"{host} is not an IPv4 address: octet {bad} is not 0..255"
     return f"{host} is not an IPv4 address (four numbers 0..255 separated by dots)"
@@ -145,6 +149,8 @@ def json_problem(text: str) -> str | None:
     """Why ``text`` is not a JSON object (vLLM parses these flags with json.loads), or None."""
     try:
         doc = json.loads(text)
+    except RecursionError:
+        return "is not JSON rtc can read (nested too deeply)"
     except ValueError as exc:
         return f"is not JSON ({exc.msg} at character {exc.pos})"
     if not isinstance(doc, dict):

@@ -52,7 +52,7 @@ def a5_preset_for(doc: dict, hardware: str | None) -> Preset:
 def _die(addr: dict) -> int:
     ports = addr.get("ports") or ["0/0"]
     head = str(ports[0]).split("/", 1)[0]
-    return int(head) if head.isdigit() else 0
+    return int(head) if (head.isdigit() and len(head) <= 20) else 0
 
 
 def _eids(level: dict | None) -> list[str]:

@@ -27,11 +27,11 @@ import os
 import re
 from itertools import accumulate
 from json.decoder import scanstring as _scanstring
-from pathlib import Path
 from typing import Union
 
 from rtc.rules import rule
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
+from rtc.readfile import read_bytes
 from rtc.schema.paths import JsonPath, format_path, parse_path
 
 __all__ = [
@@ -672,7 +672,7 @@ def _source_text(source, filename: str | None) -> tuple[str, str, Diagnostic | N
     if isinstance(source, os.PathLike):
         filename = filename or os.fspath(source)
         try:
-            source = Path(source).read_bytes()
+            source = read_bytes(source)
         except OSError as e:
             return "", filename, error(RULE_ENCODING, f"cannot read the file: {e.strerror or e}",
                                        Span.whole_file(filename))

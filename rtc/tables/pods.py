@@ -183,15 +183,19 @@ def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagn
                                 hint="kubectl get pods -o json > pods.json")]
     lists = ("List", "PodList", "NodeList")  # kubectl prints List; the API server's own kinds
     items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") in lists else [doc]
-    if not isinstance(items, list) or not all(isinstance(p, dict) and p.get("kind", "Pod")
-                                              in ("Pod", "Node") for p in items) \
+    # a lone object must say it is a Pod (kubectl does); a List's items may not (the API
+    # server's PodList leaves their kind out). A rank table, say, is none of them.
+    bare = items == [doc] and not (isinstance(doc, dict) and doc.get("kind") == "Pod")
+    if bare or not isinstance(items, list) or not all(
+            isinstance(p, dict) and p.get("kind", "Pod") in ("Pod", "Node") for p in items) \
             or not any(p.get("kind", "Pod") == "Pod" for p in items):
-        return [], smap, [error(PODS_INPUT, f"{filename} is not a Pod or a List of Pods",
+        return [], smap, [error(PODS_INPUT, f"{filename} is not a kubectl pods list (a Pod or "
+                                f"a List of Pods){_what_it_is(doc)}",
                                 Span.whole_file(filename),
                                 hint="kubectl get pods -o json > pods.json")]
     base = ("items",) if items is not doc else ()
-    labels = {str((n.get("metadata") or {}).get("name")): (n.get("metadata") or {}).get("labels")
-              or {} for n in items if n.get("kind") == "Node"}
+    labels = {str(_obj(n.get("metadata")).get("name")): _obj(_obj(n.get("metadata")).get("labels"))
+              for n in items if n.get("kind") == "Node"}
     pods = [_pod(p, base + ((i,) if base else ())) for i, p in enumerate(items)
             if p.get("kind", "Pod") == "Pod"]
     for pod in pods:
@@ -199,31 +203,49 @@ def load_pods(data: bytes, filename: str) -> tuple[list[Pod], object, list[Diagn
     return pods, smap, diags
 
 
+def _what_it_is(doc) -> str:
+    """``: it looks like a rank table`` (and the like) for a document that is not pods."""
+    if isinstance(doc, dict) and ("server_list" in doc or "group_list" in doc
+                                  or "server_group_list" in doc):
+        return "; it looks like a rank table: give that as the FILES argument"
+    if isinstance(doc, dict) and doc.get("kind"):
+        return f"; its kind is {str(doc.get('kind'))[:40]!r}"
+    return f"; it is a JSON {type(doc).__name__ if not isinstance(doc, dict) else 'object'}" \
+        " without kind: Pod"
+
+
+def _obj(value) -> dict:
+    """``value`` when it is a JSON object, else {} (a field of the wrong type reads as
+    absent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _pod(p: dict, path: tuple) -> Pod:
-    meta, spec, status = (p.get(k) or {} for k in ("metadata", "spec", "status"))
-    containers = spec.get("containers") or []
+    meta, spec, status = (_obj(p.get(k)) for k in ("metadata", "spec", "status"))
+    containers = [_obj(c) for c in spec.get("containers") or []] \
+        if isinstance(spec.get("containers"), list) else []
     pod = Pod(str(meta.get("name", "?")), path, spec.get("nodeName"), status.get("podIP"),
               status.get("hostIP"), _npus(containers))
     for i, c in enumerate(containers):
-        for j, e in enumerate(c.get("env") or []):
-            if e.get("name") == "ASCEND_RT_VISIBLE_DEVICES" and "value" in e:
+        for j, e in enumerate(c.get("env") if isinstance(c.get("env"), list) else []):
+            if isinstance(e, dict) and e.get("name") == "ASCEND_RT_VISIBLE_DEVICES" and "value" in e:
                 pod.visible.append((("spec", "containers", i, "env", j, "value"),
                                     str(e["value"])))
-    labels, notes = meta.get("labels") or {}, meta.get("annotations") or {}
+    labels, notes = _obj(meta.get("labels")), _obj(meta.get("annotations"))
     label = str(labels.get(WORKER_INDEX, ""))
-    pod.index = int(label) if label.isdigit() else None
+    pod.index = int(label) if (label.isdigit() and len(label) <= 20) else None
     if labels.get(SET_NAME):
         pod.group = (str(labels[SET_NAME]), str(labels.get(GROUP_INDEX, "0")))
     pod.domains = [(a, str(notes[a])) for a in DOMAIN_ANNOTATIONS if notes.get(a)]
-    pod.rank_index = RANK_INDEX in (meta.get("annotations") or {})
-    raw = (meta.get("annotations") or {}).get(DEVICE_ANNOTATION)
+    pod.rank_index = RANK_INDEX in notes
+    raw = notes.get(DEVICE_ANNOTATION)
     if raw is not None:
         try:
             inst = json.loads(raw)
             pod.devices = [(str(d.get("device_id")), d.get("device_ip"))
                            for d in inst.get("devices") or []]
             pod.server_id = inst.get("server_id")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             pod.devices = None
     return pod
 
@@ -232,10 +254,10 @@ def _npus(containers: list) -> int:
     """The NPUs the pod's containers request (limits of :data:`NPU_RESOURCES`)."""
     total = 0
     for c in containers:
-        limits = (c.get("resources") or {}).get("limits") or {}
+        limits = _obj(_obj(c.get("resources")).get("limits"))
         for name in NPU_RESOURCES:
             value = str(limits.get(name, "0"))
-            total += int(value) if value.isdigit() else 0
+            total += int(value) if (value.isdigit() and len(value) <= 20) else 0
     return total
 
 
@@ -297,7 +319,7 @@ def _pod_findings(pod: Pod, at) -> list[Diagnostic]:
                            hint="MindCluster's device plugin writes it when it allocates NPUs"))
     given = len(pod.devices) if pod.devices is not None else pod.npus
     for where, value in pod.visible:
-        ids = [int(x) for x in value.split(",") if x.strip().isdigit()]
+        ids = [int(x) for x in value.split(",") if x.strip().isdigit() and len(x.strip()) <= 20]
         high = [x for x in ids if given and x >= given]
         if high:
             phys = f" (it was given devices {', '.join(d for d, _ip in pod.devices)})" \
@@ -366,7 +388,7 @@ def _difference(table: list, pod: list) -> str:
 
 
 def _num(text: str):
-    return (0, int(text)) if text.isdigit() else (1, text)
+    return (0, int(text)) if (text.isdigit() and len(text) <= 20) else (1, text)
 
 
 def _shared_nodes(servers: list, matched: dict, at) -> list[Diagnostic]:

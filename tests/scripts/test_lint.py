@@ -241,21 +241,58 @@ def test_fuzzed_scripts_give_findings_never_a_traceback():
                    for d in rep.diagnostics)
 
 
-def test_exported_rank_table_file_is_read(tmp_path: Path):
-    """RANK_TABLE_FILE (relative to the script here) is read like --table: a node whose
-    HCCL_IF_IP the table does not list is RTC704."""
+def _exported_table_scripts(folder: Path) -> None:
+    """d1's scripts in ``folder``, env.sh exporting RANK_TABLE_FILE=hccl.json, which lies
+    beside them (the 2-server golden table); atlas-02's HCCL_IF_IP is not in it."""
     table = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text(encoding="utf-8")
-    (tmp_path / "hccl.json").write_text(table, encoding="utf-8")
+    (folder / "hccl.json").write_text(table, encoding="utf-8")
     for name, out in (("atlas-01.sh", "atlas-01.sh"), ("atlas-02.sh", "n3.sh"),
                       ("env.sh", "env.sh")):
         text = (DATA / "d1" / name).read_text(encoding="utf-8")
         if name == "env.sh":
             text += "export RANK_TABLE_FILE=hccl.json\n"
-        (tmp_path / out).write_text(text.replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
-    rep = lint_files([str(tmp_path / "atlas-01.sh"), str(tmp_path / "n3.sh")])
+        (folder / out).write_text(text.replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
+
+
+def test_exported_rank_table_file_is_read(tmp_path: Path, monkeypatch):
+    """RANK_TABLE_FILE (relative; the current folder has no such file, so the one beside
+    the script) is read like --table: a node whose HCCL_IF_IP the table does not list is
+    RTC704, and an RTC719 note says which file was read and why. Independent of the folder
+    the tests run in (a hccl.json left in the repository root once changed the result)."""
+    scripts, cwd = tmp_path / "scripts", tmp_path / "elsewhere"
+    scripts.mkdir()
+    cwd.mkdir()
+    _exported_table_scripts(scripts)
+    monkeypatch.chdir(cwd)
+    rep = lint_files([str(scripts / "atlas-01.sh"), str(scripts / "n3.sh")])
     assert [(d.code, Path(d.span.file).name, d.span.line) for d in rep.diagnostics
             if d.code.startswith("RTC70")] == [("RTC704", "n3.sh", 4)]
     assert rep.topology.servers[0].devices[0].device_ip is not None   # the table's devices
+    (read,) = [d for d in rep.diagnostics if d.code == "RTC719"]
+    assert read.severity.name == "NOTE" and Path(read.span.file).name == "env.sh"
+    assert read.message == (f"RANK_TABLE_FILE=hccl.json is read as {scripts / 'hccl.json'}: "
+                            f"the current folder has no hccl.json, so rtc read the one "
+                            f"beside {scripts / 'env.sh'}")
+
+
+def test_exported_rank_table_file_in_the_current_folder_is_named(tmp_path: Path, monkeypatch):
+    """A relative RANK_TABLE_FILE that the current folder holds is read from there (where
+    bash would find it), and the RTC719 note says so: the findings then come from that
+    table (here one without atlas-01's address either: RTC704 for both nodes)."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    _exported_table_scripts(scripts)
+    table = (GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text(encoding="utf-8")
+    (tmp_path / "hccl.json").write_text(table.replace('"10.0.0.6"', '"10.0.0.77"'),
+                                        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    rep = lint_files([str(scripts / "atlas-01.sh"), str(scripts / "n3.sh")])
+    (read,) = [d for d in rep.diagnostics if d.code == "RTC719"]
+    assert read.message == (f"RANK_TABLE_FILE=hccl.json is read as {tmp_path / 'hccl.json'}: "
+                            "the current folder has it (where bash looks when the script "
+                            "runs from here)")
+    assert sorted((d.code, Path(d.span.file).name) for d in rep.diagnostics
+                  if d.code == "RTC704") == [("RTC704", "atlas-01.sh"), ("RTC704", "n3.sh")]
 
 
 def test_readme_shows_the_real_run_and_the_version_table():
