@@ -12,15 +12,16 @@ import typer
 from rtc.cli.app import app
 from rtc.cli.common import checked_topology, fail_usage, write_stdout
 from rtc.checks.cost_inputs import MODEL_LAYOUT
-from rtc.checks.kv_capacity import KV_TOO_SMALL
+from rtc.checks.kv_capacity import KV_NO_ROOM, KV_TOO_SMALL
 
 _PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
 _MAX_TOKENS = 10_000_000   # the language's prefill_tokens limit (decode_seqs: 1,000,000)
 
 
 #: Errors ``rtc advise`` reports and goes on after: the layout does not fit the model's
-#: heads or experts (RTC342) or its KV cache (RTC344), which is what it ranks layouts for.
-_ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code})
+#: heads or experts (RTC342), its KV cache (RTC344) or leaves no memory for one (RTC348),
+#: which is what it ranks layouts for.
+_ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code, KV_NO_ROOM.code})
 
 
 def _compiled(file: Path, job: str | None, tolerated: frozenset = frozenset()):

@@ -237,6 +237,28 @@ def kv_budget(model: ModelSpec, layout: Layout, args: ServingArgs, *, hbm: float
     return KvBudget(**{**budget.__dict__, "tokens": tokens})
 
 
+def kv_fix(kv: KvBudget, ascend: bool) -> str:
+    """How to free memory for ``kv``'s cache, by its largest consumer (a phrase)."""
+    if kv.buffers >= max(kv.weights, kv.activation):
+        return (f"lower {'HCCL_BUFFSIZE' if ascend else 'NCCL_BUFFSIZE'} (each of the "
+                f"{len(kv.groups)} communicators holds 2 x the buffer size)")
+    if kv.weights >= kv.activation:
+        return "raise TP or PP, or use 8-bit weights"
+    return "lower --max-num-batched-tokens or --max-num-seqs"
+
+
+def kv_shortfall(kv: KvBudget) -> str:
+    """``kv``'s consumers against its usable memory, largest first, as a phrase:
+    "weights 43.0 GB + communicator buffers (TP, DP, EP, MC2) 335.5 GB + ... = 381.2 GB
+    over 57.6 GB usable"."""
+    terms = sorted({"weights": kv.weights, "activation peak": kv.activation,
+                    f"communicator buffers ({', '.join(kv.groups)})": kv.buffers,
+                    "reserve": kv.reserve}.items(), key=lambda t: -t[1])
+    total = sum(v for _, v in terms)
+    return (" + ".join(f"{k} {v / 1e9:.1f} GB" for k, v in terms if v)
+            + f" = {total / 1e9:.1f} GB over {kv.usable / 1e9:.1f} GB usable")
+
+
 def model_max_len(model: ModelSpec) -> int:
     """The model's own context length (``max_position_embeddings``; 0 when unknown),
     which vLLM uses as ``max_model_len`` when the flag is absent."""

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from rtc.cost.deployment import Layout, deployment_on_grid, job_hardware
 from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
-from rtc.cost.kv_cache import KvBudget, kv_budget
+from rtc.cost.kv_cache import KvBudget, kv_budget, kv_fix, kv_shortfall
 from rtc.cost.links import Hardware
 from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
@@ -200,33 +200,12 @@ def _kv_short(kv: KvBudget | None, memory: MemoryInputs | None) -> str | None:
         return None
     if kv.no_room:
         return (f"no memory is left for its KV cache ({kv_shortfall(kv)}; vLLM refuses to "
-                f"start: \"No available memory for the cache blocks\"); {kv_fix(kv)}")
+                f"start: \"No available memory for the cache blocks\"); "
+                f"{kv_fix(kv, memory.ascend)}")
     if memory.args.max_model_len is None or kv.available >= kv.one_sequence:
         return None
     return (f"its KV cache holds {kv.tokens:,} tokens per rank, less than one sequence "
             f"of {kv.max_model_len:,} ({kv.dominant()} take the most)")
-
-
-def kv_fix(kv: KvBudget) -> str:
-    """How to free memory for ``kv``'s cache, by its largest consumer (a phrase)."""
-    if kv.buffers >= max(kv.weights, kv.activation):
-        return ("lower HCCL_BUFFSIZE / NCCL_BUFFSIZE (each of the "
-                f"{len(kv.groups)} communicators holds 2 x the buffer size)")
-    if kv.weights >= kv.activation:
-        return "raise TP or PP, or use 8-bit weights"
-    return "lower --max-num-batched-tokens or --max-num-seqs"
-
-
-def kv_shortfall(kv: KvBudget) -> str:
-    """``kv``'s consumers against its usable memory, largest first, as a phrase:
-    "weights 43.0 GB + communicator buffers (TP, DP, EP, MC2) 335.5 GB + ... = 381.2 GB
-    over 57.6 GB usable"."""
-    terms = sorted({"weights": kv.weights, "activation peak": kv.activation,
-                    f"communicator buffers ({', '.join(kv.groups)})": kv.buffers,
-                    "reserve": kv.reserve}.items(), key=lambda t: -t[1])
-    total = sum(v for _, v in terms)
-    return (" + ".join(f"{k} {v / 1e9:.1f} GB" for k, v in terms if v)
-            + f" = {total / 1e9:.1f} GB over {kv.usable / 1e9:.1f} GB usable")
 
 
 def rank_layouts(servers: int, npus_per_server: int, hardware: Hardware,
