@@ -243,7 +243,7 @@ def kv_fix(kv: KvBudget, ascend: bool) -> str:
         return (f"lower {'HCCL_BUFFSIZE' if ascend else 'NCCL_BUFFSIZE'} (each of the "
                 f"{len(kv.groups)} communicators holds 2 x the buffer size)")
     if kv.weights >= kv.activation:
-        return "raise TP or PP, or use 8-bit weights"
+        return "raise TP or PP (fewer weights per rank)"
     return "lower --max-num-batched-tokens or --max-num-seqs"
 
 
