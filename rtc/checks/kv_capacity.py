@@ -68,7 +68,8 @@ KV_NO_ROOM = rule("RTC348", "no-memory-for-kv-cache", "error",
     the KV cache, whatever --max-model-len.
     Why: vLLM refuses to start after loading the weights on every node: "No available
     memory for the cache blocks" (vllm/v1/core/kv_cache_utils.py
-    _check_enough_kv_cache_memory, available_memory <= 0); buffers larger than the HBM
+    _check_enough_kv_cache_memory: available_memory <= 0, whatever the length; vLLM V1,
+    read at commit 001cabc1); buffers larger than the HBM
     already fail when HCCL / NCCL allocates them.
     Example: D1 (DeepSeek-R1 W8A8, 2 x A2, DP2 x TP8 + EP) with `env HCCL_BUFFSIZE =
     40000`: 4 communicators x 2 x 40,000 MB = 335.5 GB of buffers on a 64 GB 910B.

@@ -12,8 +12,9 @@ blocks (``vllm/v1/core/kv_cache_utils.py`` ``get_kv_cache_config``)::
     tokens    = blocks x block_size                            ("GPU KV cache size")
     concurrency = tokens / max_model_len                       ("Maximum concurrency")
 
-and refuses to start (``_check_enough_kv_cache_memory``, the same in v0.9 .. v0.11 and on
-main at 001cabc) in two cases, which :class:`KvBudget` follows exactly:
+and refuses to start (``_check_enough_kv_cache_memory``, read in vllm-project/vllm at
+commit 001cabc1; the length estimate came with PR #16168, April 2025, and is printed since
+PR #18966, v0.9.1) in two cases, which :class:`KvBudget` follows exactly:
 
 * ``available_memory <= 0``: "No available memory for the cache blocks" whatever the
   length (:attr:`KvBudget.no_room`);
