@@ -43,8 +43,9 @@ KV_TOO_SMALL = rule("RTC344", "kv-cache-below-one-sequence", "error",
     HCCL_BUFFSIZE, --kv-cache-dtype fp8, or a higher --gpu-memory-utilization.""")
 KV_TIGHT = rule("RTC345", "kv-cache-may-not-hold-one-sequence", "warning",
                 "The KV cache may not hold one sequence of max_model_len (estimate).", """
-    What: as RTC344, but the model was guessed from the model path, or the shortfall is
-    within what rtc's estimate of the activation peak and reserve could be off by.
+    What: as RTC344 (or RTC348: no memory left for the KV cache at all), but the model was
+    guessed from the model path, or the shortfall is within what rtc's estimate of the
+    activation peak and reserve could be off by.
     Why: vLLM may refuse to start ("... KV cache is needed, which is larger than the
     available KV cache memory").
     Example: a job whose `model` path names Qwen3-32B, on one 64 GB NPU, with
@@ -231,16 +232,16 @@ def _no_room(topo, job, choice, layout, b):
              f"{_buffers_phrase(topo, job, b)}")
     if not over:
         total = b.weights + b.buffers + b.activation + b.reserve
-        terms += (f" + activation peak ~{b.activation / _GB:.1f} GB + reserve "
-                  f"{b.reserve / _GIB:.1f} GiB = {total / _GB:.1f} GB")
+        terms += (f" + activation peak and reserve ~{(b.activation + b.reserve) / _GB:.1f} "
+                  f"GB = {total / _GB:.1f} GB")
     message = (f"job {job.name}: {choice.spec.name} as {layout.label} leaves no memory for "
                f"the KV cache: {terms} exceed the {b.usable / _GB:.1f} GB usable "
-               f"({topo.preset.hbm_gb:g} GB HBM x {b.usable / (topo.preset.hbm_gb * _GB):.2f});"
-               f" the {'buffers' if buffers_top else 'weights'} take the most. vLLM refuses "
-               "to start: \"No available memory for the cache blocks\"")
+               f"({topo.preset.hbm_gb:g} GB x {b.usable / (topo.preset.hbm_gb * _GB):.2f});"
+               f" the {'buffers' if buffers_top else 'weights'} take the most. vLLM stops: "
+               "\"No available memory for the cache blocks\"")
     if not sure:
-        message += "; an estimate (" + ("model guessed from its path" if job.cost.model
-                                        is None else "within the estimate's margin") + ")"
+        message += "; estimated: " + ("model guessed from its path" if job.cost.model
+                                      is None else "within the estimate's margin")
     fix = (_buffsize_room(topo, b) if buffers_top else "") or kv_fix(b, not topo.preset.is_gpu)
     return (error if sure else warning)(KV_NO_ROOM if sure else KV_TIGHT, message, where,
                                          subject=f"job {job.name}", hint=fix)

@@ -34,7 +34,7 @@ def test_buffers_over_the_hbm_are_an_error_though_the_model_is_guessed():
     assert d.severity is Severity.ERROR
     assert (d.span.line, d.span.column) == (42, 23)      # the HCCL_BUFFSIZE value
     assert "weights 43.0 GB + communicator buffers 335.5 GB (2 x HCCL_BUFFSIZE 40000 MB x 4 " \
-        "communicators: TP, DP, EP, MC2) exceed the 57.6 GB usable (64 GB HBM x 0.90)" \
+        "communicators: TP, DP, EP, MC2) exceed the 57.6 GB usable (64 GB x 0.90)" \
         in d.message
     assert "the buffers take the most" in d.message
     assert '"No available memory for the cache blocks"' in d.message
@@ -83,6 +83,20 @@ def test_hccl_buffsize_values_are_located_findings_never_a_crash(value, expect, 
         assert "Traceback" not in res.stderr + res.stdout, (command, res.stderr[-400:])
         assert res.returncode == 1, (command, res.returncode)
         assert "error[RTC458]" in res.stdout + res.stderr
+
+
+def test_no_room_within_the_estimate_is_a_warning():
+    """DP8 x TP2 + EP with HCCL_BUFFSIZE 900 and the model guessed: weights 49.4 GB +
+    buffers 7.5 GB fit the 57.6 GB usable, the estimated activation peak and reserve tip
+    it over: RTC345 (a warning, the estimate's), not the RTC348 error."""
+    text = _d1("900").replace("  dp 2\n  tp 8\n", "  dp 8\n  tp 2\n")
+    (d,) = _found(text, "RTC345", "RTC348")
+    assert (d.code, d.severity) == ("RTC345", Severity.WARNING)
+    assert "weights 49.4 GB + communicator buffers 7.5 GB (2 x HCCL_BUFFSIZE 900 MB x 4 " \
+        "communicators: TP, DP, EP, MC2) + activation peak and reserve ~0.8 GB = 57.7 GB " \
+        "exceed the 57.6 GB usable" in d.message
+    assert d.message.endswith("; estimated: model guessed from its path")
+    assert len(d.message) <= 400                      # shown whole by the text reporter
 
 
 def test_a_sane_hccl_buffsize_is_not_refused():
