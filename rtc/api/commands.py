@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from rtc.api.compiling import CompileResult, compile_file
 from rtc.checks.cost_inputs import MODEL_LAYOUT
-from rtc.checks.kv_capacity import KV_TOO_SMALL
+from rtc.checks.kv_capacity import KV_NO_ROOM, KV_TOO_SMALL
 from rtc.diagnostics import Diagnostic
 
 
@@ -127,8 +127,9 @@ def _options(preset, params, model, decode_seqs=None, prefill_tokens=None):
 
 
 #: Errors :func:`advise` goes on after: the layout does not fit the model's heads or
-#: experts (RTC342) or its KV cache (RTC344), which is what it ranks layouts for.
-ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code})
+#: experts (RTC342), its KV cache (RTC344) or leaves no memory for one (RTC348), which is
+#: what it ranks layouts for.
+ADVISE_TOLERATES = frozenset({MODEL_LAYOUT.code, KV_TOO_SMALL.code, KV_NO_ROOM.code})
 
 #: ``phase`` of :func:`cost` -> the phases costed.
 COST_PHASES = {"decode": ("decode",), "prefill": ("prefill",), "both": ("decode", "prefill")}
@@ -162,7 +163,7 @@ def advise(path: str | os.PathLike, *, job: str | None = None, phase: str | None
            max_pp: int | None = None, compiled: CompileResult | None = None) -> CostRun:
     """Every layout of a job's devices ranked by communication time per token (``rtc
     advise``); ``job`` is needed when the file has several. The errors of a layout that
-    does not fit (RTC342, RTC344) are what it ranks layouts for, so they do not stop it
+    does not fit (RTC342, RTC344, RTC348) are what it ranks layouts for, so they do not stop it
     (:data:`ADVISE_TOLERATES`); ``compiled`` the description already compiled. Raises
     ValueError (JobChoiceError; SeveralJobs without ``job`` in a file of several;
     CostInputError) for a choice that cannot be made."""

@@ -20,7 +20,10 @@ BAD_ENV_VALUE = rule("RTC458", "bad-env-value", "error",
     Why: HCCL checks these when the communicator is created and fails on a value out of
     range or of the wrong type, on every rank; the job dies at start-up with an
     environment-variable error in the plog.
-    Example: `env HCCL_BUFFSIZE = 1GB` (the unit is MB: write 1024).
+    An HCCL_BUFFSIZE whose two buffers (2 x value MB) exceed the device's HBM is refused
+    too: no communicator can allocate them.
+    Example: `env HCCL_BUFFSIZE = 1GB` (the unit is MB: write 1024), or
+    `env HCCL_BUFFSIZE = 99999999999999` on a 64 GB 910B.
     Fix: use a value in the documented range (the message gives it).""")
 
 
@@ -32,11 +35,28 @@ def check(topo: Topology, plan: Plan):
                 continue
             problem = env_value_problem(line.name, line.value, chip) \
                 if line.name != "HCCL_ALGO" else _algo_problem(line.value)
+            if not problem and line.name == "HCCL_BUFFSIZE":
+                problem = _buffsize_problem(line.value, topo.preset.hbm_gb)
             if problem:
                 r = ENV_VALUES[line.name]
                 yield error(BAD_ENV_VALUE, f"job {job.name}: env {line.name}={line.value}: "
                             f"{line.name} {problem}", line.span, subject=f"job {job.name}",
                             hint=f"see {r.source}" if r.source else None)
+
+
+def _buffsize_problem(value: str, hbm_gb: float) -> str | None:
+    """Why an ``HCCL_BUFFSIZE`` HCCL's range accepts (>= 1 MB) still cannot work: the two
+    buffers of one communicator (2 x value MB) exceed the device's whole HBM (``hbm_gb``
+    of the hardware preset; 0 = unknown, not judged), so HCCL cannot allocate them when
+    the first communicator is created. None otherwise."""
+    from rtc.network.env import whole_number
+
+    mb = whole_number(value.strip())
+    if mb is None or hbm_gb <= 0 or 2 * mb * 1024 ** 2 <= hbm_gb * 1e9:
+        return None
+    return (f"is {mb:,} MB per buffer: the 2 buffers of one communicator take "
+            f"{2 * mb * 1024 ** 2 / 1e9:,.0f} GB, more than the device's {hbm_gb:g} GB HBM "
+            "(HCCL cannot allocate them; the unit is MB, the default 200)")
 
 
 def _algo_problem(value: str) -> str | None:

@@ -1,5 +1,6 @@
-"""Will it start: the KV cache a vLLM job's layout leaves for ``max_model_len`` (RTC344,
-RTC345) and the concurrency it allows (RTC346), from :mod:`rtc.cost.kv_cache`.
+"""Will it start: whether a vLLM job's layout leaves any memory for the KV cache (RTC348),
+the KV cache it leaves for ``max_model_len`` (RTC344, RTC345) and the concurrency it allows
+(RTC346), from :mod:`rtc.cost.kv_cache`.
 
 Inputs: the job's model (``cost_model``, or guessed from its ``model`` path), its layout,
 the NPU/GPU HBM of the hardware preset, the job's ``HCCL_BUFFSIZE`` / ``NCCL_BUFFSIZE``
@@ -9,7 +10,11 @@ and the vLLM flags in its ``args`` / ``head_args`` (``--max-model-len``,
 through ``rtc lint``, whose lift keeps the launch's argv words. RTC344 (an error) only
 when the model is named and the shortfall is larger than what the estimated terms could
 be off by (:data:`MARGIN` of the activation peak plus the runtime reserve); otherwise
-RTC345 (a warning) says the same with the reason it is not certain. A job that names
+RTC345 (a warning) says the same with the reason it is not certain. RTC348 (an error)
+when nothing is left at all and the weights plus the communicator buffers alone exceed the
+usable memory (whether the model is named or guessed: vLLM refuses to start whatever the
+length), or the model is named and the shortfall is beyond the margin; RTC345 otherwise.
+A job that names
 neither its model (``cost_model``) nor ``--max-model-len`` is not judged: both would be
 guesses (``rtc cost`` still shows its budget); RTC346, a note about throughput, only for a
 job that names its model.
@@ -38,8 +43,9 @@ KV_TOO_SMALL = rule("RTC344", "kv-cache-below-one-sequence", "error",
     HCCL_BUFFSIZE, --kv-cache-dtype fp8, or a higher --gpu-memory-utilization.""")
 KV_TIGHT = rule("RTC345", "kv-cache-may-not-hold-one-sequence", "warning",
                 "The KV cache may not hold one sequence of max_model_len (estimate).", """
-    What: as RTC344, but the model was guessed from the model path, or the shortfall is
-    within what rtc's estimate of the activation peak and reserve could be off by.
+    What: as RTC344 (or RTC348: no memory left for the KV cache at all), but the model was
+    guessed from the model path, or the shortfall is within what rtc's estimate of the
+    activation peak and reserve could be off by.
     Why: vLLM may refuse to start ("... KV cache is needed, which is larger than the
     available KV cache memory").
     Example: a job whose `model` path names Qwen3-32B, on one 64 GB NPU, with
@@ -55,6 +61,21 @@ KV_CONCURRENCY = rule("RTC346", "kv-concurrency-below-max-num-seqs", "note",
     2 x A2 with --max-num-seqs 24 where about 7 full sequences fit).
     Example: --max-num-seqs 64 where the cache holds 12 sequences of 32,768 tokens.
     Fix: lower --max-num-seqs or --max-model-len, or add KV memory (TP, fp8 KV cache).""")
+KV_NO_ROOM = rule("RTC348", "no-memory-for-kv-cache", "error",
+                  "Weights and communicator buffers leave no memory for the KV cache.", """
+    What: the weights one rank holds plus its communicator buffers (2 x HCCL_BUFFSIZE MB,
+    or 2 x NCCL_BUFFSIZE per channel, for each TP / PP / DP / EP / MC2 group it joins)
+    exceed the memory vLLM may use (HBM x --gpu-memory-utilization), so nothing is left for
+    the KV cache, whatever --max-model-len.
+    Why: vLLM refuses to start after loading the weights on every node: "No available
+    memory for the cache blocks" (vllm/v1/core/kv_cache_utils.py
+    _check_enough_kv_cache_memory: available_memory <= 0, whatever the length; vLLM V1,
+    read at commit 001cabc1); buffers larger than the HBM
+    already fail when HCCL / NCCL allocates them.
+    Example: D1 (DeepSeek-R1 W8A8, 2 x A2, DP2 x TP8 + EP) with `env HCCL_BUFFSIZE =
+    40000`: 4 communicators x 2 x 40,000 MB = 335.5 GB of buffers on a 64 GB 910B.
+    Fix: the term the message names as the largest: a smaller HCCL_BUFFSIZE (the hint gives
+    the largest that leaves room; the default is 200), a larger TP or PP, 8-bit weights.""")
 KV_SKIPPED = rule("RTC347", "kv-check-skipped", "note",
                   "The KV-cache check was skipped for lack of data.", """
     What: a job sets --max-model-len but rtc does not know the HBM of its hardware, or a
@@ -156,9 +177,74 @@ def _job(topo: Topology, job):
         return     # RTC341 / RTC342 report the model and layout
     if b.weights > USABLE_SHARE * topo.preset.hbm_gb * _GB:
         return     # RTC343: the weights alone do not fit
+    if b.no_room:
+        yield _no_room(topo, job, choice, layout, b)
+        return     # nothing left whatever the length: vLLM's first refusal
     if job.cost.model is None and args.max_model_len is None:
         return     # a guessed model at its own context length: two guesses, no finding
     yield from _findings(topo, job, choice, args, layout, b)
+
+
+def _buffers_phrase(topo, job, b) -> str:
+    """The buffer term spelled out: "335.5 GB (2 x HCCL_BUFFSIZE 40000 MB x 4
+    communicators: TP, DP, EP, MC2)"."""
+    from rtc.cost.kv_cache import buffsize_number
+    from rtc.cost.links import env_value
+
+    name = "NCCL_BUFFSIZE" if topo.preset.is_gpu else "HCCL_BUFFSIZE"
+    raw = env_value(job.env, name)
+    n = buffsize_number(raw)
+    size = (f"{n} MB" if not topo.preset.is_gpu else f"{n} B x 32 channels") if n \
+        else "the default"
+    return (f"{b.buffers / _GB:,.1f} GB (2 x {name} {size} x {len(b.groups)} "
+            f"communicators: {', '.join(b.groups) or 'none'})")
+
+
+def _buffsize_room(topo, b) -> str:
+    """The largest HCCL_BUFFSIZE (MB) that leaves room for the KV cache, as a fix."""
+    if topo.preset.is_gpu or not b.groups:
+        return ""
+    from rtc.cost.kv_cache import HCCL_BUFFSIZE_DEFAULT_MB
+
+    room = b.usable - b.weights - b.activation - b.reserve
+    mb = int(room / (2 * len(b.groups)) // 1024 ** 2)
+    if mb < 1:
+        return ""
+    left = room - 2 * len(b.groups) * HCCL_BUFFSIZE_DEFAULT_MB * 1024 ** 2
+    return (f"set HCCL_BUFFSIZE (MB) below {mb}, where the buffers would leave no KV cache; "
+            f"the default {HCCL_BUFFSIZE_DEFAULT_MB} leaves {max(left, 0) / _GIB:.1f} GiB "
+            "for it")
+
+
+def _no_room(topo, job, choice, layout, b):
+    """RTC348 (weights + buffers alone over the usable memory, or a named model beyond the
+    estimate's margin) or RTC345: nothing is left for the KV cache."""
+    from rtc.cost.kv_cache import kv_fix
+
+    over = b.weights + b.buffers > b.usable
+    sure = over or (job.cost.model is not None
+                    and -b.available > MARGIN * b.activation + b.reserve)
+    name = "NCCL_BUFFSIZE" if topo.preset.is_gpu else "HCCL_BUFFSIZE"
+    line = next((e for e in job.env if e.name == name), None)
+    buffers_top = b.buffers >= b.weights
+    where = line.span if buffers_top and line is not None else _span(job)
+    terms = (f"weights {b.weights / _GB:.1f} GB + communicator buffers "
+             f"{_buffers_phrase(topo, job, b)}")
+    if not over:
+        total = b.weights + b.buffers + b.activation + b.reserve
+        terms += (f" + activation peak and reserve ~{(b.activation + b.reserve) / _GB:.1f} "
+                  f"GB = {total / _GB:.1f} GB")
+    message = (f"job {job.name}: {choice.spec.name} as {layout.label} leaves no memory for "
+               f"the KV cache: {terms} exceed the {b.usable / _GB:.1f} GB usable "
+               f"({topo.preset.hbm_gb:g} GB x {b.usable / (topo.preset.hbm_gb * _GB):.2f});"
+               f" the {'buffers' if buffers_top else 'weights'} take the most. vLLM stops: "
+               "\"No available memory for the cache blocks\"")
+    if not sure:
+        message += "; estimated: " + ("model guessed from its path" if job.cost.model
+                                      is None else "within the estimate's margin")
+    fix = (_buffsize_room(topo, b) if buffers_top else "") or kv_fix(b, not topo.preset.is_gpu)
+    return (error if sure else warning)(KV_NO_ROOM if sure else KV_TIGHT, message, where,
+                                         subject=f"job {job.name}", hint=fix)
 
 
 def _findings(topo, job, choice, args, layout, b):
@@ -169,8 +255,10 @@ def _findings(topo, job, choice, args, layout, b):
     if b.one_sequence and b.available < b.one_sequence:
         short = b.one_sequence - max(b.available, 0)
         sure = job.cost.model is not None and short > MARGIN * b.activation + b.reserve
-        fix = (f"--max-model-len {b.largest_len()}" if b.largest_len() else
-               f"free memory first: {b.dominant()} take the most")
+        largest = b.largest_len()
+        fix = (f"--max-model-len {largest} (what vLLM itself suggests: "
+               f"{largest // (b.block_size * b.cp):,} blocks of {b.block_size} tokens)"
+               if largest else f"free memory first: {b.dominant()} take the most")
         yield (error if sure else warning)(
             KV_TOO_SMALL if sure else KV_TIGHT,
             f"{head}: one sequence of {b.max_model_len:,} tokens{length} needs "
@@ -199,4 +287,4 @@ def check(topo: Topology, plan: Plan):
 
 
 #: The rules this module reports (collected by rtc.catalogue).
-RULES = (KV_TOO_SMALL, KV_TIGHT, KV_CONCURRENCY, KV_SKIPPED)
+RULES = (KV_TOO_SMALL, KV_TIGHT, KV_CONCURRENCY, KV_SKIPPED, KV_NO_ROOM)

@@ -97,13 +97,58 @@ def cost_jobs(topology: Topology, jobs: list[Job], phases: tuple[str, ...],
                             prefill_tokens=options.prefill_tokens)
         dep = deployment_of_job(topology, job)      # once: its spans are cached on it
         try:
-            steps = tuple(with_nccl_note(schedule(dep, choice.spec, work, params, phase),
-                                         dep, params, _declared_nics(job))
-                          for phase in phases)
+            steps = tuple(_with_load_note(
+                with_nccl_note(schedule(dep, choice.spec, work, params, phase), dep, params,
+                               _declared_nics(job)),
+                load_note(topology, job, choice, dep.layout, work.decode_seqs)
+                if phase == "decode" else None) for phase in phases)
         except LayoutError as exc:
             raise CostInputError(f"job {job.name}: {exc} (model {choice.label})") from None
         out.append(JobCost(job, choice, steps))
     return out
+
+
+def _with_load_note(step: StepCost, note: str | None) -> StepCost:
+    """``step`` with ``note`` before its last note (the limits line), when there is one."""
+    from dataclasses import replace
+
+    if not note:
+        return step
+    return replace(step, notes=step.notes[:-1] + (note,) + step.notes[-1:])
+
+
+def load_note(topology: Topology, job: Job, choice: ModelChoice, layout: Layout,
+              decode_seqs: int) -> str | None:
+    """A warning-worded note when ``decode_seqs`` sequences per DP rank are more than the
+    job can run at once: more than vLLM's ``--max-num-seqs`` (its scheduler never batches
+    more; the flag from the job's ``args``, else vLLM's default for the chip), or more
+    than its KV cache holds even at one block per sequence (``tokens // block_size``,
+    :mod:`rtc.cost.kv_cache`). None when the load fits, or when the HBM is unknown."""
+    from rtc.cost.kv_cache import kv_budget
+
+    if topology.preset.hbm_gb <= 0:
+        return None
+    memory = memory_inputs(topology, job)
+    b = kv_budget(choice.spec, layout, memory.args, hbm=topology.preset.hbm_gb * 1e9,
+                  chip=memory.chip, ascend=memory.ascend,
+                  bytes_per_param=choice.bytes_per_param, buffsize=memory.buffsize)
+    room = b.tokens // b.block_size
+    why = []
+    if decode_seqs > b.max_num_seqs:
+        whose = "vLLM's default for this chip: the job's args do not set it" \
+            if "max_num_seqs" in b.defaults else "from the job's args"
+        why.append(f"more than --max-num-seqs {b.max_num_seqs} ({whose}), the most vLLM "
+                   "runs at once")
+    if decode_seqs > room:
+        full = (f"; {b.concurrency:.2f} sequences at the full {b.max_model_len:,} tokens"
+                if b.concurrency is not None else "")
+        why.append(f"more than the {room:,} sequences its KV cache holds even at one "
+                   f"{b.block_size}-token block each ({b.tokens:,} tokens per rank{full})")
+    if not why:
+        return None
+    return (f"outside what the job can hold: {decode_seqs:,} decode sequences per DP rank "
+            f"of {layout.label} is " + "; ".join(why) + ". The step time is for a batch "
+            "vLLM never runs; pass --decode-seqs within these limits")
 
 
 def _declared_nics(job: Job) -> int | None:

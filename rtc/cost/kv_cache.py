@@ -12,9 +12,19 @@ blocks (``vllm/v1/core/kv_cache_utils.py`` ``get_kv_cache_config``)::
     tokens    = blocks x block_size                            ("GPU KV cache size")
     concurrency = tokens / max_model_len                       ("Maximum concurrency")
 
-and refuses to start when one sequence of ``max_model_len`` does not fit
-(``_check_enough_kv_cache_memory``: "To serve at least one request with the model's max
-seq len ...").
+and refuses to start (``_check_enough_kv_cache_memory``, read in vllm-project/vllm at
+commit 001cabc1; the length estimate came with PR #16168, April 2025, and is printed since
+PR #18966, v0.9.1) in two cases, which :class:`KvBudget` follows exactly:
+
+* ``available_memory <= 0``: "No available memory for the cache blocks" whatever the
+  length (:attr:`KvBudget.no_room`);
+* the bytes one sequence of ``max_model_len`` takes, in whole blocks
+  (``FullAttentionSpec.max_memory_usage_bytes``: ``cdiv(cdiv(max_model_len, cp), block_size)
+  x page`` per layer, ``cp`` the DCP x PCP world), exceed ``available_memory``: "To serve
+  at least one request with the model's max seq len ..." (:attr:`KvBudget.one_sequence`).
+  The length it then suggests (``estimate_max_model_len``, a binary search for the largest
+  length whose blocks fit) is a whole number of blocks: ``available // (page x layers) x
+  block_size x cp``, the KV tokens of the rank (:meth:`KvBudget.largest_len`).
 
 KV bytes per token and layer on one rank (:func:`kv_bytes_per_token`): standard attention
 ``2 x kv_heads_per_rank x head_dim x b`` with ``kv_heads_per_rank = max(1, kv_heads //
@@ -45,6 +55,7 @@ from rtc.cost.layout import Layout
 from rtc.cost.memory import weights_per_rank
 from rtc.cost.models import ModelSpec
 from rtc.cost.serving import DEFAULTS, ServingArgs, batch_defaults
+from rtc.network.env import whole_number
 
 GIB = 1024 ** 3
 #: Memory outside torch that every rank keeps (bytes): context, allocator slack.
@@ -110,15 +121,28 @@ def communicators(layout: Layout, model: ModelSpec, ascend: bool) -> list[str]:
     return [name for name, size in groups if size > 1]
 
 
+def buffsize_number(buffsize: str | None) -> int | None:
+    """``HCCL_BUFFSIZE`` / ``NCCL_BUFFSIZE`` as a positive whole number (ASCII digits, at
+    most 20 of them), or None when unset or not one (RTC458 reports such a value; the
+    default is used here). Never raises: ``'²'`` or 5,000 digits give None."""
+    n = whole_number(buffsize.strip()) if buffsize else None
+    return n if n is not None and n > 0 else None
+
+
+def buffer_per_group(ascend: bool, buffsize: str | None) -> float:
+    """Bytes of buffers one communicator holds: ``2 x HCCL_BUFFSIZE`` MB on Ascend, ``2 x
+    NCCL_BUFFSIZE x`` :data:`NCCL_CHANNELS` on NVIDIA (defaults when unset or unreadable)."""
+    n = buffsize_number(buffsize)
+    if ascend:
+        return 2 * (n or HCCL_BUFFSIZE_DEFAULT_MB) * 1024 ** 2
+    return 2 * (n or NCCL_BUFFSIZE_DEFAULT) * NCCL_CHANNELS
+
+
 def buffer_bytes(groups: int, ascend: bool, buffsize: str | None) -> float:
     """Communicator buffers (bytes) of ``groups`` communicators; ``buffsize`` the job's
-    ``HCCL_BUFFSIZE`` (MB) / ``NCCL_BUFFSIZE`` (bytes) when set and numeric."""
-    if ascend:
-        mb = int(buffsize) if buffsize and buffsize.isdigit() and len(buffsize) <= 20 \
-            else HCCL_BUFFSIZE_DEFAULT_MB
-        return groups * 2 * mb * 1024 ** 2
-    size = int(buffsize) if buffsize and buffsize.isdigit() and len(buffsize) <= 20 else NCCL_BUFFSIZE_DEFAULT
-    return groups * 2 * size * NCCL_CHANNELS
+    ``HCCL_BUFFSIZE`` (MB) / ``NCCL_BUFFSIZE`` (bytes) when set and a positive whole
+    number (:func:`buffsize_number`)."""
+    return groups * buffer_per_group(ascend, buffsize)
 
 
 @dataclass(frozen=True)
@@ -141,6 +165,13 @@ class KvBudget:
     max_model_len: int | None
     max_num_seqs: int
     defaults: tuple[str, ...]
+    cp: int = 1
+
+    @property
+    def no_room(self) -> bool:
+        """True when nothing is left for the KV cache: vLLM's ``available_memory <= 0``,
+        "No available memory for the cache blocks" (module docstring)."""
+        return self.available <= 0
 
     @property
     def available(self) -> float:
@@ -154,13 +185,19 @@ class KvBudget:
 
     @property
     def one_sequence(self) -> float | None:
-        """Bytes one sequence of ``max_model_len`` needs on the rank."""
-        return self.per_token * self.max_model_len if self.max_model_len else None
+        """Bytes one sequence of ``max_model_len`` needs on the rank, in whole blocks as
+        vLLM counts it (``cdiv(cdiv(len, cp), block_size) x block_size x per_token``)."""
+        if not self.max_model_len:
+            return None
+        blocks = -(-(-(-self.max_model_len // self.cp)) // self.block_size)
+        return blocks * self.block_size * self.per_token
 
     def largest_len(self) -> int:
-        """The largest ``max_model_len`` the cache holds once (vLLM's "estimated maximum
-        model length"), in tokens."""
-        return int(max(self.available, 0) // self.per_token) if self.per_token else 0
+        """The length vLLM suggests when one sequence does not fit ("the estimated maximum
+        model length is N", ``estimate_max_model_len``): the largest length whose whole
+        blocks fit, which is the rank's KV tokens; 0 when not one block fits (vLLM then
+        suggests nothing). Tokens."""
+        return self.tokens
 
     def dominant(self) -> str:
         """The largest consumer of the budget besides the KV cache, as a phrase."""
@@ -195,10 +232,32 @@ def kv_budget(model: ModelSpec, layout: Layout, args: ServingArgs, *, hbm: float
         reserve=RUNTIME_RESERVE, groups=groups,
         per_token=kv_bytes_per_token(model, layout.tp, dtype) * layers_per_rank(model, layout.pp),
         block_size=block, tokens=0, max_model_len=length, max_num_seqs=seqs,
-        defaults=tuple(defaults))
+        defaults=tuple(defaults), cp=layout.dcp * layout.pcp)
     # vLLM multiplies the tokens by the context-parallel world (kv_cache_utils.py).
     tokens = tokens_in(budget.available, model, layout, dtype, block) * layout.dcp * layout.pcp
     return KvBudget(**{**budget.__dict__, "tokens": tokens})
+
+
+def kv_fix(kv: KvBudget, ascend: bool) -> str:
+    """How to free memory for ``kv``'s cache, by its largest consumer (a phrase)."""
+    if kv.buffers >= max(kv.weights, kv.activation):
+        return (f"lower {'HCCL_BUFFSIZE' if ascend else 'NCCL_BUFFSIZE'} (each of the "
+                f"{len(kv.groups)} communicators holds 2 x the buffer size)")
+    if kv.weights >= kv.activation:
+        return "raise TP or PP (fewer weights per rank)"
+    return "lower --max-num-batched-tokens or --max-num-seqs"
+
+
+def kv_shortfall(kv: KvBudget) -> str:
+    """``kv``'s consumers against its usable memory, largest first, as a phrase:
+    "weights 43.0 GB + communicator buffers (TP, DP, EP, MC2) 335.5 GB + ... = 381.2 GB
+    over 57.6 GB usable"."""
+    terms = sorted({"weights": kv.weights, "activation peak": kv.activation,
+                    f"communicator buffers ({', '.join(kv.groups)})": kv.buffers,
+                    "reserve": kv.reserve}.items(), key=lambda t: -t[1])
+    total = sum(v for _, v in terms)
+    return (" + ".join(f"{k} {v / 1e9:.1f} GB" for k, v in terms if v)
+            + f" = {total / 1e9:.1f} GB over {kv.usable / 1e9:.1f} GB usable")
 
 
 def model_max_len(model: ModelSpec) -> int:

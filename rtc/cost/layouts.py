@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from rtc.cost.deployment import Layout, deployment_on_grid, job_hardware
 from rtc.cost.errors import LayoutError
 from rtc.cost.hccl_algo import DEFAULT_OPTIONS, HcclOptions, hccl_options
-from rtc.cost.kv_cache import KvBudget, kv_budget
+from rtc.cost.kv_cache import KvBudget, kv_budget, kv_fix, kv_shortfall
 from rtc.cost.links import Hardware
 from rtc.cost.memory import memory_problem
 from rtc.cost.models import ModelSpec
@@ -192,11 +192,17 @@ def _kv(model: ModelSpec, layout: Layout, hardware: Hardware,
 
 
 def _kv_short(kv: KvBudget | None, memory: MemoryInputs | None) -> str | None:
-    """Why ``kv`` cannot hold one sequence of the launch's ``--max-model-len`` (None
-    when it can, or when the flag is not given)."""
-    if kv is None or memory is None or memory.args.max_model_len is None:
+    """Why vLLM would refuse to start ``kv`` (None when it would not, or when the budget is
+    unknown): nothing left for the KV cache ("No available memory for the cache blocks",
+    whatever the length), or less than one sequence of the launch's ``--max-model-len``
+    (only when the flag is given). :mod:`rtc.cost.kv_cache` cites vLLM's check."""
+    if kv is None or memory is None:
         return None
-    if kv.available >= kv.one_sequence:
+    if kv.no_room:
+        return (f"no memory is left for its KV cache ({kv_shortfall(kv)}; vLLM refuses to "
+                f"start: \"No available memory for the cache blocks\"); "
+                f"{kv_fix(kv, memory.ascend)}")
+    if memory.args.max_model_len is None or kv.available >= kv.one_sequence:
         return None
     return (f"its KV cache holds {kv.tokens:,} tokens per rank, less than one sequence "
             f"of {kv.max_model_len:,} ({kv.dominant()} take the most)")

@@ -62,12 +62,13 @@ def _verdict(advice: Advice) -> str:
     scores = ranking.scores
     i = advice.current_index
     label = advice.current.label
+    reason = next((r.reason for r in ranking.rejected
+                   if r.layout == advice.current), "it was not enumerated")
     if not scores:
-        return "no layout could be scored: every one was rejected (the reasons are above)"
+        return ("no layout could be scored: every one was rejected (the reasons are "
+                f"above); your layout {label}: {reason}")
     best = scores[0]
     if i is None:
-        reason = next((r.reason for r in ranking.rejected
-                       if r.layout == advice.current), "it was not enumerated")
         return (f"your layout {label} is not scored: {reason}. Best: {_with_ties(ranking, 0)} "
                 f"({human_time(best.per_token)} per token).")
     mine, rank, tied = scores[i], ranking.rank(i), ranking.tied(i)

@@ -201,7 +201,8 @@ def test_lint_reads_the_memory_flags_of_a_hand_written_launch(rtc, tmp_path):
                       "--max-model-len 262144 --port 8000\n")
     out = rtc("lint", str(script)).stdout
     assert "warning[RTC345]" in out and "Qwen3-32B as TP2" in out
-    assert "--max-model-len 179773" in out
+    # vLLM's own suggestion: whole blocks (1,404 x 128), not the 179,773 bytes-exact length.
+    assert "--max-model-len 179712" in out
     script.write_text(script.read_text().replace("262144", "131072"))
     assert "RTC345" not in rtc("lint", str(script)).stdout
 
@@ -258,4 +259,87 @@ def test_d1_at_131072_with_the_tutorials_flags_does_not_fit():
     assert "one sequence of 131,072 tokens needs 8.6 GiB of KV cache per rank, but 4.8 GiB " \
         "is left" in d.message
     assert "communicator buffers 8.6 GB (TP, DP, EP, MC2)" in d.message
-    assert "--max-model-len 73875" in d.hint and "the default 200: 1.7 GB" in d.hint
+    assert "--max-model-len 73856" in d.hint and "the default 200: 1.7 GB" in d.hint
+
+
+def _d1_file(tmp_path, buffsize: str = "1024"):
+    from conftest import ROOT
+
+    text = (ROOT / "examples" / "a2-2node-dp2-tp8.rtc").read_text()
+    path = tmp_path / "d1.rtc"
+    path.write_text(text.replace("HCCL_BUFFSIZE = 1024", f"HCCL_BUFFSIZE = {buffsize}"))
+    return path
+
+
+def test_advise_drops_a_layout_with_no_room_for_any_kv_cache(rtc, tmp_path):
+    """D1 as shipped (no --max-model-len in its args): DP8 x TP2 + EP holds 49.4 GB of
+    weights and 8.6 GB of buffers, 58.8 GB with the reserve and activation peak, over the
+    57.6 GB usable; vLLM refuses it ("No available memory for the cache blocks",
+    kv_cache_utils.py ``available_memory <= 0``). Before: ranked 3rd with "0" KV tokens."""
+    out = rtc("advise", str(_d1_file(tmp_path))).stdout
+    assert "DP8 x TP2 + EP  94.3 us" not in out and " 0               0.00 x" not in out
+    assert "  DP8 x TP2 + EP: no memory is left for its KV cache (weights 49.4 GB + " \
+        "communicator buffers (TP, DP, EP, MC2) 8.6 GB + reserve 0.5 GB + activation peak " \
+        "0.3 GB = 58.8 GB over 57.6 GB usable; vLLM refuses to start: \"No available memory " \
+        "for the cache blocks\"); raise TP or PP (fewer weights per rank)" in out
+    assert "your layout DP2 x TP8 + EP is the best of 4 (92.8 us per token)" in out
+
+
+def test_advise_does_not_mark_the_own_layout_when_it_has_no_kv_cache(rtc, tmp_path):
+    """HCCL_BUFFSIZE 20000 (2 x 20,000 MiB per communicator fits one 64 GB NPU, four of
+    them do not): every expert-parallel layout is dropped, the job's own among them, with
+    the buffers named first and the fix. Before (40000): ranked 1st, "<- your layout", 0
+    KV tokens. RTC348 is reported and tolerated, as RTC344 is."""
+    res = rtc("advise", str(_d1_file(tmp_path, "20000")))
+    assert res.returncode == 0 and "error[RTC348]" in res.stderr
+    assert "<- your layout" not in res.stdout
+    assert "your layout DP2 x TP8 + EP: no memory is left for its KV cache (communicator " \
+        "buffers (TP, DP, EP, MC2) 167.8 GB + weights 43.0 GB" in res.stdout
+    assert "lower HCCL_BUFFSIZE (each of the 4 communicators holds 2 x the buffer size)" \
+        in res.stdout
+
+
+def test_one_sequence_and_the_suggested_length_count_whole_blocks():
+    """vLLM: needed = cdiv(cdiv(len, cp), block) x page x layers; the suggested length is
+    the largest whose blocks fit, = the rank's KV tokens (blocks x block_size x cp)."""
+    m = model_preset("deepseek-v3")
+    args = ServingArgs(max_model_len=75649)
+    b = kv_budget(m, Layout(dp=2, tp=8, expert_parallel=True), args, hbm=64e9,
+                  chip="Ascend910B", ascend=True, bytes_per_param=1, buffsize="1024")
+    assert b.tokens == 591 * 128 == b.largest_len()
+    assert b.one_sequence == 592 * 128 * b.per_token > b.available
+    fits = kv_budget(m, Layout(dp=2, tp=8, expert_parallel=True),
+                     ServingArgs(max_model_len=75648), hbm=64e9, chip="Ascend910B",
+                     ascend=True, bytes_per_param=1, buffsize="1024")
+    assert fits.one_sequence == 591 * 128 * b.per_token <= fits.available
+    assert not fits.no_room
+
+
+@pytest.mark.parametrize("raw,expect", [("1024", 1024), (" 200 ", 200), ("0", None),
+                                        ("-5", None), ("²", None), ("１０", None),
+                                        ("9" * 5000, None), (None, None), ("1e3", None)])
+def test_buffsize_is_read_without_raising(raw, expect):
+    from rtc.cost.kv_cache import buffer_bytes, buffsize_number
+
+    assert buffsize_number(raw) == expect
+    mb = expect or 200                                  # HCCL's default when unreadable
+    assert buffer_bytes(4, True, raw) == 4 * 2 * mb * 1024 ** 2
+
+
+def test_cost_warns_when_decode_seqs_is_more_than_the_job_can_run(rtc):
+    """--decode-seqs 1000000 on D1: before, an 82 s step with no word. vLLM runs at most
+    --max-num-seqs 256 (its default for a 64 GB 910B; D1's args do not set it) and the
+    KV cache of 591 blocks cannot give even one block to more than 591 sequences."""
+    from conftest import ROOT
+
+    d1 = str(ROOT / "examples" / "a2-2node-dp2-tp8.rtc")
+    out = rtc("cost", d1, "--decode-seqs", "1000000").stdout
+    assert "note: outside what the job can hold: 1,000,000 decode sequences per DP rank of " \
+        "DP2 x TP8 + EP is more than --max-num-seqs 256 (vLLM's default for this chip: the " \
+        "job's args do not set it), the most vLLM runs at once; more than the 591 sequences " \
+        "its KV cache holds even at one 128-token block each (75,648 tokens per rank; 0.46 " \
+        "sequences at the full 163,840 tokens)" in out
+    assert "outside what the job can hold" not in rtc("cost", d1).stdout          # 64
+    assert "outside what the job can hold" not in rtc("cost", d1, "--decode-seqs",
+                                                       "256").stdout
+    assert "more than --max-num-seqs 256" in rtc("cost", d1, "--decode-seqs", "257").stdout
