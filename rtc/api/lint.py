@@ -193,8 +193,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     for u in units:
         rep.sources.update({k: v for k, v in (u.run.files if u.run else {}).items()
                             if k not in rep.sources})
-    lifted = lift(nodes, groups, preset, vllm_version=vllm_version, cann=cann, table=table,
-                  files=rep.sources)
+    lifted = _lift(rep, nodes, groups, preset, table, {"vllm_version": vllm_version,
+                                                       "cann": cann}, guess=hardware is None and table is None and not guessed)
     topo = lifted.topology
     rep.topology = topo
     domains = guessed and _nvlink_domains(topo)
@@ -234,6 +234,43 @@ def _nvlink_domains(topo: Topology) -> bool:
     tray = tuple(range(topo.preset.devices_per_server))    # all on the domain's NVLink
     topo.preset = topo.preset._replace(super_pod=True, nvlink_islands=(tray,))
     return True
+
+
+def _lift(rep: LintReport, nodes, groups, preset, table, versions: dict, guess: bool):
+    """:func:`rtc.scripts.lift.lift` of the nodes; with ``guess`` (no --hardware, no table,
+    not GPU scripts), lifted again as :data:`GUESSED_NPU` with an RTC465 note when a node
+    uses more NPUs than the default preset has (:func:`_npu_guess`)."""
+    lifted = lift(nodes, groups, preset, table=table, files=rep.sources, **versions)
+    if guess and _npu_guess(lifted.topology) is not None:
+        lifted = lift(nodes, groups, presets()[GUESSED_NPU], table=None, files=rep.sources,
+                      **versions)
+        rep.diagnostics.append(_npu_guessed(lifted.topology))
+    return lifted
+
+
+#: The Ascend preset taken when a node uses more NPUs than DEFAULT_HARDWARE has.
+GUESSED_NPU = "atlas-800-a3"
+
+
+def _npu_guess(topo: Topology) -> str | None:
+    """:data:`GUESSED_NPU` when a server of ``topo`` (lifted as DEFAULT_HARDWARE) uses a
+    device id beyond DEFAULT_HARDWARE's and every id fits GUESSED_NPU's, else None."""
+    used = [d.device_id for s in topo.servers for d in s.devices]
+    if not used or topo.preset.name != DEFAULT_HARDWARE:
+        return None
+    if max(used) < presets()[DEFAULT_HARDWARE].devices_per_server:
+        return None
+    return GUESSED_NPU if max(used) < presets()[GUESSED_NPU].devices_per_server else None
+
+
+def _npu_guessed(topo: Topology) -> Diagnostic:
+    """The RTC465 note: checked as :data:`GUESSED_NPU` servers, a guess."""
+    most = max(len(s.devices) for s in topo.servers)
+    return note(R.NPU_GUESSED, f"a node uses {most} NPUs (device ids beyond 0..7, the "
+                f"default {DEFAULT_HARDWARE}): guessed the servers are {GUESSED_NPU} "
+                f"({topo.preset.devices_per_server} NPUs each) and checked them as such",
+                topo.span, hint=f"give --hardware {GUESSED_NPU} (or your servers' preset) "
+                "to make it a fact")
 
 
 def _gpu_guessed(topo: Topology, domains: bool = False) -> Diagnostic:
