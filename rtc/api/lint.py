@@ -253,12 +253,14 @@ GUESSED_NPU = "atlas-800-a3"
 
 
 def _npu_guess(topo: Topology) -> str | None:
-    """:data:`GUESSED_NPU` when a server of ``topo`` (lifted as DEFAULT_HARDWARE) uses a
-    device id beyond DEFAULT_HARDWARE's and every id fits GUESSED_NPU's, else None."""
-    used = [d.device_id for s in topo.servers for d in s.devices]
-    if not used or topo.preset.name != DEFAULT_HARDWARE:
+    """:data:`GUESSED_NPU` when a server of ``topo`` (lifted as DEFAULT_HARDWARE) uses more
+    NPUs than DEFAULT_HARDWARE has and every id fits GUESSED_NPU's, else None. Eight NPUs
+    or fewer keep the default: ids 1..8 on eight NPUs stay RTC205, the likelier slip."""
+    if topo.preset.name != DEFAULT_HARDWARE or not topo.servers:
         return None
-    if max(used) < presets()[DEFAULT_HARDWARE].devices_per_server:
+    most = max(len(s.devices) for s in topo.servers)
+    used = [d.device_id for s in topo.servers for d in s.devices]
+    if most <= presets()[DEFAULT_HARDWARE].devices_per_server:
         return None
     return GUESSED_NPU if max(used) < presets()[GUESSED_NPU].devices_per_server else None
 
@@ -266,8 +268,8 @@ def _npu_guess(topo: Topology) -> str | None:
 def _npu_guessed(topo: Topology) -> Diagnostic:
     """The RTC465 note: checked as :data:`GUESSED_NPU` servers, a guess."""
     most = max(len(s.devices) for s in topo.servers)
-    return note(R.NPU_GUESSED, f"a node uses {most} NPUs (device ids beyond 0..7, the "
-                f"default {DEFAULT_HARDWARE}): guessed the servers are {GUESSED_NPU} "
+    return note(R.NPU_GUESSED, f"a node uses {most} NPUs, more than the 8 of the default "
+                f"{DEFAULT_HARDWARE}: guessed the servers are {GUESSED_NPU} "
                 f"({topo.preset.devices_per_server} NPUs each) and checked them as such",
                 topo.span, hint=f"give --hardware {GUESSED_NPU} (or your servers' preset) "
                 "to make it a fact")

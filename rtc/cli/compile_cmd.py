@@ -271,9 +271,33 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     _transaction(out_dir, files, listed, new)
     typer.echo(f"rtc: wrote {len(files)} Kubernetes manifests to {out_dir} ("
                + ", ".join(n for n, _t, _m in files) + ")", err=True)
-    typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
+    for line in k8s_start_lines(out_dir, {n: t for n, t, _m in files}):
+        typer.echo(line, err=True)
     if listed is not None:
         _prune(out_dir, old, listed, [file])
+
+
+def k8s_start_lines(out_dir: Path, texts: dict[str, str]) -> list[str]:
+    """How to start the manifests written into ``out_dir`` (``texts``: name -> text): the
+    preflight Job first, waited for (its pods request the same NPUs / GPUs on the same
+    nodes as the LeaderWorkerSets: applied together, one side waits for the other's
+    devices, and a preflight beside a running job measures a busy server), its logs
+    judged as its header says, then the ConfigMaps and the LeaderWorkerSets by name."""
+    from rtc.emit import k8s_preflight
+
+    names = sorted((n for n in texts if n != k8s_preflight.FILE),
+                   key=lambda n: (not n.startswith("rings-config-"), n))
+    rest = " ".join(f"-f {out_dir / n}" for n in names)
+    if k8s_preflight.FILE not in texts:
+        return [f"rtc: start them with: kubectl apply {rest}"]
+    judge = next(x for x in texts[k8s_preflight.FILE].splitlines()
+                 if x.startswith(k8s_preflight.JUDGE))[len(k8s_preflight.JUDGE):]
+    return [f"rtc: first run the preflight and wait for it (its pods take the servers' "
+            f"NPUs/GPUs, as the jobs' pods do): kubectl apply -f "
+            f"{out_dir / k8s_preflight.FILE} && kubectl wait --for=condition=complete "
+            f"--timeout=30m job/{k8s_preflight.NAME}",
+            f"rtc: then judge it: {judge}",
+            f"rtc: then start the jobs: kubectl apply {rest}"]
 
 
 def _compile(file: Path, strict: bool, out):

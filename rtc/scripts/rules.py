@@ -127,9 +127,9 @@ GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
 
 NPU_GUESSED = rule("RTC465", "npu-hardware-guessed", "note",
                    "rtc lint took the Ascend server model from the device ids the scripts use.", """
-    What: no `--hardware` and no rank table, and a node's launch uses more NPUs (device
-    ids) than the default Atlas 800T A2's 0..7, up to 16: rtc lint checks the scripts as
-    Atlas 800 A3 servers (16 NPUs each) and says so.
+    What: no `--hardware` and no rank table, and a node's launch uses more NPUs than the 8
+    of the default Atlas 800T A2 (9 to 16, device ids up to 15): rtc lint checks the
+    scripts as Atlas 800 A3 servers (16 NPUs each) and says so.
     Why: a script or a pod's `huawei.com/Ascend910: 16` does not name the server model,
     and a guessed model must not turn the scripts' device ids into an error (RTC205).
     Example: `rtc lint k8s/lws-deepseek.yaml` of `rtc compile examples/a3-2node-dp2-tp16.rtc

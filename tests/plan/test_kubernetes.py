@@ -190,7 +190,18 @@ def test_cli_writes_manifests_and_the_kubectl_line(tmp_path: Path, monkeypatch, 
     assert sorted(p.name for p in out.iterdir()) == [
         ".rtc-outputs", "lws-decode.yaml", "lws-prefill.yaml", "preflight-job.yaml",
         "rings-config-decode.yaml", "rings-config-prefill.yaml"]
-    assert f"rtc: start them with: kubectl apply -f {out}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # not `kubectl apply -f DIR`: the preflight Job's pods take the same NPUs as the LWS
+    assert f"kubectl apply -f {out}\n" not in err
+    start = err.index("rtc: wrote 5 Kubernetes manifests")
+    assert err[start:].splitlines()[1:] == [
+        "rtc: first run the preflight and wait for it (its pods take the servers' NPUs/GPUs, "
+        f"as the jobs' pods do): kubectl apply -f {out}/preflight-job.yaml && kubectl wait "
+        "--for=condition=complete --timeout=30m job/rtc-preflight",
+        "rtc: then judge it: kubectl logs -l job-name=rtc-preflight --tail=-1 --prefix "
+        "--max-log-requests=4 > preflight.log; rtc preflight report preflight.log",
+        f"rtc: then start the jobs: kubectl apply -f {out}/rings-config-decode.yaml -f "
+        f"{out}/rings-config-prefill.yaml -f {out}/lws-decode.yaml -f {out}/lws-prefill.yaml"]
     for p in out.glob("*.yaml"):   # the preflight Job: tests/plan/test_fleet.py
         if p.name != "preflight-job.yaml":
             assert p.read_text() == (K8S_GOLDEN / "pd-a3" / p.name).read_text()

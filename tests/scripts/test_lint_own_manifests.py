@@ -72,8 +72,8 @@ def test_a3_pods_are_checked_as_a3_with_a_note_saying_so(tmp_path, monkeypatch):
     assert _loud(rep) == []
     notes = [d for d in rep.diagnostics if d.code == "RTC465"]
     assert [d.message for d in notes] == [
-        "a node uses 16 NPUs (device ids beyond 0..7, the default atlas-800t-a2): guessed "
-        "the servers are atlas-800-a3 (16 NPUs each) and checked them as such"]
+        "a node uses 16 NPUs, more than the 8 of the default atlas-800t-a2: guessed the "
+        "servers are atlas-800-a3 (16 NPUs each) and checked them as such"]
     assert notes[0].hint.startswith("give --hardware atlas-800-a3")
     # a fact, not a guess: no note; and a real mismatch stays an error
     rep = lint_scripts([("lws-deepseek.yaml", lws)], hardware="atlas-800-a3")
