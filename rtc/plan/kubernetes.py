@@ -82,6 +82,14 @@ _MC_DOC = ("Ascend/mind-cluster docs/en/scheduling/api/hccl.json_file_descriptio
            "job YAML examples; ascend-common api (Pod910DeviceAnno, JobKindKey)")
 
 
+_CD_DOC = ("NVIDIA/k8s-dra-driver-gpu v25.8.1 deployments/helm/nvidia-dra-driver-gpu/crds/"
+           "resource.nvidia.com_computedomains.yaml (ComputeDomain: spec.numNodes, "
+           "spec.channel.resourceClaimTemplate.name; the controller creates that "
+           "ResourceClaimTemplate, whose claim injects the IMEX channel); docs.nvidia.com/"
+           "datacenter/cloud-native/gpu-operator/latest/dra-cds.html (multi-node NVLink in "
+           "pods needs a ComputeDomain)")
+
+
 @dataclass(frozen=True)
 class Fact:
     """One format fact: its value and where it comes from."""
@@ -147,6 +155,10 @@ FACTS: dict[str, Fact] = {
                             "of one logical super pod; read from the PodGroup, which an LWS "
                             "fills only with its volcano.sh/ annotations - kubernetes-sigs/"
                             "lws pkg/schedulerprovider/volcano_provider.go)"),
+    "compute_domain_api": Fact("resource.nvidia.com/v1beta1", _CD_DOC),
+    "compute_domain_claim": Fact("imex-channel", _CD_DOC + "; the claim's name in the pod "
+                                 "spec's resourceClaims and the container's resources.claims "
+                                 "(demo/specs/imex/channel-injection.yaml)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -276,6 +288,9 @@ class LwsPlan:
     domain_reason: str = ""
     #: The job's TP size (each TP group that fits a pod's NPUs stays on its node).
     tp: int = 0
+    #: The ComputeDomain whose IMEX channel every pod claims (NVIDIA multi-node NVLink:
+    #: a GB200/GB300 NVL72 group over several trays of one domain), else None.
+    compute_domain: str | None = None
 
 
 class _Blocked(Exception):
@@ -345,6 +360,8 @@ def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
     out.leader = roles[0]
     out.table = any(name == "RANK_TABLE_FILE" for name, _v in roles[0].env)
     out.domain_label, out.domain_reason = _placement_domain(topo, jl)
+    if out.domain_label == fact("nvlink_domain_label"):
+        out.compute_domain = out.name   # its ResourceClaimTemplate has the same name
     out.tp = job.tp
     if len(roles) > 1:
         out.worker = roles[1]
