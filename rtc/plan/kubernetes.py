@@ -43,6 +43,7 @@ Facts about the formats are data with their sources (:data:`FACTS`, :data:`HARDW
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from rtc.model.topology import Topology
@@ -308,6 +309,24 @@ def k8s_name(name: str) -> str | None:
     return out if ok else None
 
 
+#: A label value (apimachinery pkg/util/validation IsValidLabelValue: at most 63
+#: characters, alphanumerics at both ends, ``-_.`` between).
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+
+
+def node_name_problem(name: str) -> str | None:
+    """Why server ``name`` cannot be the ``kubernetes.io/hostname`` label of a node (None
+    when it can): not a label value (:data:`_LABEL_VALUE`), or upper-case letters (kubelet
+    lower-cases the host name it labels the node with: kubernetes pkg/util/node
+    GetHostname)."""
+    if not _LABEL_VALUE.fullmatch(name):
+        return ("is not a Kubernetes label value (at most 63 characters, letters or digits "
+                "at both ends, -_. between)")
+    if name != name.lower():
+        return "has upper-case letters, and kubelet labels each node with its lower-case name"
+    return None
+
+
 def _placement_domain(topo: Topology, jl: JobLaunch) -> tuple[str | None, str]:
     """The node label the group must stay inside, and why (issue 36: placement constraints
     in the scheduler's terms), for a job over several servers of one ``super_pod``:
@@ -392,6 +411,12 @@ def _check_launchable(topo: Topology, jl: JobLaunch) -> HardwareRow:
                        "or mooncake_layerwise on Kubernetes")
     if not jl.nodes:
         raise _Blocked("the job has no devices")
+    for nl in jl.nodes:
+        why = node_name_problem(nl.server.name)
+        if why:
+            raise _Blocked(f"server name '{nl.server.name}' {why}; the pods find their "
+                           f"node by its {fact('hostname_label')} label, so name the server "
+                           "as the node is named")
     if topo.preset.is_gpu:
         return HardwareRow(topo.preset.name, fact("gpu_resource"), "",
                            FACTS["gpu_resource"].source)
