@@ -56,8 +56,10 @@ K8S_BLOCKED = rule("RTC770", "k8s-not-renderable", "error",
                    "A job's launch cannot be written as one LeaderWorkerSet.", """
     What: `rtc compile --target k8s` was asked for a job whose launch has no LeaderWorkerSet
     form: a framework other than vLLM, `lb external` (one process per DP rank with its own
-    NPUs), the LLMDataDist connector, hardware without a known device resource, or
-    servers whose pods would need different templates (different NPU counts or dp_local).
+    NPUs), the LLMDataDist connector, hardware without a known device resource,
+    servers whose pods would need different templates (different NPU counts or dp_local),
+    or a server name that cannot be its node's `kubernetes.io/hostname` label (upper case,
+    over 63 characters, not alphanumeric at both ends).
     Why: every worker pod of a LeaderWorkerSet comes from one template; what differs
     between pods can only come from the pod's index and address.
     Example: `job j { servers a, b  dp 3 }` with 2 replicas on a and 1 on b.
