@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import run_main
@@ -51,8 +52,10 @@ def _pod_script(docs: list, server: str) -> str:
     return next(d["data"][f"preflight-{server}.sh"] for d in docs if d["kind"] == "ConfigMap")
 
 
-def test_the_sweep_in_a_pod_uses_container_numbering(tmp_path, monkeypatch):
-    docs = _compile(tmp_path, monkeypatch, SUBSET)
+@pytest.mark.parametrize("text", [SUBSET, SUBSET.replace(
+    "devices 3, 4\n", "devices 3, 4\n  visible_devices 3, 4\n")], ids=["plain", "visible"])
+def test_the_sweep_in_a_pod_uses_container_numbering(text, tmp_path, monkeypatch):
+    docs = _compile(tmp_path, monkeypatch, text)
     lws = docs["lws-j.yaml"][0]
     env = {e["name"]: e.get("value") for e in
            lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["env"]}
