@@ -215,8 +215,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     for u in units:
         rep.sources.update({k: v for k, v in (u.run.files if u.run else {}).items()
                             if k not in rep.sources})
-    lifted = _lift(rep, nodes, groups, preset, table, {"vllm_version": vllm_version,
-                                                       "cann": cann}, guess=hardware is None and table is None and not guessed)
+    lifted = _lift(rep, nodes, groups, preset, table, {"vllm_version": vllm_version, "cann":
+                   cann}, guess=hardware is None and table is None and not guessed)
     topo = lifted.topology
     rep.topology = topo
     domains = guessed and _nvlink_domains(topo)
