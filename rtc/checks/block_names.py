@@ -12,7 +12,7 @@ leading ``-`` (which shell tools read as an option).
 from __future__ import annotations
 
 from rtc.diagnostics import Related, error
-from rtc.model.topology import Topology, file_name_problem
+from rtc.model.topology import Topology, file_name_problem, host_name_problem
 from rtc.plan import Plan
 from rtc.rules import rule
 
@@ -27,11 +27,15 @@ DUP_BLOCK_NAME = rule("RTC218", "duplicate-block-name", "error",
 UNSAFE_NAME = rule("RTC219", "unsafe-file-name", "error",
                    "A server or job name cannot be used as a file name.", """
     What: a server or job name with `/`, a name that is `.` or `..`, a control character,
-    a leading `-`, or more than 100 characters.
+    a leading `-`, or more than 100 characters; or a server name with any character other
+    than ASCII letters, digits and `-_.` (a space, a comma, a colon, ...).
     Why: `rtc compile --out-dir` names files after servers and jobs (`<server>.env`,
     `<server>.sh`, `preflight-<server>.sh`, `hccl-<job>.json`); such a name would write
-    outside the folder, fail, or be read as an option by shell tools.
-    Example: `server rack1/node0 {`.
+    outside the folder, fail, or be read as an option by shell tools. A server name also
+    names the node: `--target k8s` writes it as a ConfigMap key (`[-._a-zA-Z0-9]+`) and a
+    `kubernetes.io/hostname` label value, `--target slurm` into `--nodelist`, which splits
+    at commas and spaces; the API server refuses the manifests, Slurm the node list.
+    Example: `server rack1/node0 {`, `server "atlas 01" {`.
     Fix: use letters, digits and `-_.` (e.g. `rack1-node0`); `server_id` may still hold
     any text the rank table needs.""")
 
@@ -76,10 +80,16 @@ def _file_names(topo: Topology):
     for s in topo.servers if topo.origin == "description" else ():
         key = s.family or s.name
         why = file_name_problem(s.name)
+        uses = "rtc names the server's env, launch and preflight files after it"
+        if why is None:
+            why, uses = host_name_problem(s.name), (
+                "rtc writes the name as the node's name: --target k8s as a kubernetes.io/"
+                "hostname value and in ConfigMap keys ([-._a-zA-Z0-9]+), --target slurm in "
+                "--nodelist (split at commas and spaces), and none of them may hold that")
         if why and key not in seen:
             seen.add(key)
-            yield error(UNSAFE_NAME, f"server name {s.name!r} {why}; rtc names the server's "
-                        "env, launch and preflight files after it", s.span, subject=s.label,
+            yield error(UNSAFE_NAME, f"server name {s.name!r} {why}; {uses}", s.span,
+                        subject=s.label,
                         hint="use letters, digits and -_. only (server_id may keep any text)")
     for j in topo.jobs:
         why = file_name_problem(j.name)

@@ -224,7 +224,8 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
                               d.code in (SCHEMA_SELF.code, TOOL_MISSING.code) for d in ds) else 1)
     typer.echo(f"rtc: wrote {len(done.files)} Kubernetes manifests to {out_dir} ("
                + ", ".join(done.files) + ")", err=True)
-    typer.echo(f"rtc: start them with: kubectl apply -f {out_dir}", err=True)
+    for line in k8s_start_lines(out_dir, {n: _read_k8s(out_dir, n) for n in done.files}):
+        typer.echo(line, err=True)
     _say_pruned(out_dir, done.removed)
 
 
@@ -273,6 +274,37 @@ def _say_pruned(out_dir: Path, removed: list[str]) -> None:
     line = pruned_message(out_dir, removed)
     if line:
         typer.echo(line, err=True)
+
+
+def _read_k8s(out_dir: Path, name: str) -> str:
+    """The text of the preflight Job rtc just wrote (its header holds the judge command);
+    "" for the other manifests, whose names are all :func:`k8s_start_lines` needs."""
+    from rtc.emit import k8s_preflight
+
+    return (out_dir / name).read_text(encoding="utf-8") if name == k8s_preflight.FILE else ""
+
+
+def k8s_start_lines(out_dir: Path, texts: dict[str, str]) -> list[str]:
+    """How to start the manifests written into ``out_dir`` (``texts``: name -> text): the
+    preflight Job first, waited for (its pods request the same NPUs / GPUs on the same
+    nodes as the LeaderWorkerSets: applied together, one side waits for the other's
+    devices, and a preflight beside a running job measures a busy server), its logs
+    judged as its header says, then the ConfigMaps and the LeaderWorkerSets by name."""
+    from rtc.emit import k8s_preflight
+
+    names = sorted((n for n in texts if n != k8s_preflight.FILE),
+                   key=lambda n: (not n.startswith("rings-config-"), n))
+    rest = " ".join(f"-f {out_dir / n}" for n in names)
+    if k8s_preflight.FILE not in texts:
+        return [f"rtc: start them with: kubectl apply {rest}"]
+    judge = next(x for x in texts[k8s_preflight.FILE].splitlines()
+                 if x.startswith(k8s_preflight.JUDGE))[len(k8s_preflight.JUDGE):]
+    return [f"rtc: first run the preflight and wait for it (its pods take the servers' "
+            f"NPUs/GPUs, as the jobs' pods do): kubectl apply -f "
+            f"{out_dir / k8s_preflight.FILE} && kubectl wait --for=condition=complete "
+            f"--timeout=30m job/{k8s_preflight.NAME}",
+            f"rtc: then judge it: {judge}",
+            f"rtc: then start the jobs: kubectl apply {rest}"]
 
 
 def _compile(file: Path, strict: bool, out):

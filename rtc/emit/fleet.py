@@ -38,10 +38,31 @@ def k8s_preflight(topo, plan, jobs: list, resource: str, image: str) -> tuple[li
     fp = fleet_plan(b, topo, plan, jobs)
     if not fp.preflight:
         return [], []
-    scripts = [(n, t) for n, t, _m in b.outputs if n in {h.script for h in fp.preflight}]
+    scripts = pod_scripts(b, topo, jobs)
+    scripts = [(n, t) for n, t in scripts if n in {h.script for h in fp.preflight}]
     text, problems = k8s_preflight.build(fp, scripts, resource, image)
     if problems:
         return [], [error(SCHEMA_SELF, "internal error: the preflight Job rtc built fails "
                           f"its schema: {problems[0]}", None,
                           hint="please report this with your .rtc file; nothing was written")]
     return [(k8s_preflight.FILE, text)], []
+
+
+def pod_scripts(b: Bundle, topo, jobs: list) -> list[tuple[str, str]]:
+    """``[(preflight-<server>.sh, text)]`` for pods of the preflight Job: the sweep uses
+    container numbering (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``
+    ``0..n-1``: the device plugin hands a container its n devices numbered from 0, as in
+    the LeaderWorkerSet's pods); see :func:`rtc.emit.preflight_script.render`."""
+    from dataclasses import replace
+
+    from rtc.emit import gpu_preflight_script, preflight_script
+    from rtc.plan.gpu_preflight import plan_gpu_preflight
+
+    if topo.preset.is_gpu:
+        real = [j for j in jobs if j is not None]
+        return [(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(
+            replace(gp, visible=",".join(str(i) for i in range(len(gp.gpus)))), b.source))
+            for gp in plan_gpu_preflight(topo, real)]
+    return [(f"preflight-{sp.server.name}.sh",
+             preflight_script.render(sp, b.source, b.ip_text, pod=True))
+            for sp in b.preflight]

@@ -33,6 +33,8 @@ from rtc.preflight.stream import DUMP
 NAME = "rtc-preflight"
 FILE = "preflight-job.yaml"
 SCRIPTS_DIR = "/rtc"
+#: The start of the header line saying how to judge the Job's logs.
+JUDGE = "# When it completes: "
 #: bytes of scripts per ConfigMap, below the 1 MiB limit with room for keys and metadata
 _CHUNK = 900 * 1024
 
@@ -75,7 +77,9 @@ def build(fp: FleetPlan, scripts: list[tuple[str, str]], resource: str,
     job = job_doc(fp, resource, image, len(maps))
     problems = [p for d in docs + [job] for p in manifest_problems(d)]
     head = (f"# rtc: preflight of {len(fp.preflight)} servers as an Indexed Job, from "
-            f"{fp.source}.\n# Run: kubectl apply -f {FILE}; when it completes: kubectl logs "
+            f"{fp.source}.\n# Run it before the LeaderWorkerSets (its pods take the same "
+            f"devices on the same nodes): kubectl apply -f {FILE} && kubectl wait "
+            f"--for=condition=complete --timeout=30m job/{NAME}\n{JUDGE}kubectl logs "
             f"-l job-name={NAME} --tail=-1 --prefix --max-log-requests={len(fp.preflight)} "
             f"> preflight.log; rtc preflight {fp.report} preflight.log\n")
     return head + "---\n".join([configmap_text(d) for d in docs]

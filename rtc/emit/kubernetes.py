@@ -70,6 +70,18 @@ def lws_doc(lp: LwsPlan, image: str) -> dict:
             "metadata": meta, "spec": {"replicas": 1, "leaderWorkerTemplate": tmpl}}
 
 
+def compute_domain_doc(lp: LwsPlan) -> dict:
+    """The ComputeDomain of a multi-tray NVLink group (NVIDIA's DRA driver, :data:`FACTS`
+    ``compute_domain_api``): ``numNodes`` = the group's pods (one per tray); its controller
+    creates the ResourceClaimTemplate ``lp.compute_domain`` each pod claims, which puts
+    the pod's tray in the domain's IMEX channel (GPU memory shared over NVLink)."""
+    return {"apiVersion": fact("compute_domain_api"), "kind": "ComputeDomain",
+            "metadata": {"name": lp.compute_domain,
+                         "labels": {"app.kubernetes.io/managed-by": "rtc"}},
+            "spec": {"numNodes": lp.size,
+                     "channel": {"resourceClaimTemplate": {"name": lp.compute_domain}}}}
+
+
 def _template(lp: LwsPlan, role: PodRole, image: str) -> dict:
     mounts = HOST_MOUNTS if lp.npu else ()   # NVIDIA's container toolkit brings the driver
     container: dict = {
@@ -81,6 +93,9 @@ def _template(lp: LwsPlan, role: PodRole, image: str) -> dict:
                          for m in mounts] + [{"name": "dshm", "mountPath": "/dev/shm"}]}
     if role.port is not None:
         container["ports"] = [{"name": "http", "containerPort": role.port}]
+    claim = fact("compute_domain_claim")
+    if lp.compute_domain:
+        container["resources"]["claims"] = [{"name": claim}]
     volumes = [{"name": m.name, "hostPath": {"path": m.path, "type": m.kind}}
                for m in mounts]
     volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory",
@@ -104,6 +119,9 @@ def _template(lp: LwsPlan, role: PodRole, image: str) -> dict:
              "topologyKey": fact("hostname_label")}]}}
     spec["containers"] = [container]
     spec["volumes"] = volumes
+    if lp.compute_domain:
+        spec["resourceClaims"] = [{"name": claim,
+                                   "resourceClaimTemplateName": lp.compute_domain}]
     meta: dict = {"labels": {ROLE_LABEL: role.role}}
     if lp.domain_label:
         meta["annotations"] = {fact("kueue_required_topology"): lp.domain_label}
@@ -208,6 +226,12 @@ def _placement_lines(lp: LwsPlan) -> str:
     out = (f"# Placement: {lp.domain_reason}: the {fact('exclusive_topology')} annotation "
            f"keeps the group inside one\n# {lp.domain_label} domain (LWS), and "
            f"{fact('kueue_required_topology')} asks Kueue for the same.\n")
+    if lp.compute_domain:
+        out += (f"# Multi-node NVLink: the ComputeDomain {lp.compute_domain} above (NVIDIA's DRA "
+                "driver for GPUs, resource.nvidia.com) gives every pod\n# the domain's IMEX "
+                f"channel (claim {fact('compute_domain_claim')}); without it CUDA/NCCL cannot "
+                "share GPU memory across trays over NVLink.\n# Install the driver "
+                "(helm chart nvidia-dra-driver-gpu, ComputeDomain support) before applying.\n")
     if lp.domain_label == fact("superpod_label"):
         out += (f"# Label every node with {lp.domain_label}=<its super pod id> (MindCluster's "
                 "device plugin records it in the node\n# annotation superPodID); check where "
@@ -235,6 +259,9 @@ def manifest_problems(doc: dict) -> list[str]:
             path = "/".join(str(p) for p in exc.path)
             out.append(f"{where}{path}: {exc.message}")
 
+    if doc.get("kind") == "ComputeDomain":
+        return [f"{'/'.join(str(p) for p in e.path)}: {e.message}"
+                for e in schema_errors(doc, load_schema("computedomain"))]
     if doc.get("kind") != "LeaderWorkerSet":
         check(doc, "")
         return out
@@ -336,11 +363,13 @@ def _add_checked(out: K8sBundle, docs: list, lp: LwsPlan, source: str) -> None:
     """Add each (file name, document, what) of ``docs`` to ``out``, or an RTC003 error for
     one that fails its schema."""
     for name, doc, what in docs:
-        problems = manifest_problems(doc)
+        both = [compute_domain_doc(lp), doc] if lp.compute_domain and \
+            what == "LeaderWorkerSet" else [doc]
+        problems = [p for d in both for p in manifest_problems(d)]
         if problems:
             out.diagnostics.append(error(
                 SCHEMA_SELF, f"internal error: the {what} rtc built ({name}) fails its "
                 f"schema: {problems[0]}", None,
                 hint="please report this with your .rtc file; nothing was written"))
             continue
-        out.outputs.append((name, render([doc], header(lp, source, what))))
+        out.outputs.append((name, render(both, header(lp, source, what))))

@@ -40,14 +40,20 @@ def measured(sp: ServerPreflight) -> bool:
     return len(sp.devices) >= 2
 
 
-def expectation(sp: ServerPreflight) -> dict:
+def expectation(sp: ServerPreflight, pod: bool = False) -> dict:
     """expect.json's ``bandwidth``: ``npus`` (ranks of the sweep), ``visible_devices`` (the
     ``ASCEND_RT_VISIBLE_DEVICES`` value), ``sizes`` ([smallest, largest] bytes)."""
-    return {"npus": len(sp.devices), "visible_devices": _visible(sp),
+    return {"npus": len(sp.devices), "visible_devices": _visible(sp, pod),
             "sizes": [8, 1 << 30]}
 
 
-def _visible(sp: ServerPreflight) -> str:
+def _visible(sp: ServerPreflight, pod: bool = False) -> str:
+    """The ``ASCEND_RT_VISIBLE_DEVICES`` value of the sweep: the planned device ids on the
+    host; ``0..n-1`` in a Kubernetes pod (``pod``), where the device plugin mounts the n
+    NPUs it allocated and the runtime numbers them from 0 (the LeaderWorkerSet's pods use
+    the same numbering, :mod:`rtc.plan.kubernetes`)."""
+    if pod:
+        return ",".join(str(i) for i in range(len(sp.devices)))
     return ",".join(str(d.device_id) for d in sp.devices)
 
 
@@ -57,10 +63,10 @@ def setup_lines() -> list[str]:
             "rm -f " + " ".join(f'"$results/{f}"' for f in STALE)]
 
 
-def bandwidth_lines(sp: ServerPreflight) -> list[str]:
+def bandwidth_lines(sp: ServerPreflight, pod: bool = False) -> list[str]:
     """HCCL Test when built and ``mpirun`` is there, else the torch_npu sweep when torch_npu
-    imports, else ``skipped`` lines (module docstring)."""
-    n, visible = len(sp.devices), _visible(sp)
+    imports, else ``skipped`` lines (module docstring); ``pod``: container numbering."""
+    n, visible = len(sp.devices), _visible(sp, pod)
     args = " ".join([*SWEEP, "-p", str(n)])
     env = f"env ASCEND_RT_VISIBLE_DEVICES={shlex.quote(visible)}"
     label = f"ASCEND_RT_VISIBLE_DEVICES={visible} mpirun -n {n} all_reduce_test {args}"

@@ -49,9 +49,10 @@ def ping_file(device_id: int, ip: str) -> str:
     return f"npu{device_id}_ping_{ip.replace(':', '-')}.txt"
 
 
-def expectations(sp: ServerPreflight, source: str, ip=ip_text) -> dict:
+def expectations(sp: ServerPreflight, source: str, ip=ip_text, pod: bool = False) -> dict:
     """What ``expect.json`` holds (the plan's side of every check). ``ip`` writes an
-    address (:func:`rtc.textfmt.ip_text`, or a bundle's memo of it)."""
+    address (:func:`rtc.textfmt.ip_text`, or a bundle's memo of it); ``pod``: the script
+    runs in a Kubernetes pod (the sweep's container numbering, :func:`render`)."""
     s = sp.server
     devices = [{"device_id": d.device_id, "ip": ip(d.device_ip), "gateway": ip(d.gateway)}
                for d in sp.devices]
@@ -61,7 +62,7 @@ def expectations(sp: ServerPreflight, source: str, ip=ip_text) -> dict:
            "ports": [{"lo": lo, "hi": hi, "job": job or None} for lo, hi, job in sp.ports],
            "pings": sum(len(t) for t in sp.pings.values())}
     if bw.measured(sp):
-        doc["bandwidth"] = bw.expectation(sp)
+        doc["bandwidth"] = bw.expectation(sp, pod)
     return doc
 
 
@@ -100,9 +101,20 @@ def render_expect(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(sp: ServerPreflight, source: str, ip=ip_text) -> str:
+def render(sp: ServerPreflight, source: str, ip=ip_text, pod: bool = False) -> str:
     """``preflight-<server>.sh``: header, setup, the plan's expectations, the checks.
-    ``ip`` writes an address (as in :func:`expectations`)."""
+    ``ip`` writes an address (as in :func:`expectations`).
+
+    ``pod``: the script runs in a pod of ``--target k8s``'s preflight Job
+    (:mod:`rtc.emit.k8s_preflight`). The AllReduce sweep then uses container numbering
+    (``ASCEND_RT_VISIBLE_DEVICES=0..n-1``, as the LeaderWorkerSet's pods do), while
+    ``hccn_tool -i`` keeps the planned physical ids: the device plugin's Allocate answer
+    sets ``ASCEND_VISIBLE_DEVICES`` to the physical ids of the NPUs it chose, and Ascend
+    Docker Runtime mounts them as ``/dev/davinci<id>`` under the host's numbers
+    (Ascend/ascend-device-plugin pkg/server plugin_test.go TestAllocateRequestPhysicalDevice;
+    MindCluster docs, Ascend Docker Runtime parameters). The plugin, not rtc, chooses
+    which NPUs a pod gets, so the script first says when they are not the planned ones
+    (the per-NPU checks of NPUs the pod lacks then fail)."""
     devs = " ".join(str(d.device_id) for d in sp.devices)
     npings = sum(len(t) for t in sp.pings.values())
     lines = _header(sp, source, devs, npings)
@@ -112,13 +124,15 @@ def render(sp: ServerPreflight, source: str, ip=ip_text) -> str:
     lines += capture_function(sp.server.name)
     if bw.measured(sp):
         lines += skipped_function(sp.server.name)
-    lines += _expect_block(sp, source, ip)
+    lines += _expect_block(sp, source, ip, pod)
+    if pod and sp.devices:
+        lines += _pod_devices_check(sp)
     if sp.devices:
         lines += _device_checks(sp, devs)
     if npings:
         lines += _ping_checks(sp)
     if bw.measured(sp):
-        lines += bw.bandwidth_lines(sp)
+        lines += bw.bandwidth_lines(sp, pod)
     lines += _footer(sp.server.name)
     return "\n".join(lines)
 
@@ -173,11 +187,26 @@ def capture_function(name: str) -> list[str]:
             "}", ""]
 
 
-def _expect_block(sp: ServerPreflight, source: str, ip) -> list[str]:
+def _expect_block(sp: ServerPreflight, source: str, ip, pod: bool = False) -> list[str]:
     """A here-document writing ``expect.json``."""
     return ["cat > \"$results/expect.json\" <<'RTC_EXPECT'",
-            render_expect(expectations(sp, source, ip)).rstrip("\n"),
+            render_expect(expectations(sp, source, ip, pod)).rstrip("\n"),
             "RTC_EXPECT", ""]
+
+
+def _pod_devices_check(sp: ServerPreflight) -> list[str]:
+    """In a pod: a warning on stderr when the device plugin's ``ASCEND_VISIBLE_DEVICES``
+    (physical ids, see :func:`render`; ``Ascend910-N`` names read as N) are not the
+    planned NPUs."""
+    planned = ",".join(str(d.device_id) for d in sp.devices)
+    who = shlex.quote(f"rtc preflight {sp.server.name}:")
+    return ['plugin_npus="${ASCEND_VISIBLE_DEVICES:-}"',
+            'plugin_npus="${plugin_npus//Ascend910-/}"',
+            f'if [ -n "$plugin_npus" ] && [ "$plugin_npus" != {planned} ]; then',
+            f"  printf '%s\\n' {who}\" the device plugin gave this pod NPUs "
+            f"$plugin_npus, the plan uses {planned}: the checks of planned NPUs the pod "
+            "lacks fail; free those NPUs on the node or change the plan's devices\" >&2",
+            "fi"]
 
 
 def _device_checks(sp: ServerPreflight, devs: str) -> list[str]:

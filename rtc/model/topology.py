@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import operator
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Iterator
 
@@ -303,6 +304,29 @@ def file_name_problem(name: str) -> str | None:
     if len(name) > MAX_NAME_CHARS:
         return f"is longer than {MAX_NAME_CHARS} characters"
     return None
+
+
+#: What a server name may hold: it names the node to Kubernetes (a ConfigMap key
+#: ``preflight-<server>.sh`` must match ``[-._a-zA-Z0-9]+``; the ``kubernetes.io/hostname``
+#: label value ``(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?``: Kubernetes docs,
+#: overview/working-with-objects/labels and concepts/configuration/configmap; apimachinery
+#: pkg/util/validation IsConfigMapKey, IsValidLabelValue) and to Slurm (``--nodelist``
+#: splits at commas and spaces; node names are host names, slurm.conf(5) NodeName).
+_HOST_NAME_CHARS = re.compile(r"[-._A-Za-z0-9]+")
+
+
+def host_name_problem(name: str) -> str | None:
+    """Why a server ``name`` cannot name a node in Kubernetes manifests and Slurm files
+    (None when it can): a character other than ASCII letters, digits and ``-_.``
+    (:data:`_HOST_NAME_CHARS`). Checked after :func:`file_name_problem`."""
+    if _HOST_NAME_CHARS.fullmatch(name):
+        return None
+    bad = []
+    for c in name:
+        if not _HOST_NAME_CHARS.fullmatch(c) and c not in bad:
+            bad.append(c)
+    shown = ", ".join("a space" if c == " " else repr(c) for c in bad[:3])
+    return f"holds {shown}"
 
 
 class Placement:

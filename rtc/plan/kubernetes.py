@@ -43,6 +43,7 @@ Facts about the formats are data with their sources (:data:`FACTS`, :data:`HARDW
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from rtc.model.topology import Topology
@@ -55,8 +56,10 @@ K8S_BLOCKED = rule("RTC770", "k8s-not-renderable", "error",
                    "A job's launch cannot be written as one LeaderWorkerSet.", """
     What: `rtc compile --target k8s` was asked for a job whose launch has no LeaderWorkerSet
     form: a framework other than vLLM, `lb external` (one process per DP rank with its own
-    NPUs), the LLMDataDist connector, hardware without a known device resource, or
-    servers whose pods would need different templates (different NPU counts or dp_local).
+    NPUs), the LLMDataDist connector, hardware without a known device resource,
+    servers whose pods would need different templates (different NPU counts or dp_local),
+    or a server name that cannot be its node's `kubernetes.io/hostname` label (upper case,
+    over 63 characters, not alphanumeric at both ends).
     Why: every worker pod of a LeaderWorkerSet comes from one template; what differs
     between pods can only come from the pod's index and address.
     Example: `job j { servers a, b  dp 3 }` with 2 replicas on a and 1 on b.
@@ -80,6 +83,14 @@ _LWS_DOC = ("kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go
             "(LwsLeaderAddress, LwsWorkerIndex, LwsGroupSize, SetNameLabelKey)")
 _MC_DOC = ("Ascend/mind-cluster docs/en/scheduling/api/hccl.json_file_description.md and the "
            "job YAML examples; ascend-common api (Pod910DeviceAnno, JobKindKey)")
+
+
+_CD_DOC = ("NVIDIA/k8s-dra-driver-gpu v25.8.1 deployments/helm/nvidia-dra-driver-gpu/crds/"
+           "resource.nvidia.com_computedomains.yaml (ComputeDomain: spec.numNodes, "
+           "spec.channel.resourceClaimTemplate.name; the controller creates that "
+           "ResourceClaimTemplate, whose claim injects the IMEX channel); docs.nvidia.com/"
+           "datacenter/cloud-native/gpu-operator/latest/dra-cds.html (multi-node NVLink in "
+           "pods needs a ComputeDomain)")
 
 
 @dataclass(frozen=True)
@@ -147,6 +158,10 @@ FACTS: dict[str, Fact] = {
                             "of one logical super pod; read from the PodGroup, which an LWS "
                             "fills only with its volcano.sh/ annotations - kubernetes-sigs/"
                             "lws pkg/schedulerprovider/volcano_provider.go)"),
+    "compute_domain_api": Fact("resource.nvidia.com/v1beta1", _CD_DOC),
+    "compute_domain_claim": Fact("imex-channel", _CD_DOC + "; the claim's name in the pod "
+                                 "spec's resourceClaims and the container's resources.claims "
+                                 "(demo/specs/imex/channel-injection.yaml)"),
     "k8s_version": Fact("1.33", "the Kubernetes API version the manifests are validated "
                         "against (kubernetes-validate's bundled schemas)"),
 }
@@ -276,6 +291,9 @@ class LwsPlan:
     domain_reason: str = ""
     #: The job's TP size (each TP group that fits a pod's NPUs stays on its node).
     tp: int = 0
+    #: The ComputeDomain whose IMEX channel every pod claims (NVIDIA multi-node NVLink:
+    #: a GB200/GB300 NVL72 group over several trays of one domain), else None.
+    compute_domain: str | None = None
 
 
 class _Blocked(Exception):
@@ -291,6 +309,24 @@ def k8s_name(name: str) -> str | None:
         and out[0].isalnum() and out[-1].isalnum() \
         and all(c.isalnum() and c.isascii() or c == "-" for c in out)
     return out if ok else None
+
+
+#: A label value (apimachinery pkg/util/validation IsValidLabelValue: at most 63
+#: characters, alphanumerics at both ends, ``-_.`` between).
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+
+
+def node_name_problem(name: str) -> str | None:
+    """Why server ``name`` cannot be the ``kubernetes.io/hostname`` label of a node (None
+    when it can): not a label value (:data:`_LABEL_VALUE`), or upper-case letters (kubelet
+    lower-cases the host name it labels the node with: kubernetes pkg/util/node
+    GetHostname)."""
+    if not _LABEL_VALUE.fullmatch(name):
+        return ("is not a Kubernetes label value (at most 63 characters, letters or digits "
+                "at both ends, -_. between)")
+    if name != name.lower():
+        return "has upper-case letters, and kubelet labels each node with its lower-case name"
+    return None
 
 
 def _placement_domain(topo: Topology, jl: JobLaunch) -> tuple[str | None, str]:
@@ -345,6 +381,8 @@ def plan_lws(topo: Topology, ports: PortPlan, jl: JobLaunch) -> LwsPlan:
     out.leader = roles[0]
     out.table = any(name == "RANK_TABLE_FILE" for name, _v in roles[0].env)
     out.domain_label, out.domain_reason = _placement_domain(topo, jl)
+    if out.domain_label == fact("nvlink_domain_label"):
+        out.compute_domain = out.name   # its ResourceClaimTemplate has the same name
     out.tp = job.tp
     if len(roles) > 1:
         out.worker = roles[1]
@@ -375,6 +413,12 @@ def _check_launchable(topo: Topology, jl: JobLaunch) -> HardwareRow:
                        "or mooncake_layerwise on Kubernetes")
     if not jl.nodes:
         raise _Blocked("the job has no devices")
+    for nl in jl.nodes:
+        why = node_name_problem(nl.server.name)
+        if why:
+            raise _Blocked(f"server name '{nl.server.name}' {why}; the pods find their "
+                           f"node by its {fact('hostname_label')} label, so name the server "
+                           "as the node is named")
     if topo.preset.is_gpu:
         return HardwareRow(topo.preset.name, fact("gpu_resource"), "",
                            FACTS["gpu_resource"].source)

@@ -57,7 +57,7 @@ from rtc.diagnostics import Related, Span, error, note, warning
 from rtc.rules import rule
 from rtc.scripts.commands import Recognised, recognise
 from rtc.scripts.nodes import Unit
-from rtc.scripts.shell import Command, Setting, ShellRun, Word, read_shell
+from rtc.scripts.shell import Command, Setting, ShellRun, Word, known_arithmetic, read_shell
 
 UNREADABLE = rule("RTC790", "manifest-unreadable", "error",
                   "A Kubernetes manifest cannot be read.", """
@@ -622,7 +622,9 @@ def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
         first = getattr(raw, "line", 1) + (1 if getattr(raw, "block", False) else 0)
         # read from line 1 and shifted: read_shell's first_line pads the text with that
         # many blank lines, which a 1,000-document file would parse again for every pod
-        inner = read_shell(label, words[2].text, None, env=dict(env))
+        text = known_arithmetic(words[2].text, {k: getattr(v, "value", v)
+                                                 for k, v in env.items()})
+        inner = read_shell(label, text, None, env=dict(env))
         return [_shifted(c, first - 1, label) for c in inner.commands]
     return [Command(words, words[0].span, dict(env))]
 

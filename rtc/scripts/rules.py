@@ -125,6 +125,17 @@ GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
     Example: `rtc lint out/*.sh` of `rtc compile examples/gpu-pcie-2x4-dp2-tp4.rtc`.
     Fix: give `--hardware hgx-h100` (or the preset of your servers) to run them too.""")
 
+NPU_GUESSED = rule("RTC465", "npu-hardware-guessed", "note",
+                   "rtc lint took the Ascend server model from the device ids the scripts use.", """
+    What: no `--hardware` and no rank table, and a node's launch uses more NPUs than the 8
+    of the default Atlas 800T A2 (9 to 16, device ids up to 15): rtc lint checks the
+    scripts as Atlas 800 A3 servers (16 NPUs each) and says so.
+    Why: a script or a pod's `huawei.com/Ascend910: 16` does not name the server model,
+    and a guessed model must not turn the scripts' device ids into an error (RTC205).
+    Example: `rtc lint k8s/lws-deepseek.yaml` of `rtc compile examples/a3-2node-dp2-tp16.rtc
+    --target k8s --out-dir k8s`, whose pods request 16 NPUs each.
+    Fix: give `--hardware atlas-800-a3` (or your servers' preset) to make it a fact.""")
+
 LOST_WORKER = rule("RTC709", "dp-worker-misses-head", "error",
                    "A headless DP worker does not name the DP head's host.", """
     What: a `vllm serve --headless` (or `--data-parallel-start-rank N`) script without
@@ -176,4 +187,4 @@ TABLE_READ = rule("RTC719", "script-table-read", "note",
     rtc lint from the folder the scripts run in.""")
 RULES = (UNREADABLE, TABLE_READ, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)
+         MINDIE_NOT_LINTED, GPU_GUESSED, NPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)

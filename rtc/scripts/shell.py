@@ -599,6 +599,65 @@ def _blank(text: str) -> str:
     return _ARITH.sub(lambda m: "0" + " " * (len(m.group(0)) - 1), out)
 
 
+def known_arithmetic(text: str, values: dict) -> str:
+    """``text`` with each ``$(( ))`` whose operands are integers or variables of ``values``
+    (name -> str) holding integers evaluated, as bash would (``+ - * / %`` and
+    parentheses; ``/`` and ``%`` truncate toward zero), the result padded with spaces to
+    the expression's length so that columns are kept. Used where each pod's values are
+    known (a LeaderWorkerSet's ``LWS_WORKER_INDEX``: leader 0, worker i); the other
+    ``$(( ))`` stay for :func:`_blank`."""
+    def one(m: re.Match) -> str:
+        got = _arith_value(m.group(0)[3:-2], values)
+        if got is None or len(str(got)) > len(m.group(0)):
+            return m.group(0)
+        return str(got).ljust(len(m.group(0)))
+
+    return _ARITH.sub(one, text) if "$((" in text else text
+
+
+def _arith_value(expr: str, values: dict) -> int | None:
+    """The integer value of the arithmetic ``expr``, or None when it uses anything else."""
+    import ast
+
+    def name(m: re.Match) -> str:
+        v = str(values.get(m.group(1), "")).strip()
+        return v if re.fullmatch(r"-?\d+", v) else "@"
+
+    src = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", name, expr)
+    if "@" in src or not re.fullmatch(r"[\d\s+\-*/%()]*", src) or "**" in src:
+        return None
+    try:
+        tree = ast.parse(src.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    return _arith_node(tree)
+
+
+def _arith_node(node) -> int | None:
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _arith_node(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if not isinstance(node, ast.BinOp):
+        return None
+    a, b = _arith_node(node.left), _arith_node(node.right)
+    if a is None or b is None:
+        return None
+    if isinstance(node.op, ast.Add):
+        return a + b
+    if isinstance(node.op, ast.Sub):
+        return a - b
+    if isinstance(node.op, ast.Mult):
+        return a * b
+    if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b != 0:
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return q if not isinstance(node.op, ast.Mod) else a - q * b
+    return None
+
+
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 
 

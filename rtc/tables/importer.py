@@ -41,7 +41,7 @@ from rtc.syntax.writer import Block, ClusterSource, device_set, is_word, render_
 from rtc.syntax.values import parse_family_name
 
 from rtc.model.presets import Preset, presets
-from rtc.model.topology import MAX_NAME_CHARS, file_name_problem
+from rtc.model.topology import MAX_NAME_CHARS, file_name_problem, host_name_problem
 from rtc.rules import rule
 from rtc.textfmt import printable
 
@@ -559,7 +559,7 @@ def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | Non
     for a server_id the language cannot hold as a value (braces start a template)."""
     taken = {s.name for s in servers}
     for s in servers:
-        if file_name_problem(s.name) is None:
+        if file_name_problem(s.name) is None and host_name_problem(s.name) is None:
             continue
         if "{" in s.name or "}" in s.name:
             diags.append(error(IMPORT_SHAPE, f"server_id {s.name!r} cannot be written in the "
@@ -574,7 +574,7 @@ def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | Non
                                Span.whole_file(smap.filename),
                                hint="remove the control character from the table's server_id"))
             return None
-        safe = re.sub(r"[/\\\x00-\x1f\x7f\ud800-\udfff]", "_", s.name)[:MAX_NAME_CHARS]
+        safe = re.sub(r"[^-._A-Za-z0-9]", "_", s.name)[:MAX_NAME_CHARS]
         safe = "_" + safe if safe.startswith("-") or safe in (".", "..") else safe
         base, n = safe, 2
         while safe in taken:

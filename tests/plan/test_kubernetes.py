@@ -79,8 +79,12 @@ def test_manifests_match_golden_and_parse_back(example, bundles):
     assert sorted(n for n, _t in bundle.outputs) == sorted(p.name for p in folder.iterdir())
     for name, text in bundle.outputs:
         assert text == (folder / name).read_text(encoding="utf-8"), f"{example}/{name}"
-        (doc,) = list(yaml.safe_load_all(text))
+        *before, doc = list(yaml.safe_load_all(text))
         assert manifest_problems(doc) == []
+        # a multi-tray NVLink group: its ComputeDomain first (tests/emit/test_k8s_crd_schemas)
+        assert [d["kind"] for d in before] == (
+            ["ComputeDomain"] if example == "gpu-gb200-nvl72-tp8" else [])
+        assert all(manifest_problems(d) == [] for d in before)
         if doc["kind"] == "ConfigMap":
             job = name[len("rings-config-"):-len(".yaml")]
             assert doc["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b"
@@ -139,7 +143,7 @@ def test_every_pod_runs_what_the_shell_launch_runs(example, bundles, tmp_path: P
     texts = dict(bundle.outputs)
     for job in res.topology.jobs:
         lp = bundle.plans[job.name]
-        lws = yaml.safe_load(texts[f"lws-{lp.name}.yaml"])
+        lws = list(yaml.safe_load_all(texts[f"lws-{lp.name}.yaml"]))[-1]
         jl = res.plan.launches[job.name]
         assert lws["spec"]["leaderWorkerTemplate"]["size"] == len(jl.nodes)
         assert lp.leader.servers + (lp.worker.servers if lp.worker else []) == [
@@ -190,7 +194,18 @@ def test_cli_writes_manifests_and_the_kubectl_line(tmp_path: Path, monkeypatch, 
     assert sorted(p.name for p in out.iterdir()) == [
         ".rtc-outputs", "lws-decode.yaml", "lws-prefill.yaml", "preflight-job.yaml",
         "rings-config-decode.yaml", "rings-config-prefill.yaml"]
-    assert f"rtc: start them with: kubectl apply -f {out}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # not `kubectl apply -f DIR`: the preflight Job's pods take the same NPUs as the LWS
+    assert f"kubectl apply -f {out}\n" not in err
+    start = err.index("rtc: wrote 5 Kubernetes manifests")
+    assert err[start:].splitlines()[1:] == [
+        "rtc: first run the preflight and wait for it (its pods take the servers' NPUs/GPUs, "
+        f"as the jobs' pods do): kubectl apply -f {out}/preflight-job.yaml && kubectl wait "
+        "--for=condition=complete --timeout=30m job/rtc-preflight",
+        "rtc: then judge it: kubectl logs -l job-name=rtc-preflight --tail=-1 --prefix "
+        "--max-log-requests=4 > preflight.log; rtc preflight report preflight.log",
+        f"rtc: then start the jobs: kubectl apply -f {out}/rings-config-decode.yaml -f "
+        f"{out}/rings-config-prefill.yaml -f {out}/lws-decode.yaml -f {out}/lws-prefill.yaml"]
     for p in out.glob("*.yaml"):   # the preflight Job: tests/plan/test_fleet.py
         if p.name != "preflight-job.yaml":
             assert p.read_text() == (K8S_GOLDEN / "pd-a3" / p.name).read_text()
@@ -325,16 +340,29 @@ def test_a_group_over_trays_of_one_nvlink_domain_stays_in_that_domain(bundles):
     topology); the D1 LWS (RoCE between servers, no domain) asks for nothing more."""
     _res, bundle = bundles["gpu-gb200-nvl72-tp8"]
     (text,) = [t for n, t in bundle.outputs if n.startswith("lws-")]
-    (lws,) = list(yaml.safe_load_all(text))
+    (cd, lws) = list(yaml.safe_load_all(text))
     assert lws["metadata"]["annotations"] == {
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "nvidia.com/gpu.clique"}
     tmpl = lws["spec"]["leaderWorkerTemplate"]
     for role in ("leaderTemplate", "workerTemplate"):
         assert tmpl[role]["metadata"]["annotations"] == {
             "kueue.x-k8s.io/podset-required-topology": "nvidia.com/gpu.clique"}
+    # multi-node NVLink in pods: an IMEX channel from a ComputeDomain (NVIDIA's DRA driver)
+    assert cd == {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+                  "metadata": {"name": "serve",
+                               "labels": {"app.kubernetes.io/managed-by": "rtc"}},
+                  "spec": {"numNodes": 2,
+                           "channel": {"resourceClaimTemplate": {"name": "serve"}}}}
+    for role in ("leaderTemplate", "workerTemplate"):
+        spec = tmpl[role]["spec"]
+        assert spec["resourceClaims"] == [{"name": "imex-channel",
+                                           "resourceClaimTemplateName": "serve"}]
+        assert spec["containers"][0]["resources"]["claims"] == [{"name": "imex-channel"}]
+    assert "# Multi-node NVLink: the ComputeDomain serve above" in text
     assert "# Placement: TP 8 x EP off over 2 trays of NVLink domain nvl72-a" in text
     _res, d1 = bundles["a2-2node-dp2-tp8"]
     assert all("exclusive-topology" not in t for _n, t in d1.outputs)
+    assert all("ComputeDomain" not in t for _n, t in d1.outputs)
 
 
 def test_trays_of_two_domains_get_no_domain_constraint():
@@ -345,6 +373,9 @@ def test_trays_of_two_domains_get_no_domain_constraint():
     bundle = build_k8s(res.topology, res.plan, res.topology.jobs, {}, GPU_IMAGE, "two.rtc")
     assert "nvl72-b" in text
     assert all("exclusive-topology" not in t for _n, t in bundle.outputs)
+    # trays of two domains share no NVLink: no ComputeDomain, no IMEX claim
+    assert all("ComputeDomain" not in t and "resourceClaims" not in t
+               for _n, t in bundle.outputs)
 
 
 def test_a_group_over_servers_of_one_a3_super_pod_stays_in_that_super_pod(bundles):

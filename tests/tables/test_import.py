@@ -175,8 +175,10 @@ def test_quoted_server_names():
     doc["server_list"][1]["server_id"] = "rack 1/node b"
     text = json.dumps(doc, indent=2) + "\n"
     src, back = roundtrip(text)
-    # a server_id that cannot name files gets a block name that can, and stays server_id
-    assert 'server "rack 1_node \\"a\\"" {\n  server_id "rack 1/node \\"a\\""' in src
+    # a server_id that cannot name files or nodes (RTC219) gets a block name that can
+    # (letters, digits and -_. only), and stays the server_id
+    assert 'server rack_1_node__a_ {\n  server_id "rack 1/node \\"a\\""' in src
+    assert 'server rack_1_node_b {\n  server_id "rack 1/node b"' in src
     assert back == text
 
 
