@@ -112,7 +112,9 @@ def _finish(missing: list[Path], diags: list, texts: dict, fmt: str, strict: boo
                  for d in diags]
     if fmt == "json":
         write_stdout(json.dumps(document(diags), indent=2) + "\n")
-        report(diags, texts, quiet=True) if diags else None
+        if diags:  # the findings are in the document: stderr gets the summary line only
+            from rtc.report.text import summary
+            typer.echo(f"rtc: {summary(diags)}", err=True)
     else:
         if text:
             write_stdout(text)
