@@ -207,6 +207,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
                        else _NEED_ISLANDS)
         rep.diagnostics.append(_gpu_guessed(topo, domains))
     found = [d for d in run_checks(topo, plan) if d.code not in skip]
+    found = _said_as_values(found, rep.diagnostics)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
     rep.diagnostics += sglang_rules.check(groups, nodes)
@@ -221,6 +222,16 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
     rep.diagnostics = sorted_diagnostics(rep.diagnostics)
     return rep
+
+
+def _said_as_values(found: list[Diagnostic], earlier: list[Diagnostic]) -> list[Diagnostic]:
+    """``found`` without RTC446 (a port past 65535) on a script line where RTC720 already
+    said the value is not a port (``--port 70000``): one finding per bad value."""
+    bad = {(d.span.file, d.span.line) for d in earlier
+           if d.code == R.BAD_VALUE.code and d.span is not None}
+    return [d for d in found if not (d.code == port_conflicts.PORT_RANGE.code
+                                     and d.span is not None
+                                     and (d.span.file, d.span.line) in bad)]
 
 
 def _nvlink_domains(topo: Topology) -> bool:
