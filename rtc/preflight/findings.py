@@ -76,6 +76,9 @@ FAILED = rule("RTC566", "preflight-check-failed", "error",
     What: a preflight command exited non-zero or its output holds no answer (e.g.
     hccn_tool missing, the device not found).
     Why: that property of the NPU is unknown, so the launch may still fail on it.
+    When hccn_tool itself is missing (the shell's exit 127 / 126 on its calls) this is one
+    finding per server naming the checks skipped, and nothing is judged from those
+    captures (no IP mismatch, no unreachable peer is made up from an absent answer).
     Example: npu2_link.txt: `hccn_tool: command not found` (exit 127).
     Fix: run the preflight on the server itself, as root, with hccn_tool installed
     (or HCCN_TOOL=/path/to/hccn_tool).""")

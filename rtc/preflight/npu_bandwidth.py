@@ -23,9 +23,9 @@ from rtc.rules import rule
 
 SKIPPED = rule("RTC580", "preflight-bandwidth-skipped", "warning",
                "Preflight: an NPU bandwidth measurement was skipped and nothing replaced it.", """
-    What: a line of the Ascend preflight's `skipped.txt` without a fallback: HCCL Test's
-    all_reduce_test is not built (or mpirun is missing) and the Python of the script does
-    not import torch_npu.
+    What: the lines of the Ascend preflight's `skipped.txt` without a fallback (one
+    finding for them all, each line's reason quoted): HCCL Test's all_reduce_test is not
+    built (or mpirun is missing) and the Python of the script does not import torch_npu.
     Why: the NPUs' AllReduce bandwidth over HCCS / RoCE on the server was not measured: a
     degraded link shows only when the job runs.
     Example: a container with the CANN runtime but neither tools/hccl_test built nor
