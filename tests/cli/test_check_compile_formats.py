@@ -229,6 +229,8 @@ def test_preflight_report_of_a_file_is_still_rtc568(tmp_path: Path):
     ("compile", "{bad}", "--format", "json", "-o", "{tmp}/rt.json"),
     ("validate", "{table}", "--format", "json"),
     ("validate", "{table}", "--format", "sarif"),
+    ("lint", "{script}", "--format", "json"),
+    ("lint", "{script}", "--format", "sarif"),
     ("preflight", "report", str(PREFLIGHT / "no-hccn-tool" / "a"), "--format", "json"),
     ("preflight", "nccl", str(PREFLIGHT / "no-hccn-tool" / "a"), "--format", "json"),
 ])
@@ -237,7 +239,11 @@ def test_machine_formats_print_only_the_summary_line_on_stderr(argv, bad: Path, 
     the one-line summary (`rtc preflight report` printed the whole text report there)."""
     table = tmp_path / "t.json"
     table.write_text('{"server_count": "1"}\n')
-    res = run_rtc(*(a.format(bad=bad, tmp=tmp_path, table=table) for a in argv))
+    script = tmp_path / "node.sh"
+    script.write_text("export ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+                      "vllm serve /models/qwen --tensor-parallel-size 2 --port 70000\n")
+    res = run_rtc(*(a.format(bad=bad, tmp=tmp_path, table=table, script=script)
+                    for a in argv))
     assert res.returncode == 1
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("rtc: 1 error"), res.stderr
