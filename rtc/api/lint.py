@@ -206,8 +206,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         skip = skip | (_NEED_ISLANDS - {gpu_islands.TP_ISLANDS.code} if domains
                        else _NEED_ISLANDS)
         rep.diagnostics.append(_gpu_guessed(topo, domains))
-    found = [d for d in run_checks(topo, plan) if d.code not in skip]
-    found = _said_as_values(found, rep.diagnostics)
+    found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
     rep.diagnostics += sglang_rules.check(groups, nodes)
@@ -224,12 +223,15 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     return rep
 
 
-def _said_as_values(found: list[Diagnostic], earlier: list[Diagnostic]) -> list[Diagnostic]:
-    """``found`` without RTC446 (a port past 65535) on a script line where RTC720 already
-    said the value is not a port (``--port 70000``): one finding per bad value."""
+def _said_as_values(found: list[Diagnostic], earlier: list[Diagnostic],
+                    skip) -> list[Diagnostic]:
+    """``found`` without the rule codes in ``skip`` and without RTC446 (a port past 65535)
+    on a script line where RTC720 already said the value is not a port (``--port
+    70000``): one finding per bad value."""
     bad = {(d.span.file, d.span.line) for d in earlier
            if d.code == R.BAD_VALUE.code and d.span is not None}
-    return [d for d in found if not (d.code == port_conflicts.PORT_RANGE.code
+    return [d for d in found if d.code not in skip
+            and not (d.code == port_conflicts.PORT_RANGE.code
                                      and d.span is not None
                                      and (d.span.file, d.span.line) in bad)]
 

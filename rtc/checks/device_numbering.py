@@ -84,7 +84,9 @@ NOT_ASCENDING = rule("RTC434", "ascend-rt-visible-devices-not-ascending", "error
     rtc's rank tables list a server's devices in ascending order too. NVIDIA's
     CUDA_VISIBLE_DEVICES may be in any order and is not judged. An error in a script
     (`rtc lint`: the value runs); a warning for a description's `env` line, which rtc
-    replaces with each server's own ascending list (then RTC507 is not added).""")
+    replaces with each server's own ascending list (then RTC507 is not added).""",
+                     also={"warning": "a description's `env` line, which rtc's env files "
+                                      "replace"})
 MOUNT_ORDER = rule("RTC435", "visible-devices-order", "note",
                    "visible_devices is not in ascending order: how the container numbers them.", """
     What: a server's `visible_devices` (the NPUs a device plugin mounted, in the order it
