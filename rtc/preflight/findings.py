@@ -17,6 +17,7 @@ from rtc.preflight import npu_bandwidth
 from rtc.preflight.results import (ServerResults, keep, parse_reserved_ports, read_capture,
                                    read_text)
 from rtc.rules import rule
+from rtc.textfmt import compact
 
 LINK_DOWN = rule("RTC560", "preflight-link-down", "error",
                  "Preflight: an NPU's RoCE link is not UP.", """
@@ -261,7 +262,7 @@ def _no_tool(r: ServerResults, names: list, diags: list) -> None:
     pings = sum(1 for n in names if "_ping_" in n)
     npus = sorted({int(m.group(1)) for m in map(_NPU_FILE.match, names) if m})
     what = [f"link, net health, IP and gateway of NPU{'s' if len(npus) > 1 else ''} "
-            + ", ".join(map(str, npus))] if len(names) > pings else []
+            + compact(npus)] if len(names) > pings else []
     what += [f"{pings} ping{'s' if pings != 1 else ''} to peer NPUs"] if pings else []
     text, _span = read_text(r, names[0])
     line = 2 if text and len(text.splitlines()) >= 2 else 1

@@ -86,3 +86,24 @@ def test_only_a_damaged_skipped_line_is_not_also_no_result(tmp_path):
     _res, doc = _report(folder)
     codes = [d["code"] for d in doc["diagnostics"]]
     assert codes == ["RTC566", "RTC568"]
+
+
+def test_missing_hccn_tool_on_an_8_npu_server_of_d1(tmp_path):
+    """The user's case: D1's atlas-01 (8 NPUs, 64 pings) without hccn_tool was 97 errors
+    and 130 warnings; now one RTC566 naming the 96 skipped checks, nothing else from them."""
+    from conftest import EXAMPLES
+    from stubs import run_script
+    from test_preflight import HCCL_TEST, compile_to
+
+    out = compile_to(tmp_path, EXAMPLES / "a2-2node-dp2-tp8.rtc")
+    res_dir = tmp_path / "results" / "atlas-01"
+    proc, _ = run_script(out / "preflight-atlas-01.sh", str(res_dir), tmp=tmp_path,
+                         env={"HCCN_TOOL": str(tmp_path / "no-such" / "hccn_tool"),
+                              "RTC_STUB_RESERVED_PORTS": "60000-60031", **HCCL_TEST})
+    assert proc.returncode == 0, proc.stderr
+    res, doc = _report(res_dir)
+    assert res.returncode == 1
+    assert [d["code"] for d in doc["diagnostics"]] == ["RTC566"]
+    assert doc["diagnostics"][0]["message"].startswith(
+        "hccn_tool not found (exit 127) on atlas-01: the 96 checks that need it were skipped "
+        "(link, net health, IP and gateway of NPUs 0..7; 64 pings to peer NPUs)")
