@@ -96,8 +96,7 @@ def diagram(path: str | os.PathLike, *, view: str = "topology", job: str | None 
     if topo is None:
         return Drawing(None, diags, result.sources)
     if job is not None and topo.job(job) is None:
-        raise ValueError(f"no job named '{job}' (jobs: "
-                         f"{', '.join(j.name for j in topo.jobs) or 'none'})")
+        raise ValueError(topo.no_job(job))
     options = diagram_options(topo, diags, view=view, job=job, dim=dim,
                               collapse_above=collapse_above, cost=cost)
     try:

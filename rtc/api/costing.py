@@ -23,8 +23,7 @@ def chosen_jobs(topology: Topology, name: str | None) -> list[Job]:
     if name is not None:
         job = topology.job(name)
         if job is None:
-            known = ", ".join(j.name for j in topology.jobs) or "none"
-            raise JobChoiceError(f"no job named '{name}' (jobs: {known})")
+            raise JobChoiceError(topology.no_job(name))
         return [job]
     jobs = [j for j in topology.jobs if j.placements]
     if not jobs:

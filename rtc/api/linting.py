@@ -231,7 +231,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         skip = skip | (_NEED_ISLANDS - {gpu_islands.TP_ISLANDS.code} if domains
                        else _NEED_ISLANDS)
         rep.diagnostics.append(_gpu_guessed(topo, domains))
-    found = [d for d in run_checks(topo, plan) if d.code not in skip]
+    found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
     rep.diagnostics += sglang_rules.check(groups, nodes)
@@ -248,16 +248,39 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     return rep
 
 
+def _said_as_values(found: list[Diagnostic], earlier: list[Diagnostic],
+                    skip) -> list[Diagnostic]:
+    """``found`` without the rule codes in ``skip`` and without RTC446 (a port past 65535)
+    on a script line where RTC720 already said the value is not a port (``--port
+    70000``): one finding per bad value."""
+    bad = {(d.span.file, d.span.line) for d in earlier
+           if d.code == R.BAD_VALUE.code and d.span is not None}
+    return [d for d in found if d.code not in skip
+            and not (d.code == port_conflicts.PORT_RANGE.code
+                                     and d.span is not None
+                                     and (d.span.file, d.span.line) in bad)]
+
+
+#: The tray preset rtc lint infers for GPU scripts that name NVLink domains
+#: (``RTC_NVLINK_DOMAIN``, which ``rtc compile`` writes for NVL72-class trays only).
+NVL72_TRAY = "gb200-nvl72"
+
+
 def _nvlink_domains(topo: Topology) -> bool:
     """True when every server of the lifted GPU ``topo`` names its NVLink domain
     (``RTC_NVLINK_DOMAIN``, written by ``rtc compile`` for NVL72-class trays): the guessed
-    preset then joins servers into domains as an NVL72-class preset does (its
-    ``super_pod``), so TP across the trays of one domain is not cross-server (RTC310) and
-    across domains RTC312 gives its cost."""
+    preset becomes a GB200 NVL72 tray (:data:`NVL72_TRAY`, its links: NVLink 5 in the
+    domain, InfiniBand NDR between domains) with as many GPUs as the scripts use, when they
+    use at most a tray's 4; else the generic preset joins servers into domains as an
+    NVL72-class preset does (its ``super_pod``). Either way TP across the trays of one
+    domain is not cross-server (RTC310) and across domains RTC312 gives its cost."""
     if not topo.servers or any(s.super_pod_id is None for s in topo.servers):
         return False
-    tray = tuple(range(topo.preset.devices_per_server))    # all on the domain's NVLink
-    topo.preset = topo.preset._replace(super_pod=True, nvlink_islands=(tray,))
+    n = topo.preset.devices_per_server
+    tray = presets()[NVL72_TRAY]
+    base = tray if 0 < n <= tray.devices_per_server else topo.preset
+    topo.preset = base._replace(super_pod=True, devices_per_server=n,
+                                nvlink_islands=(tuple(range(n)),))  # all on the NVLink
     return True
 
 
@@ -302,15 +325,21 @@ def _npu_guessed(topo: Topology) -> Diagnostic:
 
 def _gpu_guessed(topo: Topology, domains: bool = False) -> Diagnostic:
     """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size
-    (``domains``: in the NVLink domains they name)."""
+    (``domains``: in the NVLink domains they name, as the tray preset inferred)."""
     if domains:
         named = sorted({str(s.super_pod_id) for s in topo.servers})
+        ib = sorted({h for s in topo.servers for h in (s.ib_hca or ())})
+        kind = ("GB200 NVL72 compute trays" if topo.preset.name == NVL72_TRAY
+                else "NVIDIA GPU trays")
         return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables "
-                    f"and RTC_NVLINK_DOMAIN: checked as NVIDIA GPU trays ({GUESSED_GPU}, "
-                    f"{topo.preset.devices_per_server} GPUs each as the scripts use them) in "
-                    f"NVLink domain{'s' if len(named) > 1 else ''} {', '.join(named)}; "
-                    "RTC313 (islands inside a tray) is skipped", topo.span,
-                    hint="give --hardware (e.g. gb200-nvl72) for its link costs and islands")
+                    f"and RTC_NVLINK_DOMAIN: checked as {kind} ({topo.preset.name}, inferred "
+                    f"from RTC_NVLINK_DOMAIN; {topo.preset.devices_per_server} GPUs each as "
+                    "the scripts use them) in NVLink "
+                    f"domain{'s' if len(named) > 1 else ''} {', '.join(named)}"
+                    + (f", with the HCAs their NCCL_IB_HCA names ({', '.join(ib)})"
+                       if ib else "")
+                    + "; RTC313 (islands inside a tray) is skipped", topo.span,
+                    hint="give --hardware (e.g. gb300-nvl72) when the trays are another kind")
     return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables: "
                 f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
                 f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "

@@ -70,8 +70,7 @@ def choose_jobs(topo: Topology, job_name: str | None, need_one: bool
     if job_name is not None:
         job = topo.job(job_name)
         if job is None:
-            names = ", ".join(j.name for j in topo.jobs) or "none"
-            return [], (f"no job named '{job_name}' (jobs: {names})",)
+            return [], (topo.no_job(job_name),)
         return [job], None
     if not topo.jobs:
         return [None], None

@@ -1,7 +1,7 @@
 """Tensor-parallel (RTC310) and prefill-context-parallel (RTC311) groups that cross servers.
 
 One diagnostic per job, with the number of crossing groups and the first example. The
-default severity is warning; `policy cross_node_tp error|warn|allow` (cluster or job
+default severity is warning; `policy cross-node-tp error|warn|allow` (cluster or job
 block) or `--strict` change it.
 """
 
@@ -25,7 +25,7 @@ CROSS_NODE_TP = rule("RTC310", "cross-node-tp", "warning",
     Example: `tp 16` over two Atlas 800T A2 servers with 8 NPUs each.
     Fix: keep TP <= NPUs per server and spread the rest across servers with DP, PP or
     expert parallel (e.g. `pp 2` `tp 8`, or `dp 2` `tp 8` with `expert_parallel on`). If it
-    is intended, say so with `policy cross_node_tp allow`; `policy cross_node_tp error` or
+    is intended, say so with `policy cross-node-tp allow`; `policy cross-node-tp error` or
     `--strict` make it an error.""")
 CROSS_NODE_PCP = rule("RTC311", "cross-node-pcp", "warning",
                       "A prefill-context-parallel group has members on different servers.", """
@@ -34,7 +34,7 @@ CROSS_NODE_PCP = rule("RTC311", "cross-node-pcp", "warning",
     in every layer of every prefill; across servers this runs over RoCE instead of HCCS
     and prefill slows down accordingly.
     Example: `pcp 2` `tp 8` over two 8-NPU servers (each PCP pair is one NPU of each server).
-    Fix: keep TP*PCP <= NPUs per server; or accept it with `policy cross_node_pcp allow`.""")
+    Fix: keep TP*PCP <= NPUs per server; or accept it with `policy cross-node-pcp allow`.""")
 
 _RULES = (("tp", CROSS_NODE_TP, "TP"), ("pcp", CROSS_NODE_PCP, "PCP"))
 
@@ -74,7 +74,7 @@ def check(topo: Topology, plan: Plan):
                     hint = f"keep each TP group inside one NVLink domain; {hint}"
             else:
                 hint = (f"keep tp x pcp ({job.tp * job.pcp}) within the {per_server} NPUs per "
-                        "server, or accept it with `policy cross_node_pcp allow`")
+                        "server, or accept it with `policy cross-node-pcp allow`")
             yield warning(code, msg, job.span_of(dim),
                           subject=f"job {job.name}, servers {', '.join(servers[:4])}"
                           + (" ..." if len(servers) > 4 else ""), hint=hint)
@@ -130,7 +130,7 @@ def _tp_cost(topo: Topology, job, per_server: int, msg: str) -> tuple[str, str]:
     link = _crossing_link(got.current)
     return msg, (f"every layer's AllReduce now crosses {link} between servers; keep tp <= "
                  f"{per_server} (NPUs per server): rtc advise ranks {_words(got.best.layout)}"
-                 f" best of those (`rtc advise --job {job.name}`); `policy cross_node_tp "
+                 f" best of those (`rtc advise --job {job.name}`); `policy cross-node-tp "
                  "allow` if intended")
 
 
@@ -177,7 +177,7 @@ def _tp_hint(job, per_server: int, gpu: bool = False, topo: Topology | None = No
         ep = "" if job.model_kind == "dense" else " and expert_parallel on"
         base += (f", e.g. tp {per_server} with pp {job.pp * k}, or tp {per_server} with "
                  f"dp {job.dp * k}{ep}")
-    return base + "; `policy cross_node_tp allow` if intended"
+    return base + "; `policy cross-node-tp allow` if intended"
 
 #: The rules this module reports (collected by rtc.catalogue).
 RULES = (CROSS_NODE_TP, CROSS_NODE_PCP)

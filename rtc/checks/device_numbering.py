@@ -24,7 +24,7 @@ container device 2 is physical device 6, and the rank table must say ``device_id
 from __future__ import annotations
 
 from rtc.checks._net import Folded, ids_text
-from rtc.diagnostics import Related, Span, error, note
+from rtc.diagnostics import Related, Span, error, note, warning
 from rtc.model.topology import Topology, container_ids
 from rtc.plan import Plan
 from rtc.network.env import env_map, parse_visible_devices
@@ -82,7 +82,11 @@ NOT_ASCENDING = rule("RTC434", "ascend-rt-visible-devices-not-ascending", "error
     Example: `env ASCEND_RT_VISIBLE_DEVICES = "1,0"`.
     Fix: sort the list ("0,1"); the process numbers the devices 0..n-1 in that order, and
     rtc's rank tables list a server's devices in ascending order too. NVIDIA's
-    CUDA_VISIBLE_DEVICES may be in any order and is not judged.""")
+    CUDA_VISIBLE_DEVICES may be in any order and is not judged. An error in a script
+    (`rtc lint`: the value runs); a warning for a description's `env` line, which rtc
+    replaces with each server's own ascending list (then RTC507 is not added).""",
+                     also={"warning": "a description's `env` line, which rtc's env files "
+                                      "replace"})
 MOUNT_ORDER = rule("RTC435", "visible-devices-order", "note",
                    "visible_devices is not in ascending order: how the container numbers them.", """
     What: a server's `visible_devices` (the NPUs a device plugin mounted, in the order it
@@ -178,20 +182,24 @@ def _job(topo: Topology, job):
         # judged on the servers declared in its file
         for value, span in lines:
             own = [r for r in rows if r[0].span and r[0].span.file == span.file] or rows
-            _entries, bad = yield from _rt_visible(job, (value, span), own, var)
+            _entries, bad = yield from _rt_visible(job, (value, span), own, var,
+                                                   topo.origin == "description")
             problems = problems or bad
         return
     if given is not None:
-        entries, problems = yield from _rt_visible(job, given, rows, var)
+        entries, problems = yield from _rt_visible(job, given, rows, var,
+                                                   topo.origin == "description")
     if problems or not rows:
         return
     yield from _numbering(job, given, rows, entries, var)
 
 
-def _rt_visible(job, given, rows, var: str):
-    """RTC431 / RTC432 for the job's ASCEND_RT_VISIBLE_DEVICES ``given`` (text, span):
-    malformed, naming devices beyond what a server's runtime sees, not covering the
-    devices the job uses. Returns (the listed ids, whether anything was reported)."""
+def _rt_visible(job, given, rows, var: str, replaced: bool = False):
+    """RTC431 / RTC432 / RTC434 for the job's ASCEND_RT_VISIBLE_DEVICES ``given`` (text,
+    span): malformed, naming devices beyond what a server's runtime sees, not covering the
+    devices the job uses, not ascending (``replaced``: a description's `env` line, which
+    rtc's env files replace, so RTC434 is a warning saying so and RTC507 stands down).
+    Returns (the listed ids, whether anything was reported)."""
     text, span = given
     if var == "CUDA_VISIBLE_DEVICES" and any(t.strip().startswith(("GPU-", "MIG-"))
                                              for t in text.split(",")):
@@ -211,6 +219,9 @@ def _rt_visible(job, given, rows, var: str):
                          "once, e.g. \"0,1,2,3\" (quote the value)")
     entries = list(parsed.ids)
     if var == "ASCEND_RT_VISIBLE_DEVICES" and not parsed.problem and entries != sorted(entries):
+        if replaced:
+            yield _replaced(job, text, span, rows, var)
+            return entries, True
         yield error(NOT_ASCENDING, f"job {job.name}: {var}=\"{text}\" is not in ascending "
                     "order; CANN refuses it when the process opens its first NPU (EE1001 "
                     "\"it must be configured in ascending order\")", span,
@@ -220,6 +231,19 @@ def _rt_visible(job, given, rows, var: str):
     beyond = yield from _beyond(job, span, entries, rows, var)
     uncovered = yield from _not_covered(job, text, span, entries, rows, var)
     return entries, bool(parsed.problem) or beyond or uncovered
+
+
+def _replaced(job, text: str, span, rows: list, var: str):
+    """RTC434 as a warning for a description's `env` line: the list is not ascending, but
+    rtc writes each server's own (ascending) list in its env file, so the line is unused."""
+    lists = "; ".join(f"{s.name}: {','.join(map(str, cont))}" for s, _p, cont, _n in rows
+                      if cont and None not in cont)
+    return warning(NOT_ASCENDING, f"job {job.name}: env {var} = \"{text}\" is not in "
+                   "ascending order, which CANN refuses (EE1001); the line has no effect: rtc "
+                   f"writes each server's own list in its env file ({lists or 'none'})", span,
+                   subject=f"job {job.name}",
+                   hint=f"remove the line: rtc computes {var} per server from the job's "
+                        "devices, in ascending order")
 
 
 def _beyond(job, span, entries: list, rows: list, var: str):
@@ -282,7 +306,7 @@ def _numbering(job, given, rows: list, entries: list | None, var: str):
     if _ascending(cont) and _ascending(procs):
         line = f"physical {ids_text(phys)} (rank table device_id)"
         line += (f" = container {ids_text(cont)} (visible_devices "
-                 f"{ids_text(s.visible_devices)})" if s.visible_devices is not None
+                 f"{_as_written(s.visible_devices)})" if s.visible_devices is not None
                  else " = container (same ids)")
         if entries is not None:
             line += f" = process {ids_text(procs)} ({var}={given[0]})"
@@ -293,6 +317,13 @@ def _numbering(job, given, rows: list, entries: list | None, var: str):
                + (f"; {others} more server{'s' if others > 1 else ''}" if others else ""),
                given[1] if given is not None else s.span_of("visible_devices"),
                subject=f"job {job.name}")
+
+
+def _as_written(ids) -> str:
+    """A `visible_devices` list as the user wrote it: ``4..7`` when ascending (how
+    :func:`ids_text` shows it), else in its own order (``4, 3``), as the line shows."""
+    ids = list(ids)
+    return ids_text(ids) if ids == sorted(ids) else ", ".join(map(str, ids))
 
 
 def _mapping_list(phys: list, cont: list, procs: list) -> str:

@@ -9,6 +9,7 @@ span it was written at, :attr:`rtc.plan.launch.Proc.spans`). The version facts a
 
 from __future__ import annotations
 
+from rtc.checks import world_size
 from rtc.diagnostics import Span, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -104,7 +105,8 @@ def check(topo: Topology, plan: Plan):
         procs = list(_vllm_nodes(jl))
         if len(procs) < 2:
             continue
-        yield from _start_ranks(job, procs)
+        if not world_size.mismatched(job):   # else RTC210 says it; the ranks follow
+            yield from _start_ranks(job, procs)
         yield from _headless(topo, job, procs, version)
         if jl.origin == "script":
             yield from _gloo(jl)

@@ -120,8 +120,18 @@ def _tp_groups(topo: Topology, job, pl):
              f"{len(crossing)} of {total} TP groups (tp {job.tp})")
     cost, best = _costs(topo, job, first)
     verb = "leaves its" if total == 1 else "leave their"
+    index = pl.group_index("tp", first[0])
+    if len(names) > 1:     # RTC310 reports this group (cross_node): say its cost only
+        yield warning(TP_ISLANDS, f"job {job.name}: {which} {verb} NVLink island: TP group "
+                      f"{index} crosses servers{domains} (RTC310); {cost}", job.span_of("tp"),
+                      subject=f"job {job.name}",
+                      hint="the fix is RTC310's (keep each TP group inside one "
+                           + ("NVLink domain" if domains else "server") + "); to accept "
+                           "the slower AllReduce write `policy tp-crosses-nvlink-island "
+                           "allow` beside `policy cross-node-tp allow`")
+        return
     yield warning(TP_ISLANDS, f"job {job.name}: {which} {verb} NVLink island; e.g. TP "
-                  f"group {pl.group_index('tp', first[0])} {how}{domains}: "
+                  f"group {index} {how}{domains}: "
                   f"{runs_by_server(pl, first)}; {cost}", job.span_of("tp"),
                   subject=f"job {job.name}",
                   hint=(f"keep each TP group inside one NVLink domain (put its trays in one "

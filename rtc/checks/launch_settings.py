@@ -12,7 +12,7 @@ from rtc.plan.launch import extra_ports, needs_feature
 from rtc.plan.modes import effective_executor
 from rtc.plan.node_env import COMPUTED, node_env
 from rtc.plan.versions import FEATURES, VLLM_ALIASES, parse_version, version_text
-from rtc.network.env import env_map
+from rtc.network.env import env_map, parse_visible_devices
 from rtc.rules import rule
 
 UNSUPPORTED = rule("RTC500", "launch-unsupported", "error",
@@ -298,6 +298,12 @@ def _env_shadows(job, jl):
                                "not in the job")
 
 
+def _not_ascending(value: str) -> bool:
+    """True when ``value`` is a well-formed device list out of ascending order (RTC434)."""
+    parsed = parse_visible_devices(value)
+    return not parsed.problem and list(parsed.ids) != sorted(parsed.ids)
+
+
 def _env_overrides(topo, plan: Plan, job, jl):
     env = env_map(job)
     names = [n for n in env if n in COMPUTED]
@@ -317,8 +323,9 @@ def _env_overrides(topo, plan: Plan, job, jl):
                 ours = None
             if ours is not None and ours == value:
                 continue
-            if name in ("HCCL_IF_IP", "VLLM_HOST_IP", "HCCL_IF_BASE_PORT"):
-                continue
+            if name in ("HCCL_IF_IP", "VLLM_HOST_IP", "HCCL_IF_BASE_PORT") or \
+                    (name == "ASCEND_RT_VISIBLE_DEVICES" and _not_ascending(value)):
+                continue   # judged elsewhere (RTC434 says a non-ascending list is replaced)
             per_process = name in ("RANK_ID", "DEVICE_ID", "RANK", "LOCAL_RANK")
             shown = "rtc sets it per process" if per_process else \
                 f"rtc writes {ours}" if ours is not None else "rtc does not use it"

@@ -22,18 +22,21 @@ WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
 SIZE_INPUTS = frozenset({"dp", "tp", "pp", "pcp", "servers", "on"})
 
 
+def mismatched(job) -> bool:
+    """True when RTC210 fires for ``job`` (its world size differs from its devices): the
+    checks that walk its ranks stand down then instead of adding knock-on errors."""
+    return bool(job.placements) and not job.incomplete & SIZE_INPUTS \
+        and job.device_count != job.world_size
+
+
 def check(topo: Topology, plan: Plan):
-    
+    """RTC210 for each job whose dp*pp*pcp*tp differs from its device count (a job with
+    a size or server reference that did not parse or resolve is not judged: that was
+    reported already, and judging the defaults would give wrong advice such as "tp 1")."""
     for job in topo.jobs:
-        if not job.placements:
-            continue
-        if job.incomplete & SIZE_INPUTS:
-            # A size or a server reference did not parse or resolve (already reported):
-            # judging the defaults would give wrong advice (e.g. "tp 1").
-            continue
-        n = job.device_count
-        world = job.world_size
-        if n != world:
+        if mismatched(job):
+            n = job.device_count
+            world = job.world_size
             sizes = f"dp {job.dp} x pp {job.pp} x pcp {job.pcp} x tp {job.tp}"
             replica = job.tp * job.pp * job.pcp
             if n % replica == 0:

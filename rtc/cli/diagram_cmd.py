@@ -68,7 +68,7 @@ def diagram_command(
         raise typer.Exit(2 if not result.sources else 1)
     topo = result.topology
     if job is not None and topo.job(job) is None:
-        fail_usage(f"no job named '{job}' (jobs: {', '.join(j.name for j in topo.jobs) or 'none'})")
+        fail_usage(topo.no_job(job))
     data = _draw(file, result, diags, kind, view=view, job=job, dim=dim,
                  collapse_above=collapse_above, cost=cost)
     report(diags, result.sources, quiet=True)

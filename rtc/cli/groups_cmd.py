@@ -59,8 +59,7 @@ def _groups_output(topo, job: str | None, dims: tuple, fmt: str, file: Path):
     if job is not None:
         chosen = topo.job(job)
         if chosen is None:
-            names = ", ".join(j.name for j in topo.jobs) or "none"
-            return None, (f"no job named '{job}' (jobs: {names})",)
+            return None, (topo.no_job(job),)
         jobs = [chosen]
     else:
         jobs = [j for j in topo.jobs if j.placements]

@@ -56,7 +56,10 @@ def _finish(fmt: str, strict: bool, results: list[Path], kind: str) -> None:
     rep = preflight(results, kind=kind, strict=strict)
     if fmt == "json":
         write_stdout(json.dumps(rep.document(rep.diagnostics), indent=2) + "\n")
-        report(rep.diagnostics, rep.texts, quiet=True) if rep.diagnostics else None
+        if rep.diagnostics:  # the findings are in the document: stderr gets the summary
+            from rtc.report.text import summary
+
+            typer.echo(f"rtc: {summary(rep.diagnostics)}", err=True)
     else:
         if rep.text:
             write_stdout(rep.text)

@@ -549,6 +549,17 @@ class Topology:
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)
 
+    def no_job(self, name: str) -> str:
+        """The message for a ``--job`` that names no job: ``no job named 'prefil' (jobs:
+        prefill, decode); did you mean 'prefill'?`` (the closest name by difflib, if any is
+        close)."""
+        import difflib
+
+        names = [j.name for j in self.jobs]
+        close = difflib.get_close_matches(name, names, n=1)
+        return (f"no job named '{name}' (jobs: {', '.join(names) or 'none'})"
+                + (f"; did you mean '{close[0]}'?" if close else ""))
+
     def rank_table_members(self, job: Job | None = None) -> list[tuple[Server, list[Device]]]:
         """The (server, devices) pairs of a rank table in rank order: servers in declared
         order, devices ascending. ``job=None`` means every device of every server.

@@ -9,6 +9,7 @@ server): ``ok/planned``.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Diagnostic, Span, error, sorted_diagnostics, warning
@@ -16,6 +17,7 @@ from rtc.preflight import npu_bandwidth
 from rtc.preflight.results import (ServerResults, keep, parse_reserved_ports, read_capture,
                                    read_text)
 from rtc.rules import rule
+from rtc.textfmt import compact
 
 LINK_DOWN = rule("RTC560", "preflight-link-down", "error",
                  "Preflight: an NPU's RoCE link is not UP.", """
@@ -75,6 +77,9 @@ FAILED = rule("RTC566", "preflight-check-failed", "error",
     What: a preflight command exited non-zero or its output holds no answer (e.g.
     hccn_tool missing, the device not found).
     Why: that property of the NPU is unknown, so the launch may still fail on it.
+    When hccn_tool itself is missing (the shell's exit 127 / 126 on its calls) this is one
+    finding per server naming the checks skipped, and nothing is judged from those
+    captures (no IP mismatch, no unreachable peer is made up from an absent answer).
     Example: npu2_link.txt: `hccn_tool: command not found` (exit 127).
     Fix: run the preflight on the server itself, as root, with hccn_tool installed
     (or HCCN_TOOL=/path/to/hccn_tool).""")
@@ -89,7 +94,8 @@ BAD_RESULTS = rule("RTC568", "preflight-bad-results", "error",
                    "Preflight: a results folder cannot be read.", """
     What: the folder does not exist or has no (readable) expect.json; or its expect.json
     lacks a key or has one of the wrong shape (`"devices": "x"`), or its pings.txt or
-    exit-codes.txt cannot be read.
+    exit-codes.txt cannot be read, or a line of its skipped.txt is not
+    WHAT<TAB>WHY<TAB>FALLBACK.
     Why: rtc cannot tell what the plan expected there. A folder with a malformed
     expect.json is still judged with what can be used (the folder's name for the server,
     the NPUs that have captures), so a link that is down is still reported.
@@ -106,19 +112,23 @@ PLAN_MIX = rule("RTC569", "preflight-mixed-plans", "warning",
 
 @dataclass
 class Matrix:
-    """Pings per (source server, target server): [ok, planned]."""
+    """Pings per (source server, target server): [ok, planned, not run] (a ping whose
+    command could not run, hccn_tool missing, is planned but neither answered nor lost)."""
 
     servers: list = field(default_factory=list)
     cells: dict = field(default_factory=dict)
 
-    def add(self, a: str, b: str, ok: bool) -> None:
+    def add(self, a: str, b: str, ok: bool | None) -> None:
+        """Count one ping from ``a`` to ``b``: answered, lost, or (None) not run."""
         for s in (a, b):
             if s not in self.servers:
                 self.servers.append(s)
-        cell = self.cells.setdefault((a, b), [0, 0])
+        cell = self.cells.setdefault((a, b), [0, 0, 0])
         cell[1] += 1
         if ok:
             cell[0] += 1
+        elif ok is None:
+            cell[2] += 1
 
     def failing(self) -> list:
         return [(a, b, c) for (a, b), c in self.cells.items() if c[0] < c[1]]
@@ -137,9 +147,11 @@ class Matrix:
                 lines.append(f"  ... and {len(bad) - 50} more failing server pairs")
             return "\n".join(lines) + "\n"
         width = max(len(n) for n in names)
-        cells = {k: f"{c[0]}/{c[1]}" for k, c in self.cells.items()}
+        cells = {k: f"{c[0]}/{c[1]}" + ("?" if c[2] else "") for k, c in self.cells.items()}
         cw = max([len(v) for v in cells.values()] + [len(n) for n in names] + [1])
-        lines = ["reachability (pings answered / planned; row = from, column = to):",
+        unknown = any(c[2] for c in self.cells.values())
+        lines = ["reachability (pings answered / planned; row = from, column = to"
+                 + ("; ? = some pings did not run" if unknown else "") + "):",
                  " " * width + " | " + " ".join(n.rjust(cw) for n in names)]
         for a in names:
             row = [cells.get((a, b), "-" if a != b else ".").rjust(cw) for b in names]
@@ -148,7 +160,8 @@ class Matrix:
 
     def to_dict(self) -> dict:
         return {"servers": list(self.servers),
-                "pairs": [{"from": a, "to": b, "ok": c[0], "planned": c[1]}
+                "pairs": [{"from": a, "to": b, "ok": c[0], "planned": c[1],
+                           **({"not_run": c[2]} if c[2] else {})}
                           for (a, b), c in self.cells.items()]}
 
 
@@ -230,11 +243,50 @@ def _empty(r: ServerResults, names: list, diags: list, kind: str, what: str) -> 
                             "its output for errors"))
 
 
+#: Exit codes of a shell for a command it could not start (bash(1), EXIT STATUS).
+_NOT_RUN = {127: "not found", 126: "found but not executable"}
+
+
+def _tool_not_run(r: ServerResults) -> list[str]:
+    """The hccn_tool captures (``npu*.txt``) whose command the shell could not start
+    (exit 127 / 126), in the order the script ran them."""
+    return [name for name, rc in r.exit_codes.items()
+            if rc in _NOT_RUN and name.startswith("npu") and name.endswith(".txt")]
+
+
+def _no_tool(r: ServerResults, names: list, diags: list) -> None:
+    """RTC566 once per server for hccn_tool missing: what was skipped and how to fix it.
+    The captures ``names`` hold only the shell's complaint, so nothing is judged from
+    them (no link, IP or ping finding is made up from an absent answer)."""
+    rc = r.exit_codes[names[0]]
+    pings = sum(1 for n in names if "_ping_" in n)
+    npus = sorted({int(m.group(1)) for m in map(_NPU_FILE.match, names) if m})
+    what = [f"link, net health, IP and gateway of NPU{'s' if len(npus) > 1 else ''} "
+            + compact(npus)] if len(names) > pings else []
+    what += [f"{pings} ping{'s' if pings != 1 else ''} to peer NPUs"] if pings else []
+    text, _span = read_text(r, names[0])
+    line = 2 if text and len(text.splitlines()) >= 2 else 1
+    diags.append(error(FAILED, f"hccn_tool {_NOT_RUN[rc]} (exit {rc}) on {r.server}: the "
+                       f"{len(names)} checks that need it were skipped ({'; '.join(what)}); "
+                       "nothing is known about these NPUs' links, addresses or reachability",
+                       Span(r.path(names[0]), line, 1), subject=f"server {r.server}",
+                       hint="install the Ascend driver's hccn_tool (usually "
+                            "/usr/local/Ascend/driver/tools/hccn_tool) or set "
+                            "HCCN_TOOL=/path/to/hccn_tool, then run "
+                            f"preflight-{r.server}.sh again on the server, as root"))
+
+
+_NPU_FILE = re.compile(r"npu([0-9]+)_")
+
+
 def _server(r: ServerResults, diags: list, matrix: Matrix) -> None:
     """The findings of one results folder (added to ``diags``); its pings count in
-    ``matrix``."""
-    _npus(r, diags)
-    _pings(r, diags, matrix)
+    ``matrix``. Captures of an hccn_tool that could not start are one finding."""
+    skip = set(_tool_not_run(r))
+    if skip:
+        _no_tool(r, _tool_not_run(r), diags)
+    _npus(r, diags, skip)
+    _pings(r, diags, matrix, skip)
     _reserved_ports(r, diags)
     diags.extend(npu_bandwidth.judge(r))
 
@@ -244,15 +296,17 @@ _NPU_CHECKS = (("link", "link", "link status"), ("net_health", "net_health", "ne
                ("ip", "ip", "IP address"), ("gateway", "gateway", "gateway"))
 
 
-def _npus(r: ServerResults, diags: list) -> None:
+def _npus(r: ServerResults, diags: list, skip: set) -> None:
     """RTC560-RTC563, RTC566, RTC567 for the hccn_tool captures of every planned NPU (the
-    empty ones as one finding)."""
+    empty ones as one finding; those in ``skip`` are not judged)."""
     empty: list = []
     for dev in r.devices:
         d = dev.get("device_id")
         if not isinstance(d, int):
             continue
         for fname, fact_name, what in _NPU_CHECKS:
+            if f"npu{d}_{fname}.txt" in skip:
+                continue
             _npu_capture(r, dev, d, fname, fact_name, what, diags, empty)
     _empty(r, empty, diags, "hccn_tool", "the preflight did not run or failed")
 
@@ -316,11 +370,14 @@ def _npu_value(r: ServerResults, dev: dict, d: int, fact_name: str, fact, span: 
                            hint=f"hccn_tool -i {d} -gateway -s address {dev['gateway']}"))
 
 
-def _pings(r: ServerResults, diags: list, matrix: Matrix) -> None:
+def _pings(r: ServerResults, diags: list, matrix: Matrix, skip: set) -> None:
     """RTC564 (and RTC566, RTC567) for the planned pings; every ping counts in
-    ``matrix``."""
+    ``matrix`` (those in ``skip`` as not run)."""
     not_run: list = []
     for p in r.pings:
+        if p.file in skip:
+            matrix.add(r.server, p.peer_server, None)
+            continue
         out, pdiags = read_capture(r, p.file, p.device)
         if out is None:
             _missing(r, p.file, diags, f"ping from NPU {p.device} to {p.target}")

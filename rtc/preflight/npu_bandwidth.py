@@ -23,9 +23,9 @@ from rtc.rules import rule
 
 SKIPPED = rule("RTC580", "preflight-bandwidth-skipped", "warning",
                "Preflight: an NPU bandwidth measurement was skipped and nothing replaced it.", """
-    What: a line of the Ascend preflight's `skipped.txt` without a fallback: HCCL Test's
-    all_reduce_test is not built (or mpirun is missing) and the Python of the script does
-    not import torch_npu.
+    What: the lines of the Ascend preflight's `skipped.txt` without a fallback (one
+    finding for them all, each line's reason quoted): HCCL Test's all_reduce_test is not
+    built (or mpirun is missing) and the Python of the script does not import torch_npu.
     Why: the NPUs' AllReduce bandwidth over HCCS / RoCE on the server was not measured: a
     degraded link shows only when the job runs.
     Example: a container with the CANN runtime but neither tools/hccl_test built nor
@@ -94,23 +94,35 @@ def _ran(r: ServerResults, name: str) -> bool:
 
 
 def _skipped(r: ServerResults) -> tuple[list[Diagnostic], dict]:
-    """``skipped.txt``: RTC581 per line with a fallback, RTC580 per line without."""
+    """``skipped.txt``: RTC581 per line with a fallback; one RTC580 for the lines without
+    (HCCL Test and torch_npu both missing is one measurement not taken). A line that is
+    not ``WHAT<TAB>WHY<TAB>FALLBACK`` is not used (:func:`rtc.preflight.results.load_results`
+    reports it, RTC568). The dict maps each
+    readable line's WHAT to its fallback (``-``: none), and holds the key None when a
+    line was unreadable."""
     text, span = read_text(r, "skipped.txt")
-    diags, out = [], {}
+    diags, out, none = [], {}, []
+    subject = f"server {r.server}"
     for no, line in enumerate((text or "").splitlines(), 1):
-        what, why, fallback = (line.split("\t") + ["", "", ""])[:3]
-        if not what.strip():
+        if not line.strip():
             continue
+        parts = line.split("\t")
+        if len(parts) != 3 or not parts[0].strip():
+            out[None] = "-"   # unreadable: RTC568 from the folder's reader
+            continue
+        what, why, fallback = parts
         out[what] = fallback = fallback.strip() or "-"
-        at, subject = Span(span.file, no, 1), f"server {r.server}"
         if fallback != "-":
             diags.append(note(FALLBACK, f"{r.server}: {what} skipped ({why}): measured with "
-                              f"{fallback}", at, subject=subject))
+                              f"{fallback}", Span(span.file, no, 1), subject=subject))
         else:
-            diags.append(warning(SKIPPED, f"{r.server}: {what} skipped: {why}; nothing "
-                                 "measured in its place", at, subject=subject,
-                                 hint="build HCCL Test (HCCL_TEST_BIN) or run the script with "
-                                      "PYTHON set to a Python that has torch_npu"))
+            none.append((no, what, why))
+    if none:
+        said = "; ".join(f"{what} skipped: {why}" for _no, what, why in none)
+        diags.append(warning(SKIPPED, f"{r.server}: the AllReduce bandwidth was not measured "
+                             f"({said})", Span(span.file, none[0][0], 1), subject=subject,
+                             hint="build HCCL Test (HCCL_TEST_BIN) or run the script with "
+                                  "PYTHON set to a Python that has torch_npu"))
     return diags, out
 
 

@@ -98,7 +98,21 @@ def load_results(folder: str) -> ServerResults:
         m = re.match(r"^(\S+)\s+(-?)([0-9]{1,20})\s*$", line)
         if m:
             r.exit_codes[m.group(1)] = -int(m.group(3)) if m.group(2) else int(m.group(3))
+    _check_skipped(r)
     return r
+
+
+def _check_skipped(r: ServerResults) -> None:
+    """Add each line of ``skipped.txt`` that is not ``WHAT<TAB>WHY<TAB>FALLBACK`` (what
+    :mod:`rtc.emit.npu_bandwidth_script` writes) to ``r.bad``, naming the line."""
+    text = _side_file(r, "skipped.txt", "what the AllReduce sweep skipped is unknown")
+    for no, line in enumerate((text or "").splitlines(), 1):
+        parts = line.split("\t")
+        if line.strip() and (len(parts) != 3 or not parts[0].strip()):
+            r.bad.append((f"{r.server}: skipped.txt line {no} cannot be read: {line[:60]!r} is "
+                          f"not WHAT<TAB>WHY<TAB>FALLBACK ({len(parts)} tab-separated field"
+                          f"{'s' if len(parts) != 1 else ''}); what it says is not used",
+                          Span(r.path("skipped.txt"), no, 1)))
 
 
 def _load_expect(r: ServerResults) -> dict | None:

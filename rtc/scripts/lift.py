@@ -487,6 +487,19 @@ def nvlink_domain(node: Node):
                  and la.env[NVLINK_DOMAIN_VAR].value), None)
 
 
+def _ib_hca(node: Node) -> tuple[str, ...] | None:
+    """The HCAs a node's ``NCCL_IB_HCA`` names exactly (``=mlx5_0,mlx5_1:1``, as ``rtc
+    compile`` writes it from ``ib_hca``; ports dropped), or None: not set, or a prefix or
+    ``^`` exclusion list, which does not say which HCAs the node has."""
+    found = next((la.env["NCCL_IB_HCA"] for la in node.launches
+                  if la.env.get("NCCL_IB_HCA") is not None), None)
+    text = (found.value or "").strip() if found is not None else ""
+    if not text.startswith("=") or "^" in text:
+        return None
+    names = tuple(n.split(":")[0].strip() for n in text[1:].split(","))
+    return names if names and all(names) else None
+
+
 def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     unit = node.units[0]
     span = Span(unit.label, unit.first_line, 1)
@@ -506,7 +519,7 @@ def _server(node: Node, index: int, used: set, ts: Server | None) -> Server:
     return Server(name=node.name, server_id=ts.server_id if ts else node.name, index=index,
                   super_pod_id=ts.super_pod_id if ts else (domain.value if domain else None),
                   span=span, devices=devices, host_ip=node.host_ip, spans=spans,
-                  visible_devices=_visible(node),
+                  visible_devices=_visible(node), ib_hca=None if ts else _ib_hca(node),
                   net_instances=dict(ts.net_instances) if ts else None,
                   backup=ts.backup if ts else None)
 

@@ -122,6 +122,9 @@ GPU_GUESSED = rule("RTC464", "gpu-hardware-guessed", "note",
     servers with as many GPUs as the scripts use (ids from CUDA_VISIBLE_DEVICES).
     Why: the scripts do not say which GPUs the servers have, so the NVLink-island rules
     (RTC312, RTC313) have no islands to check against and are skipped; the other rules run.
+    Scripts that also export RTC_NVLINK_DOMAIN (rtc writes it for NVL72-class trays) are
+    checked as gb200-nvl72 trays in those NVLink domains (RTC312 runs, with that tray's
+    link costs; an exact NCCL_IB_HCA names the HCAs), and the note says so.
     Example: `rtc lint out/*.sh` of `rtc compile examples/gpu-pcie-2x4-dp2-tp4.rtc`.
     Fix: give `--hardware hgx-h100` (or the preset of your servers) to run them too.""")
 

@@ -457,6 +457,23 @@ def _failure(exc, text: str, filename: str) -> _Failure:
 # Error shapes recognised by the character or the token itself, each a function that returns
 # its diagnostic or None; _friendly tries them in the order of _SHAPE_CASES.
 
+def _odd_space(f: _Failure) -> Diagnostic | None:
+    """RTC100: the parser stopped at a space that is not a plain one (U+0020) or a tab: a
+    no-break space U+00A0, an ideographic space U+3000, an em space U+2003, ... (pasted
+    from a web page, a chat or a word processor; the excerpt cannot show it)."""
+    import unicodedata
+
+    ch = f.ch
+    if not ch or ch in " \t" or not ch.isspace():
+        return None
+    name = unicodedata.name(ch, "").lower() or "unnamed space character"
+    article = "an" if name[0] in "aeiou" else "a"
+    return error(SYNTAX, f"{article} {name} (U+{ord(ch):04X}) here: rtc separates words "
+                 "with plain spaces", Span(f.filename, f.line, f.column, f.line, f.column + 1),
+                 hint=f"{article} {name} U+{ord(ch):04X}: replace it with a plain space "
+                      "(it often comes with text pasted from a web page or a chat)")
+
+
 def _raw_control(f: _Failure) -> Diagnostic | None:
     """RTC119: the parser stopped at a control character between words (a vertical tab, a
     lone carriage return)."""
@@ -536,7 +553,7 @@ def _comma_in_assignment(f: _Failure) -> Diagnostic | None:
                  hint=f"write `{shown}`")
 
 
-_SHAPE_CASES = (_raw_control, _unterminated_string, _empty_template_group, _template_group_space,
+_SHAPE_CASES = (_raw_control, _odd_space, _unterminated_string, _empty_template_group, _template_group_space,
                 _unbalanced_template, _nested_block, _comma_in_assignment)
 
 

@@ -76,10 +76,16 @@ def test_lint_tp_across_trays_of_one_domain_is_no_cross_server_finding(tmp_path)
 
     rep = lint_files(_scripts(tmp_path, EXAMPLE.read_text()))
     got = sorted((d.code, d.severity.name) for d in rep.diagnostics)
-    assert got == [("RTC464", "NOTE"), ("RTC472", "NOTE")]
+    # no RTC472 "add ib_hca to the servers": the scripts' NCCL_IB_HCA is what there is
+    assert got == [("RTC464", "NOTE")]
     guessed = next(d for d in rep.diagnostics if d.code == "RTC464")
-    assert "in NVLink domain nvl72-a; RTC313 (islands inside a tray) is skipped" in \
-        guessed.message
+    assert guessed.message == (
+        "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables and RTC_NVLINK_DOMAIN: "
+        "checked as GB200 NVL72 compute trays (gb200-nvl72, inferred from RTC_NVLINK_DOMAIN; "
+        "4 GPUs each as the scripts use them) in NVLink domain nvl72-a, with the HCAs their "
+        "NCCL_IB_HCA names (mlx5_0, mlx5_1, mlx5_2, mlx5_3); RTC313 (islands inside a tray) "
+        "is skipped")
+    assert rep.topology.preset.name == "gb200-nvl72"
     assert {s.super_pod_id for s in rep.topology.servers} == {"nvl72-a"}
 
 
@@ -93,9 +99,18 @@ def test_lint_tp_across_two_domains_is_the_finding_with_its_cost(tmp_path):
     assert where in found["RTC310"].message and where in found["RTC312"].message
     assert found["RTC310"].hint.startswith("keep each TP group inside one NVLink domain;")
     assert found["RTC312"].span.file.endswith("tray-01.sh")
-    # without --hardware: the guessed GPU tray's links (the note says so)
-    assert "240 us over eth-100g (busbw 10 GB/s); tp 4 inside one island would take 19 us " \
-           "over nvlink-bridge" in found["RTC312"].message
+    # without --hardware: the tray rtc infers from RTC_NVLINK_DOMAIN gives rtc check's cost
+    # (it was 240 us over eth-100g vs 19 us over nvlink-bridge with the generic GPU tray)
+    [check312] = [d for d in _codes(_two_domains(EXAMPLE.read_text())) if d.code == "RTC312"]
+    cost = "67 us over ib-ndr (busbw 170 GB/s); tp 4 inside one island would take 14 us " \
+           "over nvlink5"
+    assert cost in found["RTC312"].message and cost in check312.message
+    # RTC312 names RTC310 (which shows the ranks and the layout) instead of repeating it
+    assert "(RTC310)" in found["RTC312"].message and " ranks " not in found["RTC312"].message
+    assert found["RTC312"].hint.startswith("the fix is RTC310's (keep each TP group inside "
+                                           "one NVLink domain)")
+    assert "`policy cross-node-tp allow`" in found["RTC310"].hint
+    assert "cross_node_tp" not in found["RTC310"].hint + found["RTC312"].hint
 
 
 def test_lint_with_the_hardware_gives_the_cost_rtc_check_gives(tmp_path):
@@ -111,6 +126,18 @@ def test_lint_with_the_hardware_gives_the_cost_rtc_check_gives(tmp_path):
     assert lint312.hint == check312.hint and "NVLink domain" in lint312.hint
     one = lint_files(_scripts(tmp_path / "one", EXAMPLE.read_text()), hardware="gb200-nvl72")
     assert not [d for d in one.diagnostics if d.code in ("RTC310", "RTC312", "RTC313")]
+
+
+def test_lint_with_a_prefix_nccl_ib_hca_names_no_hcas_and_asks_for_no_ib_hca(tmp_path):
+    from rtc.api.linting import lint_files
+
+    scripts = _scripts(tmp_path, EXAMPLE.read_text())
+    for env in (tmp_path / "out").glob("*.env"):
+        env.write_text(env.read_text().replace("'=mlx5_0,mlx5_1,mlx5_2,mlx5_3'", "mlx5"))
+    rep = lint_files(scripts)
+    assert [d.code for d in rep.diagnostics] == ["RTC464"]
+    assert "NCCL_IB_HCA names" not in rep.diagnostics[0].message
+    assert {s.ib_hca for s in rep.topology.servers} == {None}
 
 
 def test_lint_of_scripts_with_a_tray_without_domain_keeps_rtc312_skipped(tmp_path):

@@ -221,3 +221,37 @@ def test_preflight_report_of_a_file_is_still_rtc568(tmp_path: Path):
     f.write_text("x")
     res = run_rtc("preflight", "report", str(f))
     assert res.returncode == 1 and "RTC568" in res.stderr and "is not a folder" in res.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "{bad}", "--format", "json"),
+    ("check", "{bad}", "--format", "sarif"),
+    ("compile", "{bad}", "--format", "json", "-o", "{tmp}/rt.json"),
+    ("validate", "{table}", "--format", "json"),
+    ("validate", "{table}", "--format", "sarif"),
+    ("lint", "{script}", "--format", "json"),
+    ("lint", "{script}", "--format", "sarif"),
+    ("preflight", "report", str(PREFLIGHT / "no-hccn-tool" / "a"), "--format", "json"),
+    ("preflight", "nccl", str(PREFLIGHT / "no-hccn-tool" / "a"), "--format", "json"),
+])
+def test_machine_formats_print_only_the_summary_line_on_stderr(argv, bad: Path, tmp_path: Path):
+    """With --format json/sarif the findings are in the document on stdout; stderr holds
+    the one-line summary (`rtc preflight report` printed the whole text report there)."""
+    table = tmp_path / "t.json"
+    table.write_text('{"server_count": "1"}\n')
+    script = tmp_path / "node.sh"
+    script.write_text("export ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+                      "vllm serve /models/qwen --tensor-parallel-size 2 --port 70000\n")
+    res = run_rtc(*(a.format(bad=bad, tmp=tmp_path, table=table, script=script)
+                    for a in argv))
+    assert res.returncode == 1
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rtc: 1 error"), res.stderr
+    assert res.stdout.lstrip().startswith("{")
+
+
+def test_preflight_report_json_stderr_is_exactly_the_summary():
+    res = run_rtc("preflight", "report", str(PREFLIGHT / "no-hccn-tool" / "a"),
+                  "--format", "json")
+    assert res.stderr == "rtc: 1 error, 1 warning\n"
+    assert [d["code"] for d in json.loads(res.stdout)["diagnostics"]] == ["RTC566", "RTC580"]

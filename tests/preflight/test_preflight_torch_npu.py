@@ -95,7 +95,9 @@ def test_with_neither_tool_the_script_says_what_it_skipped_and_succeeds(tmp_path
     out, doc = _report(res)
     assert out.returncode == 0   # warnings only
     got = [(d["code"], d["severity"], d["span"]["line"]) for d in doc["diagnostics"]]
-    assert got == [("RTC580", "warning", 1), ("RTC580", "warning", 2)]
+    assert got == [("RTC580", "warning", 1)]   # one measurement, both tools missing
+    assert "hccl_test skipped: " in doc["diagnostics"][0]["message"]
+    assert "; torch_npu all_reduce sweep skipped: " in doc["diagnostics"][0]["message"]
     assert "bandwidth" not in doc
 
 
