@@ -158,7 +158,9 @@ BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
     --nproc-per-node=-1`), a port outside 1..65535 (vLLM also rejects rpc port 0), an
     address that is not one (`HCCL_IF_IP=141.61.39.317`, full-width digits `１０.0.0.1`),
     or a JSON flag that is not a JSON object (`--additional-config '{not json'`,
-    `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`).
+    `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`), or a
+    `--data-parallel-size-local` above `--data-parallel-size` (1 when not given: vLLM's
+    ParallelConfig rejects it; vLLM issue 18553).
     Why: the framework stops at start-up (argparse "invalid int value", json.loads'
     "Expecting property name", HCCL "invalid ip"), often on one node only while the others
     wait for it until their timeouts.
@@ -169,12 +171,28 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
                    "A launch still holds a placeholder where an address must be.", """
     What: `x.x.x.x`, `<IP>`, `PIP`, `your_ip`, `TODO`, `xxxx` copied from a tutorial, or
     `0.0.0.0` / `::` in a place another node connects to (`--data-parallel-address`,
-    `--master-addr`, `ray start --address`, `HCCL_IF_IP`, `VLLM_HOST_IP`, `MASTER_ADDR`).
+    `--master-addr`, `ray start --address`, `HCCL_IF_IP`, `VLLM_HOST_IP`, `MASTER_ADDR`,
+    SGLang's `--dist-init-addr` host or port), or the loopback address (127.0.0.1, ::1,
+    localhost) in `ray start --address` or the address variables of a `ray start` (vLLM
+    issue 19543).
     Why: the process cannot bind or reach it; the peers hang in the rendezvous until their
     timeout, or HCCL reports an invalid address.
     Example: `head_ip="x.x.x.x"` then `--data-parallel-address $head_ip`.
     Fix: write the real address (the head node's for addresses a peer connects to, the
     node's own for HCCL_IF_IP / VLLM_HOST_IP).""")
+
+MASTER_ADDR_DEFAULT = rule("RTC724", "master-addr-default", "error",
+                          "A vLLM node of an --nnodes launch leaves --master-addr at 127.0.0.1.", """
+    What: `vllm serve --nnodes N` (N > 1, the multiprocessing executor across nodes) without
+    `--master-addr`: vLLM's ParallelConfig.master_addr defaults to 127.0.0.1
+    (vllm/config/parallel.py, vLLM 0.11.1 on).
+    Why: node rank 0 serves the torch.distributed store and the message queues at
+    master_addr and the other nodes connect to it; with the loopback default the head
+    listens where no other node can reach it and each worker dials itself, so the launch
+    hangs until the distributed timeout (vllm-project.github.io PR 284, the K3 blog).
+    Example: `vllm serve moonshotai/Kimi-K3 -tp 8 --nnodes 2 --node-rank 0`.
+    Fix: give every node `--master-addr <node rank 0's IP>` (and the same
+    `--master-port`).""")
 
 #: The rules this module reports (collected by rtc.catalogue).
 TABLE_READ = rule("RTC719", "script-table-read", "note",
@@ -190,4 +208,5 @@ TABLE_READ = rule("RTC719", "script-table-read", "note",
     rtc lint from the folder the scripts run in.""")
 RULES = (UNREADABLE, TABLE_READ, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED, NPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)
+         MINDIE_NOT_LINTED, GPU_GUESSED, NPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER,
+         MASTER_ADDR_DEFAULT)

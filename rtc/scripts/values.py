@@ -60,7 +60,7 @@ HOST_VARIABLES = ("HCCL_IF_IP", "VLLM_HOST_IP", "MASTER_ADDR")
 
 _PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\{[^}:\"]*\}|x{1,3}(?:\.x{1,3}){3}|x{2,}|X{2,}|\*+(?:\.\*+){3}|"
-    r"(?:your|my)[_\-]?\w*|todo|tbd|fixme|changeme|pip|nip|ip|host_?ip|node_?ip|"
+    r"(?:your|my)[_\- ]?\w*|todo|tbd|fixme|changeme|pip|nip|ip|host_?ip|node_?ip|"
     r"master_?ip|head_?ip|local_?ip|ip_?addr(?:ess)?|\.\.\.)$", re.I)
 # something that tries to be an IPv4 address: digits (any script's) and dots
 _IPV4_LIKE = re.compile(r"^[\d.]+$")
@@ -183,14 +183,34 @@ def _flag_problems(la):
             why = f"'{v[:40]}' {why}" if why else None
             hint = "quote the whole JSON object in single quotes: " \
                    "--flag '{\"key\": \"value\"}'"
+        elif name == "--dist-init-addr" and la.kind == "sglang":
+            why, rule, hint = _host_port_problem(v)
         elif name in _HOSTS or (la.kind == "ray" and name == "--address"):
             host = v.rsplit(":", 1)[0] if la.kind == "ray" and v.count(":") == 1 else v
-            got = host_problem(host, peer=True)
+            got = host_problem(host, peer=True) or \
+                (_loopback(host) if la.kind == "ray" else None)
             if got is not None:
                 why, rule = got[0], R.PLACEHOLDER if got[1] else R.BAD_VALUE
                 hint = "give the head node's IP address (the one the other nodes reach)"
         if why:
             yield rule, f"{name} {why}", where, hint
+
+
+def _host_port_problem(text: str):
+    """(why, rule, hint) for SGLang's ``--dist-init-addr HOST:PORT`` (ServerArgs
+    dist_init_addr, split at the last ':' by its launcher), or (None, ..) when fine: a
+    placeholder host or port is RTC721, a bad port RTC720."""
+    host, sep, port = text.rpartition(":")
+    hint = "write node rank 0's IP and a free port, e.g. --dist-init-addr 10.0.0.1:5000"
+    if not sep:
+        return f"'{text}' has no port (HOST:PORT)", R.BAD_VALUE, hint
+    got = host_problem(host, peer=True) if host else None
+    if got is not None:
+        return got[0], R.PLACEHOLDER if got[1] else R.BAD_VALUE, hint
+    if is_placeholder(port):
+        return f"port '{port}' is a placeholder", R.PLACEHOLDER, hint
+    why = port_problem(port)
+    return (f"port {why}" if why else None), R.BAD_VALUE, hint
 
 
 def world_of(la) -> int:
@@ -211,24 +231,67 @@ def _world_problem(la):
             "check --tensor/--pipeline/--data-parallel-size"
 
 
+def _loopback(host: str) -> tuple[str, bool] | None:
+    """(why, True) when ``host`` is the loopback address (127.0.0.0/8, ::1, localhost):
+    a Ray node's address, which the other nodes of the cluster connect to."""
+    h = host.strip().strip("[]")
+    try:
+        loop = ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        loop = h.lower() == "localhost"
+    return (f"{host} is the loopback address: the other nodes cannot reach it", True) \
+        if loop else None
+
+
 def _env_problems(la):
     for var in HOST_VARIABLES:
         s = la.env.get(var)
         if s is None or s.unresolved or not _resolved(s.value) or not s.value:
             continue
-        got = host_problem(s.value, peer=True)
+        got = host_problem(s.value, peer=True) or \
+            (_loopback(s.value) if la.kind == "ray" else None)
         if got is not None:
             rule = R.PLACEHOLDER if got[1] else R.BAD_VALUE
             yield rule, f"{var} {got[0]}", s.span, \
                 f"export {var} as this node's own IP address (e.g. from `hostname -I`)"
 
 
+def _local_dp_problem(la):
+    """RTC720 for a vLLM launch whose --data-parallel-size-local exceeds its
+    --data-parallel-size (1 when not given): vLLM's ParallelConfig rejects it at start-up
+    (vllm/config/parallel.py, "data_parallel_size_local > data_parallel_size")."""
+    local = la.value("--data-parallel-size-local") if la.kind == "vllm" else None
+    size = la.value("--data-parallel-size") or "1"
+    if local is None or integer_problem(local, 1) or integer_problem(size, 1) or \
+            int(local) <= int(size):
+        return
+    given = "" if la.has("--data-parallel-size") else " (the default: the flag is not given)"
+    yield R.BAD_VALUE, (f"--data-parallel-size-local {local} is larger than "
+                        f"--data-parallel-size {size}{given}: vLLM rejects it at start-up"), \
+        la.span_of("--data-parallel-size-local"), \
+        "give every node the job's total --data-parallel-size"
+
+
+def _master_addr_problem(la):
+    """RTC724 for a vLLM launch over several nodes (``--nnodes`` > 1) without
+    ``--master-addr``: ParallelConfig.master_addr defaults to 127.0.0.1."""
+    nnodes = la.value("--nnodes") if la.kind == "vllm" else None
+    if nnodes is None or integer_problem(nnodes, 2) is not None or la.has("--master-addr"):
+        return
+    yield R.MASTER_ADDR_DEFAULT, (f"--nnodes {nnodes} without --master-addr: vLLM's default "
+                                  "127.0.0.1 is the node itself, which the other nodes "
+                                  "cannot reach"), la.span_of("--nnodes"), \
+        "add --master-addr <node rank 0's IP> on every node"
+
+
 def value_findings(launches) -> list:
-    """RTC720 / RTC721 errors of ``launches`` (each value once, at the word that wrote it)."""
+    """RTC720 / RTC721 / RTC724 errors of ``launches`` (each value once, at the word that
+    wrote it)."""
     out, seen = [], set()
     for la in launches:
         for rule, msg, span, hint in (*_flag_problems(la), *_world_problem(la),
-                                       *_env_problems(la)):
+                                       *_env_problems(la), *_master_addr_problem(la),
+                                       *_local_dp_problem(la)):
             if (rule.code, span, msg) in seen:
                 continue
             seen.add((rule.code, span, msg))
