@@ -86,7 +86,8 @@ def write_outputs(result: CompileResult, *, out_dir: str | os.PathLike, job: str
                   target: str = "shell", diagrams: bool = True,
                   global_table: str | None = None, image: str | None = None,
                   inputs: Sequence = (), tables: list | None = None,
-                  defer_plan_json: bool = False, hooks: Hooks | None = None) -> WrittenOutputs:
+                  defer_plan_json: bool = False, hooks: Hooks | None = None,
+                  force: bool = False) -> WrittenOutputs:
     """Write every output of the compiled ``result`` into ``out_dir`` in one transaction,
     as ``rtc compile --out-dir`` does: ``job`` only that job's (no outputs list, nothing
     pruned); ``target`` one of :data:`TARGETS`; ``diagrams`` topology.svg and groups.svg
@@ -94,7 +95,9 @@ def write_outputs(result: CompileResult, *, out_dir: str | os.PathLike, job: str
     (``mindie-motor`` or ``omniinfer``); ``image`` the pods' image for k8s; ``inputs``
     files never pruned; ``tables`` the (path, text) rank tables when already built;
     ``defer_plan_json`` plan.json made while the rest is written (a large cluster);
-    ``hooks`` see :class:`Hooks`.
+    ``hooks`` see :class:`Hooks`; ``force`` replace files of an existing folder that its
+    outputs list does not name (without it they are refused: a user's own hccl.json or
+    scripts are never overwritten silently).
 
     Raises :class:`OutputsRefused` (nothing written) when the description has errors or an
     output fails its self-check, :class:`rtc.outputs.out_dir.OutputProblem` when the folder
@@ -125,11 +128,13 @@ def write_outputs(result: CompileResult, *, out_dir: str | os.PathLike, job: str
         hooks.before_write(names)
     shell = target != "k8s"
     _write(result, done, [(p.name, t, None) for p, t in tables] if shell else [],
-           diagrams and shell, _diagram_names() if shell else set(), job, inputs, hooks)
+           diagrams and shell, job, inputs, hooks, force)
     return done
 
 
 def _diagram_names() -> set[str]:
+    """topology.svg, groups.svg: kept in the outputs list when asked for, even when one
+    could not be drawn this time (RTC004: the old one stays, neither written nor pruned)."""
     from rtc.api.diagramming import COMPILE_DIAGRAMS
 
     return {n for n, _v in COMPILE_DIAGRAMS}
@@ -145,14 +150,16 @@ def _paths(folder: Path, tables: list, files: list, diagrams: bool) -> list:
 
 
 def _write(result: CompileResult, done: WrittenOutputs, tables: list, diagrams: bool,
-           keep: set, job: str | None, inputs: Sequence, hooks: Hooks) -> None:
-    """Check the folder, draw the diagrams, write every file in one transaction and prune
-    (:mod:`rtc.outputs.out_dir`); fills ``done`` (its ``files`` become names). ``keep``:
-    names the outputs list holds besides those written (the diagrams, which an earlier
-    run may have drawn and --no-diagrams leaves)."""
+           job: str | None, inputs: Sequence, hooks: Hooks, force: bool) -> None:
+    """Check the folder (and, unless ``force``, that it holds no file of these names that
+    its outputs list does not name), draw the diagrams, write every file in one
+    transaction and prune (:mod:`rtc.outputs.out_dir`); fills ``done`` (its ``files``
+    become names). Without ``diagrams`` (--no-diagrams) an earlier plan's diagrams are
+    pruned like its other files: they would show another plan."""
     from rtc.api.diagramming import compile_diagrams
     from rtc.outputs.files import read_manifest
-    from rtc.outputs.out_dir import interrupted_message, prepare_out_dir, prune, transaction
+    from rtc.outputs.out_dir import (interrupted_message, prepare_out_dir, prune,
+                                     refuse_foreign, transaction)
 
     folder = done.out_dir
     new = prepare_out_dir(folder)
@@ -160,9 +167,11 @@ def _write(result: CompileResult, done: WrittenOutputs, tables: list, diagrams: 
                              warn=hooks.warn or (lambda *said: done.warnings.append(said))) \
         if diagrams else []
     files = tables + done.files + [(n, data, None) for n, data in drawn]
+    if not new and not force:
+        refuse_foreign(folder, [n for n, _t, _m in files])
     listed = None
     if job is None:   # one job's outputs are part of a plan: no outputs list, prune nothing
-        listed = {n for n, _t, _m in files} | keep
+        listed = {n for n, _t, _m in files} | (_diagram_names() if diagrams else set())
     old = read_manifest(folder) if listed is not None else set()
     try:
         transaction(folder, files, listed, new)

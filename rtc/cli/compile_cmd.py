@@ -59,6 +59,9 @@ def compile_command(
                                      help="With --target k8s: the container image of the "
                                           f"pods (default {DEFAULT_IMAGE}, on NVIDIA GPUs "
                                           f"{GPU_IMAGE})."),
+    force: bool = typer.Option(False, "--force", help="With --out-dir: replace files of the "
+                               "folder that rtc did not write there (without it they are "
+                               "refused and nothing is written)."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
@@ -85,7 +88,7 @@ def compile_command(
     refuse_input_as_output([output], [file])
     _run(file, out, strict=strict, job=job, output=output, out_dir=out_dir, stdout=stdout,
          no_diagrams=no_diagrams, global_table=global_for if global_table else False,
-         target=target, image=image)
+         target=target, image=image, force=force)
 
 
 def _note_idle_options(no_diagrams: bool, out_dir, target: str) -> None:
@@ -123,7 +126,7 @@ def _check_options(fmt: str, stdout: bool, target: str, image: str | None,
 
 def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
          out_dir: Path | None, stdout: bool, no_diagrams: bool, global_table: bool | str,
-         target: str, image: str | None) -> None:
+         target: str, image: str | None, force: bool = False) -> None:
     """Compile ``file`` and write what the options ask for (the options were checked)."""
     _note_idle_options(no_diagrams, out_dir, target)
     result = _compile(file, strict, out)
@@ -139,12 +142,12 @@ def _run(file: Path, out, *, strict: bool, job: str | None, output: Path | None,
     jobs = _select_jobs(result.topology, job, need_one=out_dir is None)
     tables = _rank_tables(result, jobs, out_dir, output, out, early)
     if out_dir is not None and target == "k8s":
-        _write_k8s(result, jobs, tables, out_dir, file, job, image, out)
+        _write_k8s(result, jobs, tables, out_dir, file, job, image, out, force)
         return
     topo_files = _topology_files(result, jobs, out) if output is not None else []
     if out_dir is not None:
         _write_out_dir(result, jobs, tables, out_dir, file, job, no_diagrams, out, global_table,
-                       target)
+                       target, force)
         return
     out(list(result.diagnostics), result.sources, quiet=True)
     if stdout:
@@ -208,7 +211,7 @@ def _check_outputs(output: Path | None, out_dir: Path | None, stdout: bool,
 
 
 def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
-               image: str | None, out) -> None:
+               image: str | None, out, force: bool = False) -> None:
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
     (:func:`rtc.api.write_outputs`, target k8s), all or nothing; exit 1 when a job has no
     LWS form (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is
@@ -219,7 +222,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
                    "add a job block, or use --target shell")
     done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target="k8s",
-                          image=image, tables=tables,
+                          image=image, tables=tables, force=force,
                           refused_exit=lambda ds: 2 if any(
                               d.code in (SCHEMA_SELF.code, TOOL_MISSING.code) for d in ds) else 1)
     typer.echo(f"rtc: wrote {len(done.files)} Kubernetes manifests to {out_dir} ("
@@ -435,14 +438,14 @@ def _check_global_table(result, out_dir) -> None:
 
 def _write_out_dir(result, jobs, tables: list, out_dir: Path, file: Path, job: str | None,
                    no_diagrams: bool, out, global_table: bool | str = False,
-                   target: str = "shell") -> None:
+                   target: str = "shell", force: bool = False) -> None:
     """Write the rank tables, the bundle, the diagrams and the outputs list into
     ``out_dir`` in one transaction (:func:`rtc.api.write_outputs`: all or nothing; exit 2
     when one cannot be written), then remove the files of an earlier plan (not with
     --job), and say what was written."""
     done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target=target,
                           diagrams=not no_diagrams, global_table=global_table or None,
-                          tables=tables, defer_plan_json=True)
+                          tables=tables, defer_plan_json=True, force=force)
     for path in done.tables:
         typer.echo(f"rtc: wrote {path}", err=True)
     if done.files:

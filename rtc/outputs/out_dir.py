@@ -125,8 +125,8 @@ def broken_link(path: Path) -> str | None:
 def prune(out_dir: Path, old: set, listed: set, inputs=()) -> list[str]:
     """Remove the files an earlier plan wrote to ``out_dir`` (``old``, from its manifest)
     that this one (``listed``) does not: its servers' env files, scripts, hccl-<job>.json
-    would be read as current. Never one of ``inputs``; diagrams are kept even with
-    --no-diagrams. Returns the names removed."""
+    and diagrams would be read as current. Never one of ``inputs``. Returns the names
+    removed."""
     return remove_stale(out_dir, old, listed, keep=[i for i in inputs if str(i) != "-"])
 
 
@@ -137,3 +137,23 @@ def pruned_message(out_dir: Path, removed: list[str]) -> str | None:
     shown = ", ".join(removed[:4]) + (", ..." if len(removed) > 4 else "")
     return (f"rtc: removed {len(removed)} file{'s' if len(removed) != 1 else ''} "
             f"an earlier plan wrote to {out_dir} ({shown})")
+
+
+def refuse_foreign(out_dir: Path, names: list[str]) -> None:
+    """Raise :class:`OutputProblem` (RTC002) when the existing folder ``out_dir`` holds a
+    file among ``names`` that its outputs list (:data:`MANIFEST`) does not name: a file
+    rtc did not write there (a hand-written hccl.json or launch script, a rank table of
+    ``rtc compile -o``), which the transaction would replace. ``--force`` skips this."""
+    from rtc.outputs.files import read_manifest
+
+    ours = read_manifest(out_dir)
+    foreign = sorted(n for n in names if n not in ours and os.path.lexists(out_dir / n)
+                     and not (out_dir / n).is_dir())   # a folder: the transaction says
+    if not foreign:
+        return
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    raise OutputProblem(USAGE, f"--out-dir {out_dir} holds {shown}, which rtc did not write "
+                        f"there (its outputs list {MANIFEST} does not name "
+                        f"{'it' if len(foreign) == 1 else 'them'}); writing would replace "
+                        f"{'it' if len(foreign) == 1 else 'them'}, nothing was written",
+                        "move them away or choose another --out-dir; --force replaces them")
