@@ -354,6 +354,7 @@ def test_placement_rules_are_declared_and_explained():
         "RTC344": "kv-cache-below-one-sequence",
         "RTC345": "kv-cache-may-not-hold-one-sequence",
         "RTC346": "kv-concurrency-below-max-num-seqs", "RTC347": "kv-check-skipped",
+        "RTC348": "no-memory-for-kv-cache",
         "RTC312": "tp-crosses-nvlink-island", "RTC313": "gpu-set-straddles-islands"}
     for r in _placement_rules():
         for part in ("What:", "Why:", "Example:", "Fix:"):
