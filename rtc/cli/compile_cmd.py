@@ -33,17 +33,15 @@ def compile_command(
                                          "the rank table here (`-`: stdout, as --stdout)."),
     stdout: bool = typer.Option(False, "--stdout", help="Print the rank table instead of writing it."),
     job: Optional[str] = typer.Option(None, "--job", help="Emit the rank table of this job."),
-    out_dir: Optional[str] = typer.Option(None, "--out-dir",
-                                           help="Write every output into this folder "
-                                                "(hccl.json, or hccl-<job>.json per job), "
-                                                "per-server .env / .sh / preflight-*.sh, "
-                                                "plan.json, plus topology.svg and groups.svg."),
-    no_diagrams: bool = typer.Option(False, "--no-diagrams",
-                                     help="With --out-dir: skip topology.svg and groups.svg."),
-    global_table: bool = typer.Option(False, "--global-ranktable",
-                                      help="With --out-dir: also write the MindCluster / MindIE "
-                                           "global rank table (server_group_list) of each "
-                                           "prefill/decode pair (global-ranktable.json)."),
+    out_dir: Optional[str] = typer.Option(None, "--out-dir", help="Write every output into "
+                                          "this folder (hccl.json, or hccl-<job>.json per "
+                                          "job), per-server .env / .sh / preflight-*.sh, "
+                                          "plan.json, plus topology.svg and groups.svg."),
+    no_diagrams: bool = typer.Option(False, "--no-diagrams", help="With --out-dir: skip "
+                                     "topology.svg and groups.svg."),
+    global_table: bool = typer.Option(False, "--global-ranktable", help="With --out-dir: "
+                                      "also write the MindCluster / MindIE global rank table "
+                                      "of each prefill/decode pair (global-ranktable.json)."),
     global_for: str = typer.Option("mindie-motor", "--global-ranktable-for",
                                    metavar="mindie-motor|omniinfer",
                                    help="Global rank table group numbering: mindie-motor (Motor, "
@@ -59,9 +57,8 @@ def compile_command(
                                      help="With --target k8s: the container image of the "
                                           f"pods (default {DEFAULT_IMAGE}, on NVIDIA GPUs "
                                           f"{GPU_IMAGE})."),
-    force: bool = typer.Option(False, "--force", help="With --out-dir: replace files of the "
-                               "folder that rtc did not write there (without it they are "
-                               "refused and nothing is written)."),
+    force: bool = typer.Option(False, "--force", help="With --out-dir: replace files rtc did "
+                               "not write there (without it: refused, nothing written)."),
 ) -> None:
     """Check FILE and write its HCCL rank table (hccl.json).
 
