@@ -51,7 +51,7 @@ from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
 from rtc.plan.node_env import NVLINK_DOMAIN_VAR
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
-from rtc.scripts.values import INT_MAX, WORLD_MAX, world_of
+from rtc.scripts.values import INT_MAX, NODE_DEVICES_MAX, WORLD_MAX, world_of
 from rtc.syntax.decls import EnvLine
 
 #: Variables that are per node (identity) or the shell's own: not lifted into job ``env``.
@@ -278,7 +278,7 @@ def _rank_members(g: Group) -> None:
 
 _DAVINCI = re.compile(r"/dev/davinci(\d+)")
 #: The most devices the lift gives one node (more than any server rtc models).
-MAX_NODE_DEVICES = 1024
+MAX_NODE_DEVICES = NODE_DEVICES_MAX
 
 
 def sglang_sizes(la: Launch) -> tuple[int, int, int, int]:
@@ -336,7 +336,9 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     if not ids:
         if la.kind == "sglang":
             return _sglang_devices(la, visible)
-        if g.kind == "dp":
+        if world_of(la) > WORLD_MAX:    # RTC720: planned as one rank (_vllm_job)
+            count = 1
+        elif g.kind == "dp":
             dp = int_value(la.value("--data-parallel-size"), 1) or 1
             local = int_value(la.value("--data-parallel-size-local"), dp)
             count = (dp if local is None else local) * _replica(la)
@@ -347,13 +349,26 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
         elif g.kind == "nnodes":
             count = _replica(la) // max(1, int_value(la.value("--nnodes"), 1) or 1)
         elif la.kind in ("torchrun", "msrun"):
-            count = int_value(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+            count = _per_node(la)
         else:
             count = _replica(la) * (int_value(la.value("--data-parallel-size"), 1) or 1)
-        ids = list(range(count or 0))
+        # a server has at most MAX_NODE_DEVICES devices: a larger count is the world-size
+        # rules' finding (RTC720), not a list of a hundred million device ids
+        ids = list(range(min(count or 0, MAX_NODE_DEVICES)))
     if visible is not None:
         return tuple(visible[i] if 0 <= i < len(visible) else i for i in ids)
     return tuple(ids)
+
+
+def _per_node(la: Launch) -> int:
+    """The processes a torchrun / msrun launch starts on its node (``--nproc_per_node``,
+    ``--local_worker_num``; 1 if unreadable). torchrun takes ``--nproc-per-node`` as the
+    same option (pytorch torch/distributed/run.py, ``get_args_parser``, both spellings
+    since 2.0). A count over NODE_DEVICES_MAX is RTC720's finding and is planned as one
+    process, never as a hundred million."""
+    per = int_value(la.value("--nproc_per_node") or la.value("--nproc-per-node")
+                    or la.value("--local_worker_num"), 1) or 1
+    return 1 if per > NODE_DEVICES_MAX else per
 
 
 def _ray_devices(ray: Launch | None, tp: int) -> int:
@@ -540,7 +555,7 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
         # the world is nodes x processes per node; how the script splits it (tp/pp) is in
         # the training script's own arguments, which rtc does not read
         nodes = int_value((la.value("--nnodes") or "1").split(":")[-1], 1) or 1
-        per = int_value(la.value("--nproc_per_node") or la.value("--local_worker_num"), 1) or 1
+        per = _per_node(la)
         job.dp = nodes * per if la.kind == "torchrun" else \
             (int_value(la.value("--worker_num"), per) or per)
     for m in g.members:

@@ -41,6 +41,10 @@ INT_MAX = 2 ** 31 - 1
 #: The most ranks one job may have for rtc to plan it (a larger world is a typo: RTC720).
 WORLD_MAX = 65536
 #: The flags whose product is one launch's world size.
+#: The most devices one node of a script's job may use (more than any server rtc models).
+NODE_DEVICES_MAX = 1024
+#: Per-node process counts of torchrun / msrun launches.
+NODE_PROC_FLAGS = ("--nproc-per-node", "--nproc_per_node", "--local_worker_num")
 WORLD_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
                "--prefill-context-parallel-size")
 
@@ -229,6 +233,12 @@ def _world_problem(la):
         yield R.BAD_VALUE, (f"the parallel sizes give a world of {world} ranks, more than "
                             f"{WORLD_MAX} (a typo?)"), la.span_of("--data-parallel-size"), \
             "check --tensor/--pipeline/--data-parallel-size"
+    for name in NODE_PROC_FLAGS:
+        v = la.value(name)
+        if v is not None and integer_problem(v, 1) is None and int(v) > NODE_DEVICES_MAX:
+            yield R.BAD_VALUE, (f"{name} {v} starts {v} processes on one node, more than "
+                                f"the {NODE_DEVICES_MAX} devices any server has (a typo?)"), \
+                la.span_of(name), f"set {name} to the node's device count (8 or 16)"
 
 
 def _loopback(host: str) -> tuple[str, bool] | None:
@@ -300,5 +310,5 @@ def value_findings(launches) -> list:
 
 
 __all__ = ["value_findings", "integer_problem", "port_problem", "host_problem",
-           "json_problem", "is_placeholder", "INT_MAX", "WORLD_MAX", "HOST_VARIABLES",
+           "json_problem", "is_placeholder", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX", "HOST_VARIABLES",
            "world_of"]
