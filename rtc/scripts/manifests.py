@@ -181,15 +181,27 @@ class I(int):
 _CONSTRUCT = yaml.constructor.SafeConstructor()
 
 
-def _compose(node):
+class _AliasBomb(Exception):
+    """Aliases expand the document past its budget of nodes (see :func:`_compose`)."""
+
+
+def _compose(node, budget: list[int]):
+    """The plain value of the YAML ``node`` (dicts, lists, located scalars). Aliases are
+    expanded, each expansion counted against ``budget`` (a one-item list, nodes left):
+    a document without aliases has fewer nodes than characters, so a budget of its
+    length plus 100,000 only stops alias bombs ("billion laughs": nine anchors of nine
+    aliases are 387 million nodes from 300 bytes). Raises :class:`_AliasBomb`."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _AliasBomb
     if isinstance(node, yaml.MappingNode):
         out = {}
         for k, v in node.value:
-            key = _compose(k)
-            out[key if isinstance(key, str) else str(key)] = _compose(v)
+            key = _compose(k, budget)
+            out[key if isinstance(key, str) else str(key)] = _compose(v, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_compose(v) for v in node.value]
+        return [_compose(v, budget) for v in node.value]
     if node.tag.endswith(":null") or (node.value in ("", "~", "null") and node.style is None):
         return None
     if node.tag.endswith((":bool", ":float")):
@@ -289,7 +301,9 @@ def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
     """The units (one per lifted pod) of the manifest ``text`` and its RTC790 errors;
     Services, pools and ConfigMaps are added to ``into``. Never raises for bad input."""
     try:
-        docs = [_compose(n) for n in yaml.compose_all(text, Loader=_LOADER) if n is not None]
+        budget = [len(text) + 100_000]
+        docs = [_compose(n, budget) for n in yaml.compose_all(text, Loader=_LOADER)
+                if n is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         span = Span(label, mark.line + 1, mark.column + 1) if mark else Span(label, 1, 1)
@@ -299,6 +313,13 @@ def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
                                "Helm templates first")]
     except RecursionError:
         return [], [error(UNREADABLE, f"{label} nests too deeply to read", Span(label, 1, 1))]
+    except _AliasBomb:
+        return [], [error(UNREADABLE, f"{label}'s YAML aliases expand to more than "
+                          f"{len(text) + 100_000:,} nodes (an alias bomb?); not read",
+                          Span(label, 1, 1),
+                          hint="write the values out instead of nesting *aliases of "
+                               "aliases; the Kubernetes API server refuses excessive "
+                               "aliasing too (CVE-2019-11253)")]
     diags: list = []
     for doc in _flatten(docs):
         if isinstance(doc, dict) and "kind" not in doc and isinstance(doc.get("services"), dict):
