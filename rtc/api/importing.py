@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.api.compiling import compile_text, rank_table
+from rtc.api.validate_k8s import configmap_tables, moved
 from rtc.api.validating import validate_source
-from rtc.diagnostics import Diagnostic, Severity, error
+from rtc.diagnostics import Diagnostic, Severity, Span, error
+from rtc.tables.configmap import looks_like_yaml
 from rtc.tables.importer import (IMPORT_FORM, IMPORT_INVALID, IMPORT_ROUND_TRIP,
                                  IMPORT_SHAPE, describe_table, round_trip_difference)
+from rtc.tables.recognise import rtc_description
 
 
 @dataclass
@@ -32,9 +35,48 @@ class ImportResult:
 
 def import_table(data: bytes | str, filename: str, *, hardware: str | None = None,
                  output_name: str = "cluster.rtc", cluster_name: str | None = None) -> ImportResult:
-    """Import one rank table (see :mod:`rtc.tables.importer`). Never raises for bad input:
-    an invalid table (RTC660), another form (RTC661) or a layout the language cannot express
-    (RTC662) gives no text."""
+    """Import one rank table (see :mod:`rtc.tables.importer`): a JSON file, or the
+    ConfigMap YAML ``rtc validate`` reads (``kubectl get cm rings-config-JOB -o yaml``),
+    whose findings are located in the YAML. Never raises for bad input: an invalid table
+    (RTC660), another form (RTC661) or a layout the language cannot express (RTC662)
+    gives no text."""
+    raw = data if isinstance(data, bytes) else data.encode()
+    if looks_like_yaml(raw, filename):
+        return _import_configmap(raw, filename, hardware=hardware, output_name=output_name,
+                                 cluster_name=cluster_name)
+    return _import_json(data, filename, hardware=hardware, output_name=output_name,
+                        cluster_name=cluster_name)
+
+
+def _import_configmap(data: bytes, filename: str, **options) -> ImportResult:
+    """:func:`import_table` of a ConfigMap YAML: its one rank table, imported as a JSON
+    table, every location moved into the YAML."""
+    text = data.decode("utf-8", errors="replace")
+    text = text[1:] if text.startswith("\ufeff") else text
+    described = rtc_description(text, filename)     # an .rtc file given by mistake
+    if described is not None:
+        return ImportResult(None, [described], text)
+    tables, diags = configmap_tables(text, filename)
+    if len(tables) > 1:
+        names = ", ".join(t.name for t in tables)
+        diags.append(error(IMPORT_FORM, f"{filename} holds {len(tables)} ConfigMaps with a "
+                           f"rank table ({names}); rtc import reads one table",
+                           Span(filename, *tables[1].where.position(1, 1)),
+                           hint="import them one at a time: kubectl get cm NAME -o "
+                                "jsonpath='{.data.hccl\\.json}' > NAME.json"))
+    if not tables or diags:
+        return ImportResult(None, diags, text)
+    emb = tables[0]
+    inner = _import_json(emb.text, filename, **options)
+    inner.diagnostics = [moved(d, emb, filename) for d in inner.diagnostics]
+    inner.source_text = text
+    inner.form = f"configmap:{inner.form}" if inner.form else None
+    return inner
+
+
+def _import_json(data: bytes | str, filename: str, *, hardware: str | None,
+                 output_name: str, cluster_name: str | None) -> ImportResult:
+    """:func:`import_table` of a JSON table (a rank table or MindIE global rank table)."""
     rep = validate_source(data, filename, hardware=hardware, fold=True)   # as rtc validate
     diags = list(rep.diagnostics)
     result = ImportResult(None, diags, rep.text, rep.form)

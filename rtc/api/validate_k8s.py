@@ -43,7 +43,7 @@ def validate_configmap(data: bytes | str, filename: str, *, hardware: str | None
             continue
         rep = validate_source(emb.text, filename, hardware=hardware, schema=schema,
                               inventory=inventory, fold=fold)
-        diags += [_moved(d, emb, filename) for d in rep.diagnostics]
+        diags += [moved(d, emb, filename) for d in rep.diagnostics]
         report.doc, report.lowered = rep.doc, rep.lowered
         report.form = f"configmap:{rep.form}" if rep.form else report.form
         report.hardware = rep.hardware
@@ -74,7 +74,20 @@ def _initializing(emb: Embedded, filename: str, require_completed: bool) -> Diag
     return d.with_severity(Severity.ERROR) if require_completed else d
 
 
-def _moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
+def configmap_tables(data: bytes | str, filename: str) -> tuple[list[Embedded], list[Diagnostic]]:
+    """The rank tables of the ConfigMap YAML ``data`` and its errors (for ``rtc import``):
+    the YAML's own findings (RTC771-773), and a table still ``initializing`` (RTC774, an
+    error here: there is nothing to import yet)."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = text[1:] if text.startswith("\ufeff") else text
+    tables, diags = embedded_tables(text, filename)
+    diags = [d for d in diags if d.severity is Severity.ERROR]
+    diags += [_initializing(t, filename, True) for t in tables
+              if _status(t.text) == "initializing"]
+    return tables, diags
+
+
+def moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
     """``d`` with its spans (and related spans) in ``filename`` moved into the YAML."""
     def move(s: Span | None) -> Span | None:
         if s is None or s.file != filename:

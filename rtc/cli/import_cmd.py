@@ -13,7 +13,7 @@ from rtc.cli.common import write_or_fail, fail_usage, refuse_input_as_output, re
 
 @app.command("import")
 def import_command(
-    table: str = typer.Argument(..., metavar="TABLE", help="A version 1.0, 1.2 or 2.0 rank table (hccl.json) or a MindIE global rank table; `-` reads "
+    table: str = typer.Argument(..., metavar="TABLE", help="A version 1.0, 1.2 or 2.0 rank table (hccl.json), a ConfigMap YAML holding one, or a MindIE global rank table; `-` reads "
                                           "standard input."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           readable=False, help="Write the description here (default: print it)."),

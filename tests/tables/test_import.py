@@ -406,3 +406,46 @@ def test_refused_import_folds_repeated_findings_and_counts_agree():
     refusal = next(d for d in res.diagnostics if d.code == "RTC660")
     n = int(re.search(r"the (\d+) errors below", refusal.message).group(1))
     assert n == 18 and summary(res.diagnostics) == f"{n + 1} errors"
+
+
+# ---- a ConfigMap YAML, as `rtc validate` reads it (kubectl get cm rings-config-JOB -o yaml)
+
+K8S = GOLDEN.parent / "data" / "k8s"
+
+
+def test_configmap_yaml_imports_like_its_table():
+    path = K8S / "kubectl-get-cm-completed.yaml"
+    result = import_table(path.read_bytes(), "cm.yaml")
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    assert result.form == "configmap:hccl-v1.0"
+    import yaml
+    embedded = yaml.safe_load(path.read_text())["items"][0]["data"]["hccl.json"]
+    assert json.loads(compile_back(result.text)) == json.loads(embedded)
+
+
+def test_configmap_findings_are_located_in_the_yaml():
+    result = import_table((K8S / "kubectl-get-cm-dup-ip.yaml").read_bytes(), "cm.yaml")
+    assert not result.ok
+    found = [(d.code, d.span.file, d.span.line) for d in result.diagnostics if d.span]
+    assert ("RTC208", "cm.yaml", 5) in found
+    assert "RTC660" in {d.code for d in result.diagnostics}
+
+
+@pytest.mark.parametrize("name, code", [("not-a-configmap.yaml", "RTC772"),
+                                        ("configmap-no-hccl-json.yaml", "RTC773"),
+                                        ("broken.yaml", "RTC771"),
+                                        ("rings-config-initializing.yaml", "RTC774")])
+def test_configmap_without_a_table_to_import_is_refused(name, code):
+    result = import_table((K8S / name).read_bytes(), name)
+    assert not result.ok
+    assert [d.code for d in result.diagnostics if d.severity is Severity.ERROR] == [code]
+
+
+def test_two_configmaps_with_tables_are_refused_naming_both():
+    one = (K8S / "kubectl-get-cm-completed.yaml").read_text()
+    two = one + "---\n" + one.replace("name: rings-config-deepseek", "name: rings-config-b")
+    result = import_table(two, "two.yaml")
+    assert not result.ok
+    (err,) = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert err.code == "RTC661"
+    assert "rings-config-deepseek, rings-config-b" in err.message
