@@ -53,16 +53,28 @@ def pod_scripts(b: Bundle, topo, jobs: list) -> list[tuple[str, str]]:
     container numbering (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``
     ``0..n-1``: the device plugin hands a container its n devices numbered from 0, as in
     the LeaderWorkerSet's pods); see :func:`rtc.emit.preflight_script.render`."""
-    from dataclasses import replace
-
     from rtc.emit import gpu_preflight_script, preflight_script
     from rtc.plan.gpu_preflight import plan_gpu_preflight
 
     if topo.preset.is_gpu:
         real = [j for j in jobs if j is not None]
-        return [(f"preflight-{gp.server.name}.sh", gpu_preflight_script.render(
-            replace(gp, visible=",".join(str(i) for i in range(len(gp.gpus)))), b.source))
-            for gp in plan_gpu_preflight(topo, real)]
+        return [(f"preflight-{gp.server.name}.sh",
+                 gpu_preflight_script.render(_in_pod(gp), b.source))
+                for gp in plan_gpu_preflight(topo, real)]
     return [(f"preflight-{sp.server.name}.sh",
              preflight_script.render(sp, b.source, b.ip_text, pod=True))
             for sp in b.preflight]
+
+
+def _in_pod(gp):
+    """The :class:`rtc.plan.gpu_preflight.GpuPreflight` ``gp`` as a pod sees it: the
+    device plugin gives the container its n GPUs numbered 0..n-1 (``nvidia-smi`` in the
+    container lists GPU0..GPUn-1, as NVIDIA's container toolkit exposes them), so the
+    sweep, ``expect.json``'s ``gpus`` and its NVLink islands use those numbers: the k-th
+    planned GPU (ascending physical id) is GPU k."""
+    from dataclasses import replace
+
+    pos = {g: k for k, g in enumerate(gp.gpus)}
+    return replace(gp, gpus=tuple(range(len(gp.gpus))),
+                   visible=",".join(str(i) for i in range(len(gp.gpus))),
+                   islands=tuple(tuple(pos[d] for d in isl) for isl in gp.islands))

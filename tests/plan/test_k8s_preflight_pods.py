@@ -115,3 +115,55 @@ def test_gpu_pods_sweep_gpus_numbered_from_0():
     b = build_bundle(topo, res.plan, topo.jobs, {}, with_plan_json=False)
     scripts = dict(pod_scripts(b, topo, topo.jobs))
     assert "env CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 " in scripts["preflight-gpu-d1.sh"]
+
+
+HALF_GPU_BOX = """cluster two-islands {
+  hardware generic-gpu
+  devices_per_server 8
+  nvlink_island 0..3
+  nvlink_island 4..7
+  vllm_version 0.11.0
+}
+
+server box-01 {
+  host 10.0.2.31
+  nic enp65s0
+}
+
+job chat {
+  on box-01 devices 4..7
+  tp 4
+  model_kind dense
+  model "/models/Llama-3.1-70B-Instruct"
+}
+"""
+
+
+def _expect(script: str) -> dict:
+    import json
+
+    body = script.split("<<'RTC_EXPECT'\n", 1)[1].split("\nRTC_EXPECT\n", 1)[0]
+    return json.loads(body)
+
+
+def test_gpu_pod_expects_the_gpus_the_pod_sees():
+    # the plan uses GPUs 4..7 (one NVLink island); the pod gets 4 GPUs, which nvidia-smi
+    # in the container lists as GPU0..GPU3: expect.json must say 0..3, one island of them,
+    # or `rtc preflight nccl` reports the pod's own GPUs as missing (RTC572/RTC573)
+    from rtc.api import compile_text
+    from rtc.emit.bundle import build_bundle
+    from rtc.emit.fleet import pod_scripts
+    from rtc.emit.gpu_preflight_script import render
+    from rtc.plan.gpu_preflight import plan_gpu_preflight
+
+    res = compile_text(HALF_GPU_BOX, "half.rtc")
+    assert res.ok, [(d.code, d.message) for d in res.diagnostics]
+    topo = res.topology
+    b = build_bundle(topo, res.plan, topo.jobs, {}, with_plan_json=False)
+    pod = _expect(dict(pod_scripts(b, topo, topo.jobs))["preflight-box-01.sh"])
+    assert (pod["gpus"], pod["islands"], pod["cuda_visible_devices"]) == \
+        ([0, 1, 2, 3], [[0, 1, 2, 3]], "0,1,2,3")
+    (gp,) = plan_gpu_preflight(topo, topo.jobs)
+    host = _expect(render(gp, "half.rtc"))      # on the host: the physical ids
+    assert (host["gpus"], host["islands"], host["cuda_visible_devices"]) == \
+        ([4, 5, 6, 7], [[4, 5, 6, 7]], "4,5,6,7")
