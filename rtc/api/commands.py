@@ -46,18 +46,35 @@ def validate(path: str | os.PathLike, *, hardware: str | None = None, schema: st
 
 def lint(paths: Sequence[str | os.PathLike], *, nodes: dict[str, str] | None = None,
          hardware: str | None = None, vllm_version: str | None = None,
-         cann: str | None = None, against: str | os.PathLike | None = None):
+         cann: str | None = None, against: str | os.PathLike | None = None,
+         table: str | os.PathLike | None = None,
+         inventory: str | os.PathLike | None = None):
     """Lint launch scripts and manifests (``rtc lint``): the
     :class:`~rtc.api.linting.LintReport` (``.diagnostics``, ``.topology`` lifted from
     them, ``.unreadable``). ``nodes`` maps a file to its node name, ``against`` a
-    description the scripts are compared with (RTC707)."""
-    from rtc.api.linting import lint_files
+    description the scripts are compared with (RTC707), ``table`` a rank table they are
+    checked against (``--table``: its own findings come first in ``.diagnostics``, as
+    ``rtc lint`` prints them) with ``inventory`` a folder of captures of its servers.
+    Raises ValueError for ``inventory`` without ``table`` (as the CLI refuses it)."""
+    from rtc.api.linting import lint_files, read_table
+    from rtc.api.validating import Inventory
 
+    if inventory is not None and table is None:
+        raise ValueError("inventory needs table: the captures are compared with the rank "
+                         "table's servers")
     compiled = compile_file(os.fspath(against)) if against is not None else None
-    return lint_files([os.fspath(p) for p in paths],
-                      names=dict(nodes) if nodes else None,
-                      hardware=hardware, vllm_version=vllm_version, cann=cann,
-                      against=compiled)
+    topo, found, sources = None, [], {}
+    if table is not None:
+        topo, found = read_table(os.fspath(table), hardware,
+                                 Inventory(os.fspath(inventory)) if inventory else None,
+                                 sources=sources)
+    rep = lint_files([os.fspath(p) for p in paths],
+                     names=dict(nodes) if nodes else None,
+                     hardware=hardware, vllm_version=vllm_version, cann=cann,
+                     table=topo, against=compiled)
+    rep.diagnostics[:0] = found
+    rep.sources = {**sources, **rep.sources}
+    return rep
 
 
 @dataclass

@@ -97,6 +97,18 @@ def test_lint_against_the_description_finds_no_drift():
     assert partial.unreadable == 1 and partial.diagnostics[0].code == "RTC001"
 
 
+def test_lint_with_a_table_as_rtc_lint_table_does():
+    scripts = [A2 / "atlas-01.sh", A2 / "atlas-02.sh"]
+    own = api.lint(scripts, table=A2 / "hccl.json")
+    assert own.diagnostics == [] and str(A2 / "hccl.json") in own.sources
+    other = api.lint(scripts, table=GOLDEN / "a3-2node-dp2-tp16" / "hccl.json")
+    # what `rtc lint --table` of the A3 table prints for the A2 scripts
+    assert sorted(d.code for d in other.diagnostics) == \
+        ["RTC212", "RTC212", "RTC704", "RTC704", "RTC706"]
+    with pytest.raises(ValueError, match="inventory needs table"):
+        api.lint(scripts, inventory=DATA)
+
+
 def test_diagram():
     drawing = api.diagram(EXAMPLE)
     assert drawing.data.startswith('digraph "topology" {') and drawing.diagnostics == []
