@@ -35,7 +35,7 @@ from rtc.scripts import manifests, sglang_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
-from rtc.scripts.engines import as_shell, is_ansible
+from rtc.scripts.engines import as_shell, is_ansible, is_sbatch, sbatch_nodes
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
@@ -159,11 +159,26 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             rep.diagnostics += [error(R.UNREADABLE, p.message, p.span)
                                 for p in quote_problems(label, as_shell(label, text))]
             continue
-        for u in split_sections(label, as_shell(label, text)):  # sbatch, playbooks: engines
+        for u in _units(label, text):
             u.given_name = names.get(label) or u.given_name
             read_unit(u, loader)
             units.append(u)
     return units
+
+
+def _units(label: str, text: str) -> list[Unit]:
+    """The node units of one file: an sbatch script whose ``srun`` steps name their
+    nodes is one unit per node (:func:`rtc.scripts.engines.sbatch_nodes`); other files
+    are read as shell (sbatch, playbooks: :func:`rtc.scripts.engines.as_shell`) and
+    split at ``## node`` sections."""
+    per_node = sbatch_nodes(text) if is_sbatch(text) else None
+    if per_node:
+        # a node named by a variable (`-w "$head_node"`) is one of this allocation's:
+        # never the same node as another script's "$head_node"
+        stem = Unit(label, "").stem
+        return [Unit(label, body, 1, f"{name}@{stem}" if "$" in name else name)
+                for name, body in per_node]
+    return split_sections(label, as_shell(label, text))
 
 
 def _is_description(rep: LintReport, label: str, text: str) -> bool:

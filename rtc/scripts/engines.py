@@ -39,10 +39,15 @@ def is_ansible(label: str, text: str) -> bool:
     return bool(re.search(r"^\s*(- )?(tasks|hosts):", text, re.M))
 
 
+def is_sbatch(text: str) -> bool:
+    """A Slurm batch script: it has ``#SBATCH`` lines (sbatch(1))."""
+    return re.search(r"^#SBATCH\s", text, re.M) is not None
+
+
 def as_shell(label: str, text: str) -> str:
     """``text`` as shell for the lint: an sbatch script with its ``srun`` prefixes blanked,
     an Ansible playbook's environment and commands, anything else unchanged."""
-    if re.search(r"^#SBATCH\s", text, re.M):
+    if is_sbatch(text):
         return sbatch_shell(text)
     if is_ansible(label, text):
         return playbook_shell(text) if re.search(r"^\s*(- )?tasks:", text, re.M) \
@@ -107,6 +112,66 @@ def _host_var(lines: list[str], node) -> bool:
             lines[k.start_mark.line] = f"export {k.value}={_shell_word(_jinja(v.value))}"
         return True
     return False
+
+
+#: srun(1) options that choose the nodes of a step: the node list, or a node by its
+#: position in the allocation (``-r`` / ``--relative``).
+_SRUN_TARGET = re.compile(r"""(?:^|\s)(?:-w\s*|--nodelist[=\s]\s*|-r\s*|--relative[=\s]\s*)("[^"]*"|'[^']*'|\S+)""")
+#: First words of a line that starts a framework process (what runs where matters).
+_LAUNCH_WORDS = ("vllm", "ray", "torchrun", "msrun", "python", "python3", "sglang")
+
+
+def sbatch_nodes(text: str) -> list[tuple[str, str]] | None:
+    """An sbatch script whose ``srun`` steps name their node (``-w NODE``, ``--nodelist``,
+    ``-r K`` / ``--relative``) as one shell text per node, or None when fewer than two
+    nodes are named (then :func:`sbatch_shell` reads it as the script every node runs).
+
+    Each node's text keeps every line where it is (so findings keep their line and
+    column): its own ``srun`` steps unwrapped, the other nodes' steps replaced by ``:``
+    (a no-op, so loops stay valid shell). Lines without ``srun`` run once, in the batch
+    step on the allocation's first node (sbatch(1)); exports reach every step (srun's
+    default ``--export=ALL``), so they stay in every node's text, while launches outside
+    ``srun`` are kept only for the first node named (the head in public scripts:
+    ``srun -w "$head_node" ray start --head``, then a loop over the others)."""
+    lines = text.splitlines(True)
+    steps: list[tuple[int, int, str | None]] = []      # (first, last line, target)
+    k = 0
+    while k < len(lines):
+        end = k
+        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
+            end += 1
+        body = lines[k].lstrip()
+        target = None
+        if re.match(r"srun[ \t]", body):
+            opts = _unwrap_srun(lines[k])
+            m = _SRUN_TARGET.search(lines[k][:len(opts) - len(opts.lstrip())])
+            target = m.group(1).strip("'\"") if m else "*"
+        elif body.split(None, 1)[:1] and body.split(None, 1)[0] in _LAUNCH_WORDS:
+            target = ""                                 # a launch in the batch step
+        steps.append((k, end, target))
+        k = end + 1
+    named = list(dict.fromkeys(t for _f, _l, t in steps if t not in (None, "", "*")))
+    if len(named) < 2:
+        return None
+    return [(node, _node_text(lines, steps, node, node == named[0])) for node in named]
+
+
+def _node_text(lines: list[str], steps: list, node: str, batch_host: bool) -> str:
+    """The shell text of ``node`` (see :func:`sbatch_nodes`)."""
+    out = []
+    for first, last, target in steps:
+        block = lines[first:last + 1]
+        mine = target is None or target in ("*", node) or (target == "" and batch_host)
+        if mine:
+            out += [_unwrap_srun(block[0])] + block[1:] if target not in (None, "") \
+                else block
+        else:
+            ends = [ln[len(ln.rstrip("\r\n")):] for ln in block]
+            indent = block[0][:len(block[0]) - len(block[0].lstrip())]
+            tail = block[-1].rstrip("\r\n").rstrip().endswith("&")
+            out.append(indent + ":" + (" &" if tail else "") + (ends[0] or ""))
+            out += ends[1:]
+    return "".join(out)
 
 
 def sbatch_shell(text: str) -> str:

@@ -137,7 +137,7 @@ _LOOPBACK = ("127.0.0.1", "localhost")
 def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
     if la.kind == "ray":
         if la.has("--head"):
-            return ("ray", str(node.host_ip or node.name), la.value("--port") or "6379")
+            return ("ray", _ray_head_host(node, la), la.value("--port") or "6379")
         host, _, port = (la.value("--address") or "").rpartition(":")
         return ("ray", host or (la.value("--address") or ""), port or "6379")
     if la.kind == "vllm":
@@ -168,9 +168,17 @@ def _key(node: Node, la: Launch, ray_heads: dict) -> tuple:
     return ("single", node.name, id(la))
 
 
+def _ray_head_host(node: Node, la: Launch) -> str:
+    """The address a Ray head is reached at: its node's host IP, else its own
+    ``--node-ip-address`` (even unresolved, e.g. ``$(srun -w "$head" hostname
+    --ip-address)`` in a Slurm script, which its workers' ``--address`` repeats), else
+    the node's name."""
+    return str(node.host_ip or la.value("--node-ip-address") or node.name)
+
+
 def group_launches(nodes: list[Node]) -> list[Group]:
     """The jobs of ``nodes``' launches (see the module docstring), in order of appearance."""
-    ray_heads = {n.name: ("ray", str(n.host_ip or n.name), la.value("--port") or "6379")
+    ray_heads = {n.name: ("ray", _ray_head_host(n, la), la.value("--port") or "6379")
                  for n in nodes for la in n.launches if la.kind == "ray" and la.has("--head")}
     groups: dict[tuple, Group] = {}
     for node in nodes:
