@@ -127,8 +127,10 @@ def unpacked(results: Sequence[str | os.PathLike]):
 
 def unusable(paths: Sequence[str | os.PathLike]) -> dict:
     """``{path: reason}`` of the results that cannot be read: missing, neither a folder
-    nor a regular file (a device, a FIFO: never opened), or a log larger than
-    :func:`rtc.readfile.max_input_bytes`."""
+    nor a regular file (a device, a FIFO: never opened), a log larger than
+    :func:`rtc.readfile.max_input_bytes`, or a log whose result lines are all rejected
+    (:func:`rtc.preflight.stream.why_unusable`: nothing would be judged)."""
+    from rtc.preflight.stream import is_log, why_unusable
     from rtc.readfile import check, reason_of
 
     out = {}
@@ -136,6 +138,8 @@ def unusable(paths: Sequence[str | os.PathLike]) -> dict:
         try:
             if not os.path.isdir(p):
                 check(p)
+                if is_log(str(p)) and (why := why_unusable(str(p))) is not None:
+                    out[p] = why
         except FileNotFoundError:
             out[p] = "it does not exist"
         except OSError as exc:
