@@ -33,3 +33,27 @@ def test_a_log_of_rejected_lines_only_is_an_error_not_a_clean_report(tmp_path: P
             "results: its 2 result lines (@rtc-preflight@ SERVER FILE TEXT) were rejected "
             "(no FILE, a slash in SERVER or FILE, or a name '.' or '..', which would leave "
             "the results folder)") in res.stderr
+
+
+def test_one_folder_given_twice_is_judged_once():
+    """`rtc preflight report DIR DIR/ ./DIR` used to report "server b appears twice"
+    (RTC569) and every finding of DIR twice."""
+    from conftest import ROOT, TESTS
+
+    a, b = (TESTS / "data" / "preflight" / "link-down" / s for s in "ab")
+    rel = f"./{b.relative_to(ROOT)}"
+    res = run_rtc("preflight", "report", str(a), str(b), f"{b}/", rel, cwd=ROOT)
+    assert res.returncode == 1, res.stderr
+    assert "RTC569" not in res.stderr
+    assert res.stderr.count("error[RTC560]: b NPU 1: link status DOWN") == 1
+    assert res.stderr.rstrip().endswith("rtc: 1 error")
+
+
+def test_distinct_keeps_the_first_spelling_in_order(tmp_path: Path):
+    from rtc.api.preflighting import distinct
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "x")
+    got = distinct([str(tmp_path / "x"), str(tmp_path / "nope"), str(tmp_path / "link"),
+                    f"{tmp_path}/x/", str(tmp_path / "nope")])
+    assert got == [str(tmp_path / "x"), str(tmp_path / "nope")]
