@@ -57,7 +57,7 @@ def import_command(
     sources = {label: result.source_text or ""}
     if not result.ok:
         report(result.diagnostics, sources)
-        raise typer.Exit(1)
+        raise typer.Exit(2 if result.unreadable else 1)   # 2: not UTF-8, as for RTC001
     report(result.diagnostics, sources, quiet=True)
     if output is None:
         write_stdout(result.text)
