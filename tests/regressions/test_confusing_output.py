@@ -398,3 +398,10 @@ def test_rtc228_is_a_note_for_a_kv_pool_on_a2():
 def test_rtc228_warns_for_another_connector():
     (d,) = _rtc228(KV_POOL.replace("CONNECTOR", "MooncakeConnectorV1"))
     assert d.severity.name == "WARNING"
+
+
+def test_the_top_level_help_names_nvidia_gpus_too():
+    run = run_rtc("--help")
+    assert run.returncode == 0
+    assert "rank-table and topology compiler for Ascend NPU and NVIDIA GPU" in run.stdout
+    assert "NPUs or GPUs" in run.stdout
