@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 #: The environment variable that raises (or lowers) the input size limit, in bytes.
@@ -42,30 +43,54 @@ class InputRefused(OSError):
         self.hint = hint
 
 
+#: How ``RTC_MAX_INPUT_BYTES`` may be written: digits, then an optional K, M or G.
+_LIMIT_FORM = re.compile(r"([0-9]+)([KMG]?)")
+_SCALES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
 def max_input_bytes() -> int:
     """The most bytes rtc reads from one input: ``RTC_MAX_INPUT_BYTES`` (a whole number of
-    bytes, optionally with a K, M or G suffix: powers of 1024) when set and valid, else
-    :data:`DEFAULT_LIMIT`."""
-    raw = os.environ.get(LIMIT_VAR, "").strip().upper()
-    if not raw:
+    bytes above 0, optionally with a K, M or G suffix: powers of 1024; ``64M``, ``3G``)
+    when set, else :data:`DEFAULT_LIMIT`. Raises :class:`InputRefused` when it is set to
+    anything else (``abc``, ``-1``, ``0``, ``1.5G``): every read then fails with an RTC001
+    that names the value, rather than silently reading with the default."""
+    raw = os.environ.get(LIMIT_VAR, "")
+    if not raw.strip():
         return DEFAULT_LIMIT
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1:], 1)
-    digits = raw[:-1] if scale > 1 else raw
-    return int(digits) * scale if digits.isdigit() and int(digits) > 0 else DEFAULT_LIMIT
+    m = _LIMIT_FORM.fullmatch(raw.strip().upper())
+    if m is None or int(m.group(1)) == 0:
+        raise InputRefused(
+            f"{LIMIT_VAR} is {raw!r}, not a size rtc can use",
+            f"set {LIMIT_VAR} to a whole number of bytes above 0, optionally with a K, M or "
+            f"G suffix (powers of 1024), e.g. {LIMIT_VAR}=64M or {LIMIT_VAR}=3G; or unset it "
+            f"for the default {_size(DEFAULT_LIMIT, exact=False)}")
+    return int(m.group(1)) * _SCALES[m.group(2)]
 
 
-def _size(n: int) -> str:
-    """``n`` bytes in words: ``2.0 GiB (2,147,483,648 bytes)``."""
+def _size(n: int, exact: bool = True) -> str:
+    """``n`` bytes in words: ``2.0 GiB (2,147,483,648 bytes)``; without the byte count
+    when not ``exact`` (``64.0 MiB``)."""
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit} ({n:,} bytes)"
+            return f"{n / (1 << shift):.1f} {unit}" + (f" ({n:,} bytes)" if exact else "")
     return f"{n:,} bytes"
 
 
-def _too_large(size: str, limit: int) -> InputRefused:
-    return InputRefused(f"it is {size}, more than the {_size(limit)} rtc reads from one input",
+def _too_large(size: int | None, limit: int) -> InputRefused:
+    """The refusal of an input of ``size`` bytes (None: one read to past the limit, whose
+    size is unknown) larger than ``limit``; names the limit once."""
+    what = f"it is {_size(size)}, more than" if size is not None else "it holds more than"
+    return InputRefused(f"{what} the {_size(limit)} rtc reads from one input",
                         f"give the right file; to read a larger one, raise the limit, e.g. "
-                        f"{LIMIT_VAR}={max(limit * 2, 1 << 30)} (bytes)", errno.EFBIG)
+                        f"{LIMIT_VAR}={_form(max(limit * 2, 1 << 30))}", errno.EFBIG)
+
+
+def _form(n: int) -> str:
+    """``n`` bytes as ``RTC_MAX_INPUT_BYTES`` may be written: ``1G``, ``3M``, ``1500``."""
+    for suffix in ("G", "M", "K"):
+        if n % _SCALES[suffix] == 0:
+            return f"{n // _SCALES[suffix]}{suffix}"
+    return str(n)
 
 
 def kind_of(mode: int) -> str | None:
@@ -95,7 +120,7 @@ def check(path, limit: int | None = None) -> os.stat_result:
     st = os.stat(path)
     _refuse_kind(st.st_mode)
     if st.st_size > limit:
-        raise _too_large(_size(st.st_size), limit)
+        raise _too_large(st.st_size, limit)
     return st
 
 
@@ -111,7 +136,7 @@ def read_bytes(path, limit: int | None = None) -> bytes:
         _refuse_kind(os.fstat(fd).st_mode)   # swapped for a FIFO or device since the stat
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise _too_large(f"more than {_size(limit)}", limit)
+        raise _too_large(None, limit)
     return data
 
 
@@ -131,7 +156,7 @@ def read_stream(stream, limit: int | None = None) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     if total > limit:
-        raise _too_large(f"more than {_size(limit)}", limit)
+        raise _too_large(None, limit)
     return b"".join(chunks)
 
 

@@ -30,6 +30,14 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u2028-\
                           "\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
+def unprintable_character(text: str) -> str | None:
+    """The first character of ``text`` that :func:`printable` escapes (a control
+    character, a lone surrogate, an invisible layout character such as the bidi override
+    U+202E), or None."""
+    m = _UNPRINTABLE.search(text)
+    return None if m is None else m.group()
+
+
 def source_lines(text: str) -> list[str]:
     """``text`` cut into lines at ``"\n"`` only, the ``"\r"`` of a CRLF line end dropped:
     the lines lark and rtc's JSON reader count. (``str.splitlines`` also cuts at a form

@@ -36,6 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rtc_deps import require_project_deps  # noqa: E402
+
+require_project_deps(__file__)  # one line and exit 2 under a Python without rtc's deps
 
 from rtc.api.validating import validate_source  # noqa: E402
 from rtc.diagnostics import Severity  # noqa: E402

@@ -82,6 +82,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rtc_deps import require_project_deps  # noqa: E402
+
+require_project_deps(__file__)  # one line and exit 2 under a Python without rtc's deps
 
 KINDS = ("rtc", "tables", "scripts", "manifests", "captures")
 SCRIPT_EXAMPLES = ("a2-2node-dp2-tp8.rtc", "pd-a3.rtc")

@@ -19,6 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rtc_deps import require_project_deps  # noqa: E402
+
+require_project_deps(__file__)  # one line and exit 2 under a Python without rtc's deps
 
 SAMPLES = sorted((ROOT / "tests" / "data" / "k8s_workloads").glob("*.yaml"))
 KINDS = ["Pod", "Deployment", "StatefulSet", "Job", "LeaderWorkerSet", "ModelServing",

@@ -35,6 +35,10 @@ DESIGN_WARNINGS = frozenset({"RTC310", "RTC311", "RTC312", "RTC313"})
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "lint_cases" / "public"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rtc_deps import require_project_deps  # noqa: E402
+
+require_project_deps(__file__)  # one line and exit 2 under a Python without rtc's deps
 
 
 @dataclass

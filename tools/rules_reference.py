@@ -22,6 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rtc_deps import require_project_deps  # noqa: E402
+
+require_project_deps(__file__)  # one line and exit 2 under a Python without rtc's deps
 
 #: The page this script writes, and the command that rewrites it.
 OUTPUT = REPO / "docs" / "rules.md"

@@ -17,6 +17,7 @@ rank table of a compiled job.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cache, partial
 
 from rtc import forked
@@ -91,6 +92,26 @@ class CompileResult:
     @property
     def ok(self) -> bool:
         return self.topology is not None and not has_errors(self.diagnostics)
+
+    def __repr__(self) -> str:
+        """One line: ok or failed, the findings by severity, the cluster's size and each
+        job's world size, e.g. ``<CompileResult ok: 0 errors, 1 warning, 2 notes; cluster
+        a2 (2 servers, 16 NPUs); jobs: ds (world 16)>``. Does not wait for checks still
+        running in a child (says so instead)."""
+        if self._pending is not None:
+            found = "checks running"
+        else:
+            counts = Counter(d.severity.label for d in self._diagnostics)
+            found = ", ".join(f"{counts[s]} {s}{'' if counts[s] == 1 else 's'}"
+                              for s in ("error", "warning", "note"))
+            found = ("ok: " if self.ok else "failed: ") + found
+        topo = self.topology
+        if topo is None:
+            return f"<CompileResult {found}; no topology>"
+        chips = "GPUs" if getattr(topo.preset, "is_gpu", False) else "NPUs"
+        size = f"cluster {topo.name} ({len(topo.servers)} servers, {topo.npu_count} {chips})"
+        jobs = ", ".join(f"{j.name} (world {j.world_size})" for j in topo.jobs) or "none"
+        return f"<CompileResult {found}; {size}; jobs: {jobs}>"
 
 
 STAGES = ("parse", "lower", "check", "emit")

@@ -27,6 +27,8 @@ class ImportResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source_text: str | None = None
     form: str | None = None
+    #: The file could not be read as text (not UTF-8: :attr:`TableReport.unreadable`).
+    unreadable: bool = False
 
     @property
     def ok(self) -> bool:
@@ -79,7 +81,7 @@ def _import_json(data: bytes | str, filename: str, *, hardware: str | None,
     """:func:`import_table` of a JSON table (a rank table or MindIE global rank table)."""
     rep = validate_source(data, filename, hardware=hardware, fold=True)   # as rtc validate
     diags = list(rep.diagnostics)
-    result = ImportResult(None, diags, rep.text, rep.form)
+    result = ImportResult(None, diags, rep.text, rep.form, rep.unreadable)
     if rep.doc is not None and rep.form is not None and \
             rep.form not in ("hccl-v1.0", "hccl-v1.2", "hccl-v2.0", "mindie-global"):
         diags.append(error(IMPORT_FORM, "rtc import reads version 1.0, 1.2 and 2.0 rank tables "

@@ -36,12 +36,14 @@ def preflight(paths: Sequence[str | os.PathLike], *, kind: str = "npu",
     """Judge the preflight results at ``paths`` (results folders, one per server, or
     Slurm / ``kubectl logs`` output holding several): ``kind`` ``npu`` for the Ascend checks
     (RTC560-RTC569, RTC580-RTC582), ``nccl`` for nccl-tests results (RTC570-RTC575);
-    ``strict`` turns warnings into errors. Never raises for bad input; ValueError for an
+    ``strict`` turns warnings into errors; a path given twice is read once
+    (:func:`distinct`). Never raises for bad input; ValueError for an
     unknown ``kind``."""
     from rtc.diagnostics import Severity, sorted_diagnostics
 
     if kind not in KINDS:
         raise ValueError(f"unknown preflight kind {kind!r} (kinds: {', '.join(KINDS)})")
+    paths = distinct(paths)
     missing = unusable(paths)
     usable = [p for p in paths if p not in missing]
     rep = _npu(usable) if kind == "npu" else _nccl(usable)
@@ -125,10 +127,26 @@ def unpacked(results: Sequence[str | os.PathLike]):
         yield paths, relabel
 
 
+def distinct(paths: Sequence[str | os.PathLike]) -> list[str | os.PathLike]:
+    """``paths`` without repeats: a path naming the same file or folder as an earlier one
+    (``DIR``, ``DIR/``, ``./DIR``, a symbolic link to it; :func:`os.path.realpath`) is
+    dropped, so one folder given twice is judged once (not "server appears twice" and
+    every finding doubled). The first spelling is kept, order is kept."""
+    seen, out = set(), []
+    for p in paths:
+        key = os.path.normcase(os.path.realpath(p))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
 def unusable(paths: Sequence[str | os.PathLike]) -> dict:
     """``{path: reason}`` of the results that cannot be read: missing, neither a folder
-    nor a regular file (a device, a FIFO: never opened), or a log larger than
-    :func:`rtc.readfile.max_input_bytes`."""
+    nor a regular file (a device, a FIFO: never opened), a log larger than
+    :func:`rtc.readfile.max_input_bytes`, or a log whose result lines are all rejected
+    (:func:`rtc.preflight.stream.why_unusable`: nothing would be judged)."""
+    from rtc.preflight.stream import is_log, why_unusable
     from rtc.readfile import check, reason_of
 
     out = {}
@@ -136,6 +154,8 @@ def unusable(paths: Sequence[str | os.PathLike]) -> dict:
         try:
             if not os.path.isdir(p):
                 check(p)
+                if is_log(str(p)) and (why := why_unusable(str(p))) is not None:
+                    out[p] = why
         except FileNotFoundError:
             out[p] = "it does not exist"
         except OSError as exc:

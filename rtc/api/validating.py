@@ -40,7 +40,7 @@ from rtc.rules import IO_ERROR
 from rtc.schema import check_schema
 from rtc.schema.explain import RULE_RANGE, subject_of
 from rtc.tables.recognise import detect_form, rtc_description
-from rtc.tables.jsonload import SourceMap, load_json
+from rtc.tables.jsonload import RULE_ENCODING, SourceMap, load_json
 from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, ids_above_seven, lower_table
 from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
                                  check_v2_preset, check_version_fit,
@@ -75,6 +75,14 @@ class TableReport:
     @property
     def ok(self) -> bool:
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def unreadable(self) -> bool:
+        """True when the file could not be read as text: an RTC603 and no document (not
+        UTF-8, UTF-16, a NUL byte). The commands exit 2 for it, as for an RTC001 (the
+        documented meaning of exit 2: the input could not be read); a lone surrogate
+        escape (RTC603 in a parsed document) is a finding like any other (exit 1)."""
+        return self.doc is None and any(d.code == RULE_ENCODING.code for d in self.diagnostics)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from rtc.diagnostics import Related, error, warning
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.rules import rule
-from rtc.textfmt import format_ids
+from rtc.textfmt import format_ids, printable, unprintable_character
 
 MISSING_DEVICE_IP = rule("RTC211", "missing-device-ip", "error",
                          "A multi-server rank table has devices without device_ip.", """
@@ -32,6 +32,22 @@ SERVER_ID_LENGTH = rule("RTC214", "server-id-too-long", "error",
     Why: longer ids are rejected when the rank table is parsed.
     Example: a server_id built from a long FQDN.
     Fix: use a shorter server_id.""")
+SERVER_ID_CHARACTER = rule("RTC235", "server-id-unprintable-character", "error",
+                           "A server_id holds a control or invisible character.", r"""
+    What: a server_id holds a control character (NUL, ESC, DEL, a C1 character, a line
+    break; a tab is allowed, the language writes it `\t`), a lone surrogate, or an invisible layout character: a zero-width space or
+    joiner, a bidi mark or override (U+202E), a line or paragraph separator, a BOM.
+    Why: the id is shown as something other than what it is: a bidi override writes the
+    rest of the id backwards and a zero-width space is not seen, so two ids that look
+    the same in a log, a terminal or an editor differ, and diagrams and
+    messages must escape it (`node\u202e1`); code that handles the id as a C string
+    stops at a NUL. The rtc language refuses control characters in a value (RTC119), so
+    `rtc import` cannot describe such a table either: `rtc validate`, `rtc import` and
+    `rtc compile` report this one rule.
+    Example: `"server_id": "node\u202e1"` or `"server_id": "node\u00001"` in hccl.json,
+    or a raw U+202E pasted into `server_id` in a .rtc file.
+    Fix: give the server a plain id (letters, digits, `.`, `-`, `_`; the host IP is
+    common).""")
 SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
                     "server_id order differs from rank order.", """
     What: rank ids follow the declared server order, but the server_ids do not sort the
@@ -50,6 +66,13 @@ SERVER_ORDER = rule("RTC216", "server-id-order", "warning",
     too: 10.1.0.10 before 10.1.0.9) and number the rank_ids in that order.""")
 
 
+def _character(c: str) -> str:
+    """``c`` named for a message: ``control character U+0000 (\\x00)``."""
+    kind = ("control character" if ord(c) < 0xA0 else
+            "lone surrogate" if 0xD800 <= ord(c) <= 0xDFFF else "invisible character")
+    return f"{kind} U+{ord(c):04X} ({printable(c)})"
+
+
 def tables_of(topo: Topology):
     """The rank tables the compile can emit: one per job, or the whole cluster."""
     if topo.jobs:
@@ -65,6 +88,12 @@ def check(topo: Topology, plan: Plan):
             yield error(SERVER_ID_LENGTH, f"server_id of {s.name} has {len(s.server_id)} "
                         "characters; HCCL allows at most 64", s.span_of("server_id"),
                         subject=s.label, hint="shorten it")
+        bad = unprintable_character(s.server_id.replace("\t", " "))  # a tab: `\t` in .rtc
+        if bad is not None:
+            yield error(SERVER_ID_CHARACTER, f"server_id '{printable(s.server_id)}' holds "
+                        f"the {_character(bad)}, which is shown as something else or not "
+                        "at all", s.span_of("server_id"), subject=s.label,
+                        hint="give the server a plain id (letters, digits, '.', '-', '_')")
     reported_order = False
     for job, members in tables_of(topo):
         what = f"job {job.name}" if job else "the cluster"
@@ -232,4 +261,5 @@ def _mixed_sdids(what: str, member):
                          "spod-info`), or none of them")
 
 #: The rules this module reports (collected by rtc.catalogue).
-RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ORDER)
+RULES = (MISSING_DEVICE_IP, MISSING_SUPER_POD, SERVER_ID_LENGTH, SERVER_ID_CHARACTER,
+         SERVER_ORDER)

@@ -6,10 +6,11 @@ import typer
 
 from rtc import __version__
 
-HELP = """rtc: the rank-table and topology compiler for Ascend NPU clusters.
+HELP = """rtc: the rank-table and topology compiler for Ascend NPU and NVIDIA GPU clusters.
 
-Describe servers, NPUs, networks and parallel jobs in a small .rtc file; rtc checks the
-plan and writes the HCCL rank table (hccl.json) and friends.
+Describe servers, NPUs or GPUs, networks and parallel jobs in a small .rtc file; rtc
+checks the plan and writes the HCCL rank table (hccl.json; for GPUs the NCCL environment,
+no rank table) and friends.
 
 Examples:
 
@@ -62,4 +63,4 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
-    """rtc: the rank-table and topology compiler for Ascend NPU clusters."""
+    """rtc: the rank-table and topology compiler for Ascend NPU and NVIDIA GPU clusters."""

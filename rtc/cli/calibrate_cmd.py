@@ -11,12 +11,16 @@ import typer
 from rtc.cli.app import app
 from rtc.cli.common import fail_io, fail_usage, write_stdout
 
+#: The most ranks --ranks takes: the largest world size of a job
+#: (rtc.syntax.schema.MAX_WORLD, not imported here to keep start-up light).
+_MAX_RANKS = 2_097_152
+
 
 @app.command("calibrate")
 def calibrate_command(
     results: List[Path] = typer.Argument(..., readable=False, metavar="RESULTS...", help="HCCL Test or nccl-tests output files of one link class."),
     link: str = typer.Option(..., "--link", help="The link class measured, e.g. roce-200ge or hccs-910b (rtc cost --list-params)."),
-    ranks: int = typer.Option(..., "--ranks", min=2, help="Ranks in the benchmark (mpirun -np)."),
+    ranks: int = typer.Option(..., "--ranks", min=2, max=_MAX_RANKS, help="Ranks in the benchmark (mpirun -np)."),
     op: Optional[str] = typer.Option(None, "--op", help="allreduce, allgather, reduce_scatter, alltoall or broadcast (default: from the file or binary name)."),
     algorithm: Optional[str] = typer.Option(None, "--algorithm", help="ring or mesh (default: mesh for hccs-* inside a server, ring otherwise)."),
 ) -> None:

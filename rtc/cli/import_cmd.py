@@ -57,7 +57,7 @@ def import_command(
     sources = {label: result.source_text or ""}
     if not result.ok:
         report(result.diagnostics, sources)
-        raise typer.Exit(1)
+        raise typer.Exit(2 if result.unreadable else 1)   # 2: not UTF-8, as for RTC001
     report(result.diagnostics, sources, quiet=True)
     if output is None:
         write_stdout(result.text)
@@ -75,8 +75,20 @@ def _refuse_existing(output: Path) -> None:
     fail_usage(f"{output} exists; rtc import does not replace it without --force (the "
                "imported description has only what the rank table holds: hosts, NICs, "
                "networks and jobs written there would be lost)",
-               f"write elsewhere and compare (-o {output.with_suffix('')}-imported.rtc), "
+               f"write elsewhere and compare (-o {_free_name(output)}), "
                "or pass --force to replace the file")
+
+
+def _free_name(output: Path) -> Path:
+    """A name beside ``output`` that does not exist yet, for the hint: ``cluster.rtc`` ->
+    ``cluster-imported.rtc``; a name that already says imported (``imported.rtc``) gets a
+    number (``imported-2.rtc``) rather than ``imported-imported.rtc``."""
+    stem = output.with_suffix("")
+    if stem.name.endswith("imported"):
+        names = (Path(f"{stem}-{n}.rtc") for n in range(2, 1000))
+    else:
+        names = (Path(f"{stem}-imported{'' if n == 1 else f'-{n}'}.rtc") for n in range(1, 1000))
+    return next((p for p in names if not p.exists()), Path(f"{stem}-new.rtc"))
 
 
 def _check_hardware(hardware: str | None) -> None:

@@ -191,6 +191,7 @@ def _validate_files(files: List[str], hardware, schema, inv, fold: bool,
         sources[label] = rep.text or ""
         infos.append(FileInfo(label, rep.form, rep.hardware))
         diags.extend(rep.diagnostics)
+        unreadable += rep.unreadable    # not UTF-8 (RTC603): exit 2, as for RTC001
         if pods is not None:
             unreadable += _check_pods(pods, rep, label, diags, sources)
     return diags, sources, infos, unreadable

@@ -40,18 +40,44 @@ def is_log(path: str) -> bool:
         return False
 
 
-def split(text: str) -> dict[str, dict[str, list[str]]]:
-    """``{server: {file: [lines]}}`` of the result lines in ``text``, in order; other
-    lines are skipped. Raises nothing."""
+#: Names a SERVER or FILE may not be: they would leave the folder :func:`unpack` writes.
+_NOT_NAMES = (".", "..")
+
+
+def scan(text: str) -> tuple[dict[str, dict[str, list[str]]], int]:
+    """``({server: {file: [lines]}}, rejected)``: the result lines of ``text`` in order,
+    and how many lines carry the marker but are rejected (no FILE, a name with a slash,
+    or SERVER / FILE ``.`` or ``..``). Other lines are skipped. Raises nothing."""
     out: dict[str, dict[str, list[str]]] = {}
+    rejected = 0
     for line in text.splitlines():
         at = line.find(MARKER)
         if at < 0:
             continue
         m = _LINE.match(line, at)
-        if m and m.group(2) not in (".", ".."):
-            out.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(m.group(3))
-    return out
+        if m is None or m.group(1) in _NOT_NAMES or m.group(2) in _NOT_NAMES:
+            rejected += 1
+            continue
+        out.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(m.group(3))
+    return out, rejected
+
+
+def split(text: str) -> dict[str, dict[str, list[str]]]:
+    """``{server: {file: [lines]}}`` of the result lines in ``text`` (:func:`scan`)."""
+    return scan(text)[0]
+
+
+def why_unusable(path: str) -> str | None:
+    """None when the log ``path`` carries at least one usable result line; else why not
+    (all its result lines rejected, :func:`scan`). Raises OSError when it cannot be read."""
+    found, rejected = scan(read_text(path, errors="replace"))
+    if found:
+        return None
+    lines = "line" if rejected == 1 else "lines"
+    return (f"it carries no usable preflight results: its {rejected} result {lines} "
+            f"({MARKER} SERVER FILE TEXT) {'was' if rejected == 1 else 'were'} rejected "
+            f"(no FILE, a slash in SERVER or FILE, or a name '.' or '..', which would "
+            f"leave the results folder)")
 
 
 def unpack(path: str, into: str) -> list[tuple[str, str]]:

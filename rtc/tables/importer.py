@@ -43,7 +43,6 @@ from rtc.syntax.values import parse_family_name
 from rtc.model.presets import Preset, presets
 from rtc.model.topology import MAX_NAME_CHARS, file_name_problem, host_name_problem
 from rtc.rules import rule
-from rtc.textfmt import printable
 
 from .json_values import decimal
 
@@ -549,14 +548,11 @@ def _host_named(servers: list[_Srv]) -> list[_Srv]:
     return servers
 
 
-# Control characters a quoted string cannot hold (a tab and a newline have escapes).
-_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | None:
     """Servers whose server_id cannot name files (``rack1/node0``) get a block name that
     can (``rack1_node0``, unique) and keep the server_id as ``server_id``; None after RTC662
-    for a server_id the language cannot hold as a value (braces start a template)."""
+    for a server_id the language cannot hold as a value (braces start a template). A
+    control or invisible character never gets here: validation refuses it (RTC235)."""
     taken = {s.name for s in servers}
     for s in servers:
         if file_name_problem(s.name) is None and host_name_problem(s.name) is None:
@@ -565,14 +561,6 @@ def _file_safe_names(servers: list[_Srv], smap, diags: list) -> list[_Srv] | Non
             diags.append(error(IMPORT_SHAPE, f"server_id {s.name!r} cannot be written in the "
                                "rtc language (it names no file, and braces start a template)",
                                Span.whole_file(smap.filename)))
-            return None
-        bad = _UNWRITABLE.search(s.name)
-        if bad is not None:
-            diags.append(error(IMPORT_SHAPE, f"server_id '{printable(s.name)}' cannot be written "
-                               f"in the rtc language: it holds the control character "
-                               f"{printable(bad.group())} (RTC119 refuses it in a value)",
-                               Span.whole_file(smap.filename),
-                               hint="remove the control character from the table's server_id"))
             return None
         safe = re.sub(r"[^-._A-Za-z0-9]", "_", s.name)[:MAX_NAME_CHARS]
         safe = "_" + safe if safe.startswith("-") or safe in (".", "..") else safe

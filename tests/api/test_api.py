@@ -152,3 +152,14 @@ def test_import_table():
     assert again.ok and len(again.topology.servers) == 2
     missing = api.import_table(ROOT / "no-such.json")
     assert not missing.ok and [d.code for d in missing.diagnostics] == ["RTC001"]
+
+
+def test_compile_result_repr_is_one_useful_line():
+    """CompileResult had only object's repr (<... object at 0x...>)."""
+    ok = api.compile_text((EXAMPLES / "a2-2node-dp2-tp8.rtc").read_text(), "a.rtc")
+    assert repr(ok) == ("<CompileResult ok: 0 errors, 0 warnings, 0 notes; cluster "
+                        "deepseek-a2 (2 servers, 16 NPUs); jobs: deepseek (world 16)>")
+    gpu = api.compile_text((EXAMPLES / "gpu-h100-2node-dp2-tp8.rtc").read_text(), "g.rtc")
+    assert "cluster h100 (2 servers, 16 GPUs); jobs: serve (world 16)>" in repr(gpu)
+    assert repr(api.compile_text("cluster {", "b.rtc")) == \
+        "<CompileResult failed: 1 error, 0 warnings, 0 notes; no topology>"

@@ -82,25 +82,50 @@ def test_a_file_over_the_limit_is_refused_from_its_size(inputs, monkeypatch):
         readfile.read_bytes(inputs["sparse"])
     assert info.value.strerror == ("it is 2.0 GiB (2,147,483,648 bytes), more than the 64.0 MiB "
                                    "(67,108,864 bytes) rtc reads from one input")
-    assert info.value.hint.endswith(f"{readfile.LIMIT_VAR}=1073741824 (bytes)")
+    assert info.value.hint.endswith(f"{readfile.LIMIT_VAR}=1G")
     monkeypatch.setenv(readfile.LIMIT_VAR, "3G")      # raised: the size check passes
     assert readfile.max_input_bytes() == 3 << 30
     assert readfile.check(inputs["sparse"]).st_size == 2 << 30
 
 
 @pytest.mark.parametrize("raw, limit", [("", 64 << 20), ("1000", 1000), ("2k", 2048),
-                                        ("5M", 5 << 20), ("0", 64 << 20), ("lots", 64 << 20)])
+                                        ("5M", 5 << 20), (" 3G ", 3 << 30)])
 def test_the_limit_comes_from_the_environment(monkeypatch, raw, limit):
     monkeypatch.setenv(readfile.LIMIT_VAR, raw)
     assert readfile.max_input_bytes() == limit
+
+
+@pytest.mark.parametrize("raw", ["abc", "-1", "0", "0M", "1.5G", "64MiB", "１６"])
+def test_a_limit_that_is_not_a_size_is_refused_not_ignored(monkeypatch, raw, tmp_path):
+    """Such a value was silently replaced by the default (64 MiB)."""
+    monkeypatch.setenv(readfile.LIMIT_VAR, raw)
+    with pytest.raises(readfile.InputRefused) as info:
+        readfile.max_input_bytes()
+    assert info.value.strerror == f"RTC_MAX_INPUT_BYTES is {raw!r}, not a size rtc can use"
+    assert info.value.hint == (
+        "set RTC_MAX_INPUT_BYTES to a whole number of bytes above 0, optionally with a K, M "
+        "or G suffix (powers of 1024), e.g. RTC_MAX_INPUT_BYTES=64M or RTC_MAX_INPUT_BYTES=3G; "
+        "or unset it for the default 64.0 MiB")
+    (tmp_path / "x.rtc").write_text("cluster c {}\n")
+    with pytest.raises(readfile.InputRefused):
+        readfile.read_bytes(tmp_path / "x.rtc")
+
+
+def test_a_bad_limit_is_rtc001_and_exit_2_on_the_command_line():
+    env = dict(os.environ, **{readfile.LIMIT_VAR: "abc"})
+    res = subprocess.run(rtc_command() + ["check", str(EXAMPLES / "a2-2node-dp2-tp8.rtc")],
+                         text=True, capture_output=True, timeout=60, env=env)
+    assert res.returncode == 2
+    assert ("error[RTC001]: cannot read " + str(EXAMPLES / "a2-2node-dp2-tp8.rtc")
+            + ": RTC_MAX_INPUT_BYTES is 'abc', not a size rtc can use") in res.stderr
+    assert "e.g. RTC_MAX_INPUT_BYTES=64M or RTC_MAX_INPUT_BYTES=3G" in res.stderr
 
 
 def test_standard_input_is_capped_too():
     assert readfile.read_stream(io.BytesIO(b"x" * 10), limit=10) == b"x" * 10
     with pytest.raises(readfile.InputRefused) as info:
         readfile.read_stream(io.BytesIO(b"x" * 11), limit=10)
-    assert info.value.strerror == "it is more than 10 bytes, more than the 10 bytes rtc reads " \
-                                  "from one input"
+    assert info.value.strerror == "it holds more than the 10 bytes rtc reads from one input"
     with pytest.raises(readfile.InputRefused):
         readfile.read_stream(None)
 
@@ -118,7 +143,7 @@ def test_a_file_growing_past_the_limit_while_read_is_refused(tmp_path: Path, mon
     monkeypatch.setattr(readfile.os, "stat", smaller)
     with pytest.raises(readfile.InputRefused) as info:
         readfile.read_bytes(p, limit=10)
-    assert "more than 10 bytes" in info.value.strerror
+    assert info.value.strerror == "it holds more than the 10 bytes rtc reads from one input"
 
 
 def test_every_command_words_an_unreadable_file_the_same(tmp_path: Path):
@@ -226,9 +251,9 @@ def test_standard_input_stays_allowed_and_capped():
     big = subprocess.run(rtc_command() + ["check", "-"], input=example, text=True,
                          capture_output=True, timeout=60, env=env)
     assert big.returncode == 2
-    assert "error[RTC001]: cannot read <stdin>: it is more than 100 bytes, more than the " \
-           "100 bytes rtc reads from one input" in big.stderr
-    assert f"{readfile.LIMIT_VAR}=1073741824" in big.stderr
+    assert "error[RTC001]: cannot read <stdin>: it holds more than the 100 bytes rtc reads " \
+           "from one input\n" in big.stderr
+    assert f"{readfile.LIMIT_VAR}=1G" in big.stderr
 
 
 # 3. unreadable files, one wording; --format sarif names the file on stderr

@@ -89,6 +89,25 @@ def test_calibrate_prints_a_links_block_that_compiles(tmp_path, rtc):
     assert bad.returncode == 2 and "unknown link class 'roce'" in bad.stderr
 
 
+@pytest.mark.parametrize("ranks, why", [
+    ("99999999999999999999", "99999999999999999999 is more than the largest allowed value, "
+                             "2097152."),
+    ("2097153", "2097153 is more than the largest allowed value, 2097152."),
+    ("1", "1 is less than the smallest allowed value, 2.")])
+def test_ranks_out_of_range_is_a_usage_error(tmp_path, rtc, ranks, why):
+    """--ranks 99999999999999999999 was accepted (and fitted); it is bounded by the
+    largest world size of a job (rtc.syntax.schema.MAX_WORLD)."""
+    from rtc.cli import calibrate_cmd
+    from rtc.syntax.schema import MAX_WORLD
+
+    assert calibrate_cmd._MAX_RANKS == MAX_WORLD
+    out = tmp_path / "all_reduce_16p.txt"
+    out.write_text(hccl_output(18e-6, 21e9, 16), encoding="utf-8")
+    run = rtc("calibrate", str(out), "--link", "roce-200ge", "--ranks", ranks)
+    assert run.returncode == 2 and run.stdout == ""
+    assert f"error[RTC002]: Invalid value for '--ranks': {why}" in run.stderr
+
+
 def test_noisy_hccl_capture_fits_within_a_few_percent(rtc):
     # 1% noise on every time: relative weighting keeps alpha (set by the small sizes) close
     path = DATA / "all_reduce_test-16p.txt"

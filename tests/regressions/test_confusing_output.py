@@ -398,3 +398,27 @@ def test_rtc228_is_a_note_for_a_kv_pool_on_a2():
 def test_rtc228_warns_for_another_connector():
     (d,) = _rtc228(KV_POOL.replace("CONNECTOR", "MooncakeConnectorV1"))
     assert d.severity.name == "WARNING"
+
+
+def test_the_top_level_help_names_nvidia_gpus_too():
+    run = run_rtc("--help")
+    assert run.returncode == 0
+    assert "rank-table and topology compiler for Ascend NPU and NVIDIA GPU" in run.stdout
+    assert "NPUs or GPUs" in run.stdout
+
+
+def test_import_hint_suggests_a_free_name_not_imported_imported(tmp_path: Path):
+    src = tmp_path / "k.rtc"
+    src.write_text(DP_JOB.replace("KIND", "model_kind moe"))
+    table = tmp_path / "hccl.json"
+    assert run_rtc("compile", str(src), "-o", str(table)).returncode == 0
+    taken = tmp_path / "imported.rtc"
+    taken.write_text("# mine\n")
+    run = run_rtc("import", str(table), "-o", str(taken))
+    assert run.returncode == 2
+    assert "imported-imported" not in run.stderr
+    assert f"(-o {tmp_path / 'imported-2.rtc'}), or pass --force" in run.stderr
+    (tmp_path / "cluster.rtc").write_text("# mine\n")
+    (tmp_path / "cluster-imported.rtc").write_text("# mine too\n")
+    run = run_rtc("import", str(table), "-o", str(tmp_path / "cluster.rtc"))
+    assert f"(-o {tmp_path / 'cluster-imported-2.rtc'}), or pass --force" in run.stderr
