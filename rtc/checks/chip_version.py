@@ -6,9 +6,12 @@ version on given hardware; :mod:`rtc.tables.semantic.versions` applies it to exi
 tables (``rtc validate --hardware``), :func:`check` to descriptions whose servers have
 ``npu-smi info`` captures (the chip name column).
 
-Which version each chip reads (HCCL rank table docs rank_table_config_910/a2/a3/a5.md;
-``../shared/reference/ranktable-formats.md`` §1-2.4): Ascend 910 / 910B read 1.0; Ascend
-910_93 (A3) reads 1.0 (typical networking) or 1.2 (super pod); Ascend 950 reads only 2.0.
+Which version each chip reads: the HCCL user guide (hicann/hccl @09300b70,
+``docs/zh/user_guide/cluster_info_config/rank_table_config_{910,a2,a3,a5}.md``) and the
+parser that picks by ``version`` (libochao-huawei/hcomm @8958adbf, mirror of cann/hcomm:
+``topoinfo_ranktableParser_pub.h`` for 1.0 / 1.1 / 1.2, ``rank_table_info.cc`` for 2.0).
+Ascend 910 / 910B read 1.0; Ascend 910_93 (A3) reads 1.0 (typical networking) or 1.2
+(super pod); Ascend 950 reads only 2.0.
 """
 
 from __future__ import annotations

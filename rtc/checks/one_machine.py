@@ -4,7 +4,7 @@ Two ``server`` entries are one machine when they share a host IP but hold differ
 ids (two pods of one node, each given half the NPUs), or when their ``inventory`` captures
 show the same NPU addresses (captured twice on the same machine). HCCL then treats them as
 two servers and insists on RoCE between them, where the NPUs really share HCCS (vllm-ascend
-issue 14506: HCCL error 103900; ``../shared/reference/targets.md`` §2).
+issue 14506, two pods of one node listed as two servers: HCCL error 103900).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ group, per layer and per step, and a layout search over parallel sizes.
 
 Pure functions over plain inputs; parameters are data (``links.toml``, ``models.toml``).
 Units everywhere: sizes in **bytes**, times in **seconds**, bandwidths in **bytes/s**
-per direction. Facts and figures come from ``shared/reference/cost-model.md`` (cited by
-section in every docstring and data row).
+per direction. Every figure is data with its source: each row of ``links.toml`` and
+``models.toml`` has a ``source`` naming the primary document by a tag, and the header of
+``links.toml`` says what each tag is (repository, file and commit, paper or issue).
 
 Modules, bottom up:
 

@@ -3,7 +3,8 @@
 written by ``rtc compile --out-dir DIR --global-ranktable``.
 
 Format (MindCluster best practice ``dl_bestpractice_010``, "global-ranktable Description";
-``../shared/reference/ranktable-formats.md`` §2.4; ``schemas/mindie-global.schema.json``)::
+Ascend/mind-cluster @22bb3d98 ``docs/en/scheduling/api/clusterd/05_service_configuration_apis.md``;
+``schemas/mindie-global.schema.json``)::
 
     {"version": "1.0", "status": "completed",
      "server_group_list": [

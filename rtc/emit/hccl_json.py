@@ -1,7 +1,9 @@
 """Emit the HCCL rank table (``hccl.json``) from a checked Topology.
 
-Format (HCCL rank table docs rank_table_config_a2.md / _a3.md; see
-``../shared/reference/ranktable-formats.md`` sections 1-2):
+Format (HCCL user guide, hicann/hccl @09300b70
+``docs/zh/user_guide/cluster_info_config/rank_table_config_a2.md`` / ``_a3.md``; the parser,
+libochao-huawei/hcomm @8958adbf ``src/legacy/ascend910/framework/common/src/topo/``
+``topoinfo_ranktableConcise.cc``; ``schemas/hccl-v1.0.schema.json``, ``hccl-v1.2.schema.json``):
 
 * version "1.0" (Atlas 800T A2, 910A, generic)::
 

@@ -1,8 +1,10 @@
 """Emit the HCCL rank table version 2.0 (Ascend 950) and the per-server topology file it
 is paired with, from a checked Topology whose preset is an A5 one (:attr:`Preset.is_a5`).
 
-Formats (HCCL ``rank_table_config_a5.md``; ``../shared/reference/ranktable-formats.md``
-§2.4; ``schemas/hccl-v2.0.schema.json`` and ``schemas/topo-v2.0.schema.json``)::
+Formats (HCCL user guide, hicann/hccl @09300b70
+``docs/zh/user_guide/cluster_info_config/rank_table_config_a5.md``; the parser's checks,
+libochao-huawei/hcomm @8958adbf ``src/coll_communicator_mgr/rank_graph/rank_table_info/``
+``rank_table_info.cc``; ``schemas/hccl-v2.0.schema.json`` and ``schemas/topo-v2.0.schema.json``)::
 
     {"status": "completed", "version": "2.0", "rank_count": 16,
      "rank_list": [{"rank_id": 0, "local_id": 0, "device_id": 0,

@@ -1,7 +1,13 @@
 """Worked examples and error cases for rtc.parallel.groups.
 
-Expected values come from ../shared/reference/parallel-groups.md (sections 1a, 1c)
-and are written out literally, not recomputed with the module under test.
+Expected values are written out literally, not recomputed with the module under test. They
+follow the frameworks' own rank arithmetic and the examples in their docstrings and tests:
+vLLM ``vllm/distributed/parallel_state.py`` ``initialize_model_parallel`` (vllm-project/vllm
+@0c175ae9; TP fastest, the 8-GPU TP2 x PP4 docstring example); vllm-ascend
+``tests/ut/distributed/test_parallel_state.py`` ``test_get_global_rank`` (@182b75ea);
+Megatron-LM ``megatron/core/parallel_state.py`` ``generate_masked_orthogonal_rank_groups``,
+``RankGenerator`` and ``initialize_model_parallel`` (NVIDIA/Megatron-LM @d98e8a64; first
+token of the order string fastest).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Placement of a job's ranks on devices (rtc.parallel.placement) and the RTC3xx checks.
 
-Expected values are written out from the rules in
-../shared/reference/parallel-groups.md sections 1a and 1e (start rank = sum of the
-previous servers' local DP counts; local engine i uses devices [i*W, (i+1)*W); with Ray the
-driver node is PP stage 0), not recomputed with the module under test.
+Expected values are written out from vLLM's rules, not recomputed with the module under
+test: start rank = sum of the previous servers' local DP counts (``--data-parallel-start-rank``,
+docs/serving/expert_parallel_deployment.md @13642f1e); local engine i uses devices [i*W, (i+1)*W)
+(``vllm/v1/engine/utils.py`` ``get_device_indices``, vllm-project/vllm @5f25cfbe); with Ray
+the driver node is PP stage 0 (``vllm/v1/executor/ray_executor.py``
+``RayDistributedExecutor._init_workers_ray``, @ff583b3c); global rank layout as in
+``vllm/distributed/parallel_state.py`` ``initialize_model_parallel`` (@0c175ae9).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Rank-table loading, form detection and schema validation (rtc.tables, RTC600..RTC619).
 
 Corpus files under tests/data/ranktables/corpus/ are byte-for-byte copies of
-../shared/corpus/ranktables (provenance in SOURCES.md there); hand-made cases are under
-tests/data/ranktables/cases/.
+../shared/corpus/ranktables (provenance: tests/data/ranktables/corpus/SOURCES.md); hand-made
+cases are under tests/data/ranktables/cases/.
 
 Which corpus verdicts are decided here and which need the semantic checks (not in this module):
 

@@ -4,8 +4,9 @@ two groups (RTC655), one server_ip on two servers (RTC667), each group's server_
 (RTC633) and its addresses (RTC634).
 
 Source: MindCluster best practice ``dl_bestpractice_010`` (ClusterD builds one group per
-MindIE instance from that instance's hccl.json, so rank ids count per group) and
-``../shared/reference/ranktable-formats.md`` §2.4.
+MindIE instance from that instance's hccl.json, so rank ids count per group) and the
+ClusterD service API doc, Ascend/mind-cluster @22bb3d98
+``docs/en/scheduling/api/clusterd/05_service_configuration_apis.md``.
 """
 
 from __future__ import annotations
