@@ -63,7 +63,7 @@ def check(topo: Topology, plan: Plan):
             continue
         spans = {p.server.name: p.span for p in job.placements}
         yield from _coverage(job, pl, spans)
-        yield from _fit(job, pl, spans)
+        yield from _fit(job, pl, spans, topo.preset.is_gpu)
 
 
 def _replica_text(job) -> str:
@@ -111,7 +111,8 @@ def _coverage(job, pl, spans):
             return
 
 
-def _fit(job, pl, spans):
+def _fit(job, pl, spans, gpu: bool = False):
+    """RTC303 / RTC304 of ``job``'s placement ``pl`` (devices are GPUs when ``gpu``)."""
     replica = _replica_text(job)
     w = job.tp * job.pp * job.pcp
     last_index = pl.nodes[-1].index
@@ -143,12 +144,13 @@ def _fit(job, pl, spans):
                 aligned = pl.aligned
             used = n.placed
             tail = ""
-            if not aligned and n.index != last_index:
+            if not aligned and n.index != last_index and not gpu:     # no rank table on GPUs
                 tail = "; the rank table still numbers them, so rank_id of the servers after " \
                        f"{n.name} no longer equals vLLM's rank"
             how = (f"dp_local {n.dp_local} x {replica}" if n.replica is None else
                    f"DP replica {n.replica[0]} of {replica}")
-            yield warning(IDLE_NPUS, f"job {job.name} leaves {plural(len(idle), 'NPU')} of "
+            unit = "GPU" if gpu else "NPU"
+            yield warning(IDLE_NPUS, f"job {job.name} leaves {plural(len(idle), unit)} of "
                           f"{n.name} idle (device{'s' if len(idle) > 1 else ''} {compact(idle)}): "
                           f"{how} uses {used} of {n.device_count}{tail}", span,
                           subject=f"job {job.name}, server {n.name}",
