@@ -9,8 +9,9 @@ kind (group)                                pod templates                       
 ==========================================  ===========================================  ==========
 ``Pod`` (v1)                                ``spec``                                      1
 ``Deployment`` / ``ReplicaSet`` /           ``spec.template.spec``                        1 (the
-``StatefulSet`` / ``DaemonSet`` (apps/v1),                                                replicas are
-``Job`` (batch/v1)                                                                        copies)
+``DaemonSet`` (apps/v1), ``Job`` (batch/v1)                                               replicas are
+                                                                                          copies)
+``StatefulSet`` (apps/v1)                   ``spec.template.spec``                        ``replicas``
 ``LeaderWorkerSet`` (leaderworkerset.       ``spec.leaderWorkerTemplate.leaderTemplate``  one group:
 x-k8s.io; kubernetes-sigs/lws api/...       (else the worker template), ``.workerTemplate``  ``size``
 leaderworkerset_types.go)                                                                 pods
@@ -37,7 +38,10 @@ docker compose file (no ``kind``)           each of ``services``: ``entrypoint``
 
 The env a pod gets besides its containers' ``env``: the operator's (LWS ``LWS_LEADER_ADDRESS``
 / ``LWS_GROUP_SIZE`` / ``LWS_WORKER_INDEX``; Volcano ``VK_TASK_INDEX``; Kthena
-``ENTRY_ADDRESS``), ``envFrom`` of a ConfigMap in the same files, and the ``<SERVICE>_PORT``
+``ENTRY_ADDRESS``), ``HOSTNAME`` where the pod's name is stable (StatefulSet, LWS, Volcano),
+the downward API's ``metadata.name`` / ``metadata.namespace`` / ``metadata.labels['KEY']``
+(with the labels the controller adds: a StatefulSet's ``apps.kubernetes.io/pod-index``,
+LWS's ``leaderworkerset.sigs.k8s.io/*``), ``envFrom`` of a ConfigMap in the same files, and the ``<SERVICE>_PORT``
 / ``<SERVICE>_SERVICE_HOST`` variables the kubelet adds for each Service of the namespace
 (``enableServiceLinks``, default true). ``$(VAR)`` in command, args and env values is
 expanded from those (Kubernetes' ``expansion.go``: ``$$`` escapes, an unknown name stays as
@@ -273,6 +277,8 @@ class PodT:
     #: whether ``spec`` is a Kubernetes PodSpec (KServe's predictor and compose services
     #: carry other fields: not checked against the PodTemplate schema)
     podspec: bool = True
+    #: whether ``name`` is the pod's real name (a Deployment's pods get random suffixes)
+    stable: bool = True
 
 
 @dataclass
@@ -376,9 +382,11 @@ def _document(label: str, doc: dict, into: Manifests) -> None:
         into.configmaps[(ns, name)] = data
     elif kind == "Pod":
         add.pod(name, doc, {})
-    elif kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") or \
+    elif kind == "StatefulSet":
+        _statefulset(add, spec, name, ns)
+    elif kind in ("Deployment", "ReplicaSet", "DaemonSet") or \
             (kind == "Job" and group == "batch"):
-        add.pod(f"{name}-0", spec.get("template"), {})
+        add.pod(f"{name}-0", spec.get("template"), {}, stable=False)
     elif kind == "LeaderWorkerSet":
         _lws(add, spec, name, ns)
     elif kind == "Job" and group == "batch.volcano.sh":
@@ -402,16 +410,21 @@ class _Adder:
         self.label, self.kind, self.name, self.ns, self.into = label, kind, name, ns, into
         self.where = where
 
-    def pod(self, pod_name: str, template, injected: dict, size: int = 1) -> None:
+    def pod(self, pod_name: str, template, injected: dict, size: int = 1,
+            labels: dict | None = None, stable: bool = True) -> None:
+        """Adds the pod ``pod_name`` of ``template`` with the env ``injected`` and, over the
+        template's labels, the ``labels`` its controller sets."""
         spec = _get(template, "spec") if isinstance(template, dict) and "spec" in template \
             else template
         if not isinstance(spec, dict):
-            self.into.skipped.append((f"{self.kind} {self.name} (no pod template)", self.where))
+            what = (f"{self.kind} {self.name} (no pod template)", self.where)
+            if what not in self.into.skipped:
+                self.into.skipped.append(what)
             return
-        labels = _get(template, "metadata", "labels") or {}
+        own = _get(template, "metadata", "labels") or {}
+        own = {**(own if isinstance(own, dict) else {}), **(labels or {})}
         self.into.pods.append(PodT(pod_name, self.label, self.kind, self.name, self.ns, spec,
-                                   labels if isinstance(labels, dict) else {}, injected,
-                                   self.where, size))
+                                   own, injected, self.where, size, stable=stable))
 
 
 def _compose_file(label: str, services: dict, into: Manifests) -> None:
@@ -455,17 +468,45 @@ def _like(text: str, at) -> S:
     return s
 
 
+def _statefulset(add: _Adder, spec: dict, name: str, ns: str) -> None:
+    """One pod per replica (at most :data:`MAX_PODS`), named ``<name>-<ordinal>`` from
+    ``spec.ordinals.start`` (default 0): the StatefulSet controller's names (kubernetes
+    pkg/controller/statefulset/stateful_set_utils.go, getPodName), its hostname and so
+    its ``HOSTNAME`` (``${HOSTNAME##*-}`` is the ordinal), with the labels it adds:
+    ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index`` (the
+    PodIndexLabel feature, beta and on by default since Kubernetes 1.28)."""
+    replicas = max(0, min(_int(spec.get("replicas"), 1) or 0, MAX_PODS))
+    start = max(0, _int(_get(spec, "ordinals", "start"), 0) or 0)
+    for k in range(start, start + replicas):
+        pod = f"{name}-{k}"
+        add.pod(pod, spec.get("template"), {"HOSTNAME": pod}, replicas,
+                {"statefulset.kubernetes.io/pod-name": pod, "apps.kubernetes.io/pod-index": str(k)})
+
+
+#: Labels the LWS controller gives each pod of a group (kubernetes-sigs/lws,
+#: api/leaderworkerset/v1/leaderworkerset_types.go at 024af084: SetNameLabelKey,
+#: GroupIndexLabelKey, WorkerIndexLabelKey, GroupUniqueHashLabelKey; the group key is a
+#: hash of the leader pod's namespace and name, stood for here by ``<ns>/<leader>``).
+LWS_LABELS = ("leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-index",
+              "leaderworkerset.sigs.k8s.io/worker-index", "leaderworkerset.sigs.k8s.io/group-key")
+
+
 def _lws(add: _Adder, spec: dict, name: str, ns: str) -> None:
+    """The first group of a LeaderWorkerSet: ``size`` pods, the leader ``<name>-0`` and the
+    workers ``<name>-0-<k>``, in the headless Service ``<name>`` (their DNS names), with
+    the env (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX) and labels
+    (:data:`LWS_LABELS`) the LWS controller sets."""
     lwt = _get(spec, "leaderWorkerTemplate") or {}
     size = max(1, min(_int(_get(lwt, "size"), 1) or 1, MAX_PODS))
     worker = _get(lwt, "workerTemplate")
     leader = _get(lwt, "leaderTemplate") or worker
     lead = f"{name}-0.{name}.{ns}"
     for k in range(size):
+        host = f"{name}-0" if k == 0 else f"{name}-0-{k}"
         env = {"LWS_LEADER_ADDRESS": lead, "LWS_GROUP_SIZE": str(size),
-               "LWS_WORKER_INDEX": str(k), "LWS_GROUP_INDEX": "0"}
-        add.pod(lead if k == 0 else f"{name}-0-{k}.{name}.{ns}", leader if k == 0 else worker,
-                env, size)
+               "LWS_WORKER_INDEX": str(k), "LWS_GROUP_INDEX": "0", "HOSTNAME": host}
+        labels = dict(zip(LWS_LABELS, (name, "0", str(k), f"{ns}/{name}-0")))
+        add.pod(f"{host}.{name}.{ns}", leader if k == 0 else worker, env, size, labels)
 
 
 def _volcano(add: _Adder, spec: dict, name: str) -> None:
@@ -477,7 +518,7 @@ def _volcano(add: _Adder, spec: dict, name: str) -> None:
         task = str(t.get("name") or "task")
         for k in range(min(max(0, _int(t.get("replicas"), 1) or 0), MAX_PODS)):
             add.pod(f"{name}-{task}-{k}.{name}", t.get("template"),
-                    {"VK_TASK_INDEX": str(k)}, total)
+                    {"VK_TASK_INDEX": str(k), "HOSTNAME": f"{name}-{task}-{k}"}, total)
 
 
 def _kthena(add: _Adder, spec: dict, name: str) -> None:
@@ -586,10 +627,31 @@ def _container_env(pod: PodT, c: dict, into: Manifests, label: str):
             unresolved = ()
         else:
             field_path = _get(e, "valueFrom", "fieldRef", "fieldPath")
-            v, unresolved = f"$({field_path or n})", (str(field_path or n),)
+            v = _downward(pod, str(field_path)) if field_path is not None else None
+            v, unresolved = (v, ()) if v is not None else \
+                (f"$({field_path or n})", (str(field_path or n),))
         values[n] = v
         settings[n] = Setting(n, v, _span(label, e.get("value") or n), True, unresolved)
     return settings, undefined
+
+
+_LABEL_REF = re.compile(r"metadata\.labels\[['\"]([^'\"]+)['\"]\]\Z")
+
+
+def _downward(pod: PodT, field_path: str) -> str | None:
+    """The value of the downward API ``fieldRef`` ``field_path`` that is known before the
+    pod runs: ``metadata.name`` (its hostname), ``metadata.namespace`` and
+    ``metadata.labels['KEY']`` of a label the template or the controller gives (a
+    StatefulSet's ``apps.kubernetes.io/pod-index``); None for the others (``status.podIP``,
+    ``spec.nodeName``)."""
+    if field_path == "metadata.name":
+        return pod.name.split(".")[0] if pod.stable else None
+    if field_path == "metadata.namespace":
+        return pod.namespace
+    m = _LABEL_REF.match(field_path)
+    if m and m.group(1) in pod.labels:
+        return str(pod.labels[m.group(1)])
+    return None
 
 
 def _unit(pod: PodT, into: Manifests) -> Unit | None:
