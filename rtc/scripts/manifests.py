@@ -221,6 +221,8 @@ def _compose(node, budget: list[int]):
             pass
     s.line, s.col = node.start_mark.line + 1, node.start_mark.column + 1
     s.block = node.style in ("|", ">")
+    # a quoted scalar with escaped line ends on one source line (JSON's "a\\nb")
+    s.flat = not s.block and node.end_mark.line == node.start_mark.line and "\n" in node.value
     return s
 
 
@@ -295,17 +297,55 @@ class Manifests:
 
 
 def looks_like_manifest(label: str, text: str) -> bool:
-    """True for ``.yaml`` / ``.yml`` files and text with top-level ``apiVersion:`` and
-    ``kind:`` lines."""
+    """True for ``.yaml`` / ``.yml`` files, text with top-level ``apiVersion:`` and
+    ``kind:`` lines, and JSON that is a Kubernetes object or a list of them
+    (:func:`json_kind`: ``kubectl get -o json`` output; YAML reads JSON, so the reader and
+    its locations are the same)."""
     if label.endswith((".yaml", ".yml")):
+        return True
+    if json_kind(label, text) == "manifest":
         return True
     return bool(re.search(r"(?m)^apiVersion:\s*\S", text)) and \
         bool(re.search(r"(?m)^kind:\s*\S", text))
 
 
+def _is_object(doc) -> bool:
+    """Whether ``doc`` (parsed JSON) is a Kubernetes object with ``apiVersion`` and ``kind``,
+    or a ``List`` / JSON array of them."""
+    if isinstance(doc, list):
+        return bool(doc) and all(_is_object(d) for d in doc)
+    return isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and \
+        isinstance(doc.get("kind"), str)
+
+
+def json_kind(label: str, text: str) -> str | None:
+    """What JSON ``text`` is: ``"manifest"`` (a Kubernetes object / List / array of them, or
+    a ``.json`` file naming ``"apiVersion"`` and ``"kind"`` that does not parse: the YAML
+    reader then says where), ``"json"`` (other JSON: a ``.json`` file, or text starting
+    with ``{`` / ``[`` that parses as JSON), None (not JSON: read as shell, where ``{ a;
+    }`` and ``[ -f x ]`` are commands)."""
+    import json
+
+    body = text.lstrip("\ufeff \t\r\n")
+    named = label.lower().endswith(".json")
+    if body[:1] not in ("{", "["):
+        return "json" if named and body else None
+    try:
+        doc = json.loads(body)
+    except RecursionError:
+        return "json"
+    except ValueError:
+        if named and '"apiVersion"' in body and '"kind"' in body:
+            return "manifest"
+        return "json" if named else None
+    return "manifest" if _is_object(doc) else "json"
+
+
 def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
     """The units (one per lifted pod) of the manifest ``text`` and its RTC790 errors;
     Services, pools and ConfigMaps are added to ``into``. Never raises for bad input."""
+    if json_kind(label, text) == "manifest":
+        text = text.replace("\t", " ")    # JSON's tab indentation; a tab in a string is \\t
     try:
         budget = [len(text) + 100_000]
         docs = [_compose(n, budget) for n in yaml.compose_all(text, Loader=_LOADER)
@@ -722,7 +762,10 @@ def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
         text = known_arithmetic(words[2].text, {k: getattr(v, "value", v)
                                                  for k, v in env.items()})
         inner = read_shell(label, text, None, env=dict(env))
-        return [_shifted(c, first - 1, label) for c in inner.commands]
+        if getattr(raw, "flat", False):     # every line of the text is on the scalar's line
+            return [_shifted(c, lambda sp: _pin_span(sp, raw, label)) for c in inner.commands]
+        return [_shifted(c, lambda sp: _shift_span(sp, first - 1, label))
+                for c in inner.commands]
     return [Command(words, words[0].span, dict(env))]
 
 
@@ -733,14 +776,21 @@ def _shift_span(span: Span, delta: int, label: str) -> Span:
                          end_line=span.end_line + delta if span.end_line else 0)
 
 
-def _shifted(c: Command, delta: int, label: str) -> Command:
-    """``c`` with the spans in ``label`` moved down ``delta`` lines."""
-    def setting(x: Setting) -> Setting:
-        return Setting(x.name, x.value, _shift_span(x.span, delta, label), x.exported,
-                       x.unresolved)
+def _pin_span(span: Span, at, label: str) -> Span:
+    """``span`` (in ``label``) placed at the scalar ``at``: its text's lines are escaped
+    line ends of one source line, so no finer place is known."""
+    if span is None or span.file != label:
+        return span
+    return Span(label, getattr(at, "line", 1), getattr(at, "col", 1))
 
-    return Command([Word(w.text, _shift_span(w.span, delta, label), w.unresolved)
-                    for w in c.words], _shift_span(c.span, delta, label),
+
+def _shifted(c: Command, move) -> Command:
+    """``c`` with each span moved by ``move`` (Span -> Span)."""
+    def setting(x: Setting) -> Setting:
+        return Setting(x.name, x.value, move(x.span), x.exported, x.unresolved)
+
+    return Command([Word(w.text, move(w.span), w.unresolved)
+                    for w in c.words], move(c.span),
                    {k: setting(v) for k, v in c.env.items()},
                    [setting(x) for x in c.prefix], c.background)
 
@@ -1056,5 +1106,5 @@ def _target_ports(m: Manifests, units: list) -> list:
     return out
 
 
-__all__ = ["RULES", "Manifests", "PodT", "looks_like_manifest", "read", "check",
+__all__ = ["RULES", "Manifests", "PodT", "looks_like_manifest", "json_kind", "read", "check",
            "not_lifted_note"]

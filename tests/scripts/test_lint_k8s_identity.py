@@ -191,3 +191,53 @@ def test_worker_selected_by_worker_index_label():
     rep = lint_scripts([("lws.yaml", sel)])
     (d,) = [d for d in rep.diagnostics if d.code == "RTC797"]
     assert "pod vllm-ds-0-1.vllm-ds.default" in d.message
+
+
+def _as_json(yaml_text: str, indent="  ") -> str:
+    import json
+
+    import yaml
+
+    docs = list(yaml.safe_load_all(yaml_text))
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=indent) + "\n"
+
+
+def test_a_json_leaderworkerset_is_read_as_a_manifest_with_its_tp_mismatch():
+    head, _, workers = LWS_SVC.partition("    workerTemplate:")
+    text = _as_json(head + "    workerTemplate:" + workers.replace("--tensor-parallel-size 8",
+                                                                     "--tensor-parallel-size 4"))
+    rep = lint_scripts([("lws.json", text)])
+    assert "RTC703" not in _codes(rep) and "RTC702" not in _codes(rep)
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC722"]
+    worker_line = next(k for k, line in enumerate(text.splitlines(), 1) if "--headless" in line)
+    assert (d.span.line, d.span.column) == (worker_line, text.splitlines()[worker_line - 1]
+                                            .index('"vllm serve') + 1)
+
+
+def test_a_consistent_json_leaderworkerset_is_clean_even_tab_indented():
+    for indent in ("  ", "\t"):
+        rep = lint_scripts([("lws.json", _as_json(LWS_SVC.replace("targetPort: 8000",
+                                                                   "targetPort: 8080"), indent))])
+        assert _codes(rep, Severity.ERROR) == []
+        (job,) = rep.topology.jobs
+        assert (job.framework, job.tp, job.dp) == ("vllm", 8, 2)
+
+
+def test_json_without_a_file_suffix_is_recognised_by_its_first_character():
+    rep = lint_scripts([("<stdin>", _as_json(LWS_SVC))])
+    assert "RTC797" in _codes(rep)
+
+
+def test_deep_json_that_is_no_manifest_is_one_short_error():
+    for text in ("[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000):
+        rep = lint_scripts([("deep.json", text)])
+        assert _codes(rep) == ["RTC700"]
+        assert rep.diagnostics[0].message == ("deep.json is JSON but not a Kubernetes object (no "
+                                              "apiVersion and kind at its top), nor a shell "
+                                              "script: not linted")
+
+
+def test_a_shell_brace_group_is_still_shell():
+    rep = lint_scripts([("run.sh", "{ vllm serve m --tensor-parallel-size 2; }\n")])
+    (job,) = rep.topology.jobs
+    assert job.tp == 2
