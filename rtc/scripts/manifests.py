@@ -143,6 +143,18 @@ TARGET_PORT = rule("RTC797", "k8s-target-port", "error",
     Example: `targetPort: 8000` for pods running `sglang.launch_server` without `--port`.
     Fix: point the target port at the engine's `--port`.""")
 
+UNKNOWN_HOST = rule("RTC789", "k8s-address-names-no-pod", "error",
+                    "A launch's address names no pod or Service of the manifests.", """
+    What: a master / rendezvous address (`--master_addr`, `--dist-init-addr`,
+    `--data-parallel-address`, `ray start --address`) is a cluster DNS name
+    `HOST.SUBDOMAIN` whose subdomain is a headless Service of the manifests (a Volcano
+    Job's, a LeaderWorkerSet's, a StatefulSet's serviceName, a Service) but whose host is
+    none of its pods (`<job>-<task>-<index>`, `<lws>-0`, `<sts>-<ordinal>`).
+    Why: the name does not resolve; every node waits for a rendezvous that never comes
+    (torch.distributed's "failed to resolve" / a timeout), the job never starts.
+    Example: `--master_addr mindspeed-pretrain-mastr-0.mindspeed-pretrain` for the pod
+    `mindspeed-pretrain-master-0`.
+    Fix: write the pod's name as the controller gives it (the message names the closest).""")
 SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
               "A pod template is not a valid Kubernetes pod template.", """
     What: a pod template (of any workload kind) fails the Kubernetes API schema of a v1
@@ -154,7 +166,7 @@ SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
     Fix: correct the field the message names (`kubectl apply --dry-run=server` agrees).""")
 
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
-         ROCE_MOUNTS, TARGET_PORT, SCHEMA, IDLE)
+         ROCE_MOUNTS, TARGET_PORT, SCHEMA, IDLE, UNKNOWN_HOST)
 
 #: Extended resources that are accelerators (device plugins of Ascend and NVIDIA;
 #: ``huawei.com/ascend-1980`` is the Atlas A3 resource of Huawei Cloud CCE's device plugin,
@@ -281,6 +293,8 @@ class PodT:
     podspec: bool = True
     #: whether ``name`` is the pod's real name (a Deployment's pods get random suffixes)
     stable: bool = True
+    #: the headless Service the pod's DNS name is under (StatefulSet ``serviceName``)
+    subdomain: str = ""
 
 
 @dataclass
@@ -521,6 +535,8 @@ def _statefulset(add: _Adder, spec: dict, name: str, ns: str) -> None:
         pod = f"{name}-{k}"
         add.pod(pod, spec.get("template"), {"HOSTNAME": pod}, replicas,
                 {"statefulset.kubernetes.io/pod-name": pod, "apps.kubernetes.io/pod-index": str(k)})
+        if add.into.pods and add.into.pods[-1].name == pod and spec.get("serviceName"):
+            add.into.pods[-1].subdomain = str(spec["serviceName"])
 
 
 #: Labels the LWS controller gives each pod of a group (kubernetes-sigs/lws,
@@ -826,6 +842,54 @@ def check(m: Manifests, lifted_units: list, topo) -> list:
     out += _accelerators(pods, topo)
     out += _roce(pods, topo)
     out += _target_ports(m, lifted_units)
+    out += _unknown_hosts(m, lifted_units)
+    return out
+
+
+#: The flags whose value is the address of a job's master / rendezvous / head.
+_ADDRESS_FLAGS = ("--master_addr", "--master-addr", "--dist-init-addr",
+                  "--data-parallel-address", "--address")
+
+
+def _dns_names(m: Manifests) -> tuple[dict, set]:
+    """({subdomain: {pod hostnames under it}}, {Service names}) of the manifests."""
+    under: dict = {}
+    for pod in m.pods:
+        host, _, rest = pod.name.partition(".")
+        sub = rest.split(".")[0] or pod.subdomain
+        if sub:
+            under.setdefault(sub, set()).add(host)
+    services = {str(_get(doc, "metadata", "name")) for doc, _w in m.services}
+    return under, services
+
+
+def _unknown_hosts(m: Manifests, units: list) -> list:
+    """RTC789 for each address ``HOST.SUB[...]`` whose ``SUB`` is a subdomain of the
+    manifests' pods but ``HOST`` none of its pods nor a Service (once per value)."""
+    import difflib
+
+    under, services = _dns_names(m)
+    out, seen = [], set()
+    for u in units:
+        for la in u.found.launches if id(u) in m.unit_pod else []:
+            for flag in _ADDRESS_FLAGS:
+                f = la.flags.get(flag)
+                text = str(f.value or "") if f is not None else ""
+                host = text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+                first, _, rest = host.partition(".")
+                sub = rest.split(".")[0]
+                if not sub or "$" in host or sub not in under or first in under[sub] or \
+                        first in services or (text, f.span) in seen:
+                    continue
+                seen.add((text, f.span))
+                near = difflib.get_close_matches(first, sorted(under[sub]), 1, 0.6)
+                out.append(error(UNKNOWN_HOST, f"{flag} {text}: {first} is no pod of "
+                                 f"{sub} (its pods: {', '.join(sorted(under[sub])[:4])}"
+                                 f"{', ...' if len(under[sub]) > 4 else ''})"
+                                 + (f"; did you mean {near[0]}.{rest}?" if near else ""),
+                                 f.value_span or f.span, subject=u.given_name,
+                                 hint=f"name the pod as its controller does"
+                                      + (f": {near[0]}.{rest}" if near else "")))
     return out
 
 

@@ -241,3 +241,74 @@ def test_a_shell_brace_group_is_still_shell():
     rep = lint_scripts([("run.sh", "{ vllm serve m --tensor-parallel-size 2; }\n")])
     (job,) = rep.topology.jobs
     assert job.tp == 2
+
+
+#: A Volcano Job of a master and a worker task running torchrun over 2 Ascend pods; the
+#: worker names the master by its DNS name (<job>-<task>-<index>.<job>, svc plugin).
+VC = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: mindspeed-pretrain
+spec:
+  minAvailable: 2
+  plugins: {svc: [], env: []}
+  tasks:
+  - name: master
+    replicas: 1
+    template:
+      spec:
+        containers:
+        - name: train
+          image: ascendhub/mindspeed:latest
+          command: ["/bin/bash", "-c"]
+          args:
+          - torchrun --nproc_per_node 8 --nnodes 2 --node_rank 0 --master_addr mindspeed-pretrain-master-0.mindspeed-pretrain --master_port 6000 pretrain_gpt.py --tensor-model-parallel-size 8
+          resources:
+            limits: {huawei.com/Ascend910: "8"}
+        volumes:
+        - {name: hccn, hostPath: {path: /etc/hccn.conf}}
+  - name: worker
+    replicas: 1
+    template:
+      spec:
+        containers:
+        - name: train
+          image: ascendhub/mindspeed:latest
+          command: ["/bin/bash", "-c"]
+          args:
+          - torchrun --nproc_per_node 8 --nnodes 2 --node_rank $((VK_TASK_INDEX + 1)) --master_addr mindspeed-pretrain-master-0.mindspeed-pretrain --master_port 6000 pretrain_gpt.py --tensor-model-parallel-size 8
+          resources:
+            limits: {huawei.com/Ascend910: "8"}
+        volumes:
+        - {name: hccn, hostPath: {path: /etc/hccn.conf}}
+"""
+
+
+def test_a_master_address_naming_no_pod_is_rtc789_with_the_closest_name():
+    bad = VC.replace("--node_rank $((VK_TASK_INDEX + 1)) --master_addr mindspeed-pretrain-master",
+                     "--node_rank $((VK_TASK_INDEX + 1)) --master_addr mindspeed-pretrain-mastr")
+    rep = lint_scripts([("vc.yaml", bad)])
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC789"]
+    assert d.message == ("--master_addr mindspeed-pretrain-mastr-0.mindspeed-pretrain: "
+                         "mindspeed-pretrain-mastr-0 is no pod of mindspeed-pretrain (its pods: "
+                         "mindspeed-pretrain-master-0, mindspeed-pretrain-worker-0); did you "
+                         "mean mindspeed-pretrain-master-0.mindspeed-pretrain?")
+    line = bad.splitlines().index(next(x for x in bad.splitlines() if "mastr" in x)) + 1
+    assert d.span.line == line     # the column is off after a $((...)) the lift evaluates
+
+
+def test_a_master_address_naming_its_pod_is_clean():
+    rep = lint_scripts([("vc.yaml", VC)])
+    assert _codes(rep, Severity.ERROR) == [] and "RTC461" not in _codes(rep)
+    (job,) = rep.topology.jobs
+    assert len(job.placements) == 2
+
+
+def test_statefulset_address_under_its_service_name_is_checked():
+    bad = STS.replace("sglang-0.sglang:5000", "sglang-00.sglang:5000")
+    rep = lint_scripts([("sts.yaml", bad)], hardware="hgx-h100")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC789"]
+    assert d.message.startswith("--dist-init-addr sglang-00.sglang:5000: sglang-00 is no pod of "
+                                "sglang (its pods: sglang-0, sglang-1); did you mean "
+                                "sglang-0.sglang?")
