@@ -3,8 +3,9 @@
 ``kubernetes-validate`` (the Kubernetes API's JSON Schemas, ~70 MB and ~17,000 files;
 docs/performance-k8s-extra.md) is needed only by the Kubernetes manifest features:
 ``rtc compile --target k8s`` validates every manifest it writes, ``rtc lint`` validates the
-pod templates of the manifests it reads. It is the ``k8s`` extra (``pip install
-'rtc[k8s]'``); without it those features report :func:`missing_k8s` and write nothing.
+pod templates of the manifests it reads. It is the ``k8s`` extra of this checkout
+(``pip install '.[k8s]'`` in it: rtc is installed from its source, and ``rtc[k8s]`` would
+fetch whatever package PyPI calls rtc); without it those features report :func:`missing_k8s` and write nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rtc.diagnostics import Diagnostic, error
 from rtc.rules import TOOL_MISSING
 
 #: The command that installs the Kubernetes extra.
-K8S_INSTALL = "pip install 'rtc[k8s]'"
+K8S_INSTALL = "pip install '.[k8s]' from the rtc checkout (.venv/bin/pip install -e '.[k8s]' into its venv)"
 
 
 class MissingExtra(ImportError):
@@ -35,7 +36,7 @@ def missing_k8s(feature: str) -> Diagnostic:
 
 def kubernetes_validate(feature: str):
     """The ``kubernetes_validate`` module; raises :class:`MissingExtra` (RTC005, naming
-    ``pip install 'rtc[k8s]'``) when it is not installed."""
+    :data:`K8S_INSTALL`) when it is not installed."""
     try:
         import kubernetes_validate as module
     except ImportError:

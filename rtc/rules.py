@@ -112,7 +112,7 @@ TOOL_MISSING = rule("RTC005", "tool-missing", "warning",
     --target k8s` writes nothing and `rtc lint` cannot check pod templates (an error).
     Example: `rtc compile cluster.rtc --out-dir build/` on a machine without graphviz.
     Fix: install it (`apt-get install graphviz`), pass `--no-diagrams`, or use
-    `--format dot`; for the manifests, `pip install 'rtc[k8s]'`.""",
+    `--format dot`; for the manifests, `pip install '.[k8s]'` in the rtc checkout.""",
                     also={"error": "a Python package a Kubernetes manifest feature needs "
                                    "(kubernetes-validate) is not installed"})
 

@@ -151,6 +151,14 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             rep.diagnostics += problems
             units += pods
             continue
+        if manifests.json_kind(label, text) == "json":
+            rep.unreadable += 1
+            rep.diagnostics.append(error(
+                R.UNREADABLE, f"{label} is JSON but not a Kubernetes object (no apiVersion and "
+                "kind at its top), nor a shell script: not linted", Span(label, 1, 1),
+                hint="give a rank table as --table FILE; a manifest needs apiVersion and kind "
+                     "(kubectl get ... -o json writes them)"))
+            continue
         if _is_description(rep, label, text):
             continue
         tool = _rtc_tool_script(text)

@@ -9,8 +9,9 @@ kind (group)                                pod templates                       
 ==========================================  ===========================================  ==========
 ``Pod`` (v1)                                ``spec``                                      1
 ``Deployment`` / ``ReplicaSet`` /           ``spec.template.spec``                        1 (the
-``StatefulSet`` / ``DaemonSet`` (apps/v1),                                                replicas are
-``Job`` (batch/v1)                                                                        copies)
+``DaemonSet`` (apps/v1), ``Job`` (batch/v1)                                               replicas are
+                                                                                          copies)
+``StatefulSet`` (apps/v1)                   ``spec.template.spec``                        ``replicas``
 ``LeaderWorkerSet`` (leaderworkerset.       ``spec.leaderWorkerTemplate.leaderTemplate``  one group:
 x-k8s.io; kubernetes-sigs/lws api/...       (else the worker template), ``.workerTemplate``  ``size``
 leaderworkerset_types.go)                                                                 pods
@@ -37,7 +38,10 @@ docker compose file (no ``kind``)           each of ``services``: ``entrypoint``
 
 The env a pod gets besides its containers' ``env``: the operator's (LWS ``LWS_LEADER_ADDRESS``
 / ``LWS_GROUP_SIZE`` / ``LWS_WORKER_INDEX``; Volcano ``VK_TASK_INDEX``; Kthena
-``ENTRY_ADDRESS``), ``envFrom`` of a ConfigMap in the same files, and the ``<SERVICE>_PORT``
+``ENTRY_ADDRESS``), ``HOSTNAME`` where the pod's name is stable (StatefulSet, LWS, Volcano),
+the downward API's ``metadata.name`` / ``metadata.namespace`` / ``metadata.labels['KEY']``
+(with the labels the controller adds: a StatefulSet's ``apps.kubernetes.io/pod-index``,
+LWS's ``leaderworkerset.sigs.k8s.io/*``), ``envFrom`` of a ConfigMap in the same files, and the ``<SERVICE>_PORT``
 / ``<SERVICE>_SERVICE_HOST`` variables the kubelet adds for each Service of the namespace
 (``enableServiceLinks``, default true). ``$(VAR)`` in command, args and env values is
 expanded from those (Kubernetes' ``expansion.go``: ``$$`` escapes, an unknown name stays as
@@ -139,6 +143,18 @@ TARGET_PORT = rule("RTC797", "k8s-target-port", "error",
     Example: `targetPort: 8000` for pods running `sglang.launch_server` without `--port`.
     Fix: point the target port at the engine's `--port`.""")
 
+UNKNOWN_HOST = rule("RTC789", "k8s-address-names-no-pod", "error",
+                    "A launch's address names no pod or Service of the manifests.", """
+    What: a master / rendezvous address (`--master_addr`, `--dist-init-addr`,
+    `--data-parallel-address`, `ray start --address`) is a cluster DNS name
+    `HOST.SUBDOMAIN` whose subdomain is a headless Service of the manifests (a Volcano
+    Job's, a LeaderWorkerSet's, a StatefulSet's serviceName, a Service) but whose host is
+    none of its pods (`<job>-<task>-<index>`, `<lws>-0`, `<sts>-<ordinal>`).
+    Why: the name does not resolve; every node waits for a rendezvous that never comes
+    (torch.distributed's "failed to resolve" / a timeout), the job never starts.
+    Example: `--master_addr mindspeed-pretrain-mastr-0.mindspeed-pretrain` for the pod
+    `mindspeed-pretrain-master-0`.
+    Fix: write the pod's name as the controller gives it (the message names the closest).""")
 SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
               "A pod template is not a valid Kubernetes pod template.", """
     What: a pod template (of any workload kind) fails the Kubernetes API schema of a v1
@@ -150,7 +166,7 @@ SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
     Fix: correct the field the message names (`kubectl apply --dry-run=server` agrees).""")
 
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
-         ROCE_MOUNTS, TARGET_PORT, SCHEMA, IDLE)
+         ROCE_MOUNTS, TARGET_PORT, SCHEMA, IDLE, UNKNOWN_HOST)
 
 #: Extended resources that are accelerators (device plugins of Ascend and NVIDIA;
 #: ``huawei.com/ascend-1980`` is the Atlas A3 resource of Huawei Cloud CCE's device plugin,
@@ -217,6 +233,8 @@ def _compose(node, budget: list[int]):
             pass
     s.line, s.col = node.start_mark.line + 1, node.start_mark.column + 1
     s.block = node.style in ("|", ">")
+    # a quoted scalar with escaped line ends on one source line (JSON's "a\\nb")
+    s.flat = not s.block and node.end_mark.line == node.start_mark.line and "\n" in node.value
     return s
 
 
@@ -273,6 +291,10 @@ class PodT:
     #: whether ``spec`` is a Kubernetes PodSpec (KServe's predictor and compose services
     #: carry other fields: not checked against the PodTemplate schema)
     podspec: bool = True
+    #: whether ``name`` is the pod's real name (a Deployment's pods get random suffixes)
+    stable: bool = True
+    #: the headless Service the pod's DNS name is under (StatefulSet ``serviceName``)
+    subdomain: str = ""
 
 
 @dataclass
@@ -289,17 +311,55 @@ class Manifests:
 
 
 def looks_like_manifest(label: str, text: str) -> bool:
-    """True for ``.yaml`` / ``.yml`` files and text with top-level ``apiVersion:`` and
-    ``kind:`` lines."""
+    """True for ``.yaml`` / ``.yml`` files, text with top-level ``apiVersion:`` and
+    ``kind:`` lines, and JSON that is a Kubernetes object or a list of them
+    (:func:`json_kind`: ``kubectl get -o json`` output; YAML reads JSON, so the reader and
+    its locations are the same)."""
     if label.endswith((".yaml", ".yml")):
+        return True
+    if json_kind(label, text) == "manifest":
         return True
     return bool(re.search(r"(?m)^apiVersion:\s*\S", text)) and \
         bool(re.search(r"(?m)^kind:\s*\S", text))
 
 
+def _is_object(doc) -> bool:
+    """Whether ``doc`` (parsed JSON) is a Kubernetes object with ``apiVersion`` and ``kind``,
+    or a ``List`` / JSON array of them."""
+    if isinstance(doc, list):
+        return bool(doc) and all(_is_object(d) for d in doc)
+    return isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and \
+        isinstance(doc.get("kind"), str)
+
+
+def json_kind(label: str, text: str) -> str | None:
+    """What JSON ``text`` is: ``"manifest"`` (a Kubernetes object / List / array of them, or
+    a ``.json`` file naming ``"apiVersion"`` and ``"kind"`` that does not parse: the YAML
+    reader then says where), ``"json"`` (other JSON: a ``.json`` file, or text starting
+    with ``{`` / ``[`` that parses as JSON), None (not JSON: read as shell, where ``{ a;
+    }`` and ``[ -f x ]`` are commands)."""
+    import json
+
+    body = text.lstrip("\ufeff \t\r\n")
+    named = label.lower().endswith(".json")
+    if body[:1] not in ("{", "["):
+        return "json" if named and body else None
+    try:
+        doc = json.loads(body)
+    except RecursionError:
+        return "json"
+    except ValueError:
+        if named and '"apiVersion"' in body and '"kind"' in body:
+            return "manifest"
+        return "json" if named else None
+    return "manifest" if _is_object(doc) else "json"
+
+
 def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
     """The units (one per lifted pod) of the manifest ``text`` and its RTC790 errors;
     Services, pools and ConfigMaps are added to ``into``. Never raises for bad input."""
+    if json_kind(label, text) == "manifest":
+        text = text.replace("\t", " ")    # JSON's tab indentation; a tab in a string is \\t
     try:
         budget = [len(text) + 100_000]
         docs = [_compose(n, budget) for n in yaml.compose_all(text, Loader=_LOADER)
@@ -376,9 +436,11 @@ def _document(label: str, doc: dict, into: Manifests) -> None:
         into.configmaps[(ns, name)] = data
     elif kind == "Pod":
         add.pod(name, doc, {})
-    elif kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") or \
+    elif kind == "StatefulSet":
+        _statefulset(add, spec, name, ns)
+    elif kind in ("Deployment", "ReplicaSet", "DaemonSet") or \
             (kind == "Job" and group == "batch"):
-        add.pod(f"{name}-0", spec.get("template"), {})
+        add.pod(f"{name}-0", spec.get("template"), {}, stable=False)
     elif kind == "LeaderWorkerSet":
         _lws(add, spec, name, ns)
     elif kind == "Job" and group == "batch.volcano.sh":
@@ -402,16 +464,21 @@ class _Adder:
         self.label, self.kind, self.name, self.ns, self.into = label, kind, name, ns, into
         self.where = where
 
-    def pod(self, pod_name: str, template, injected: dict, size: int = 1) -> None:
+    def pod(self, pod_name: str, template, injected: dict, size: int = 1,
+            labels: dict | None = None, stable: bool = True) -> None:
+        """Adds the pod ``pod_name`` of ``template`` with the env ``injected`` and, over the
+        template's labels, the ``labels`` its controller sets."""
         spec = _get(template, "spec") if isinstance(template, dict) and "spec" in template \
             else template
         if not isinstance(spec, dict):
-            self.into.skipped.append((f"{self.kind} {self.name} (no pod template)", self.where))
+            what = (f"{self.kind} {self.name} (no pod template)", self.where)
+            if what not in self.into.skipped:
+                self.into.skipped.append(what)
             return
-        labels = _get(template, "metadata", "labels") or {}
+        own = _get(template, "metadata", "labels") or {}
+        own = {**(own if isinstance(own, dict) else {}), **(labels or {})}
         self.into.pods.append(PodT(pod_name, self.label, self.kind, self.name, self.ns, spec,
-                                   labels if isinstance(labels, dict) else {}, injected,
-                                   self.where, size))
+                                   own, injected, self.where, size, stable=stable))
 
 
 def _compose_file(label: str, services: dict, into: Manifests) -> None:
@@ -455,17 +522,47 @@ def _like(text: str, at) -> S:
     return s
 
 
+def _statefulset(add: _Adder, spec: dict, name: str, ns: str) -> None:
+    """One pod per replica (at most :data:`MAX_PODS`), named ``<name>-<ordinal>`` from
+    ``spec.ordinals.start`` (default 0): the StatefulSet controller's names (kubernetes
+    pkg/controller/statefulset/stateful_set_utils.go, getPodName), its hostname and so
+    its ``HOSTNAME`` (``${HOSTNAME##*-}`` is the ordinal), with the labels it adds:
+    ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index`` (the
+    PodIndexLabel feature, beta and on by default since Kubernetes 1.28)."""
+    replicas = max(0, min(_int(spec.get("replicas"), 1) or 0, MAX_PODS))
+    start = max(0, _int(_get(spec, "ordinals", "start"), 0) or 0)
+    for k in range(start, start + replicas):
+        pod = f"{name}-{k}"
+        add.pod(pod, spec.get("template"), {"HOSTNAME": pod}, replicas,
+                {"statefulset.kubernetes.io/pod-name": pod, "apps.kubernetes.io/pod-index": str(k)})
+        if add.into.pods and add.into.pods[-1].name == pod and spec.get("serviceName"):
+            add.into.pods[-1].subdomain = str(spec["serviceName"])
+
+
+#: Labels the LWS controller gives each pod of a group (kubernetes-sigs/lws,
+#: api/leaderworkerset/v1/leaderworkerset_types.go at 024af084: SetNameLabelKey,
+#: GroupIndexLabelKey, WorkerIndexLabelKey, GroupUniqueHashLabelKey; the group key is a
+#: hash of the leader pod's namespace and name, stood for here by ``<ns>/<leader>``).
+LWS_LABELS = ("leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-index",
+              "leaderworkerset.sigs.k8s.io/worker-index", "leaderworkerset.sigs.k8s.io/group-key")
+
+
 def _lws(add: _Adder, spec: dict, name: str, ns: str) -> None:
+    """The first group of a LeaderWorkerSet: ``size`` pods, the leader ``<name>-0`` and the
+    workers ``<name>-0-<k>``, in the headless Service ``<name>`` (their DNS names), with
+    the env (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX) and labels
+    (:data:`LWS_LABELS`) the LWS controller sets."""
     lwt = _get(spec, "leaderWorkerTemplate") or {}
     size = max(1, min(_int(_get(lwt, "size"), 1) or 1, MAX_PODS))
     worker = _get(lwt, "workerTemplate")
     leader = _get(lwt, "leaderTemplate") or worker
     lead = f"{name}-0.{name}.{ns}"
     for k in range(size):
+        host = f"{name}-0" if k == 0 else f"{name}-0-{k}"
         env = {"LWS_LEADER_ADDRESS": lead, "LWS_GROUP_SIZE": str(size),
-               "LWS_WORKER_INDEX": str(k), "LWS_GROUP_INDEX": "0"}
-        add.pod(lead if k == 0 else f"{name}-0-{k}.{name}.{ns}", leader if k == 0 else worker,
-                env, size)
+               "LWS_WORKER_INDEX": str(k), "LWS_GROUP_INDEX": "0", "HOSTNAME": host}
+        labels = dict(zip(LWS_LABELS, (name, "0", str(k), f"{ns}/{name}-0")))
+        add.pod(f"{host}.{name}.{ns}", leader if k == 0 else worker, env, size, labels)
 
 
 def _volcano(add: _Adder, spec: dict, name: str) -> None:
@@ -477,7 +574,7 @@ def _volcano(add: _Adder, spec: dict, name: str) -> None:
         task = str(t.get("name") or "task")
         for k in range(min(max(0, _int(t.get("replicas"), 1) or 0), MAX_PODS)):
             add.pod(f"{name}-{task}-{k}.{name}", t.get("template"),
-                    {"VK_TASK_INDEX": str(k)}, total)
+                    {"VK_TASK_INDEX": str(k), "HOSTNAME": f"{name}-{task}-{k}"}, total)
 
 
 def _kthena(add: _Adder, spec: dict, name: str) -> None:
@@ -586,10 +683,31 @@ def _container_env(pod: PodT, c: dict, into: Manifests, label: str):
             unresolved = ()
         else:
             field_path = _get(e, "valueFrom", "fieldRef", "fieldPath")
-            v, unresolved = f"$({field_path or n})", (str(field_path or n),)
+            v = _downward(pod, str(field_path)) if field_path is not None else None
+            v, unresolved = (v, ()) if v is not None else \
+                (f"$({field_path or n})", (str(field_path or n),))
         values[n] = v
         settings[n] = Setting(n, v, _span(label, e.get("value") or n), True, unresolved)
     return settings, undefined
+
+
+_LABEL_REF = re.compile(r"metadata\.labels\[['\"]([^'\"]+)['\"]\]\Z")
+
+
+def _downward(pod: PodT, field_path: str) -> str | None:
+    """The value of the downward API ``fieldRef`` ``field_path`` that is known before the
+    pod runs: ``metadata.name`` (its hostname), ``metadata.namespace`` and
+    ``metadata.labels['KEY']`` of a label the template or the controller gives (a
+    StatefulSet's ``apps.kubernetes.io/pod-index``); None for the others (``status.podIP``,
+    ``spec.nodeName``)."""
+    if field_path == "metadata.name":
+        return pod.name.split(".")[0] if pod.stable else None
+    if field_path == "metadata.namespace":
+        return pod.namespace
+    m = _LABEL_REF.match(field_path)
+    if m and m.group(1) in pod.labels:
+        return str(pod.labels[m.group(1)])
+    return None
 
 
 def _unit(pod: PodT, into: Manifests) -> Unit | None:
@@ -660,7 +778,10 @@ def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
         text = known_arithmetic(words[2].text, {k: getattr(v, "value", v)
                                                  for k, v in env.items()})
         inner = read_shell(label, text, None, env=dict(env))
-        return [_shifted(c, first - 1, label) for c in inner.commands]
+        if getattr(raw, "flat", False):     # every line of the text is on the scalar's line
+            return [_shifted(c, lambda sp: _pin_span(sp, raw, label)) for c in inner.commands]
+        return [_shifted(c, lambda sp: _shift_span(sp, first - 1, label))
+                for c in inner.commands]
     return [Command(words, words[0].span, dict(env))]
 
 
@@ -671,14 +792,21 @@ def _shift_span(span: Span, delta: int, label: str) -> Span:
                          end_line=span.end_line + delta if span.end_line else 0)
 
 
-def _shifted(c: Command, delta: int, label: str) -> Command:
-    """``c`` with the spans in ``label`` moved down ``delta`` lines."""
-    def setting(x: Setting) -> Setting:
-        return Setting(x.name, x.value, _shift_span(x.span, delta, label), x.exported,
-                       x.unresolved)
+def _pin_span(span: Span, at, label: str) -> Span:
+    """``span`` (in ``label``) placed at the scalar ``at``: its text's lines are escaped
+    line ends of one source line, so no finer place is known."""
+    if span is None or span.file != label:
+        return span
+    return Span(label, getattr(at, "line", 1), getattr(at, "col", 1))
 
-    return Command([Word(w.text, _shift_span(w.span, delta, label), w.unresolved)
-                    for w in c.words], _shift_span(c.span, delta, label),
+
+def _shifted(c: Command, move) -> Command:
+    """``c`` with each span moved by ``move`` (Span -> Span)."""
+    def setting(x: Setting) -> Setting:
+        return Setting(x.name, x.value, move(x.span), x.exported, x.unresolved)
+
+    return Command([Word(w.text, move(w.span), w.unresolved)
+                    for w in c.words], move(c.span),
                    {k: setting(v) for k, v in c.env.items()},
                    [setting(x) for x in c.prefix], c.background)
 
@@ -714,6 +842,54 @@ def check(m: Manifests, lifted_units: list, topo) -> list:
     out += _accelerators(pods, topo)
     out += _roce(pods, topo)
     out += _target_ports(m, lifted_units)
+    out += _unknown_hosts(m, lifted_units)
+    return out
+
+
+#: The flags whose value is the address of a job's master / rendezvous / head.
+_ADDRESS_FLAGS = ("--master_addr", "--master-addr", "--dist-init-addr",
+                  "--data-parallel-address", "--address")
+
+
+def _dns_names(m: Manifests) -> tuple[dict, set]:
+    """({subdomain: {pod hostnames under it}}, {Service names}) of the manifests."""
+    under: dict = {}
+    for pod in m.pods:
+        host, _, rest = pod.name.partition(".")
+        sub = rest.split(".")[0] or pod.subdomain
+        if sub:
+            under.setdefault(sub, set()).add(host)
+    services = {str(_get(doc, "metadata", "name")) for doc, _w in m.services}
+    return under, services
+
+
+def _unknown_hosts(m: Manifests, units: list) -> list:
+    """RTC789 for each address ``HOST.SUB[...]`` whose ``SUB`` is a subdomain of the
+    manifests' pods but ``HOST`` none of its pods nor a Service (once per value)."""
+    import difflib
+
+    under, services = _dns_names(m)
+    out, seen = [], set()
+    for u in units:
+        for la in u.found.launches if id(u) in m.unit_pod else []:
+            for flag in _ADDRESS_FLAGS:
+                f = la.flags.get(flag)
+                text = str(f.value or "") if f is not None else ""
+                host = text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+                first, _, rest = host.partition(".")
+                sub = rest.split(".")[0]
+                if not sub or "$" in host or sub not in under or first in under[sub] or \
+                        first in services or (text, f.span) in seen:
+                    continue
+                seen.add((text, f.span))
+                near = difflib.get_close_matches(first, sorted(under[sub]), 1, 0.6)
+                out.append(error(UNKNOWN_HOST, f"{flag} {text}: {first} is no pod of "
+                                 f"{sub} (its pods: {', '.join(sorted(under[sub])[:4])}"
+                                 f"{', ...' if len(under[sub]) > 4 else ''})"
+                                 + (f"; did you mean {near[0]}.{rest}?" if near else ""),
+                                 f.value_span or f.span, subject=u.given_name,
+                                 hint=f"name the pod as its controller does"
+                                      + (f": {near[0]}.{rest}" if near else "")))
     return out
 
 
@@ -994,5 +1170,5 @@ def _target_ports(m: Manifests, units: list) -> list:
     return out
 
 
-__all__ = ["RULES", "Manifests", "PodT", "looks_like_manifest", "read", "check",
+__all__ = ["RULES", "Manifests", "PodT", "looks_like_manifest", "json_kind", "read", "check",
            "not_lifted_note"]

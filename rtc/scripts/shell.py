@@ -22,9 +22,9 @@ What is evaluated
     ``A=b`` (a shell variable, exported when ``set -a`` is on or it was exported before),
     ``unset``, ``set -a`` / ``set +a``, ``source FILE`` / ``. FILE`` (relative to the
     script's folder, read with the same rules; a file that cannot be read is a problem),
-    and ``$A`` / ``${A}`` / ``${A:-default}`` / ``${A-default}`` in every word. Variables
-    the script does not set stay as written (``$1``, ``$(hostname -I)``) and the word says
-    so (:attr:`Word.unresolved`). Both branches of an ``if`` are read, in order.
+    and ``$A`` / ``${A}`` / ``${A:-default}`` / ``${A-default}`` / ``${A##*-}`` (``#``,
+    ``##``, ``%``, ``%%``) in every word. Variables the script does not set stay as written
+    (``$1``, ``$(hostname -I)``) and the word says so (:attr:`Word.unresolved`). Both branches of an ``if`` are read, in order.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from rtc.diagnostics import Span
 #: How deep ``source`` may nest (a file sourcing itself is stopped by the cycle check).
 MAX_SOURCE_DEPTH = 8
 
-_PARAM = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PARAM = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=]|##?|%%?)([^}]*))?\}|"
+                    r"([A-Za-z_][A-Za-z0-9_]*))")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`` and the like: the script's own folder.
 _OWN_DIR = re.compile(r'"?\$\((?:cd\s+)?"?\$\(dirname\s+"?(?:\$\{BASH_SOURCE(?:\[0\])?\}|\$0|'
@@ -139,6 +140,24 @@ def decode_script(data: bytes) -> tuple[str | None, str | None]:
     return (text[1:] if text.startswith("\ufeff") else text), None
 
 
+def _trim(value: str, op: str, pattern: str) -> str:
+    """bash's ``${VAR#pat}`` / ``##`` (shortest / longest prefix matching the glob ``pat``
+    removed) and ``%`` / ``%%`` (suffix) of ``value``: ``${HOSTNAME##*-}`` is the text after
+    the last ``-`` (a StatefulSet pod's ordinal)."""
+    import fnmatch
+
+    cuts = range(len(value) + 1)
+    if op[0] == "#":
+        for k in (reversed(cuts) if op == "##" else cuts):
+            if fnmatch.fnmatchcase(value[:k], pattern):
+                return value[k:]
+        return value
+    for k in (cuts if op == "%%" else reversed(cuts)):
+        if fnmatch.fnmatchcase(value[k:], pattern):
+            return value[:k]
+    return value
+
+
 class _Reader:
     """Evaluates one script and the files it sources (see the module docstring)."""
 
@@ -159,6 +178,11 @@ class _Reader:
         def sub(m: re.Match) -> str:
             name = m.group(1) or m.group(4)
             got = self.vars.get(name)
+            if got is not None and m.group(2) and m.group(2)[0] in "#%":
+                return _trim(got.value, m.group(2), m.group(3))
+            if m.group(2) and m.group(2)[0] in "#%":
+                missing.append(name)
+                return m.group(0)
             if got is not None and (got.value or not m.group(2) or m.group(2)[0] != ":"):
                 return got.value
             if m.group(2):

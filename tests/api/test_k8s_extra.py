@@ -11,6 +11,7 @@ import pytest
 
 import rtc.api as api
 from rtc.api.writing import OutputsRefused
+from rtc.extras import K8S_INSTALL
 from conftest import EXAMPLES, ROOT, run_main
 
 EXAMPLE = EXAMPLES / "a2-2node-dp2-tp8.rtc"
@@ -38,7 +39,8 @@ def test_compile_target_k8s_without_the_extra_names_the_install_command(
                     "--out-dir", str(out)) == 2
     err = capsys.readouterr().err
     assert "error[RTC005]: --target k8s needs the Python package kubernetes-validate" in err
-    assert "hint: install the Kubernetes extra: pip install 'rtc[k8s]'" in err
+    assert "hint: install the Kubernetes extra: " + K8S_INSTALL in err
+    assert "rtc[k8s]" not in err          # PyPI's package named rtc is not this one
     assert "Traceback" not in err and not out.exists()
 
 
@@ -47,7 +49,8 @@ def test_the_api_refuses_k8s_outputs_without_the_extra(without_k8s_extra, tmp_pa
         api.write_outputs(api.compile(EXAMPLE), out_dir=tmp_path / "k8s", target="k8s")
     [d] = refused.value.diagnostics
     assert d.code == "RTC005" and d.severity.label == "error"
-    assert d.hint == "install the Kubernetes extra: pip install 'rtc[k8s]'"
+    assert d.hint == ("install the Kubernetes extra: pip install '.[k8s]' from the rtc "
+                      "checkout (.venv/bin/pip install -e '.[k8s]' into its venv)")
 
 
 def _bad_statefulset() -> str:
