@@ -77,3 +77,42 @@ def test_torchrun_flags_in_a_variable_duplicate_node_rank_is_rtc723(tmp_path):
     got = _found(_nodes(tmp_path, VARIABLE, ranks=(0, 0)))
     assert [g[:4] for g in got] == [("RTC723", "n1.sh", 9, 10)]
     assert "n1 and n0 both give --node_rank 0" in got[0][4]
+
+
+# -- F4: a worker's other --master_addr is one job with an error, not two half jobs -------
+
+@pytest.mark.parametrize("form, line, col", [(INLINE, 6, 68), (VARIABLE, 9, 10)])
+def test_a_worker_master_addr_no_node_has_is_rtc730_at_its_value(tmp_path, form, line, col):
+    got = _found(_nodes(tmp_path, form, masters=("10.20.0.1", "10.20.0.3")))
+    assert [g[:4] for g in got] == [("RTC730", "n1.sh", line, col)]
+    assert "n1 gives --master_addr 10.20.0.3, but node rank 0 (n0) gives --master_addr " \
+        "10.20.0.1" in got[0][4] and "the host of no node given" in got[0][4]
+    d = lint_files(_nodes(tmp_path, form, masters=("10.20.0.1", "10.20.0.3"))).diagnostics[0]
+    assert [(Path(r.span.file).name, r.span.line) for r in d.related] == [("n0.sh", line)]
+
+
+def test_the_same_master_addr_on_both_nodes_has_no_finding(tmp_path):
+    assert _found(_nodes(tmp_path, INLINE)) == []
+
+
+def test_rtc461_of_one_node_given_does_not_claim_more_than_it_knows(tmp_path):
+    one = _nodes(tmp_path, INLINE)[:1]
+    got = _found(one)
+    assert [g[:3] for g in got] == [("RTC461", "n0.sh", 6)]
+    assert "of the scripts given, 1 starts a node of it" in got[0][4]
+    assert "no script given starts its other nodes" in got[0][4]
+
+
+# -- F5: more processes per node than the node exposes devices ---------------------------
+
+@pytest.mark.parametrize("form, line, col", [(INLINE, 6, 27), (VARIABLE, 9, 10)])
+def test_nproc_16_with_8_visible_npus_is_rtc731(tmp_path, form, line, col):
+    got = _found(_nodes(tmp_path, form, nprocs=(8, 16)))
+    assert [g[:4] for g in got] == [("RTC731", "n1.sh", line, col)]
+    assert "n1 starts 16 processes per node (--nproc_per_node 16) but the node exposes 8 " \
+        "devices (ASCEND_RT_VISIBLE_DEVICES 0,1,2,3,4,5,6,7)" in got[0][4]
+
+
+def test_nproc_equal_to_the_visible_npus_has_no_finding(tmp_path):
+    for form in (INLINE, VARIABLE):
+        assert _found(_nodes(tmp_path, form, nprocs=(8, 8))) == []
