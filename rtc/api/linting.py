@@ -233,9 +233,8 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         rep.diagnostics.append(_gpu_guessed(topo, domains))
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
-    rep.diagnostics += lost_workers(groups)
+    rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
     rep.diagnostics += sglang_rules.check(groups, nodes)
-    rep.diagnostics += torchrun_rules.check(groups, topo.jobs, nodes)
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
