@@ -29,6 +29,7 @@ from rtc.scripts import drift as script_drift
 from rtc.scripts import rules as script_rules
 from rtc.scripts import manifests as script_manifests
 from rtc.scripts import sglang_rules
+from rtc.scripts import torchrun_rules
 from rtc.model import net_layers
 
 #: Every rule, in pipeline order: driver, syntax, lowering, inventory, checks, policies,
@@ -40,7 +41,7 @@ PIPELINE_ORDER: tuple[Rule, ...] = (
     + CHECK_RULES + policies.RULES
     + jsonload.RULES + recognise.RULES + schema_rules.RULES + semantic.RULES + importer.RULES
     + preflight.RULES + k8s_plan.RULES + configmap.RULES + pods.RULES
-    + script_rules.RULES + sglang_rules.RULES + script_manifests.RULES
+    + script_rules.RULES + sglang_rules.RULES + torchrun_rules.RULES + script_manifests.RULES
     + script_drift.RULES
     + nccl_preflight.RULES + npu_bandwidth.RULES
     + import_global.RULES

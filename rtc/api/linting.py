@@ -31,7 +31,7 @@ from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
 from rtc.scripts import rules as R
-from rtc.scripts import manifests, sglang_rules
+from rtc.scripts import manifests, sglang_rules, torchrun_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
@@ -256,7 +256,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
         rep.diagnostics.append(_gpu_guessed(topo, domains))
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
-    rep.diagnostics += lost_workers(groups)
+    rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
     rep.diagnostics += sglang_rules.check(groups, nodes)
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)

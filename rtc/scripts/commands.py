@@ -8,8 +8,10 @@ command                                       read as
 ``python[3] -m vllm.entrypoints.openai.       ``vllm`` (the model from ``--model``)
 api_server ...``
 ``ray start ...``                             ``ray``
-``torchrun ...``, ``python -m torch.          ``torchrun``
-distributed.run ...``
+``torchrun ...``, ``python -m torch.          ``torchrun`` (``torch.distributed.launch``
+distributed.run ...``                         is the deprecated front of ``run``, its
+``python -m torch.distributed.launch ...``    flags plus ``--use-env``: torch/distributed/
+                                              launch.py)
 ``msrun ...``                                 ``msrun``
 ``python[3] -m sglang.launch_server ...``,    ``sglang`` (flags read as their ServerArgs
 ``sglang serve ...``, ``python -m             field's primary flag:
@@ -52,7 +54,7 @@ BOOLEAN_FLAGS = frozenset({
     "--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-log-requests",
     "--enable-chunked-prefill", "--enable-auto-tool-choice", "--disable-log-stats",
     "--enable-dbo", "--enable-eplb", "--eplb-log-balancedness", "--async-scheduling",
-    "--head", "--block", "--disable-usage-stats", "--standalone", "--no-python", "--bind_all", "--join",
+    "--head", "--block", "--disable-usage-stats", "--standalone", "--no-python", "--use-env", "--use_env", "--bind_all", "--join",
 }) | sglang_args.BOOLEAN
 
 #: Commands that start nothing rtc checks (builtins and everyday tools): not reported.
@@ -196,7 +198,7 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
         module = rest[1].text
         if module == "vllm.entrypoints.openai.api_server":
             out.launches.append(_launch("vllm", cmd, words, rest[2:], env, devices, "api_server"))
-        elif module == "torch.distributed.run":
+        elif module in ("torch.distributed.run", "torch.distributed.launch"):
             out.launches.append(_launch("torchrun", cmd, words, rest[2:], env, devices))
         elif module == "vllm.entrypoints.cli.main" and len(rest) > 2 and rest[2].text == "serve":
             out.launches.append(_launch("vllm", cmd, words, rest[3:], env, devices, "serve"))

@@ -88,6 +88,10 @@ class Group:
     #: of no given node), joined to the one DP head of their size and rpc port: (Member,
     #: the --data-parallel-address Flag or None); RTC709 reports them
     lost: list = field(default_factory=list)
+    #: torchrun / msrun nodes joined to the job of node rank 0 although their master
+    #: address differs (same node count, processes, port and script): (Member, the
+    #: --master_addr Flag or None); RTC730 reports them
+    masters: list = field(default_factory=list)
     _by_node: dict = field(default_factory=dict)
 
     def member(self, node: Node) -> Member:
@@ -191,6 +195,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
     _merge_self_addressed(groups)
     _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
+    _merge_other_masters(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
     # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
     out = [g for g in groups.values() if g.kind != "ray" or
            any(la.kind != "ray" for m in g.members for la in m.launches)]
@@ -267,6 +272,54 @@ def _merge_lost_workers(groups: dict, hosts: set) -> None:
             heads[0].lost.append((heads[0].member(m.node),
                                   m.main.flags.get("--data-parallel-address")))
         del groups[key]
+
+
+def master_flag(la: Launch):
+    """The ``--master_addr`` (``--master-addr``) Flag of a torchrun / msrun launch, or None."""
+    return la.flags.get("--master_addr") or la.flags.get("--master-addr")
+
+
+def node_rank(la: Launch) -> int | None:
+    """The node rank a torchrun / msrun launch gives (torchrun's default 0 when left out:
+    torch/distributed/run.py ``--node-rank`` default 0), None when unreadable."""
+    text = la.value("--node_rank") or la.value("--node-rank")
+    return int_value(text, 0 if text is None and la.kind == "torchrun" else None)
+
+
+def _launcher_identity(la: Launch) -> tuple:
+    """What the nodes of one torchrun / msrun job give alike besides the master address:
+    the node count, the processes per node, the master port and the script it runs."""
+    return (la.kind, la.value("--nnodes") or la.value("--worker_num"), _per_node(la),
+            la.value("--master_port") or la.value("--master-port") or "",
+            la.positional[0].text if la.positional else "")
+
+
+def _merge_other_masters(groups: dict, hosts: set) -> None:
+    """Join each torchrun / msrun group without node rank 0 to the one group of the same
+    :func:`_launcher_identity` that has node rank 0 (else the one whose master address is
+    a given node's host): one job whose nodes disagree on ``--master_addr`` (recorded in
+    :attr:`Group.masters` for RTC730), not two half jobs (RTC461)."""
+    by_identity: dict = {}
+    for key, g in groups.items():
+        if g.kind in ("torchrun", "msrun"):
+            by_identity.setdefault(_launcher_identity(g.members[0].main), []).append((key, g))
+    for found in by_identity.values():
+        if len(found) < 2:
+            continue
+        has_head = {key: any(node_rank(m.main) == 0 for m in g.members) for key, g in found}
+        heads = [(k, g) for k, g in found if has_head[k]] or \
+            [(k, g) for k, g in found if k[1] in hosts]
+        if len(heads) != 1:
+            continue
+        target = heads[0][1]
+        for key, g in found:
+            if g is target or has_head[key]:
+                continue
+            for m in g.members:
+                tm = target.member(m.node)
+                tm.launches.extend(m.launches)
+                target.masters.append((tm, master_flag(m.main)))
+            del groups[key]
 
 
 def _rank_members(g: Group) -> None:

@@ -86,9 +86,11 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
         names = ", ".join(m.node.name for m in g.members[:4]) + \
             (f" and {len(g.members) - 4} more" if len(g.members) > 4 else "")
         count = len(g.members)
-        msg = (f"job {job.name}: the scripts given start {count} node{'s' * (count > 1)} of "
-               f"it ({names}: {why}); the other nodes' scripts are not given, so the rules that "
-               f"need all of a job's nodes ({', '.join(skip)}) are skipped for it")
+        msg = (f"job {job.name}: of the scripts given, {count} start{'s' * (count == 1)} a "
+               f"node of it ({names}: {why}); no script given starts its other nodes (a script "
+               f"whose launch gives another master address, port or sizes starts another job), "
+               f"so the rules that need all of a job's nodes ({', '.join(skip)}) are skipped "
+               f"for it")
         out[job.name] = (note(R.NODES_NOT_GIVEN, msg, job.span, subject=f"job {job.name}",
                               hint="lint every node's script of the job in one run, e.g. "
                                    "`rtc lint atlas-01.sh atlas-02.sh` (an rtc --out-dir: "

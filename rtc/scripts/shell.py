@@ -50,6 +50,14 @@ _OWN_DIR = re.compile(r'"?\$\((?:cd\s+)?"?\$\(dirname\s+"?(?:\$\{BASH_SOURCE(?:\
 #: The variable the script's own folder is read into (see :data:`_OWN_DIR`).
 OWN_DIR_VAR = "_RTC_SCRIPT_DIR"
 
+#: The parts of a word's source text, for word splitting (:meth:`_Reader.split_fields`):
+#: '...', "...", a \\-escape, an unquoted $NAME / ${...}, other characters.
+_SEGMENT = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|\\.|\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)|[^'"\\$]+|\$""", re.S)
+#: bash's default IFS: the characters an unquoted expansion is split at.
+_IFS = " \t\n"
+#: Builtins whose NAME=value arguments bash does not split.
+_DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
+
 #: Constructs bashlex does not implement: ``case ... esac`` blocks and ``$(( ))``.
 _CASE = re.compile(r"^[ \t]*case\b.*?^[ \t]*esac\b[^\n]*", re.S | re.M)
 _ARITH = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)")
@@ -168,6 +176,7 @@ class _Reader:
         self.allexport = False
         self.stack: list[str] = []
         self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
+        self.texts: dict[str, str] = {}          # label -> the text its offsets refer to
 
     # -- expansion ---------------------------------------------------------------------
     def expand(self, text: str, expandable: bool) -> tuple[str, tuple[str, ...]]:
@@ -195,6 +204,52 @@ class _Reader:
             missing.append("$(...)" if "$(" in out or "`" in out else "$N")
         return out, tuple(missing)
 
+    def split_fields(self, raw: str, word: str) -> list[str] | None:
+        """The fields bash makes of the word written ``raw`` (its source text; ``word``
+        is bashlex's reading of it, quotes removed) when an unquoted ``$VAR`` / ``${VAR}``
+        of it has a known value holding blanks (split at spaces, tabs and newlines: the
+        default IFS) or is empty (an unquoted empty expansion alone is no word): bash's
+        word splitting (bash manual, "Word Splitting"), so that ``ARGS="--nnodes 2 ..."``;
+        ``torchrun $ARGS`` gives torchrun its flags one word each. None when nothing is
+        split (``"$VAR"``, a value without blanks, an unknown variable, ``$( )``, a script
+        that sets IFS): the word stays one."""
+        if "IFS" in self.vars or "$(" in raw or "`" in raw:
+            return None
+        segments = _SEGMENT.findall(raw)
+        try:
+            if "".join(segments) != raw or _unquote(raw)[0] != word:
+                return None                   # not this word's source text, or odd quoting
+        except (IndexError, ValueError):
+            return None
+        fields: list[str] = []
+        cur: str | None = None
+        split = False
+        for seg in segments:
+            if seg[0] == "$" and len(seg) > 1:
+                value, missing = self.expand(seg, True)
+                if missing:
+                    cur = (cur or "") + seg
+                    continue
+                split |= not value or value != value.strip() or any(c in value for c in _IFS)
+                parts = value.split()
+                if value[:1] in _IFS and cur is not None:
+                    fields.append(cur)
+                    cur = None
+                for k, piece in enumerate(parts):
+                    if k:
+                        fields.append(cur)
+                        cur = None
+                    cur = (cur or "") + piece
+                if value[-1:] in _IFS and cur is not None:
+                    fields.append(cur)
+                    cur = None
+            else:
+                text = self.expand(*_unquote(seg))[0] if seg[0] != "'" else seg[1:-1]
+                cur = (cur or "") + text
+        if cur is not None:
+            fields.append(cur)
+        return fields if split else None
+
     # -- reading -----------------------------------------------------------------------
     def read(self, label: str, text: str) -> None:
         self.run.files.setdefault(label, text)
@@ -205,6 +260,7 @@ class _Reader:
                                          Span(label, 1, 1), False)
         try:
             text = _OWN_DIR.sub(lambda m: f"${OWN_DIR_VAR}".ljust(len(m.group(0))), text)
+            self.texts[label] = text
             for node, lines, base in _parse(text, label, self.run.problems):
                 self._node(node, label, lines, base)
         finally:
@@ -277,7 +333,15 @@ class _Reader:
                                       False, missing))
             elif part.kind == "word":
                 text, missing = self.expand(part.word, _has_params(part))
-                words.append(Word(text, self._span(label, lines, base, part.pos), missing))
+                span = self._span(label, lines, base, part.pos)
+                fields = None
+                if _has_params(part) and (not words or words[0].text not in _DECLARE):
+                    raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
+                    fields = self.split_fields(raw, part.word)
+                if fields is None:
+                    words.append(Word(text, span, missing))
+                else:
+                    words += [Word(f, span, missing) for f in fields]
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "

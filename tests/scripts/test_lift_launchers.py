@@ -27,6 +27,8 @@ CASES = {
     "docker-vendor": (["docker-vendor.sh"], None),
     "docker-vendor-ok": (["docker-vendor-ok.sh"], None),
     "torchrun": (["torchrun.sh"], None),
+    "torchrun-args-variable": (["megatron-node0.sh", "megatron-node1.sh"], None),
+    "torch-distributed-launch": (["mindspeed-launch.sh"], None),
     "msrun": (["msrun.sh"], None),
     "ray": (["ray-head.sh", "ray-worker.sh"], None),
     "vllm-serve": (["vllm-serve.sh"], None),
