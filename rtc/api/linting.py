@@ -184,7 +184,7 @@ def _units(label: str, text: str) -> list[Unit]:
         # a node named by a variable (`-w "$head_node"`) is one of this allocation's:
         # never the same node as another script's "$head_node"
         stem = Unit(label, "").stem
-        return [Unit(label, body, 1, f"{name}@{stem}" if "$" in name else name)
+        return [Unit(label, body, 1, f"{stem}:{name}" if "$" in name else name)
                 for name, body in per_node]
     return split_sections(label, as_shell(label, text))
 

@@ -108,7 +108,7 @@ def test_a_head_and_worker_batch_script_is_checked_across_its_nodes():
     rep = lint_scripts([("dp.sbatch", text)])
     assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
     assert sorted(s.name for s in rep.topology.servers) == \
-        ["$head_node@dp", "${nodes[1]}@dp"]
+        ["dp:$head_node", "dp:${nodes[1]}"]
     # the worker repeats DP rank 0 (was three notes and exit 0: both steps were one node)
     bad = text.replace("--data-parallel-start-rank 1", "--data-parallel-start-rank 0")
     assert found("dp.sbatch", bad) == [("RTC530", 23, 55)]
@@ -121,4 +121,4 @@ def test_rays_slurm_recipe_is_one_ray_cluster_of_head_and_workers():
     assert "RTC461" not in {d.code for d in rep.diagnostics}     # both nodes are in the job
     (job,) = rep.topology.jobs
     assert sorted(p.server.name for p in job.placements) == \
-        ["$head_node@serve", "$node_i@serve"]
+        ["serve:$head_node", "serve:$node_i"]
