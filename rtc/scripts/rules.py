@@ -44,8 +44,8 @@ NO_LAUNCH = rule("RTC703", "script-starts-nothing", "warning",
     Fix: lint the script that sources it (rtc reads `source env.sh` itself).""")
 HOST_NOT_IN_TABLE = rule("RTC704", "script-host-not-in-table", "error",
                          "A node of the scripts is not a server of the rank table.", """
-    What: with `--table`, a script's host IP (HCCL_IF_IP, VLLM_HOST_IP, --host,
-    --node-ip-address) is the host_ip of no server in the rank table, or the script gives
+    What: with `--table`, a script's host IP (HCCL_IF_IP, VLLM_HOST_IP, MindIE's
+    MIES_CONTAINER_IP, --host, --node-ip-address) is the host_ip of no server in the rank table, or the script gives
     no host IP at all.
     Why: HCCL finds a rank's server by the host IP; a node the table does not list has no
     ranks, and the job hangs at communicator init until HCCL_CONNECT_TIMEOUT.
