@@ -38,6 +38,11 @@ from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
 
+#: The longest value (in characters) a variable expansion may give one word: beyond it
+#: the rest of the word's variables stay as written and unknown (``A=x`` then 30 lines of
+#: ``A="$A$A"`` would otherwise build a 1 GiB string), with one RTC701 note per variable.
+MAX_VALUE = 1 << 20
+
 #: How deep ``source`` may nest (a file sourcing itself is stopped by the cycle check).
 MAX_SOURCE_DEPTH = 8
 
@@ -149,17 +154,27 @@ class _Reader:
         self.allexport = False
         self.stack: list[str] = []
         self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
+        self.too_long: set[str] = set()          # variables noted past MAX_VALUE
 
     # -- expansion ---------------------------------------------------------------------
-    def expand(self, text: str, expandable: bool) -> tuple[str, tuple[str, ...]]:
+    def expand(self, text: str, expandable: bool,
+               span: Span | None = None) -> tuple[str, tuple[str, ...]]:
+        """``text`` with the variables the script set expanded, and the names left as
+        written (unset, or past :data:`MAX_VALUE` characters: noted once at ``span``)."""
         if not expandable or "$" not in text:
             return text, ()
         missing: list[str] = []
+        size = [0]
 
         def sub(m: re.Match) -> str:
             name = m.group(1) or m.group(4)
             got = self.vars.get(name)
             if got is not None and (got.value or not m.group(2) or m.group(2)[0] != ":"):
+                size[0] += len(got.value)
+                if size[0] > MAX_VALUE:
+                    self._too_long(name, span)
+                    missing.append(name)
+                    return m.group(0)
                 return got.value
             if m.group(2):
                 return m.group(3)
@@ -170,6 +185,16 @@ class _Reader:
         if "$(" in out or "`" in out or re.search(r"\$[0-9@*#?]", out):
             missing.append("$(...)" if "$(" in out or "`" in out else "$N")
         return out, tuple(missing)
+
+    def _too_long(self, name: str, span: Span | None) -> None:
+        """One RTC701 note per variable whose expansion passed :data:`MAX_VALUE`."""
+        if name in self.too_long or span is None:
+            return
+        self.too_long.add(name)
+        self.run.problems.append(ShellProblem(
+            "value", f"${name} is not expanded here: its value would make the word longer "
+            f"than {MAX_VALUE >> 20} MiB (each {name}=\"${name}${name}\" doubles it); rtc reads "
+            f"${name} as unknown where it would pass that", span))
 
     # -- reading -----------------------------------------------------------------------
     def read(self, label: str, text: str) -> None:
@@ -248,12 +273,13 @@ class _Reader:
         for part in node.parts:
             if part.kind == "assignment" and not words:
                 name, _, value = part.word.partition("=")
-                text, missing = self.expand(value, _has_params(part))
-                prefix.append(Setting(name, text, self._span(label, lines, base, part.pos),
-                                      False, missing))
+                at = self._span(label, lines, base, part.pos)
+                text, missing = self.expand(value, _has_params(part), at)
+                prefix.append(Setting(name, text, at, False, missing))
             elif part.kind == "word":
-                text, missing = self.expand(part.word, _has_params(part))
-                words.append(Word(text, self._span(label, lines, base, part.pos), missing))
+                at = self._span(label, lines, base, part.pos)
+                text, missing = self.expand(part.word, _has_params(part), at)
+                words.append(Word(text, at, missing))
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "
