@@ -160,10 +160,14 @@ BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
     or a JSON flag that is not a JSON object (`--additional-config '{not json'`,
     `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`), or a
     `--data-parallel-size-local` above `--data-parallel-size` (1 when not given: vLLM's
-    ParallelConfig rejects it; vLLM issue 18553).
+    ParallelConfig rejects it; vLLM issue 18553), or a word that starts with a dash
+    look-alike where a flag was meant (`—headless`: an em or en dash, a minus sign, as
+    word processors and chat tools turn `--` into).
     Why: the framework stops at start-up (argparse "invalid int value", json.loads'
-    "Expecting property name", HCCL "invalid ip"), often on one node only while the others
-    wait for it until their timeouts.
+    "Expecting property name", HCCL "invalid ip"; the shell passes `—headless` as a
+    positional argument, which argparse rejects as "unrecognized arguments" or takes for
+    the model or script), often on one node only while the others wait for it until their
+    timeouts.
     Example: `export HCCL_IF_IP=141.61.39.317`.
     Fix: write the value the flag takes; rtc's other rules use the framework's default in
     its place, so fix this first.""")
