@@ -40,7 +40,7 @@ from rtc.rules import IO_ERROR
 from rtc.schema import check_schema
 from rtc.schema.explain import RULE_RANGE, subject_of
 from rtc.tables.recognise import detect_form, rtc_description
-from rtc.tables.jsonload import SourceMap, load_json
+from rtc.tables.jsonload import RULE_ENCODING, SourceMap, load_json
 from rtc.tables.lower_table import LOWERED_FORMS, LoweredTable, ids_above_seven, lower_table
 from rtc.tables.semantic import (INVENTORY_DEVICE, INVENTORY_SERVER, POD_MEMBERSHIP, check_table,
                                  check_v2_preset, check_version_fit,
@@ -112,7 +112,9 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     doc, smap, diags = load_json(data, filename=filename)
     report.doc = doc
     if doc is None:
-        described = rtc_description(text, filename) if diags else None
+        # text that is not UTF-8 (or binary) is that, whatever its name (`x.rtc`)
+        undecodable = any(d.code == RULE_ENCODING.code for d in diags)
+        described = rtc_description(text, filename) if diags and not undecodable else None
         if described is not None:   # an rtc description, whatever its name (`desc.json`)
             diags = [described]
         elif not any(d.severity is Severity.ERROR for d in diags):

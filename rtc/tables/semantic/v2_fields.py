@@ -262,8 +262,9 @@ def _local_ids(ctx: Ctx, ranks, preset) -> None:
     fix = f"set local_id {did}, the NPU's number in the server" if \
         type(did) is int and 0 <= did < n else "set the NPU's number in the server"
     ctx.add(error(V2_LOCAL_ID_RANGE, f"{format_path(path)}: local_id {local}{device} is no "
-                  f"NPU of its server: the topology file of a {n}-NPU {preset.name} "
-                  f"server lists local_ids 0..{n - 1} (64 only for the backup rank){more}", ctx.span(path),
+                  f"NPU of its server: the topology file of a {preset.name} server "
+                  f"({n} NPUs) lists local_ids 0..{n - 1} (64 only for the backup "
+                  f"rank){more}", ctx.span(path),
                   hint=fix))
 
 
