@@ -37,6 +37,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.textfmt import clipped
 
 #: The longest value (in characters) a variable expansion may give one word: beyond it
 #: the rest of the word's variables stay as written and unknown (``A=x`` then 30 lines of
@@ -283,7 +284,7 @@ class _Reader:
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "
-                    f"`{words[0].text if words else 'a command'}`, not commands)",
+                    f"`{clipped(words[0].text) if words else 'a command'}`, not commands)",
                     self._span(label, lines, base, part.pos)))
         span = self._span(label, lines, base, node.pos)
         if not words:
@@ -340,13 +341,13 @@ class _Reader:
     def _source(self, word: Word, label: str) -> None:
         if word.unresolved:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}` is not read: the path uses "
+                "source", f"`source {clipped(word.text)}` is not read: the path uses "
                 f"{', '.join(word.unresolved)}, which the script does not set", word.span))
             return
         path = path_from_script(word.text, label)
         if path in self.stack or len(self.stack) >= MAX_SOURCE_DEPTH:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}` is not read again (it is already being "
+                "source", f"`source {clipped(word.text)}` is not read again (it is already being "
                 "read, or files source each other more than "
                 f"{MAX_SOURCE_DEPTH} deep)", word.span))
             return
@@ -356,7 +357,7 @@ class _Reader:
             text, why = decode_script(data)
         if text is None:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}`: {path} {_why_words(why)}; the "
+                "source", f"`source {clipped(word.text)}`: {path} {_why_words(why)}; the "
                 "variables it sets are not known", word.span))
             return
         self.read(path, text)
