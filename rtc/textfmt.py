@@ -225,3 +225,10 @@ def ip_text_memo():
         return got
 
     return text
+
+
+def clipped(text: str, limit: int = 80) -> str:
+    """``text`` on one line, at most ``limit`` characters: a longer one ends in an ellipsis
+    (for command text echoed in a message)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit - 1] + "…"

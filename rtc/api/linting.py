@@ -30,6 +30,7 @@ from rtc.model.presets import presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
+from rtc.textfmt import clipped
 from rtc.scripts import rules as R
 from rtc.scripts import manifests, sglang_rules, torchrun_rules
 from rtc.scripts.lift import group_launches, lift
@@ -448,7 +449,7 @@ def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
                                            hint="lint the script that sources it"))
     if unknown:
         first = next(iter(unknown.values()))
-        names = ", ".join(f"`{n}` ({s})" for n, s in list(unknown.items())[:8])
+        names = ", ".join(f"`{clipped(n)}` ({s})" for n, s in list(unknown.items())[:8])
         more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
         rep.diagnostics.append(note(R.UNKNOWN_COMMAND, f"commands rtc does not check: {names}"
                                     f"{more}", first,

@@ -120,7 +120,9 @@ def validate_source(data: bytes | str, filename: str, *, hardware: str | None = 
     doc, smap, diags = load_json(data, filename=filename)
     report.doc = doc
     if doc is None:
-        described = rtc_description(text, filename) if diags else None
+        # text that is not UTF-8 (or binary) is that, whatever its name (`x.rtc`)
+        undecodable = any(d.code == RULE_ENCODING.code for d in diags)
+        described = rtc_description(text, filename) if diags and not undecodable else None
         if described is not None:   # an rtc description, whatever its name (`desc.json`)
             diags = [described]
         elif not any(d.severity is Severity.ERROR for d in diags):

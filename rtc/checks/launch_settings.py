@@ -11,7 +11,8 @@ from rtc.plan import Plan
 from rtc.plan.launch import extra_ports, needs_feature
 from rtc.plan.modes import effective_executor
 from rtc.plan.node_env import COMPUTED, node_env
-from rtc.plan.versions import FEATURES, VLLM_ALIASES, parse_version, version_text
+from rtc.plan.versions import (FEATURES, VLLM_ALIASES, parse_version, version_problem,
+                               version_text)
 from rtc.network.env import env_map, parse_visible_devices
 from rtc.rules import rule
 
@@ -37,7 +38,8 @@ VERSION = rule("RTC501", "vllm-version-lacks-feature", "error",
     `executor ray`).""")
 BAD_VERSION = rule("RTC502", "unreadable-vllm-version", "warning",
                    "vllm_version is not a version number rtc can read.", """
-    What: e.g. `vllm_version latest` or `vllm_version main`.
+    What: e.g. `vllm_version latest` or `vllm_version main`, or a release number out of
+    range (`99999999999999999999.0.0`: a part longer than 6 digits).
     Why: rtc cannot check flags against it and writes the conservative launch form.
     Example: `vllm_version nightly`.
     Fix: write the release, e.g. `vllm_version 0.11.0`.""")
@@ -135,8 +137,9 @@ def _flag(word: str) -> str | None:
 def check(topo: Topology, plan: Plan):
     if topo.vllm_version and parse_version(topo.vllm_version) is None \
             and any(j.framework == "vllm" for j in topo.jobs):
-        yield warning(BAD_VERSION, f"vllm_version '{topo.vllm_version}' is not a version "
-                      "number; the launch scripts use the conservative form", topo.span,
+        yield warning(BAD_VERSION, f"vllm_version '{topo.vllm_version}' "
+                      f"{version_problem(topo.vllm_version)}; the launch scripts use the "
+                      "conservative form", topo.span,
                       hint="write the release, e.g. `vllm_version 0.11.0`")
     for job in topo.jobs:
         if not job.placements:

@@ -106,7 +106,8 @@ def check(topo: Topology, plan: Plan):
         if len(members) == 1 and sdids:
             yield from _mixed_sdids(what, members[0])
         # 2.0 (Ascend 950): no server_list, rank ids given
-        if not reported_order and not topo.preset.is_a5 and _sorted_by_reader(job, members):
+        if not reported_order and not topo.preset.is_a5 and \
+                _sorted_by_reader(job, members, topo.origin):
             found = list(_server_order(what, members, topo.origin == "table"))
             reported_order = bool(found)
             yield from found
@@ -176,13 +177,18 @@ def _pod_data(what: str, members):
 SORTING_FRAMEWORKS = ("mindspore",)
 
 
-def _sorted_by_reader(job, members) -> bool:
+def _sorted_by_reader(job, members, origin: str = "description") -> bool:
     """Whether RTC216 judges the table of ``job``: a job whose framework sorts, or the
     whole cluster's table (None: its reader is unknown) unless every server_id is its host
     IP -- the form Ascend Operator writes for HCCL and MindCluster, which order ranks by
-    rank_id (ascend-operator pkg/ranktable/common/common.go buildServerInfo)."""
+    rank_id (ascend-operator pkg/ranktable/common/common.go buildServerInfo). Servers
+    lifted from scripts (``origin`` "scripts") have no whole-cluster table of their own:
+    the table given with `rtc lint --table` (or exported as RANK_TABLE_FILE) is judged
+    where it is read, with the findings `rtc validate` gives it, so only their jobs are."""
     if job is not None:
         return job.framework in SORTING_FRAMEWORKS
+    if origin == "scripts":
+        return False
     return not all(s.host_ip is not None and s.server_id == str(s.host_ip) for s, _ in members)
 
 

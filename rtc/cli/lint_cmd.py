@@ -118,10 +118,10 @@ def _check_options(reporter, fmt: str, hardware, node: list[str], inventory, tab
 
 def _check_version(vllm_version) -> None:
     """RTC002 for a --vllm-version that is no version number."""
-    from rtc.plan.versions import parse_version
+    from rtc.plan.versions import parse_version, version_problem
 
     if vllm_version is not None and parse_version(vllm_version) is None:
-        fail_usage(f"--vllm-version {vllm_version} is not a version number",
+        fail_usage(f"--vllm-version {vllm_version} {version_problem(vllm_version)}",
                    "give the vLLM release the nodes run, e.g. --vllm-version 0.11.0 "
                    "(`pip show vllm` on a node)")
 

@@ -259,6 +259,19 @@ def parse_version(text: str | None) -> Version | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
+_VERSION_SHAPE = re.compile(r"^v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?(?![0-9])")
+
+
+def version_problem(text: str) -> str:
+    """Why ``text``, which :func:`parse_version` does not read, is no version rtc reads:
+    "is out of range ..." when it has a version's shape with a part longer than 6 digits
+    (``99999999999999999999.0.0``), else "is not a version number"."""
+    m = _VERSION_SHAPE.match(text.strip())
+    if m and any(len(g) > 6 for g in m.groups() if g):
+        return "is out of range (each part of a release has at most 6 digits)"
+    return "is not a version number"
+
+
 def version_text(v: Version) -> str:
     return ".".join(str(x) for x in v)
 

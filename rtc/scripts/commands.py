@@ -230,7 +230,22 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
     elif prog in KNOWN_TOOLS:
         return
     else:
-        out.unknown.setdefault(prog, words[0].span)
+        name = _substituted(words[0].text)
+        if name is None:
+            out.unknown.setdefault(prog, words[0].span)
+        elif name and os.path.basename(name) not in KNOWN_TOOLS:
+            out.unknown.setdefault(f"{os.path.basename(name)}` inside `$(...)",
+                                   words[0].span)
+
+
+def _substituted(first: str) -> str | None:
+    """The command a word that opens a command substitution runs (``$(scontrol`` ->
+    ``scontrol``, also a backquote; "" when the word holds no name), else None. Such a
+    word is left when the reader splits ``nodes=( $(scontrol show hostnames) )`` by line."""
+    for opener in ("$(", "`"):
+        if first.startswith(opener):
+            return first[len(opener):].strip("`)\"'")
+    return None
 
 
 def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread) -> None:

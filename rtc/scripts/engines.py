@@ -1,7 +1,7 @@
 """Launch lines kept in the files of the engines that run them - Slurm batch scripts and
 Ansible playbooks - as shell text for ``rtc lint``'s shell front end, so the same rules
 apply to them as to shell scripts. Positions are kept: a finding points at the line (and,
-for Slurm, the column) of the original file.
+for Slurm and for a playbook's block scalars, the column) of the original file.
 
 * **sbatch** (a script with ``#SBATCH`` lines, sbatch(1)): ``srun [OPTIONS]`` before a
   command is blanked out (same length, spaces), so ``srun vllm serve ...`` is read as the
@@ -260,11 +260,36 @@ def _place(lines: list[str], node, text: str) -> None:
     value = _jinja(node.value)
     block = node.style in ("|", ">")
     first = node.start_mark.line + (1 if block else 0)
+    if block:
+        _place_block(lines, node.style, first, text)
+        return
     # a one-line scalar keeps its column (past its opening quote)
     pad = "" if block or "\n" in value else " " * (node.start_mark.column + bool(node.style))
     for n, part in enumerate(value.splitlines()):
         if first + n < len(lines):
             lines[first + n] = pad + part
+
+
+def _place_block(lines: list[str], style: str, first: int, text: str) -> None:
+    """Copy a block scalar's source lines (from ``first``) as they are written, so each word
+    keeps its line and column; the lines of a folded scalar (``>``, which YAML joins with
+    spaces) end in a `` \\`` continuation but the last of each paragraph (before a blank
+    line), so the shell reads one command as YAML does."""
+    src = text.splitlines()
+    if first >= len(src):
+        return
+    indent = len(src[first]) - len(src[first].lstrip())
+    body: list[str] = []
+    for line in src[first:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        body.append(_jinja(line))
+    while body and not body[-1].strip():
+        body.pop()
+    for n, line in enumerate(body):
+        joined = style == ">" and line.strip() and n + 1 < len(body) and body[n + 1].strip()
+        if first + n < len(lines):
+            lines[first + n] = line + (" \\" if joined else "")
 
 
 def _jinja(value: str) -> str:

@@ -2,8 +2,8 @@
 runs on which host.
 
 A node is identified, in this order, by the host IP the script itself gives
-(``HCCL_IF_IP``, ``VLLM_HOST_IP``, vLLM and SGLang ``--host``, ``ray start --node-ip-address``; not
-``0.0.0.0``), else by the name given with ``--node NAME=FILE``, else by the section name,
+(``HCCL_IF_IP``, ``VLLM_HOST_IP``, MindIE's ``MIES_CONTAINER_IP``, vLLM and SGLang
+``--host``, ``ray start --node-ip-address``; not ``0.0.0.0``), else by the name given with ``--node NAME=FILE``, else by the section name,
 else by the file name without its extension. Scripts with the same identity are one node
 (two jobs on one host). Two scripts that give one host IP but plainly run on two machines
 (each starts another DP rank of a DP launch of the same size on the same NPUs, or a Ray head and a
@@ -43,7 +43,12 @@ def section_name(line: str) -> str | None:
         return f"{m.group(1).lower()}-{m.group(2)}"
     m = _ROLE_HEADER.match(line.strip())
     return m.group(1) if m else None
-HOST_VARS = ("HCCL_IF_IP", "VLLM_HOST_IP")
+#: Variables that give the node's own host IP. ``MIES_CONTAINER_IP`` is MindIE Server's:
+#: its rank table reader takes it as the machine's address and finds its own server by it
+#: (Ascend/MindIE-LLM @8b4871ad, src/config_manager/ranktable_config.cpp
+#: GetContainerIPAddress / InitFromJson; docs/zh/user_guide/user_manual/
+#: rank_table_file_configuration.md: it is the machine's ``server_id``).
+HOST_VARS = ("HCCL_IF_IP", "VLLM_HOST_IP", "MIES_CONTAINER_IP")
 
 
 @dataclass

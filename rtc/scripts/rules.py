@@ -44,8 +44,8 @@ NO_LAUNCH = rule("RTC703", "script-starts-nothing", "warning",
     Fix: lint the script that sources it (rtc reads `source env.sh` itself).""")
 HOST_NOT_IN_TABLE = rule("RTC704", "script-host-not-in-table", "error",
                          "A node of the scripts is not a server of the rank table.", """
-    What: with `--table`, a script's host IP (HCCL_IF_IP, VLLM_HOST_IP, --host,
-    --node-ip-address) is the host_ip of no server in the rank table, or the script gives
+    What: with `--table`, a script's host IP (HCCL_IF_IP, VLLM_HOST_IP, MindIE's
+    MIES_CONTAINER_IP, --host, --node-ip-address) is the host_ip of no server in the rank table, or the script gives
     no host IP at all.
     Why: HCCL finds a rank's server by the host IP; a node the table does not list has no
     ranks, and the job hangs at communicator init until HCCL_CONNECT_TIMEOUT.
@@ -160,10 +160,14 @@ BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
     or a JSON flag that is not a JSON object (`--additional-config '{not json'`,
     `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`), or a
     `--data-parallel-size-local` above `--data-parallel-size` (1 when not given: vLLM's
-    ParallelConfig rejects it; vLLM issue 18553).
+    ParallelConfig rejects it; vLLM issue 18553), or a word that starts with a dash
+    look-alike where a flag was meant (`—headless`: an em or en dash, a minus sign, as
+    word processors and chat tools turn `--` into).
     Why: the framework stops at start-up (argparse "invalid int value", json.loads'
-    "Expecting property name", HCCL "invalid ip"), often on one node only while the others
-    wait for it until their timeouts.
+    "Expecting property name", HCCL "invalid ip"; the shell passes `—headless` as a
+    positional argument, which argparse rejects as "unrecognized arguments" or takes for
+    the model or script), often on one node only while the others wait for it until their
+    timeouts.
     Example: `export HCCL_IF_IP=141.61.39.317`.
     Fix: write the value the flag takes; rtc's other rules use the framework's default in
     its place, so fix this first.""")

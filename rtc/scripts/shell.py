@@ -37,6 +37,12 @@ import shlex
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.textfmt import clipped
+
+#: The longest value (in characters) a variable expansion may give one word: beyond it
+#: the rest of the word's variables stay as written and unknown (``A=x`` then 30 lines of
+#: ``A="$A$A"`` would otherwise build a 1 GiB string), with one RTC701 note per variable.
+MAX_VALUE = 1 << 20
 
 #: How deep ``source`` may nest (a file sourcing itself is stopped by the cycle check).
 MAX_SOURCE_DEPTH = 8
@@ -177,12 +183,17 @@ class _Reader:
         self.stack: list[str] = []
         self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
         self.texts: dict[str, str] = {}          # label -> the text its offsets refer to
+        self.too_long: set[str] = set()          # variables noted past MAX_VALUE
 
     # -- expansion ---------------------------------------------------------------------
-    def expand(self, text: str, expandable: bool) -> tuple[str, tuple[str, ...]]:
+    def expand(self, text: str, expandable: bool,
+               span: Span | None = None) -> tuple[str, tuple[str, ...]]:
+        """``text`` with the variables the script set expanded, and the names left as
+        written (unset, or past :data:`MAX_VALUE` characters: noted once at ``span``)."""
         if not expandable or "$" not in text:
             return text, ()
         missing: list[str] = []
+        size = [0]
 
         def sub(m: re.Match) -> str:
             name = m.group(1) or m.group(4)
@@ -193,6 +204,11 @@ class _Reader:
                 missing.append(name)
                 return m.group(0)
             if got is not None and (got.value or not m.group(2) or m.group(2)[0] != ":"):
+                size[0] += len(got.value)
+                if size[0] > MAX_VALUE:
+                    self._too_long(name, span)
+                    missing.append(name)
+                    return m.group(0)
                 return got.value
             if m.group(2):
                 return m.group(3)
@@ -249,6 +265,16 @@ class _Reader:
         if cur is not None:
             fields.append(cur)
         return fields if split else None
+
+    def _too_long(self, name: str, span: Span | None) -> None:
+        """One RTC701 note per variable whose expansion passed :data:`MAX_VALUE`."""
+        if name in self.too_long or span is None:
+            return
+        self.too_long.add(name)
+        self.run.problems.append(ShellProblem(
+            "value", f"${name} is not expanded here: its value would make the word longer "
+            f"than {MAX_VALUE >> 20} MiB (each {name}=\"${name}${name}\" doubles it); rtc reads "
+            f"${name} as unknown where it would pass that", span))
 
     # -- reading -----------------------------------------------------------------------
     def read(self, label: str, text: str) -> None:
@@ -328,12 +354,12 @@ class _Reader:
         for part in node.parts:
             if part.kind == "assignment" and not words:
                 name, _, value = part.word.partition("=")
-                text, missing = self.expand(value, _has_params(part))
-                prefix.append(Setting(name, text, self._span(label, lines, base, part.pos),
-                                      False, missing))
+                at = self._span(label, lines, base, part.pos)
+                text, missing = self.expand(value, _has_params(part), at)
+                prefix.append(Setting(name, text, at, False, missing))
             elif part.kind == "word":
-                text, missing = self.expand(part.word, _has_params(part))
                 span = self._span(label, lines, base, part.pos)
+                text, missing = self.expand(part.word, _has_params(part), span)
                 fields = None
                 if _has_params(part) and (not words or words[0].text not in _DECLARE):
                     raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
@@ -345,7 +371,7 @@ class _Reader:
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "
-                    f"`{words[0].text if words else 'a command'}`, not commands)",
+                    f"`{clipped(words[0].text) if words else 'a command'}`, not commands)",
                     self._span(label, lines, base, part.pos)))
         span = self._span(label, lines, base, node.pos)
         if not words:
@@ -402,13 +428,13 @@ class _Reader:
     def _source(self, word: Word, label: str) -> None:
         if word.unresolved:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}` is not read: the path uses "
+                "source", f"`source {clipped(word.text)}` is not read: the path uses "
                 f"{', '.join(word.unresolved)}, which the script does not set", word.span))
             return
         path = path_from_script(word.text, label)
         if path in self.stack or len(self.stack) >= MAX_SOURCE_DEPTH:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}` is not read again (it is already being "
+                "source", f"`source {clipped(word.text)}` is not read again (it is already being "
                 "read, or files source each other more than "
                 f"{MAX_SOURCE_DEPTH} deep)", word.span))
             return
@@ -418,7 +444,7 @@ class _Reader:
             text, why = decode_script(data)
         if text is None:
             self.run.problems.append(ShellProblem(
-                "source", f"`source {word.text}`: {path} {_why_words(why)}; the "
+                "source", f"`source {clipped(word.text)}`: {path} {_why_words(why)}; the "
                 "variables it sets are not known", word.span))
             return
         self.read(path, text)

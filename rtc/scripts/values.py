@@ -20,6 +20,8 @@ host address        ``--data-parallel-address`` ``--master-addr`` ``ray start --
                     connects to it, so ``0.0.0.0`` / ``::`` is a placeholder too
 JSON object         ``--additional-config`` ``--kv-transfer-config`` ``--hf-overrides``
                     ``--compilation-config`` ``--speculative-config``
+a flag              any word of a launch that starts with a dash look-alike (``—headless``:
+                    an em or en dash, a minus sign ...) where ``-`` / ``--`` was meant
 ==================  ====================================================================
 
 A value that still holds a variable the script never set is not judged (RTC701 / the
@@ -294,6 +296,34 @@ def _master_addr_problem(la):
         "add --master-addr <node rank 0's IP> on every node"
 
 
+#: Characters that look like the ASCII hyphen-minus a flag starts with (word processors
+#: and chat tools turn ``--`` into an en or em dash): hyphen, non-breaking hyphen, figure
+#: dash, en dash, em dash, horizontal bar, minus sign, small and full-width hyphen-minus.
+DASH_LOOKALIKES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+
+
+def _dash_words(la):
+    """RTC720 for each word of a launch that starts with a dash look-alike
+    (:data:`DASH_LOOKALIKES`) where a flag was meant: ``—headless``."""
+    import unicodedata
+
+    for w in la.words[1:]:
+        t = w.text
+        if not t or t[0] not in DASH_LOOKALIKES:
+            continue
+        rest = t.lstrip("-" + DASH_LOOKALIKES)
+        meant = ("--" if len(rest.split("=")[0]) > 1 else "-") + rest
+        name = unicodedata.name(t[0], "dash").lower()
+        shown = t if len(t) <= 40 else t[:39] + "…"
+        article = "an" if name[0] in "aeiou" else "a"
+        yield R.BAD_VALUE, (f"`{shown}` starts with {article} {name} (U+{ord(t[0]):04X}), not an "
+                            f"ASCII '-': the shell passes it to {la.kind} as a positional "
+                            f"argument, not as the flag {meant.split('=')[0]}, so {la.kind} "
+                            "rejects it (\"unrecognized arguments\") or takes it for a "
+                            "model or script name"), w.span, \
+            f"type it with ASCII hyphens: `{meant if len(meant) <= 40 else meant[:39] + '…'}`"
+
+
 def value_findings(launches) -> list:
     """RTC720 / RTC721 / RTC724 errors of ``launches`` (each value once, at the word that
     wrote it)."""
@@ -301,7 +331,7 @@ def value_findings(launches) -> list:
     for la in launches:
         for rule, msg, span, hint in (*_flag_problems(la), *_world_problem(la),
                                        *_env_problems(la), *_master_addr_problem(la),
-                                       *_local_dp_problem(la)):
+                                       *_local_dp_problem(la), *_dash_words(la)):
             if (rule.code, span, msg) in seen:
                 continue
             seen.add((rule.code, span, msg))

@@ -107,10 +107,17 @@ def looks_like_yaml(data: bytes, filename: str) -> bool:
     """True for ``.yaml`` / ``.yml`` files, and for other text whose first character that
     is not blank or a ``#`` comment line is neither ``{`` nor ``[`` (JSON's first); False
     for a ``kubectl describe configmap`` dump (``hccl.json:`` / ``----`` then the JSON),
-    which the JSON reader takes (:func:`rtc.tables.jsonload.blank_describe_header`)."""
+    which the JSON reader takes (:func:`rtc.tables.jsonload.blank_describe_header`), and
+    for bytes that are not UTF-8 text (binary data: the JSON reader reports it as such)."""
     if filename.lower().endswith((".yaml", ".yml")):
         return True
     if filename.lower().endswith(".json"):
+        return False
+    try:    # binary or not UTF-8: no YAML, whatever its name (the JSON reader says which)
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if b"\0" in data[:8192]:
         return False
     text = data.decode("utf-8", errors="replace")
     if blank_describe_header(text) != text:

@@ -548,6 +548,11 @@ def _decode(data: bytes, filename: str) -> tuple[str | None, Diagnostic | None]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
+        if b"\0" in data[:8192]:   # NUL bytes and not UTF-8: a program, archive or noise
+            return None, error(RULE_ENCODING, "the file is binary (it holds NUL bytes and "
+                               "is not UTF-8 text), not a rank table", Span.whole_file(filename),
+                               hint="give the rank table's JSON file (hccl.json, "
+                                    "ranktable.json) or its ConfigMap YAML")
         before = data[:e.start].decode("utf-8", "replace")
         line = before.count("\n") + 1
         col = len(before) - (before.rfind("\n") + 1) + 1

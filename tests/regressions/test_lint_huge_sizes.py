@@ -55,3 +55,29 @@ def test_dash_spelling_of_nproc_per_node_is_read():
     for flag in ("--nproc-per-node 16", "--nproc_per_node 16"):
         rep, _cpu = _lint(f"torchrun {flag} --nnodes 1 train.py")
         assert [d.code for d in rep.diagnostics] == ["RTC465"], flag
+
+
+def test_a_doubling_variable_is_capped_with_one_note():
+    """Fresh user F2: `A=x` then 30 lines of `A="$A$A"` before `vllm serve` used 1.6 GB and
+    5.2 s (each line doubles A). The reader stops expanding where a word's value would pass
+    1 MiB: one RTC701 note at the line where it first would (line 23: 2**21 characters),
+    and the launch after it is still read."""
+    text = "#!/bin/bash\nA=x\n" + 'A="$A$A"\n' * 30 + "vllm serve m --port 8000\n"
+    start = time.process_time()
+    rep = lint_scripts([("dbl.sh", text.encode())])
+    assert time.process_time() - start < 2.0
+    notes = [d for d in rep.diagnostics if d.code == "RTC701"]
+    assert [(d.span.line, d.span.column) for d in notes] == [(23, 1)]
+    assert notes[0].message.startswith("$A is not expanded here: its value would make the "
+                                       "word longer than 1 MiB")
+    assert [j.name for j in rep.topology.jobs] == ["vllm@dbl:33"]
+    assert rep.diagnostics == notes, [d.message for d in rep.diagnostics]
+
+
+def test_a_long_but_bounded_variable_is_expanded():
+    """The passing side: 19 doublings (512 KiB) are expanded in full, with no note."""
+    from rtc.scripts.shell import read_shell
+
+    run = read_shell("ok.sh", "A=x\n" + 'A="$A$A"\n' * 19 + "export A\n")
+    assert len(run.settings["A"].value) == 2 ** 19 and run.settings["A"].unresolved == ()
+    assert run.problems == []

@@ -362,3 +362,28 @@ def test_preflight_exit_codes_pings_and_sysctl_with_bad_numbers(tmp_path):
     assert r.exit_codes == {"npu0_link.txt": 0, "npu1_link.txt": -1}
     text = f"$ sysctl -n net.ipv4.ip_local_reserved_ports\n60000-60031,²,８,{BIG},1-{BIG},50000\n"
     assert parse_reserved_ports(text) == ([(60000, 60031), (50000, 50000)], 2)
+
+
+@pytest.mark.parametrize("version, words", [
+    ("99999999999999999999.0.0", "is out of range (each part of a release has at most 6 "
+                                 "digits)"),
+    ("1234567.0", "is out of range"),
+    ("latest", "is not a version number"),
+])
+def test_vllm_version_out_of_range_is_said_so(version, words):
+    """Fresh user F17: `vllm_version 99999999999999999999.0.0` was "not a version number";
+    it is a version number out of range (RTC502 at the cluster name, 1:9)."""
+    src = (HEAD.replace("  hardware atlas-800t-a2\n",
+                        f"  hardware atlas-800t-a2\n  vllm_version {version}\n")
+           + "job j {\n  servers a, b\n  framework vllm\n  dp 2\n  tp 8\n}\n")
+    (d,) = [d for d in compile_text(src, "v.rtc").diagnostics if d.code == "RTC502"]
+    assert (d.span.line, d.span.column) == (1, 9)
+    assert d.message.startswith(f"vllm_version '{version}' {words}")
+    assert d.message.endswith("; the launch scripts use the conservative form")
+
+
+def test_a_six_digit_version_part_is_read():
+    src = (HEAD.replace("  hardware atlas-800t-a2\n",
+                        "  hardware atlas-800t-a2\n  vllm_version 0.11.0\n")
+           + "job j {\n  servers a, b\n  framework vllm\n  dp 2\n  tp 8\n}\n")
+    assert [d for d in compile_text(src, "v.rtc").diagnostics if d.code == "RTC502"] == []

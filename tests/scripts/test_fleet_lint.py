@@ -21,7 +21,7 @@ def found(label: str, text: str):
             if d.severity.name != "NOTE"]
 
 
-@pytest.mark.parametrize("name, where", [("dp2-srun.sbatch", (11, 28)), ("serve.yml", (12, 1))])
+@pytest.mark.parametrize("name, where", [("dp2-srun.sbatch", (11, 28)), ("serve.yml", (12, 9))])
 def test_engine_files_get_the_shell_rules_at_their_own_lines(name, where):
     text = (DATA / name).read_text()
     assert found(name, text) == [("RTC210", *where)]
@@ -41,10 +41,27 @@ def test_a_playbook_keeps_only_env_and_commands_on_their_lines():
     assert len(out) == len(text.splitlines())
     assert out[8:12] == ["export HCCL_IF_IP=10.0.0.6",
                          "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "",
-                         "vllm serve /models/m --port 8000 \\"]
+                         "        vllm serve /models/m --port 8000 \\"]
     assert as_shell("x.yml", "- hosts: a\n  tasks:\n    - shell: vllm serve {{ model }}\n"
                     ).splitlines()[2] == " " * 13 + "vllm serve ${model}"
     assert as_shell("notes.txt", "hello\n") == "hello\n"
+
+
+def test_a_folded_block_keeps_its_columns_and_is_one_command():
+    """Fresh user F18: a `shell: >` task (YAML joins its lines with spaces) is one command
+    whose words keep their playbook line and column: RTC461 points at `vllm` on line 4,
+    column 15 (past `nohup`), not at the indentation; each line but the last continues."""
+    text = ("- hosts: all\n  tasks:\n    - ansible.builtin.shell: >\n"
+            "        nohup vllm serve /m --port 8000\n"
+            "        --data-parallel-size 2 --data-parallel-size-local 1\n"
+            "        --data-parallel-address {{ head_ip }} > /var/log/v.log 2>&1 &\n")
+    out = as_shell("d.yml", text).splitlines()
+    assert out[3:6] == ["        nohup vllm serve /m --port 8000 \\",
+                        "        --data-parallel-size 2 --data-parallel-size-local 1 \\",
+                        "        --data-parallel-address ${head_ip} > /var/log/v.log 2>&1 &"]
+    rep = lint_scripts([("d.yml", text)])
+    assert [(d.code, d.span.line, d.span.column) for d in rep.diagnostics] == \
+        [("RTC461", 4, 15)]
 
 
 def test_an_inventory_is_one_node_per_host_with_its_env_and_launch():

@@ -417,6 +417,8 @@ _L0 = ("level_list", 0, "rank_addr_list", 0)
     # fresh2 finding 5: structure the schema cannot say
     ("RTC672", _set(("rank_list", 1, "local_id"), 0), ('"local_id": 0', '"rank_id": 1,')),
     ("RTC673", _set(("rank_list", 1, "local_id"), 1.0), ('"local_id": 1.0', '"rank_id": 1,')),
+    # fresh-user F12: a local_id that is no NPU of the 8-NPU server
+    ("RTC679", _set(("rank_list", 3, "local_id"), 9), ('"local_id": 9', '"rank_id": 3,')),
     ("RTC652", _set(("rank_list", 7, "replaced_local_id"), 3),
      ('"replaced_local_id"', '"rank_id": 7,')),
     ("RTC674", _set(("rank_list", 2, "level_list", 2, "net_layer"), 2),
@@ -435,6 +437,26 @@ def test_2_0_field_rules(rule, mutate, where):
                                                          for d in rep.diagnostics]
     assert rep.diagnostics[0].span.line == _line_of(text, *where), rep.diagnostics[0].message
     assert rep.diagnostics[0].hint
+
+
+def test_2_0_local_id_out_of_the_server_is_located_and_named():
+    """fresh-user F12: rank 3 with local_id 9 and device_id 3 on 8-NPU servers is RTC679 at
+    the 9, naming the server's local_ids and suggesting the device_id; the backup rank's
+    local_id 64 is no finding."""
+    doc = copy.deepcopy(GOLD)
+    doc["rank_list"][3]["local_id"] = 9
+    text, rep = _validate(doc)
+    (d,) = rep.diagnostics
+    line = _line_of(text, '"local_id": 9', '"rank_id": 3,')
+    assert (d.code, d.span.line, d.span.column) == \
+        ("RTC679", line, text.splitlines()[line - 1].index("9") + 1)
+    assert d.message.startswith("rank_list[3].local_id: local_id 9 (its device_id is 3) is no "
+                                "NPU of its server")
+    assert "lists local_ids 0..7 (64 only for the backup rank)" in d.message
+    assert d.hint == "set local_id 3, the NPU's number in the server"
+    backup = copy.deepcopy(GOLD)
+    backup["rank_list"][7].update(local_id=64, replaced_local_id=7)
+    assert "RTC679" not in [d.code for d in _validate(backup)[1].diagnostics]
 
 
 def test_2_0_field_rules_pass_on_rtc_s_own_table():

@@ -449,3 +449,26 @@ def test_two_configmaps_with_tables_are_refused_naming_both():
     (err,) = [d for d in result.diagnostics if d.severity is Severity.ERROR]
     assert err.code == "RTC661"
     assert "rings-config-deepseek, rings-config-b" in err.message
+
+
+def test_binary_bytes_named_rtc_are_binary_not_a_description(tmp_path):
+    """Fresh user F14: `rtc import x/garbage.rtc` (random bytes with NULs) said "is an rtc
+    description, not a rank table" by its extension; validate and import now say the file
+    is binary (RTC603), and a real description with that name is still RTC607."""
+    import random
+
+    from rtc.api.importing import import_table
+    from rtc.api.validating import validate_source
+
+    rng = random.Random(7)
+    data = bytes(rng.randrange(256) for _ in range(4096))
+    assert b"\0" in data
+    for diags in (validate_source(data, "x/garbage.rtc").diagnostics,
+                  import_table(data, "x/garbage.rtc").diagnostics):
+        found = [(d.code, d.span.line, d.span.column) for d in diags if d.span]
+        assert found == [("RTC603", 1, 1)]
+        assert next(d.message for d in diags if d.code == "RTC603") == \
+            "the file is binary (it holds NUL bytes and is not UTF-8 text), not a rank table"
+    described = validate_source(b"cluster c {\n  hardware atlas-800t-a2\n}\n", "x/d.rtc")
+    assert [(d.code, d.span.line, d.span.column) for d in described.diagnostics] == \
+        [("RTC607", 1, 1)]

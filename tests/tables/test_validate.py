@@ -72,7 +72,8 @@ CORPUS_VERDICTS = {
     "bad__v1_0_dup_server_id_masked_ips__mindspore_docs_rank_table_16pcs.json": ({"RTC615", "RTC203"}, set()),
     "bad__v1_0_ext_cluster_list_masked_ips__mindspore_docs_cross_cluster_16pcs.json":
         ({"RTC615"}, {"RTC618"}),
-    "bad__v2_0_obsolete_keys__hcomm_st__ranktable_2p_error.json": ({"RTC610", "RTC611", "RTC612"}, set()),
+    "bad__v2_0_obsolete_keys__hcomm_st__ranktable_2p_error.json": ({"RTC610", "RTC611", "RTC612",
+                                                                    "RTC679"}, set()),
     "v2_0__hcomm_example__2rank_ipv4.json": (set(), set()),
     "v2_0__hcomm_st_1d_2p_mesh__ranktable_no_status.json": (set(), set()),
     "v2_0_topofile__hcomm_st_1d_2p_mesh__topo.json": (set(), set()),

@@ -12,7 +12,8 @@
 * RTC676 (warning): one port of a rank listed at two levels;
 * with the hardware known (:func:`check_v2_hardware`): RTC674 a ``net_layer`` that is no
   level of the preset, RTC675 a port the preset's NPU does not have (die or port number
-  out of range).
+  out of range), RTC679 a ``local_id`` that is no NPU of a preset server (0..N-1, 64 for
+  the backup rank).
 
 The lowering (:mod:`rtc.tables.lower_v2`) skips the addresses and ports these rules
 reject, so the model checks do not report them again under other ids.
@@ -70,6 +71,19 @@ V2_PORT = rule("RTC675", "v2-unknown-port", "error",
     Why: HCCL binds the address to that physical port; a port that does not exist leaves
     the address without links.
     Fix: use the ports of the server's topology file (`die/port`).""")
+
+V2_LOCAL_ID_RANGE = rule("RTC679", "v2-local-id-range", "error",
+                         "A 2.0 rank's local_id is no NPU of its server.", """
+    What: a `local_id` outside 0..N-1 for servers of N NPUs (the hardware's count), other
+    than 64, the backup rank's.
+    Why: local_id is the NPU's number inside its server: the server's topology file
+    (/usr/local/Ascend/driver/topo/, written at the factory) lists its NPUs as peer_list
+    local_ids and its links by them (HCCL rank table doc for Atlas 350/950, "拓扑文件配置";
+    HCOMM's examples give each rank the local_id of its device_id). A local_id the file
+    does not list has no links, and HCCL cannot place the rank in the server's mesh.
+    Example: rank 3 on an 8-NPU server with "local_id": 9 and "device_id": 3.
+    Fix: set local_id to the NPU's number in the server (its device_id on MindCluster and
+    HCOMM tables); 64 only for the one backup rank.""")
 
 _INT_FIELDS = ("rank_id", "local_id", "device_id", "replaced_local_id")
 _HEX32 = re.compile(r"[0-9A-Fa-f]{32}")
@@ -204,6 +218,7 @@ def check_v2_hardware(ctx: Ctx, preset) -> None:
     ranks = ctx.doc.get("rank_list")
     layers: list = []
     ports: list = []
+    _local_ids(ctx, ranks, preset)
     for k, r in enumerate(ranks if isinstance(ranks, list) else ()):
         levels = r.get("level_list") if isinstance(r, dict) else None
         for n, lv in enumerate(levels if isinstance(levels, list) else ()):
@@ -226,6 +241,35 @@ def check_v2_hardware(ctx: Ctx, preset) -> None:
             more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
             ctx.add(error(rule_, f"{format_path(path)}: {why}{more}", ctx.span(path),
                           hint=hint))
+
+
+def _local_ids(ctx: Ctx, ranks, preset) -> None:
+    """RTC679 for the first rank whose local_id is no NPU of a ``preset`` server (0..N-1,
+    or 64 for the backup rank), naming how many more there are."""
+    n = preset.devices_per_server
+    found = []
+    for k, r in enumerate(ranks if isinstance(ranks, list) else ()):
+        local = r.get("local_id") if isinstance(r, dict) else None
+        path = ("rank_list", k, "local_id")
+        if type(local) is int and path not in ctx.bad and not 0 <= local < n and \
+                local != BACKUP_LOCAL_ID:
+            found.append((path, local, r.get("device_id")))
+    if not found:
+        return
+    path, local, did = found[0]
+    more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
+    device = f" (its device_id is {did})" if type(did) is int else ""
+    fix = f"set local_id {did}, the NPU's number in the server" if \
+        type(did) is int and 0 <= did < n else "set the NPU's number in the server"
+    ctx.add(error(V2_LOCAL_ID_RANGE, f"{format_path(path)}: local_id {local}{device} is no "
+                  f"NPU of its server: the topology file of a {preset.name} server "
+                  f"({n} NPUs) lists local_ids 0..{n - 1} (64 only for the backup "
+                  f"rank){more}", ctx.span(path),
+                  hint=fix))
+
+
+#: The backup rank's local_id (HCOMM BACKUP_LOCAL_ID, the "64 + 1" spare).
+BACKUP_LOCAL_ID = 64
 
 
 def _portless(preset, layer: int, addrs) -> str | None:
@@ -253,4 +297,5 @@ def _ports_of(lv: dict, lp: tuple, preset, out: list, ctx_bad: frozenset) -> Non
 
 
 #: The rules this module reports (RTC674 is rtc.model.net_layers', RTC652 v2's).
-RULES = (V2_ADDRESS_FORM, V2_LOCAL_ID_TWICE, V2_FRACTION, V2_PORT, V2_PORT_LEVELS)
+RULES = (V2_ADDRESS_FORM, V2_LOCAL_ID_TWICE, V2_FRACTION, V2_PORT, V2_PORT_LEVELS,
+         V2_LOCAL_ID_RANGE)
