@@ -183,6 +183,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
     _merge_self_addressed(groups)
     _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
+    _merge_ray_workers(groups)
     # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
     out = [g for g in groups.values() if g.kind != "ray" or
            any(la.kind != "ray" for m in g.members for la in m.launches)]
@@ -258,6 +259,31 @@ def _merge_lost_workers(groups: dict, hosts: set) -> None:
             heads[0].member(m.node).launches.extend(m.launches)
             heads[0].lost.append((heads[0].member(m.node),
                                   m.main.flags.get("--data-parallel-address")))
+        del groups[key]
+
+
+def _ray_head(g: Group) -> bool:
+    return any(la.kind == "ray" and la.has("--head") for m in g.members for la in m.launches)
+
+
+def _merge_ray_workers(groups: dict) -> None:
+    """Join each Ray worker group whose ``ray start --address`` is not the GCS address of
+    the given Ray head (another host, or another port than the head's ``--port``, 6379
+    when left out) to that head's job, when the scripts start exactly one Ray head: the
+    nodes given together are one deployment, and the worker's wrong address is RTC709's
+    finding (recorded in :attr:`Group.lost` with the worker's ``--address`` flag)."""
+    heads = [g for g in groups.values() if g.kind == "ray" and _ray_head(g)]
+    if len(heads) != 1:
+        return
+    head = heads[0]
+    for key, g in list(groups.items()):
+        if g.kind != "ray" or g is head or _ray_head(g):
+            continue
+        for m in g.members:
+            ray = next((la for la in m.launches if la.kind == "ray"), None)
+            member = head.member(m.node)
+            member.launches.extend(m.launches)
+            head.lost.append((member, ray.flags.get("--address") if ray else None))
         del groups[key]
 
 

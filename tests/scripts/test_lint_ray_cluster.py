@@ -1,0 +1,79 @@
+"""`rtc lint` of a vLLM-over-Ray deployment given as a head and a worker script (the
+shape of the D2 reference deployment): the worker's `ray start --address` against the
+head's GCS address (RTC709), the devices the Ray cluster offers against TP x PP (RTC210),
+and the addresses one node gives for itself (RTC450)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rtc.api.linting import lint_files
+
+_ENV = """#!/bin/bash
+# D2 Ray {role} ({name}): PP stage {stage}
+export HCCL_IF_IP={ifip}
+export HCCL_SOCKET_IFNAME=eno0
+export GLOO_SOCKET_IFNAME=eno0
+export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export HCCL_IF_BASE_PORT=50000
+
+"""
+
+
+def ray_pair(tmp_path: Path, *, worker_address="10.0.0.6:6379", tp=8, head_gpus=8,
+             worker_gpus=8, worker_node_ip="10.0.0.5", worker_ifip="10.0.0.5"):
+    """The head (10.0.0.6, GCS port 6379) and worker scripts; returns their paths."""
+    head = tmp_path / "head.sh"
+    head.write_text(_ENV.format(role="head", name="atlas-01", stage=0, ifip="10.0.0.6") +
+                    f"ray start --head --node-ip-address=10.0.0.6 --port=6379 "
+                    f"--num-gpus={head_gpus}\n"
+                    "vllm serve /models/Qwen2.5-72B --distributed-executor-backend ray \\\n"
+                    f"  --pipeline-parallel-size 2 --tensor-parallel-size {tp}\n")
+    worker = tmp_path / "worker.sh"
+    worker.write_text(_ENV.format(role="worker", name="atlas-02", stage=1, ifip=worker_ifip) +
+                      f"ray start --address={worker_address} "
+                      f"--node-ip-address={worker_node_ip} --num-gpus={worker_gpus}\n")
+    return [str(head), str(worker)]
+
+
+def _found(rep):
+    return [(d.code, d.severity.label, Path(d.span.file).name, d.span.line, d.span.column)
+            for d in rep.diagnostics]
+
+
+def test_a_correct_ray_pair_is_one_job_without_findings(tmp_path):
+    rep = lint_files(ray_pair(tmp_path))
+    assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+    (job,) = rep.topology.jobs
+    assert (job.name, job.tp, job.pp, job.device_count) == ("vllm@head", 8, 2, 16)
+
+
+def test_a_ray_worker_on_another_port_is_an_error_at_its_address(tmp_path):
+    """F4: the head serves the GCS on 6379, the worker dials 6380: one job, RTC709 at the
+    worker's --address naming the head's address, never the RTC461 'not given' note."""
+    rep = lint_files(ray_pair(tmp_path, worker_address="10.0.0.6:6380"))
+    assert _found(rep) == [("RTC709", "error", "worker.sh", 10, 11)]
+    d = rep.diagnostics[0]
+    assert "`ray start --address=10.0.0.6:6380` is not the Ray head's address (port " \
+        "differs)" in d.message
+    assert "serves the GCS at 10.0.0.6:6379" in d.message
+    (rel,) = d.related
+    assert (Path(rel.span.file).name, rel.span.line, rel.span.column) == ("head.sh", 10, 45)
+    assert "`ray start --address=10.0.0.6:6379`" in d.hint
+    assert [j.name for j in rep.topology.jobs] == ["vllm@head"]
+    assert not rep.ok
+
+
+def test_a_ray_worker_at_another_host_is_an_error_at_its_address(tmp_path):
+    rep = lint_files(ray_pair(tmp_path, worker_address="10.0.0.7:6379"))
+    assert _found(rep) == [("RTC709", "error", "worker.sh", 10, 11)]
+    assert "(host differs)" in rep.diagnostics[0].message
+    assert "not given" not in rep.diagnostics[0].message
+
+
+def test_a_ray_worker_alone_is_still_the_rtc461_note(tmp_path):
+    files = ray_pair(tmp_path, worker_address="10.0.0.6:6380")
+    rep = lint_files(files[:1])
+    assert [(d.code, d.severity.label) for d in rep.diagnostics] == [("RTC461", "note")]
+    assert rep.ok
