@@ -359,6 +359,12 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     ids: list[int] = []
     if env is not None:
         ids = list(parse_visible_devices(env.value).ids)
+    if ids and g.kind == "ray":
+        ray = next((x for x in m.launches if x.kind == "ray"), None)
+        given = int_value(ray.value("--num-gpus") or ray.value("--num-npus")) if ray else None
+        if given is not None:
+            # Ray schedules on the --num-gpus it was told, not on every device visible
+            ids = ids[:given]
     if not ids:
         if la.kind == "sglang":
             return _sglang_devices(la, visible)

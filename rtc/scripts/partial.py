@@ -10,8 +10,10 @@ they are dropped and one note says which nodes' scripts were given and what was 
 A job counts as partial when the scripts give it fewer devices than its world size *and*
 its launch says it spans other nodes: a vLLM DP launch with ``--headless``, a start rank, or
 ``--data-parallel-size-local`` below ``--data-parallel-size``; ``vllm serve --nnodes N``,
-``torchrun`` / ``msrun`` with more nodes than given; a Ray cluster (and a Ray worker
-without its head, whatever its device count). A single-node launch
+``torchrun`` / ``msrun`` with more nodes than given; a Ray head given without any of its
+workers (and a Ray worker without its head, whatever its device count). A Ray head given
+with its workers is the whole cluster: the devices they offer (``--num-gpus``) are judged
+against TP x PP by RTC210. A single-node launch
 that wants more devices than it has (``-tp 16`` alone) stays an RTC210 error.
 """
 
@@ -65,10 +67,11 @@ def _all_dp_ranks(g: Group, job: Job) -> bool:
         sum(locals_) >= job.dp
 
 
-def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagnostic, tuple]]:
+def partial_jobs(groups: list[Group], jobs: list[Job],
+                 given: int = 1) -> dict[str, tuple[Diagnostic, tuple]]:
     """Job name -> (the RTC461 note, the rule ids to skip for it) for each partial job.
     ``groups`` and ``jobs`` are :func:`rtc.scripts.lift.lift`'s input and output, in the
-    same order (one job per group)."""
+    same order (one job per group); ``given`` is the number of nodes the scripts give."""
     out = {}
     for g, job in zip(groups, jobs):
         ray_worker = g.kind == "ray" and not any(
@@ -77,6 +80,9 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
             continue
         if g.kind == "dp" and _all_dp_ranks(g, job):
             continue        # too few devices on a node given: RTC303 / RTC210 say so
+        if g.kind == "ray" and not ray_worker and len(g.members) > 1:
+            continue        # a Ray head linted with its workers: the cluster is all given
+            # (a worker at another address joins it too: RTC709), so RTC210 judges it
         why = "a Ray worker (`ray start --address`) whose head is not given" if ray_worker \
             else _spread(g, job)
         if why is None:
@@ -89,13 +95,25 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
             (f" and {len(g.members) - 4} more" if len(g.members) > 4 else "")
         count = len(g.members)
         msg = (f"job {job.name}: the scripts given start {count} node{'s' * (count > 1)} of "
-               f"it ({names}: {why}); the other nodes' scripts are not given, so the rules that "
-               f"need all of a job's nodes ({', '.join(skip)}) are skipped for it")
+               f"it ({names}: {why}); {_rest(given, count)}, so the rules that need all of a "
+               f"job's nodes ({', '.join(skip)}) are skipped for it")
         out[job.name] = (note(R.NODES_NOT_GIVEN, msg, job.span, subject=f"job {job.name}",
                               hint="lint every node's script of the job in one run, e.g. "
                                    "`rtc lint atlas-01.sh atlas-02.sh` (an rtc --out-dir: "
                                    "`rtc lint DIR/*.sh`)"), skip)
     return out
+
+
+def _rest(given: int, count: int) -> str:
+    """What the note says of the job's other nodes: when the scripts give only the job's
+    own nodes, that the others' scripts are not given; when they give more nodes, only
+    that none of those joins it (never that scripts given were not given)."""
+    if given <= count:
+        return "the other nodes' scripts are not given"
+    other = given - count
+    which = "the other node given does not join it (it names" if other == 1 else \
+        f"none of the other {other} nodes given joins it (each names"
+    return f"{which} another head or address) and its remaining nodes are not among the scripts"
 
 
 def lost_workers(groups: list[Group]) -> list[Diagnostic]:

@@ -77,3 +77,49 @@ def test_a_ray_worker_alone_is_still_the_rtc461_note(tmp_path):
     rep = lint_files(files[:1])
     assert [(d.code, d.severity.label) for d in rep.diagnostics] == [("RTC461", "note")]
     assert rep.ok
+
+
+def test_tp_times_pp_above_the_ray_cluster_is_an_rtc210_error(tmp_path):
+    """F5: -tp 16 -pp 2 on a head and a worker with --num-gpus=8 each: the Ray cluster
+    offers 16 of the 32 devices; an error, not an RTC461 note that the others are not given."""
+    rep = lint_files(ray_pair(tmp_path, tp=16))
+    found = _found(rep)
+    assert ("RTC210", "error", "head.sh", 11, 1) in found
+    assert not any(d.code == "RTC461" for d in rep.diagnostics)
+    d = next(d for d in rep.diagnostics if d.code == "RTC210")
+    assert d.message == ("job vllm@head needs 32 devices (dp 1 x pp 2 x pcp 1 x tp 16) but "
+                         "is given 16")
+    assert not rep.ok
+
+
+def test_a_ray_worker_with_fewer_gpus_is_an_rtc210_error_naming_each_node(tmp_path):
+    """F5: the worker's `ray start --num-gpus=4` (head 8): Ray offers 12 of the 16 devices
+    TP 8 x PP 2 needs, although ASCEND_RT_VISIBLE_DEVICES lists 8."""
+    rep = lint_files(ray_pair(tmp_path, worker_gpus=4))
+    assert _found(rep) == [("RTC210", "error", "head.sh", 11, 1)]
+    assert rep.diagnostics[0].message == (
+        "job vllm@head needs 16 devices (dp 1 x pp 2 x pcp 1 x tp 8) but is given 12 "
+        "(head 8, worker 4: its nodes offer different device counts)")
+    (job,) = rep.topology.jobs
+    assert [len(p.device_ids) for p in job.placements] == [8, 4]
+
+
+def test_a_ray_head_alone_is_the_rtc461_note_saying_the_others_are_not_given(tmp_path):
+    rep = lint_files(ray_pair(tmp_path, tp=16)[:1])
+    assert [(d.code, d.severity.label) for d in rep.diagnostics][-1] == ("RTC461", "note")
+    assert "the other nodes' scripts are not given" in rep.diagnostics[-1].message
+
+
+def test_rtc461_never_says_scripts_given_were_not_given(tmp_path):
+    """Two Ray heads given together (two clusters), one of them short of devices: the note
+    says the other node given does not join it, not that no other script was given."""
+    files = ray_pair(tmp_path, tp=16)
+    other = tmp_path / "other.sh"
+    other.write_text(_ENV.format(role="head", name="atlas-03", stage=0, ifip="10.0.0.9") +
+                     "ray start --head --node-ip-address=10.0.0.9 --port=6379 --num-gpus=8\n"
+                     "vllm serve /models/m --distributed-executor-backend ray -tp 8\n")
+    rep = lint_files([files[0], str(other)])
+    (n,) = [d for d in rep.diagnostics if d.code == "RTC461"]
+    assert (Path(n.span.file).name, n.span.line) == ("head.sh", 11)
+    assert "not given" not in n.message.split(";")[1]
+    assert "the other node given does not join it" in n.message
