@@ -123,3 +123,79 @@ def test_rtc461_never_says_scripts_given_were_not_given(tmp_path):
     assert (Path(n.span.file).name, n.span.line) == ("head.sh", 11)
     assert "not given" not in n.message.split(";")[1]
     assert "the other node given does not join it" in n.message
+
+
+def test_a_worker_whose_node_ip_address_is_the_heads_is_rtc450(tmp_path):
+    """F6: the worker's `ray start --node-ip-address` is the head's IP while its
+    HCCL_IF_IP is its own: one error at the flag naming both settings and the head."""
+    rep = lint_files(ray_pair(tmp_path, worker_node_ip="10.0.0.6"))
+    assert _found(rep) == [("RTC450", "error", "worker.sh", 10, 35)]
+    d = rep.diagnostics[0]
+    assert d.message.startswith("worker's own addresses disagree: --node-ip-address=10.0.0.6 "
+                                "(head's host IP), but HCCL_IF_IP=10.0.0.5")
+    assert "Ray registers this node under" in d.message and "HCCL's host NIC" in d.message
+    (rel,) = d.related
+    assert (Path(rel.span.file).name, rel.span.line, rel.span.column) == ("worker.sh", 3, 8)
+
+
+_DP = """#!/bin/bash
+export HCCL_IF_IP={ifip}
+export VLLM_HOST_IP={host}
+export GLOO_SOCKET_IFNAME=enp189s0f0
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+vllm serve /data/Qwen3-235B-A22B --port 8004 {extra}\\
+  --data-parallel-size 4 --data-parallel-size-local 2 \\
+  --data-parallel-address 192.168.1.10 --data-parallel-rpc-port 13389 \\
+  --tensor-parallel-size 4 --enable-expert-parallel
+"""
+
+
+def _dp_pair(tmp_path, worker_ifip, worker_host):
+    head = tmp_path / "head.sh"
+    head.write_text(_DP.format(ifip="192.168.1.10", host="192.168.1.10", extra=""))
+    worker = tmp_path / "worker.sh"
+    worker.write_text(_DP.format(ifip=worker_ifip, host=worker_host,
+                                 extra="--headless --data-parallel-start-rank 2 "))
+    return [str(head), str(worker)]
+
+
+def test_hccl_if_ip_and_vllm_host_ip_that_differ_on_one_node_are_rtc450(tmp_path):
+    """F6 (fresh m3b): HCCL_IF_IP=192.168.1.111 but VLLM_HOST_IP=192.168.1.11 in one
+    script: an error at VLLM_HOST_IP naming both variables and what reads each."""
+    rep = lint_files(_dp_pair(tmp_path, "192.168.1.111", "192.168.1.11"))
+    assert _found(rep) == [("RTC450", "error", "worker.sh", 3, 8)]
+    d = rep.diagnostics[0]
+    assert "VLLM_HOST_IP=192.168.1.11, but HCCL_IF_IP=192.168.1.111" in d.message
+    assert "vllm/envs.py" in d.message and "root-info exchange" in d.message
+    assert "VLLM_HOST_IP=192.168.1.111" in d.hint
+
+
+def test_hccl_if_ip_and_vllm_host_ip_that_agree_pass(tmp_path):
+    rep = lint_files(_dp_pair(tmp_path, "192.168.1.11", "192.168.1.11"))
+    assert rep.diagnostics == [], [f"{d.code} {d.span} {d.message}" for d in rep.diagnostics]
+
+
+def test_rtc450_applies_to_rtc_generated_scripts_too(tmp_path):
+    """One rule, many front ends: rtc's own out-dir lints clean; a VLLM_HOST_IP edited in
+    atlas-02.env to atlas-01's IP is the same RTC450 at that line."""
+    from typer.testing import CliRunner
+
+    from conftest import EXAMPLES
+    from rtc.cli import app
+
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["compile", str(EXAMPLES / "a2-2node-dp2-tp8.rtc"),
+                                   "--out-dir", str(out), "--no-diagrams"])
+    assert res.exit_code == 0, res.output
+    files = [str(out / "atlas-01.sh"), str(out / "atlas-02.sh")]
+    assert not any(d.code == "RTC450" for d in lint_files(files).diagnostics)
+    env = out / "atlas-02.env"
+    text = env.read_text(encoding="utf-8")
+    assert "export VLLM_HOST_IP=10.0.0.5\n" in text
+    env.write_text(text.replace("VLLM_HOST_IP=10.0.0.5", "VLLM_HOST_IP=10.0.0.6"),
+                   encoding="utf-8")
+    rep = lint_files(files)
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC450"]
+    line = text.splitlines().index("export VLLM_HOST_IP=10.0.0.5") + 1
+    assert (Path(d.span.file).name, d.span.line, d.span.column) == ("atlas-02.env", line, 8)
+    assert "VLLM_HOST_IP=10.0.0.6 (atlas-01's host IP), but HCCL_IF_IP=10.0.0.5" in d.message
