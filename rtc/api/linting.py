@@ -232,7 +232,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
                        else _NEED_ISLANDS)
         rep.diagnostics.append(_gpu_guessed(topo, domains))
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
-    rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs, len(nodes)))
+    rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups)
     rep.diagnostics += sglang_rules.check(groups, nodes)
     rep.diagnostics += manifests.check(kube, units, topo)

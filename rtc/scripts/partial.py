@@ -67,11 +67,10 @@ def _all_dp_ranks(g: Group, job: Job) -> bool:
         sum(locals_) >= job.dp
 
 
-def partial_jobs(groups: list[Group], jobs: list[Job],
-                 given: int = 1) -> dict[str, tuple[Diagnostic, tuple]]:
+def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagnostic, tuple]]:
     """Job name -> (the RTC461 note, the rule ids to skip for it) for each partial job.
     ``groups`` and ``jobs`` are :func:`rtc.scripts.lift.lift`'s input and output, in the
-    same order (one job per group); ``given`` is the number of nodes the scripts give."""
+    same order (one job per group)."""
     out = {}
     for g, job in zip(groups, jobs):
         ray_worker = g.kind == "ray" and not any(
@@ -94,26 +93,16 @@ def partial_jobs(groups: list[Group], jobs: list[Job],
         names = ", ".join(m.node.name for m in g.members[:4]) + \
             (f" and {len(g.members) - 4} more" if len(g.members) > 4 else "")
         count = len(g.members)
-        msg = (f"job {job.name}: the scripts given start {count} node{'s' * (count > 1)} of "
-               f"it ({names}: {why}); {_rest(given, count)}, so the rules that need all of a "
-               f"job's nodes ({', '.join(skip)}) are skipped for it")
+        msg = (f"job {job.name}: of the scripts given, {count} start{'s' * (count == 1)} a "
+               f"node of it ({names}: {why}); no script given starts its other nodes (a script "
+               f"whose launch gives another master address, port or sizes starts another job), "
+               f"so the rules that need all of a job's nodes ({', '.join(skip)}) are skipped "
+               f"for it")
         out[job.name] = (note(R.NODES_NOT_GIVEN, msg, job.span, subject=f"job {job.name}",
                               hint="lint every node's script of the job in one run, e.g. "
                                    "`rtc lint atlas-01.sh atlas-02.sh` (an rtc --out-dir: "
                                    "`rtc lint DIR/*.sh`)"), skip)
     return out
-
-
-def _rest(given: int, count: int) -> str:
-    """What the note says of the job's other nodes: when the scripts give only the job's
-    own nodes, that the others' scripts are not given; when they give more nodes, only
-    that none of those joins it (never that scripts given were not given)."""
-    if given <= count:
-        return "the other nodes' scripts are not given"
-    other = given - count
-    which = "the other node given does not join it (it names" if other == 1 else \
-        f"none of the other {other} nodes given joins it (each names"
-    return f"{which} another head or address) and its remaining nodes are not among the scripts"
 
 
 def lost_workers(groups: list[Group]) -> list[Diagnostic]:
