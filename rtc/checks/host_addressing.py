@@ -19,17 +19,25 @@ from rtc.rules import rule
 from rtc.syntax.values import looks_like_placeholder
 
 FIXED_HOST_IP = rule("RTC450", "fixed-host-ip", "error",
-                     "HCCL_IF_IP / VLLM_HOST_IP is set to one value for several nodes, or not to the node's own host IP.", """
+                     "HCCL_IF_IP / VLLM_HOST_IP is set to one value for several nodes, or not to the node's own host IP (in scripts: a node's own addresses disagree).", """
     What: a job's `env HCCL_IF_IP = ...` (or VLLM_HOST_IP) with one address while the job
     runs on several servers, or with an address that is not its server's `host`.
+    Scripts (`rtc lint`, rtc's own output as much as hand-written ones): one node's own
+    addresses disagree: its HCCL_IF_IP, VLLM_HOST_IP and `ray start --node-ip-address`
+    are not all the node's host IP (the first of them the script sets), e.g. a worker
+    whose --node-ip-address is the head's IP while its HCCL_IF_IP is its own.
     Why: every node then announces the same (or a foreign) address: HCCL's root-info
     exchange and vLLM/Ray see duplicate node IPs ("Every node should have a unique IP
     address"), workers connect back to the wrong node, and bootstrap hangs until
-    HCCL_CONNECT_TIMEOUT.
+    HCCL_CONNECT_TIMEOUT. HCCL binds its host NIC for the root-info exchange to
+    HCCL_IF_IP; vLLM takes VLLM_HOST_IP as the node's own IP (vllm/envs.py, `get_ip` in
+    vllm/utils); Ray registers the node under --node-ip-address (ray-project/ray
+    python/ray/scripts/scripts.py: "the IP address of this node"); with two addresses on
+    one node one of the three announces the wrong one.
     Example: `env HCCL_IF_IP = 10.0.0.6` in a job on atlas-01 (10.0.0.6) and atlas-02
-    (10.0.0.5).
+    (10.0.0.5); or a script with HCCL_IF_IP=192.168.1.111 and VLLM_HOST_IP=192.168.1.11.
     Fix: remove it: rtc sets HCCL_IF_IP (and VLLM_HOST_IP) per node from each server's
-    `host`.""")
+    `host`; in a script, give every own-address setting of the node its one host IP.""")
 DP_ADDRESS = rule("RTC451", "dp-address-not-head", "error",
                   "--data-parallel-address is not the DP head's host IP.", """
     What: the job's `dp_address` is the host IP of one of its other servers (a worker,

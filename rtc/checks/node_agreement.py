@@ -1,5 +1,7 @@
-"""Values every node of one vLLM deployment must give alike (RTC722), and the node ranks
-of ``--nnodes`` / torchrun jobs (RTC723).
+"""Values every node of one vLLM deployment must give alike (RTC722), the node ranks
+of ``--nnodes`` / torchrun jobs (RTC723), and the own addresses one node of the scripts
+gives alike (RTC450, :mod:`rtc.checks.host_addressing`'s rule, here because it reads the
+launch plan).
 
 A deployment is all its nodes: the launch plan's job (for ``rtc lint`` the launches the
 scripts give, grouped by what they share: :mod:`rtc.scripts.lift`) lists each node's
@@ -21,9 +23,12 @@ for a coordinator that never answers: ``parallel-groups.md`` section 1e.5).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections import Counter
 
+from rtc.checks._net import related
+from rtc.checks.host_addressing import FIXED_HOST_IP
 from rtc.diagnostics import Related, error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
@@ -134,6 +139,7 @@ def check(topo: Topology, plan: Plan):
         if len(nodes) >= 2:
             yield from _disagreements(jl.job, nodes)
     yield from _node_ranks(plan)
+    yield from _own_addresses(topo, plan)
 
 
 def _disagreements(job, nodes):
@@ -221,4 +227,64 @@ def _rank_findings(job, flag, ranks):
                     hint="number the nodes 0..N-1, each once")
 
 
+#: A node's own-address settings in a lifted script, and what reads each.
+OWN_ADDRESSES = {
+    "HCCL_IF_IP": "HCCL's host NIC for the root-info exchange",
+    "VLLM_HOST_IP": "vLLM's own IP for this node (vllm/envs.py, get_ip in vllm/utils)",
+    "--node-ip-address": "the address Ray registers this node under",
+}
+
+
+def _own_settings(nl) -> list:
+    """(name, value, span) of the own-address settings one lifted node gives: its env's
+    HCCL_IF_IP / VLLM_HOST_IP and any ``ray start --node-ip-address``."""
+    out = [(n, v, nl.env_spans.get(n)) for n, v in nl.env if n in ("HCCL_IF_IP", "VLLM_HOST_IP")]
+    for proc in nl.procs:
+        value = proc.flags().get("--node-ip-address")
+        if value is not None:
+            out.append(("--node-ip-address", value, proc.spans.get("--node-ip-address")))
+    return out
+
+
+def _own_addresses(topo: Topology, plan: Plan):
+    """RTC450 for each own-address setting of a script's node that is not the node's host
+    IP (the first such setting the script gives; ``server.spans["host"]``). Each setting
+    once, whichever jobs the node runs; values that are no IP are RTC720 / RTC721's."""
+    seen = set()
+    for jl in plan.launches.values():
+        if jl.origin != "script":
+            continue
+        for nl in jl.nodes:
+            s = nl.server
+            given = _own_settings(nl) if s.host_ip is not None else []
+            for name, value, span in given:
+                try:
+                    ip = ipaddress.ip_address(value.strip())
+                except (ValueError, AttributeError):
+                    continue
+                if ip == s.host_ip or ip.is_unspecified or span is None or span in seen:
+                    continue
+                seen.add(span)
+                host = s.span_of("host")
+                by = next((n for n, _, sp in given if sp == host), "its host setting")
+                yield _disagreeing(topo, s, (name, ip, span), by)
+
+
+def _disagreeing(topo: Topology, s, setting: tuple, by: str):
+    """The RTC450 finding of ``setting`` (name, ip, span) on server ``s``, whose host IP
+    was set by ``by`` (a name of :data:`OWN_ADDRESSES`)."""
+    name, ip, span = setting
+    other = next((o for o in topo.servers if o is not s and o.host_ip == ip), None)
+    whose = f" ({other.name}'s host IP)" if other is not None else ""
+    read = f"; {by} is {OWN_ADDRESSES[by]}" if by in OWN_ADDRESSES else ""
+    return error(FIXED_HOST_IP, f"{s.name}'s own addresses disagree: {name}={ip}{whose}, but "
+                 f"{by}={s.host_ip}: {name} is {OWN_ADDRESSES[name]}{read}; the node would "
+                 "announce two addresses and its peers reach one of them on the wrong machine",
+                 span, subject=f"server {s.name}",
+                 related=related(s.span_of("host"), f"{s.name}: {by}={s.host_ip}"),
+                 hint=f"give {name} and {by} the node's one own IP (if {s.host_ip} is right: "
+                      f"{name}={s.host_ip})")
+
+
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (DISAGREE, NODE_RANKS)

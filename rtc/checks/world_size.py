@@ -46,7 +46,19 @@ def check(topo: Topology, plan: Plan):
                 hint = (f"{n} devices are not a whole number of replicas of {replica}; give the "
                         f"job a multiple of {replica} devices")
             yield error(WORLD_SIZE, f"job {job.name} needs {world} devices ({sizes}) but is "
-                        f"given {n}", job.span, subject=f"job {job.name}", hint=hint)
+                        f"given {n}{_uneven(job)}", job.span, subject=f"job {job.name}",
+                        hint=hint)
+
+
+def _uneven(job) -> str:
+    """`` (atlas-01 8, atlas-02 4: ...)`` when the job's servers give it different device
+    counts (a Ray worker started with a smaller ``--num-gpus``), else ""."""
+    counts = [(p.server.name, len(p.device_ids)) for p in job.placements]
+    if len({c for _, c in counts}) < 2:
+        return ""
+    shown = ", ".join(f"{name} {c}" for name, c in counts[:4])
+    more = f" and {len(counts) - 4} more" if len(counts) > 4 else ""
+    return f" ({shown}{more}: its nodes offer different device counts)"
 
 #: The rules this module reports (collected by rtc.catalogue).
 RULES = (WORLD_SIZE,)

@@ -196,6 +196,7 @@ def group_launches(nodes: list[Node]) -> list[Group]:
     _merge_same_address(groups)
     _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
     _merge_other_masters(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
+    _merge_ray_workers(groups)
     # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
     out = [g for g in groups.values() if g.kind != "ray" or
            any(la.kind != "ray" for m in g.members for la in m.launches)]
@@ -322,6 +323,31 @@ def _merge_other_masters(groups: dict, hosts: set) -> None:
             del groups[key]
 
 
+def _ray_head(g: Group) -> bool:
+    return any(la.kind == "ray" and la.has("--head") for m in g.members for la in m.launches)
+
+
+def _merge_ray_workers(groups: dict) -> None:
+    """Join each Ray worker group whose ``ray start --address`` is not the GCS address of
+    the given Ray head (another host, or another port than the head's ``--port``, 6379
+    when left out) to that head's job, when the scripts start exactly one Ray head: the
+    nodes given together are one deployment, and the worker's wrong address is RTC709's
+    finding (recorded in :attr:`Group.lost` with the worker's ``--address`` flag)."""
+    heads = [g for g in groups.values() if g.kind == "ray" and _ray_head(g)]
+    if len(heads) != 1:
+        return
+    head = heads[0]
+    for key, g in list(groups.items()):
+        if g.kind != "ray" or g is head or _ray_head(g):
+            continue
+        for m in g.members:
+            ray = next((la for la in m.launches if la.kind == "ray"), None)
+            member = head.member(m.node)
+            member.launches.extend(m.launches)
+            head.lost.append((member, ray.flags.get("--address") if ray else None))
+        del groups[key]
+
+
 def _rank_members(g: Group) -> None:
     for k, m in enumerate(g.members):
         la = m.main
@@ -394,6 +420,12 @@ def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
     ids: list[int] = []
     if env is not None:
         ids = list(parse_visible_devices(env.value).ids)
+    if ids and g.kind == "ray":
+        ray = next((x for x in m.launches if x.kind == "ray"), None)
+        given = int_value(ray.value("--num-gpus") or ray.value("--num-npus")) if ray else None
+        if given is not None:
+            # Ray schedules on the --num-gpus it was told, not on every device visible
+            ids = ids[:given]
     if not ids:
         if la.kind == "sglang":
             return _sglang_devices(la, visible)

@@ -1,5 +1,5 @@
-"""Jobs of which only some nodes' scripts are given (RTC461), and DP workers that do not
-name their head's host (RTC709).
+"""Jobs of which only some nodes' scripts are given (RTC461), and DP or Ray workers that do
+not name their head's address (RTC709).
 
 ``rtc lint atlas-01.sh`` of one node of a two-node DP job lifts a job whose launch flags
 want more devices than the one script starts. The rules that judge a job over all of its
@@ -10,18 +10,22 @@ they are dropped and one note says which nodes' scripts were given and what was 
 A job counts as partial when the scripts give it fewer devices than its world size *and*
 its launch says it spans other nodes: a vLLM DP launch with ``--headless``, a start rank, or
 ``--data-parallel-size-local`` below ``--data-parallel-size``; ``vllm serve --nnodes N``,
-``torchrun`` / ``msrun`` with more nodes than given; a Ray cluster (and a Ray worker
-without its head, whatever its device count). A single-node launch
+``torchrun`` / ``msrun`` with more nodes than given; a Ray head given without any of its
+workers (and a Ray worker without its head, whatever its device count). A Ray head given
+with its workers is the whole cluster: the devices they offer (``--num-gpus``) are judged
+against TP x PP by RTC210. A single-node launch
 that wants more devices than it has (``-tp 16`` alone) stays an RTC210 error.
 """
 
 from __future__ import annotations
 
+import ipaddress
+
 from rtc.checks.dp_launch import START_RANKS
 from rtc.checks.host_addressing import DP_ADDRESS
 from rtc.checks.node_fit import DP_COVERAGE
 from rtc.checks.world_size import WORLD_SIZE
-from rtc.diagnostics import Diagnostic, error, note
+from rtc.diagnostics import Diagnostic, Related, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
 from rtc.scripts.lift import Group, int_value
@@ -75,6 +79,9 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
             continue
         if g.kind == "dp" and _all_dp_ranks(g, job):
             continue        # too few devices on a node given: RTC303 / RTC210 say so
+        if g.kind == "ray" and not ray_worker and len(g.members) > 1:
+            continue        # a Ray head linted with its workers: the cluster is all given
+            # (a worker at another address joins it too: RTC709), so RTC210 judges it
         why = "a Ray worker (`ray start --address`) whose head is not given" if ray_worker \
             else _spread(g, job)
         if why is None:
@@ -103,6 +110,9 @@ def lost_workers(groups: list[Group]) -> list[Diagnostic]:
     head although the worker does not name the head's host."""
     out = []
     for g in groups:
+        if g.kind == "ray":
+            out += [d for m, flag in g.lost if (d := _ray_lost(g, m, flag)) is not None]
+            continue
         head = g.members[0].node if g.members else None
         where = f"{head.name} ({head.host_ip})" if head and head.host_ip else \
             (head.name if head else "?")
@@ -123,6 +133,54 @@ def lost_workers(groups: list[Group]) -> list[Diagnostic]:
                              hint=f"give {m.node.name} --data-parallel-address{fix} "
                                   "(the DP head's host IP)"))
     return out
+
+
+def _ray_lost(g: Group, m, flag) -> Diagnostic | None:
+    """RTC709 for a Ray worker whose ``ray start --address`` (``flag``, None when left
+    out) is not the GCS address of the one Ray head given. ``ray start --head`` serves the
+    GCS on ``--port``, 6379 when left out (ray-project/ray python/ray/scripts/scripts.py,
+    ``ray start --port``: "If not provided, defaults to ray_constants.DEFAULT_PORT",
+    6379 in python/ray/_private/ray_constants.py); a worker dials ``--address`` host:port
+    and, finding no GCS there, fails after its connection retries. None when the address
+    cannot be compared: it holds a variable the scripts leave unset (another rule's
+    finding), or names the head's host by a name where the head gives no IP."""
+    head = g.members[0]
+    ray = next((x for x in head.launches if x.kind == "ray" and x.has("--head")), head.main)
+    host = ray.value("--node-ip-address") or (str(head.node.host_ip) if head.node.host_ip
+                                               else head.node.name)
+    port = ray.value("--port") or "6379"
+    gcs = f"{host}:{port}"
+    said = "" if ray.has("--port") else " (Ray's default port)"
+    where = f"{head.node.name}'s `ray start --head` serves the GCS at {gcs}{said}"
+    if flag is None or not flag.value:
+        la = next((x for x in m.launches if x.kind == "ray"), m.main)
+        msg = (f"{m.node.name} runs `ray start` without --address, so it joins no Ray "
+               f"cluster; {where}")
+        span = la.span
+    else:
+        a_host, _, a_port = flag.value.rpartition(":")
+        a_host, a_port = (a_host, a_port) if a_host else (flag.value, "6379")
+        if "$" in flag.value or (a_port == port and not (_is_ip(a_host) and _is_ip(host))):
+            return None
+        what = "port" if a_host == host else "host" if a_port == port else "host and port"
+        msg = (f"{m.node.name}'s `ray start --address={flag.value}` is not the Ray head's "
+               f"address ({what} differ{'s' * (what != 'host and port')}): {where}; the "
+               "worker finds no GCS there and never joins, and vLLM on the head waits for "
+               "the devices it was to bring")
+        span = flag.value_span or flag.span
+    return error(R.LOST_WORKER, msg, span, subject=f"server {m.node.name}",
+                 related=[Related(ray.span_of("--port") if ray.has("--port") else ray.span,
+                                  f"{head.node.name}: the Ray head, GCS at {gcs}")],
+                 hint=f"give {m.node.name} `ray start --address={gcs}` (the head's "
+                      "--node-ip-address and --port)")
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnostic]:

@@ -140,16 +140,23 @@ NPU_GUESSED = rule("RTC465", "npu-hardware-guessed", "note",
     Fix: give `--hardware atlas-800-a3` (or your servers' preset) to make it a fact.""")
 
 LOST_WORKER = rule("RTC709", "dp-worker-misses-head", "error",
-                   "A headless DP worker does not name the DP head's host.", """
+                   "A headless DP worker or a Ray worker does not name its head's address.", """
     What: a `vllm serve --headless` (or `--data-parallel-start-rank N`) script without
     `--data-parallel-address`, or with an address that is the host of none of the nodes
-    given, linted with the DP head's script (same `--data-parallel-size` and rpc port).
+    given, linted with the DP head's script (same `--data-parallel-size` and rpc port);
+    or a `ray start --address HOST:PORT` worker linted with the one Ray head given whose
+    HOST or PORT is not the head's (`ray start --head` serves the GCS on `--port`, 6379
+    when left out: ray-project/ray python/ray/scripts/scripts.py).
     Why: the worker connects to the DP coordinator at `--data-parallel-address`; left out,
     vLLM takes 127.0.0.1, the worker's own host, and waits there for a head that is not
     there; an unknown host never answers either. The head waits for the worker for ever.
+    A Ray worker finds no GCS at a wrong address and never joins; vLLM on the head waits
+    for the devices it was to bring.
     Example: atlas-02 runs `vllm serve --headless -dp 2 -dpl 1 -dpr 1` and atlas-01 is the
-    head with `--data-parallel-address 10.0.0.6`.
-    Fix: give the worker `--data-parallel-address` with the head's host IP.""")
+    head with `--data-parallel-address 10.0.0.6`; or the head runs `ray start --head
+    --port=6379` and the worker `ray start --address=10.0.0.6:6380`.
+    Fix: give the worker `--data-parallel-address` with the head's host IP, or `ray start
+    --address=HEAD_IP:PORT` with the head's --node-ip-address and --port.""")
 
 BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
                  "A flag or variable of a launch has a value of the wrong type.", """
