@@ -11,7 +11,7 @@ from rtc.diagnostics import Related, error, note, warning
 from rtc.network.env import cann_problem
 from rtc.model.topology import Topology
 from rtc.plan import Plan
-from rtc.plan.ports import KIND_LABEL, overlaps
+from rtc.plan.ports import KIND_LABEL, PortPlan, overlaps
 from rtc.rules import rule
 
 CONFLICT = rule("RTC440", "port-conflict", "error",
@@ -104,27 +104,9 @@ def check(topo: Topology, plan: Plan):
     for p in ports.problems:
         yield error(BAD_HCCL_PORT if p.key.startswith("HCCL_") else PORT_RANGE, f"job {p.job}: {p.message}", p.span, hint=p.hint,
                     subject=f"job {p.job}")
-    folded: dict = {}
-    for a, b in overlaps(ports):
-        kinds = {a.kind, b.kind}
-        if kinds == {"kv", "adxl"}:
-            code = KV_IN_ADXL
-        elif kinds == {"dp_rpc"} and a.job != b.job:
-            code = SHARED_DP
-        else:
-            code = CONFLICT
-        # point at a value the user wrote (rtc never moves a default onto a taken port),
-        # the later one in the source when both are
-        written = [c for c in (a, b) if c.span is not None and not c.assigned] or [a, b]
-        target = max(written, key=lambda c: (c.span.line, c.span.column) if c.span else (0, 0))
-        other = b if target is a else a
-        key = (code, target.job, target.kind, target.lo, other.job, other.kind, other.lo)
-        got = folded.get(key)
-        if got is None:
-            folded[key] = [target, other, 1]
-        else:
-            got[2] += 1
-    yield from _capped(topo, folded)
+    kept, stacks = _stacks(ports)
+    yield from _capped(topo, _folded(overlaps(PortPlan(claims=kept))))
+    yield from _stack_findings(stacks)
     for job in topo.jobs:
         jp = ports.jobs.get(job.name)
         if jp is None or not jp.assigned:
@@ -152,6 +134,90 @@ def _assigned(job, jp):
                  "give that setting another value (e.g. the job's `port`)")
     return note(ASSIGNED, f"job {job.name}: {why}; rtc chose {chosen} (not given in the job)",
                 job.span, subject=f"job {job.name}", hint=hint)
+
+
+def _folded(pairs) -> dict:
+    """The overlapping ``pairs`` folded by owners: (rule, target job, kind, first port,
+    other job, kind, first port) -> [target, other, number of pairs (hosts)]. The target
+    is the claim the user wrote (rtc never moves a default onto a taken port), the later
+    one in the source when both are."""
+    folded: dict = {}
+    for a, b in pairs:
+        kinds = {a.kind, b.kind}
+        if kinds == {"kv", "adxl"}:
+            code = KV_IN_ADXL
+        elif kinds == {"dp_rpc"} and a.job != b.job:
+            code = SHARED_DP
+        else:
+            code = CONFLICT
+        target = _target([c for c in (a, b) if c.span is not None and not c.assigned]
+                         or [a, b])
+        other = b if target is a else a
+        key = (code, target.job, target.kind, target.lo, other.job, other.kind, other.lo)
+        got = folded.get(key)
+        if got is None:
+            folded[key] = [target, other, 1]
+        else:
+            got[2] += 1
+    return folded
+
+
+def _target(claims: list):
+    """The claim of ``claims`` latest in the source (the first of equals)."""
+    return max(claims, key=lambda c: (c.span.line, c.span.column) if c.span else (0, 0))
+
+
+#: More claims of one port range and kind on one host than this are one finding (a
+#: "stack") instead of a finding per pair: 1,500 launches of port 8000 in a playbook were
+#: 1.1 million pairs to fold (~20 s).
+MAX_STACK = 64
+
+
+def _stacks(ports) -> tuple[dict, dict]:
+    """(claims to pair, stacks): ``ports.claims`` with each stack of more than
+    :data:`MAX_STACK` claims of one (first port, last port, kind) on a host cut to its
+    first claim, and those stacks by (rule, kind, lo, hi, jobs) -> [target, hosts, server,
+    claims]. A stack's first claim still meets the other claims of its host."""
+    kept: dict = {}
+    stacks: dict = {}
+    for server, claims in ports.claims.items():
+        groups: dict = {}
+        for c in claims:
+            groups.setdefault((c.lo, c.hi, c.kind), []).append(c)
+        big = {k: g for k, g in groups.items() if len(g) > MAX_STACK}
+        if not big:
+            kept[server] = claims
+            continue
+        kept[server] = [c for c in claims
+                        if (c.lo, c.hi, c.kind) not in big or c is big[c.lo, c.hi, c.kind][0]]
+        for (lo, hi, kind), group in big.items():
+            jobs = tuple(dict.fromkeys(c.job for c in group))
+            if len(jobs) < 2 or kind == "adxl":   # one job's claims, or one random range
+                continue
+            code = SHARED_DP if kind == "dp_rpc" else CONFLICT
+            got = stacks.get((code, kind, lo, hi, jobs))
+            if got is None:
+                target = _target([c for c in group if c.span is not None and not c.assigned]
+                                 or group)
+                stacks[code, kind, lo, hi, jobs] = [target, 1, server, len(group)]
+            else:
+                got[1] += 1
+    return kept, stacks
+
+
+def _stack_findings(stacks: dict):
+    """One finding per stack of :func:`_stacks`: how many jobs bind the ports, the first
+    three by name, the host (and how many more), at the claim written last."""
+    for (code, kind, lo, hi, jobs), (target, hosts, server, count) in stacks.items():
+        where = f"on {server}" + (f" (and {hosts - 1} more host{'s' if hosts > 2 else ''})"
+                                  if hosts > 1 else "")
+        ports = str(lo) if lo == hi else f"{lo}-{hi}"
+        named = ", ".join(f"job {j}" for j in jobs[:3])
+        rest = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
+        yield error(code, f"{where}: {len(jobs)} jobs ({count} claims) bind the same "
+                    f"{KIND_LABEL[kind]} {ports} ({named}{rest}); only the first to start "
+                    "gets it", target.span, hint="give each job on this host its own ports",
+                    subject=f"server {server}")
 
 
 #: Most overlaps reported for one port claim; the rest are counted in one more finding

@@ -37,12 +37,15 @@ plain defaults). Every value a job uses, given or chosen, is in its :class:`JobP
 (or another setting) took it is also recorded in :attr:`JobPorts.assigned` and reported as a
 note (RTC444), so that the launch scripts (and the user) use exactly these values.
 
-Everything is linear in (servers x jobs): claims are kept per host, and a host holds a
-handful of them.
+Everything is linear in (servers x jobs): claims are kept per host, and choosing the
+defaults looks claims up in an index by first port (:class:`_ClaimIndex`), so a host that
+holds thousands of them (a playbook of 1,500 launches read as one node) costs no more per
+claim than one that holds a handful.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from typing import NamedTuple
 
 from rtc.diagnostics import Span
@@ -541,13 +544,16 @@ def _claim_defaults(plan: PortPlan, jobs: list, needs: dict) -> None:
     """Give every need without a value the first free value from its default up (jobs in
     order, needs in order), claim it and store it in the job's :class:`JobPorts`, noting a
     moved default in ``assigned`` / ``moved_by``; a need with no free port is skipped.
-    Returns None."""
+    Returns None. Linear in the needs: claims are looked up in a :class:`_ClaimIndex`, and
+    a need like an earlier one resumes that one's search (``resume``)."""
+    index = _ClaimIndex(plan)
+    resume: dict = {}
     for job in jobs:
         jp = plan.jobs[job.name]
         for need in needs.get(job.name, ()):
             if need.given is not None:
                 continue
-            value, first_blocker = _free_value(plan, need)
+            value, first_blocker = _free_value(index, need, resume)
             if value is None:
                 continue
             _set(jp, need.key, value)
@@ -556,40 +562,112 @@ def _claim_defaults(plan: PortPlan, jobs: list, needs: dict) -> None:
                 if first_blocker is not None:
                     jp.moved_by[need.key] = (need.default, first_blocker)
             for server, olo, ohi in need.hosts:
-                plan.add(PortClaim(server, value + olo, value + ohi, need.kind, job.name,
-                                   need.span, assigned=True, detail=need.detail,
-                                   moved=value != need.default))
+                claim = PortClaim(server, value + olo, value + ohi, need.kind, job.name,
+                                  need.span, assigned=True, detail=need.detail,
+                                  moved=value != need.default)
+                plan.add(claim)
+                index.add(claim)
 
 
-def _free_value(plan: PortPlan, need: _Need) -> tuple[int | None, PortClaim | None]:
+#: Most moves of one default before rtc gives up on it.
+_MAX_MOVES = 10_000
+
+
+def _free_value(index: "_ClaimIndex", need: _Need,
+                resume: dict | None = None) -> tuple[int | None, PortClaim | None]:
     """(value, first blocker): the first value (a port) from ``need.default`` up whose
     ports overlap nothing claimed on the need's hosts, and the first claim that was in the
     way (None if the default was free). The value is None when the ports would run past
-    65535 or 10,000 moves found nothing."""
-    value = need.default
+    65535 or :data:`_MAX_MOVES` moves found nothing.
+
+    ``resume`` (shape -> (value, moves, first blocker)) carries the search of a one-host
+    need of the same shape (key, kind, host, default, step) on: claims are only ever
+    added, after the ones already on the host, so such a need walks the same values and
+    meets the same first blockers up to where the earlier one stopped (1,500 torchrun
+    launches on one host walked 1.1 million values before). A need on several hosts
+    starts afresh: a claim added since on an earlier host may block it first."""
+    shape = (need.key, need.kind, tuple(need.hosts), need.default, need.step) \
+        if resume is not None and len(need.hosts) == 1 else None
+    value, moves, first_blocker = resume.get(shape, (need.default, 0, None)) \
+        if shape is not None else (need.default, 0, None)
     top = max(ohi for _, _, ohi in need.hosts)
-    first_blocker = None
-    for _ in range(10_000):
+    found = None
+    while moves < _MAX_MOVES:
         if value + top > 65535:
-            return None, first_blocker
-        blocker = _first_conflict(plan, need.hosts, value)
+            break
+        blocker = _first_conflict(index, need.hosts, value)
         if blocker is None:
-            return value, first_blocker
+            found = value
+            break
         claim, olo = blocker
         first_blocker = first_blocker or claim
         # jump past what is in the way (a whole random range at once)
         value = max(value + need.step, claim.hi + 1 - olo)
-    return None, first_blocker
+        moves += 1
+    if shape is not None:
+        resume[shape] = (value, moves, first_blocker)
+    return found, first_blocker
 
 
-def _first_conflict(plan: PortPlan, hosts: list, value: int):
-    """(claim, offset) of the first existing claim that ``value`` would overlap, or None."""
+def _first_conflict(index: "_ClaimIndex", hosts: list, value: int):
+    """(claim, offset) of the first existing claim that ``value`` would overlap (hosts in
+    order, each host's claims in the order claimed), or None."""
     for server, olo, ohi in hosts:
-        lo, hi = value + olo, value + ohi
-        for c in plan.claims.get(server, ()):
-            if c.hi >= lo and c.lo <= hi:
-                return c, olo
+        c = index.first(server, value + olo, value + ohi)
+        if c is not None:
+            return c, olo
     return None
+
+
+#: Claims of at most this many ports are found by bisection on their first port; wider
+#: ones (AscendDirectTransport's random range, long kv ranges) are few and scanned.
+_NARROW = 64
+
+
+class _ClaimIndex:
+    """The claims of a :class:`PortPlan` by host, answering "the claim first claimed among
+    those overlapping ports lo..hi of a host" (what a scan of ``plan.claims[host]`` finds)
+    in O(log n + ports of one narrow claim) instead of O(claims on the host). Each
+    distinct (host, lo, hi) is kept once, with its first claim: a later identical claim is
+    never the first to overlap anything."""
+
+    def __init__(self, plan: PortPlan) -> None:
+        self._seen: set = set()
+        self._narrow: dict = {}     # server -> sorted [(lo, order, hi, claim)]
+        self._wide: dict = {}       # server -> [(order, claim)] in order claimed
+        self._count = 0
+        for claims in plan.claims.values():
+            for c in claims:
+                self.add(c)
+
+    def add(self, c: PortClaim) -> None:
+        """Index claim ``c`` (claimed after every claim indexed so far)."""
+        key = (c.server, c.lo, c.hi)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self._count += 1
+        if c.hi - c.lo < _NARROW:
+            insort(self._narrow.setdefault(c.server, []), (c.lo, self._count, c.hi, c))
+        else:
+            self._wide.setdefault(c.server, []).append((self._count, c))
+
+    def first(self, server: str, lo: int, hi: int) -> PortClaim | None:
+        """The first-claimed claim on ``server`` overlapping ports ``lo``..``hi``, or None."""
+        best = next(((order, c) for order, c in self._wide.get(server, ())
+                     if c.hi >= lo and c.lo <= hi), None)
+        rows = self._narrow.get(server)
+        if rows:
+            start = bisect_left(rows, (lo - _NARROW + 1,))
+            end = bisect_right(rows, (hi, _AFTER_ALL))
+            for _clo, order, chi, c in rows[start:end]:
+                if chi >= lo and (best is None or order < best[0]):
+                    best = (order, c)
+        return None if best is None else best[1]
+
+
+#: Compares after every claim's order number (bisection past the rows starting at ``hi``).
+_AFTER_ALL = float("inf")
 
 
 def _set(jp: JobPorts, key: str, value: int) -> None:
