@@ -44,6 +44,18 @@ from rtc.textfmt import clipped
 #: ``A="$A$A"`` would otherwise build a 1 GiB string), with one RTC701 note per variable.
 MAX_VALUE = 1 << 20
 
+#: The most words and characters one command may have after expansion and word splitting
+#: (``A`` doubled to 1 MiB of ``a b c ...`` and written 200 times unquoted would make 100
+#: million words, about 10 GB): past either, the command's remaining words stay as written
+#: and unknown, with one RTC701 note per command.
+MAX_COMMAND_WORDS = 100_000
+MAX_COMMAND_CHARS = 8 << 20
+
+#: The most characters the values of the variables set at one time may hold together
+#: (2,000 ``export Vi=$A`` of 512 KB each would hold 1 GB): a variable whose value would
+#: pass it is not stored (read as unknown), with one RTC701 note per script.
+MAX_STORED_CHARS = 64 << 20
+
 #: How deep ``source`` may nest (a file sourcing itself is stopped by the cycle check).
 MAX_SOURCE_DEPTH = 8
 
@@ -184,6 +196,8 @@ class _Reader:
         self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
         self.texts: dict[str, str] = {}          # label -> the text its offsets refer to
         self.too_long: set[str] = set()          # variables noted past MAX_VALUE
+        self.stored = 0                          # characters of the values in self.vars
+        self.store_noted = False                 # MAX_STORED_CHARS noted once
 
     # -- expansion ---------------------------------------------------------------------
     def expand(self, text: str, expandable: bool,
@@ -351,6 +365,7 @@ class _Reader:
     def _command(self, node, label: str, lines: _Lines, base: int, background: bool):
         prefix: list[Setting] = []
         words: list[Word] = []
+        budget = [MAX_COMMAND_WORDS, MAX_COMMAND_CHARS]     # words, characters left
         for part in node.parts:
             if part.kind == "assignment" and not words:
                 name, _, value = part.word.partition("=")
@@ -358,16 +373,7 @@ class _Reader:
                 text, missing = self.expand(value, _has_params(part), at)
                 prefix.append(Setting(name, text, at, False, missing))
             elif part.kind == "word":
-                span = self._span(label, lines, base, part.pos)
-                text, missing = self.expand(part.word, _has_params(part), span)
-                fields = None
-                if _has_params(part) and (not words or words[0].text not in _DECLARE):
-                    raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
-                    fields = self.split_fields(raw, part.word)
-                if fields is None:
-                    words.append(Word(text, span, missing))
-                else:
-                    words += [Word(f, span, missing) for f in fields]
+                words += self._word(part, words, budget, label, lines, base)
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "
@@ -379,6 +385,34 @@ class _Reader:
                 self._assign(s.name, s.value, s.span, None, s.unresolved)
             return
         self.eval_words(words, prefix, span, background, label)
+
+    def _word(self, part, words: list[Word], budget: list, label: str, lines: _Lines,
+              base: int) -> list[Word]:
+        """The words bashlex's ``part`` (a word of a command whose ``words`` are read so
+        far) expands to, split as bash splits them. ``budget`` (words, characters left of
+        :data:`MAX_COMMAND_WORDS` / :data:`MAX_COMMAND_CHARS`) is spent; once it is spent,
+        this word and the rest stay as written and unknown (one RTC701 note)."""
+        span = self._span(label, lines, base, part.pos)
+        if budget[0] >= 0:
+            text, missing = self.expand(part.word, _has_params(part), span)
+            fields = None
+            if _has_params(part) and (not words or words[0].text not in _DECLARE):
+                raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
+                fields = self.split_fields(raw, part.word)
+            got = [Word(text, span, missing)] if fields is None else \
+                [Word(f, span, missing) for f in fields]
+            budget[0] -= len(got)
+            budget[1] -= sum(len(w.text) for w in got)
+            if budget[0] >= 0 and budget[1] >= 0:
+                return got
+            budget[0] = -1
+            self.run.problems.append(ShellProblem(
+                "value", f"this command's words are not expanded from here on: they would "
+                f"make more than {MAX_COMMAND_WORDS:,} words or {MAX_COMMAND_CHARS >> 20} MiB "
+                "(a long variable written unquoted many times); rtc reads them as unknown",
+                span))
+        names = tuple(dict.fromkeys(m.group(1) or m.group(4) for m in _PARAM.finditer(part.word)))
+        return [Word(part.word, span, names or ("$...",))]
 
     def eval_words(self, words: list[Word], prefix: list[Setting], span: Span,
                    background: bool, label: str) -> None:
@@ -405,7 +439,8 @@ class _Reader:
                     self.vars[var] = Setting(var, old.value, old.span, True, old.unresolved)
         elif name == "unset":
             for w in words[1:]:
-                self.vars.pop(w.text, None)
+                gone = self.vars.pop(w.text, None)
+                self.stored -= len(gone.value) if gone is not None else 0
         elif name == "set":
             for w in words[1:]:
                 if w.text.startswith("-") and "a" in w.text[1:] and w.text != "-o":
@@ -421,8 +456,22 @@ class _Reader:
             self.run.commands.append(Command(words, span, env, prefix, background))
 
     def _assign(self, name: str, value: str, span: Span, exported, unresolved=()) -> None:
+        """Set ``name``; past :data:`MAX_STORED_CHARS` of values in all, unset it instead
+        (its later uses stay as written and unknown) with one RTC701 note per script."""
         old = self.vars.get(name)
         flag = bool(exported) or self.allexport or (old is not None and old.exported)
+        self.stored -= len(old.value) if old is not None else 0
+        if self.stored + len(value) > MAX_STORED_CHARS:
+            self.vars.pop(name, None)
+            if not self.store_noted:
+                self.store_noted = True
+                self.run.problems.append(ShellProblem(
+                    "value", f"${name} and any variable set after it whose value would pass "
+                    f"the total are not stored: the variables set here would hold more than "
+                    f"{MAX_STORED_CHARS >> 20} MiB of values in all; rtc reads them as unknown",
+                    span))
+            return
+        self.stored += len(value)
         self.vars[name] = Setting(name, value, span, flag, tuple(unresolved))
 
     def _source(self, word: Word, label: str) -> None:
