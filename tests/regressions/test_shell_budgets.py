@@ -76,3 +76,11 @@ def test_many_big_exports_lint_with_one_note():
     assert [(d.span.line, d.span.column) for d in notes] == [(148, 8)]
     assert "$V128 and any variable set after it" in notes[0].message
     assert grown_mb < 400
+
+
+def test_doubling_note_does_not_quote_a_form_the_script_did_not_write():
+    text = "A=x\n" + "A=${A}${A}\n" * 21 + "vllm serve $A\n"
+    notes = [p for p in read_shell("run.sh", text).problems if p.kind == "value"]
+    assert len(notes) == 1
+    assert 'A="$A$A"' not in notes[0].message
+    assert "each assignment of A that uses $A twice doubles it" in notes[0].message
