@@ -44,12 +44,32 @@ from rtc.textfmt import clipped
 #: ``A="$A$A"`` would otherwise build a 1 GiB string), with one RTC701 note per variable.
 MAX_VALUE = 1 << 20
 
+#: The most words and characters one command may have after expansion and word splitting
+#: (``A`` doubled to 1 MiB of ``a b c ...`` and written 200 times unquoted would make 100
+#: million words, about 10 GB): past either, the command's remaining words stay as written
+#: and unknown, with one RTC701 note per command.
+MAX_COMMAND_WORDS = 100_000
+MAX_COMMAND_CHARS = 8 << 20
+
+#: The most characters the values of the variables set at one time may hold together
+#: (2,000 ``export Vi=$A`` of 512 KB each would hold 1 GB): a variable whose value would
+#: pass it is not stored (read as unknown), with one RTC701 note per script.
+MAX_STORED_CHARS = 64 << 20
+
 #: How deep ``source`` may nest (a file sourcing itself is stopped by the cycle check).
 MAX_SOURCE_DEPTH = 8
 
 _PARAM = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=]|##?|%%?)([^}]*))?\}|"
                     r"([A-Za-z_][A-Za-z0-9_]*))")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: ``${A[@]}`` / ``${A[*]}`` / ``${A[0]}`` / ``${#A[@]}`` (groups: ``#``, name, index), then
+#: the forms of :data:`_PARAM` (its groups 4 to 7).
+_REF = re.compile(r"\$\{(#?)([A-Za-z_][A-Za-z0-9_]*)\[([^\]}]*)\]\}|" + _PARAM.pattern)
+#: A double-quoted part that is ``"${A[@]}"``, text around it allowed: one word per element.
+_QUOTED_ALL = re.compile(r'"([^"$`\\]*)\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}([^"$`\\]*)"\Z')
+#: The start of an indexed array assignment ``NAME=(`` / ``NAME+=(`` (``declare -a`` too).
+_ARRAY_START = re.compile(r"^[ \t]*(?:(?:declare|typeset|local|readonly)(?:[ \t]+-[A-Za-z]+)*"
+                          r"[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\(", re.M)
 #: ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`` and the like: the script's own folder.
 _OWN_DIR = re.compile(r'"?\$\((?:cd\s+)?"?\$\(dirname\s+"?(?:\$\{BASH_SOURCE(?:\[0\])?\}|\$0|'
                       r'\$\(readlink -f "?\$0"?\))"?\)"?(?:\s*&&\s*pwd(?:\s+-P)?)?\)"?')
@@ -93,6 +113,9 @@ class Setting:
     span: Span
     exported: bool
     unresolved: tuple[str, ...] = ()
+    #: The elements of an indexed array (``A=( x y )``: ``("x", "y")``; ``value`` is
+    #: element 0, what ``$A`` gives), None for a plain variable.
+    items: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -184,6 +207,8 @@ class _Reader:
         self.functions: dict[str, bool] = {}     # name -> runs its arguments ("$@")
         self.texts: dict[str, str] = {}          # label -> the text its offsets refer to
         self.too_long: set[str] = set()          # variables noted past MAX_VALUE
+        self.stored = 0                          # characters of the values in self.vars
+        self.store_noted = False                 # MAX_STORED_CHARS noted once
 
     # -- expansion ---------------------------------------------------------------------
     def expand(self, text: str, expandable: bool,
@@ -196,6 +221,18 @@ class _Reader:
         size = [0]
 
         def sub(m: re.Match) -> str:
+            if m.group(2):
+                got = self._element(m.group(1), m.group(2), m.group(3))
+                if got is None:
+                    missing.append(m.group(2))
+                    return m.group(0)
+                size[0] += len(got)
+                if size[0] > MAX_VALUE:
+                    self._too_long(m.group(2), span)
+                    missing.append(m.group(2))
+                    return m.group(0)
+                return got
+            m = _PARAM.match(m.group(0))
             name = m.group(1) or m.group(4)
             got = self.vars.get(name)
             if got is not None and m.group(2) and m.group(2)[0] in "#%":
@@ -215,10 +252,30 @@ class _Reader:
             missing.append(name)
             return m.group(0)
 
-        out = _PARAM.sub(sub, text)
+        out = _REF.sub(sub, text)
         if "$(" in out or "`" in out or re.search(r"\$[0-9@*#?]", out):
             missing.append("$(...)" if "$(" in out or "`" in out else "$N")
         return out, tuple(missing)
+
+    def _element(self, count: str, name: str, index: str) -> str | None:
+        """What ``${NAME[index]}`` (``count`` ``#``: ``${#NAME[index]}``) gives: ``@`` and
+        ``*`` all elements joined by spaces (their number with ``#``), an integer (or a
+        variable holding one; negative from the end) that element. A plain variable is an
+        array of one element (bash). None when it is not known."""
+        got = self.vars.get(name)
+        if got is None:
+            return None
+        items = got.items if got.items is not None else (got.value,)
+        if index in ("@", "*"):
+            return str(len(items)) if count else " ".join(items)
+        ref = self.vars.get(index.strip().lstrip("$").strip("{}"))
+        k = (ref.value if ref is not None else index).strip()
+        if not re.fullmatch(r"-?[0-9]+", k):
+            return None
+        k = int(k)
+        if k >= len(items) or k < -len(items):
+            return "0" if count else ""
+        return str(len(items[k])) if count else items[k]
 
     def split_fields(self, raw: str, word: str) -> list[str] | None:
         """The fields bash makes of the word written ``raw`` (its source text; ``word``
@@ -259,12 +316,33 @@ class _Reader:
                 if value[-1:] in _IFS and cur is not None:
                     fields.append(cur)
                     cur = None
+            elif seg[0] == '"' and _QUOTED_ALL.match(seg) and self._items(seg) is not None:
+                split = True
+                before, items, after = self._items(seg)
+                if not items:
+                    cur = cur if not (before or after) else (cur or "") + before + after
+                    continue
+                items = [before + items[0]] + items[1:]
+                items[-1] += after
+                cur = (cur or "") + items[0]
+                for item in items[1:]:
+                    fields.append(cur)
+                    cur = item
             else:
                 text = self.expand(*_unquote(seg))[0] if seg[0] != "'" else seg[1:-1]
                 cur = (cur or "") + text
         if cur is not None:
             fields.append(cur)
         return fields if split else None
+
+    def _items(self, seg: str):
+        """(text before, elements, text after) of the double-quoted part ``seg`` that is
+        ``"...${A[@]}..."`` where ``A`` is an array the script set, else None."""
+        m = _QUOTED_ALL.match(seg)
+        got = self.vars.get(m.group(2))
+        if got is None or got.items is None:
+            return None
+        return m.group(1), list(got.items), m.group(3)
 
     def _too_long(self, name: str, span: Span | None) -> None:
         """One RTC701 note per variable whose expansion passed :data:`MAX_VALUE`."""
@@ -273,7 +351,8 @@ class _Reader:
         self.too_long.add(name)
         self.run.problems.append(ShellProblem(
             "value", f"${name} is not expanded here: its value would make the word longer "
-            f"than {MAX_VALUE >> 20} MiB (each {name}=\"${name}${name}\" doubles it); rtc reads "
+            f"than {MAX_VALUE >> 20} MiB (each assignment of {name} that uses ${name} twice "
+            "doubles it); rtc reads "
             f"${name} as unknown where it would pass that", span))
 
     # -- reading -----------------------------------------------------------------------
@@ -318,6 +397,8 @@ class _Reader:
         elif kind == "compound":
             for part in node.list:
                 self._node(part, label, lines, base, background)
+        elif kind == "arrayassign":
+            self._array(node, label, lines, base)
         elif kind == "function":
             self._function(node)
         elif kind in ("if", "for", "while", "until"):
@@ -351,6 +432,7 @@ class _Reader:
     def _command(self, node, label: str, lines: _Lines, base: int, background: bool):
         prefix: list[Setting] = []
         words: list[Word] = []
+        budget = [MAX_COMMAND_WORDS, MAX_COMMAND_CHARS]     # words, characters left
         for part in node.parts:
             if part.kind == "assignment" and not words:
                 name, _, value = part.word.partition("=")
@@ -358,16 +440,7 @@ class _Reader:
                 text, missing = self.expand(value, _has_params(part), at)
                 prefix.append(Setting(name, text, at, False, missing))
             elif part.kind == "word":
-                span = self._span(label, lines, base, part.pos)
-                text, missing = self.expand(part.word, _has_params(part), span)
-                fields = None
-                if _has_params(part) and (not words or words[0].text not in _DECLARE):
-                    raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
-                    fields = self.split_fields(raw, part.word)
-                if fields is None:
-                    words.append(Word(text, span, missing))
-                else:
-                    words += [Word(f, span, missing) for f in fields]
+                words += self._word(part, words, budget, label, lines, base)
             elif part.kind == "redirect" and getattr(part, "heredoc", None) is not None:
                 self.run.problems.append(ShellProblem(
                     "heredoc", "a here-document is not read (its text is the input of "
@@ -379,6 +452,34 @@ class _Reader:
                 self._assign(s.name, s.value, s.span, None, s.unresolved)
             return
         self.eval_words(words, prefix, span, background, label)
+
+    def _word(self, part, words: list[Word], budget: list, label: str, lines: _Lines,
+              base: int) -> list[Word]:
+        """The words bashlex's ``part`` (a word of a command whose ``words`` are read so
+        far) expands to, split as bash splits them. ``budget`` (words, characters left of
+        :data:`MAX_COMMAND_WORDS` / :data:`MAX_COMMAND_CHARS`) is spent; once it is spent,
+        this word and the rest stay as written and unknown (one RTC701 note)."""
+        span = self._span(label, lines, base, part.pos)
+        if budget[0] >= 0:
+            text, missing = self.expand(part.word, _has_params(part), span)
+            fields = None
+            if _has_params(part) and (not words or words[0].text not in _DECLARE):
+                raw = self.texts.get(label, "")[base + part.pos[0]:base + part.pos[1]]
+                fields = self.split_fields(raw, part.word)
+            got = [Word(text, span, missing)] if fields is None else \
+                [Word(f, span, missing) for f in fields]
+            budget[0] -= len(got)
+            budget[1] -= sum(len(w.text) for w in got)
+            if budget[0] >= 0 and budget[1] >= 0:
+                return got
+            budget[0] = -1
+            self.run.problems.append(ShellProblem(
+                "value", f"this command's words are not expanded from here on: they would "
+                f"make more than {MAX_COMMAND_WORDS:,} words or {MAX_COMMAND_CHARS >> 20} MiB "
+                "(a long variable written unquoted many times); rtc reads them as unknown",
+                span))
+        names = tuple(dict.fromkeys(m.group(1) or m.group(4) for m in _PARAM.finditer(part.word)))
+        return [Word(part.word, span, names or ("$...",))]
 
     def eval_words(self, words: list[Word], prefix: list[Setting], span: Span,
                    background: bool, label: str) -> None:
@@ -405,7 +506,8 @@ class _Reader:
                     self.vars[var] = Setting(var, old.value, old.span, True, old.unresolved)
         elif name == "unset":
             for w in words[1:]:
-                self.vars.pop(w.text, None)
+                gone = self.vars.pop(w.text, None)
+                self.stored -= _size(gone) if gone is not None else 0
         elif name == "set":
             for w in words[1:]:
                 if w.text.startswith("-") and "a" in w.text[1:] and w.text != "-o":
@@ -420,10 +522,44 @@ class _Reader:
                 env[s.name] = Setting(s.name, s.value, s.span, True, s.unresolved)
             self.run.commands.append(Command(words, span, env, prefix, background))
 
-    def _assign(self, name: str, value: str, span: Span, exported, unresolved=()) -> None:
+    def _assign(self, name: str, value: str, span: Span, exported, unresolved=(),
+                items: tuple[str, ...] | None = None) -> None:
+        """Set ``name`` (an indexed array when ``items`` is given: ``value`` is ignored);
+        past :data:`MAX_STORED_CHARS` of values in all, unset it instead (its later uses
+        stay as written and unknown) with one RTC701 note per script."""
         old = self.vars.get(name)
         flag = bool(exported) or self.allexport or (old is not None and old.exported)
-        self.vars[name] = Setting(name, value, span, flag, tuple(unresolved))
+        self.stored -= _size(old) if old is not None else 0
+        if items is not None:
+            value = items[0] if items else ""
+        size = len(value) if items is None else sum(len(x) for x in items)
+        if self.stored + size > MAX_STORED_CHARS:
+            self.vars.pop(name, None)
+            if not self.store_noted:
+                self.store_noted = True
+                self.run.problems.append(ShellProblem(
+                    "value", f"${name} and any variable set after it whose value would pass "
+                    f"the total are not stored: the variables set here would hold more than "
+                    f"{MAX_STORED_CHARS >> 20} MiB of values in all; rtc reads them as unknown",
+                    span))
+            return
+        self.stored += size
+        self.vars[name] = Setting(name, value, span, flag, tuple(unresolved), items)
+
+    def _array(self, node, label: str, lines: _Lines, base: int) -> None:
+        """``NAME=( words )`` / ``NAME+=( words )`` (read by :func:`_take_arrays`): each
+        word expanded and split like a command's words (bash manual, "Arrays")."""
+        words: list[Word] = []
+        budget = [MAX_COMMAND_WORDS, MAX_COMMAND_CHARS]
+        for part in node.parts:
+            words += self._word(part, words, budget, label, lines, base)
+        items = tuple(w.text for w in words)
+        old = self.vars.get(node.word)
+        if node.op == "+=" and old is not None:
+            items = (old.items if old.items is not None else (old.value,)) + items
+        missing = tuple(dict.fromkeys(n for w in words for n in w.unresolved))
+        self._assign(node.word, "", self._span(label, lines, base, node.pos), None,
+                     missing, items)
 
     def _source(self, word: Word, label: str) -> None:
         if word.unresolved:
@@ -465,6 +601,11 @@ def path_from_script(text: str, label: str) -> str:
     return os.path.normpath(os.path.join(here, os.path.relpath(text, own)))
 
 
+def _size(setting: Setting) -> int:
+    """Characters a stored variable holds (all elements of an array)."""
+    return len(setting.value) if setting.items is None else sum(len(x) for x in setting.items)
+
+
 def _has_params(part) -> bool:
     return any(p.kind in ("parameter", "commandsubstitution", "processsubstitution")
                for p in getattr(part, "parts", ()) or ())
@@ -477,13 +618,113 @@ def _parse(text: str, label: str, problems: list):
     split by :func:`_fast_line` (a regular expression: bashlex's yacc parser costs ~0.5 ms a
     line); the others by bashlex, one line at a time. When one of those cannot be read on
     its own (an ``if`` or ``for`` over several lines), bashlex reads the whole text; if it
-    cannot, those lines are read with shlex (see the module docstring)."""
-    import bashlex
-
+    cannot, those lines are read with shlex (see the module docstring). Indexed array
+    assignments (``A=( ... )``, which bashlex does not read) are taken out first
+    (:func:`_take_arrays`) and put back in their place."""
     lines = _Lines(text)
     text = _blank_heredocs(_blank(text), lines, label, problems)
     # the same open quote once, where it opens (not again at the start of each line after)
     fallback = [] if _check_quotes(text, lines, label, problems) else problems
+    text, arrays = _take_arrays(text)
+    out = _parse_commands(text, lines, label, fallback)
+    keys = [b + n.pos[0] for n, _, b in out]
+    for node in reversed(arrays):
+        k = bisect.bisect_left(keys, node.pos[0])
+        out[k:k] = [(node, lines, 0)]
+    return out
+
+
+def _take_arrays(text: str) -> tuple[str, list]:
+    """``text`` with each indexed array assignment ``NAME=( words )`` / ``NAME+=( ... )``
+    at the start of a line (over several lines, with comments) blanked (newlines and
+    columns kept), and an ``arrayassign`` :class:`_Fake` node for each (``word`` the name,
+    ``op`` ``=`` or ``+=``, ``parts`` its words, offsets from the text's start). An
+    assignment whose ``)`` is never found is left as it is."""
+    out: list = []
+    pos = 0
+    while True:
+        m = _ARRAY_START.search(text, pos)
+        if m is None:
+            return text, out
+        words, end = _array_words(text, m.end())
+        if end is None:
+            pos = m.end()
+            continue
+        parts = []
+        for a, b in words:
+            try:
+                word, expandable = _unquote(text[a:b])
+            except (IndexError, ValueError):
+                word, expandable = text[a:b], "$" in text[a:b]
+            parts.append(_Fake("word", (a, b), word,
+                               [_Fake("parameter", (a, a))] if expandable else []))
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+        out.append(_Fake("arrayassign", (start, end), m.group(1), parts,
+                         op=m.group(2) + "="))
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+        pos = end
+
+
+def _array_words(text: str, pos: int) -> tuple[list, int | None]:
+    """The (start, end) offsets of the words of an array's ``( ... )`` from ``pos`` (just
+    after ``(``), and the offset after its ``)`` (None when it is not closed). A ``#`` at
+    a word's start is a comment to the end of the line; quotes, ``\\``, ``$( )`` and
+    ``${ }`` are kept inside a word."""
+    words = []
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c in " \t\n" or text.startswith("\\\n", pos):
+            pos += 2 if c == "\\" else 1
+        elif c == ")":
+            return words, pos + 1
+        elif c == "#":
+            nl = text.find("\n", pos)
+            pos = n if nl < 0 else nl
+        else:
+            end = _array_word_end(text, pos)
+            if end is None:
+                return words, None
+            words.append((pos, end))
+            pos = end
+    return words, None
+
+
+def _array_word_end(text: str, pos: int) -> int | None:
+    """Where the word starting at ``pos`` inside an array's ``( )`` ends (see
+    :func:`_array_words`), None when a quote or ``$(`` is not closed."""
+    depth, n = 0, len(text)
+    while pos < n:
+        c = text[pos]
+        if depth == 0 and (c in " \t\n);|&<>" or c == "("):
+            return pos
+        if c == "\\":
+            pos += 2
+            continue
+        if c in "'\"":
+            close = pos + 1
+            while close < n and text[close] != c:
+                close += 2 if c == '"' and text[close] == "\\" else 1
+            if close >= n:
+                return None
+            pos = close + 1
+            continue
+        if text.startswith("$(", pos) or text.startswith("${", pos):
+            depth += 1
+            pos += 2
+            continue
+        if depth and c in "({":
+            depth += 1
+        elif depth and c in ")}":
+            depth -= 1
+        pos += 1
+    return None
+
+
+def _parse_commands(text: str, lines: _Lines, label: str, fallback: list):
+    """(node, line index, offset base) of each command of ``text`` (see :func:`_parse`)."""
+    import bashlex
+
     out, failed = [], []
     for start, chunk in _logical_lines(text):
         fast = _fast_line(chunk, start)

@@ -303,22 +303,28 @@ DASH_LOOKALIKES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 
 
 def _dash_words(la):
-    """RTC720 for each word of a launch that starts with a dash look-alike
-    (:data:`DASH_LOOKALIKES`) where a flag was meant: ``—headless``."""
+    """RTC720 for each word of a launch whose leading dashes hold a dash look-alike
+    (:data:`DASH_LOOKALIKES`) where a flag was meant: ``—headless``, and ``-—headless``
+    (an ASCII hyphen, then an em dash: argparse does not read it as a flag either)."""
     import unicodedata
 
     for w in la.words[1:]:
         t = w.text
-        if not t or t[0] not in DASH_LOOKALIKES:
+        lead = len(t) - len(t.lstrip("-"))
+        if not t or lead >= len(t) or t[lead] not in DASH_LOOKALIKES:
             continue
+        bad = t[lead]
         rest = t.lstrip("-" + DASH_LOOKALIKES)
         meant = ("--" if len(rest.split("=")[0]) > 1 else "-") + rest
-        name = unicodedata.name(t[0], "dash").lower()
+        name = unicodedata.name(bad, "dash").lower()
         shown = t if len(t) <= 40 else t[:39] + "…"
         article = "an" if name[0] in "aeiou" else "a"
-        yield R.BAD_VALUE, (f"`{shown}` starts with {article} {name} (U+{ord(t[0]):04X}), not an "
-                            f"ASCII '-': the shell passes it to {la.kind} as a positional "
-                            f"argument, not as the flag {meant.split('=')[0]}, so {la.kind} "
+        where = "starts with" if not lead else f"has, after its ASCII '{t[:lead]}',"
+        passes = (f"the shell passes it to {la.kind} as a positional argument, not as"
+                  if not lead else f"{la.kind}'s parser does not read it as")
+        yield R.BAD_VALUE, (f"`{shown}` {where} {article} {name} (U+{ord(bad):04X}), not an "
+                            f"ASCII '-': {passes} the flag {meant.split('=')[0]}, so "
+                            f"{la.kind} "
                             "rejects it (\"unrecognized arguments\") or takes it for a "
                             "model or script name"), w.span, \
             f"type it with ASCII hyphens: `{meant if len(meant) <= 40 else meant[:39] + '…'}`"

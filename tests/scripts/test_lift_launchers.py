@@ -28,6 +28,7 @@ CASES = {
     "docker-vendor-ok": (["docker-vendor-ok.sh"], None),
     "torchrun": (["torchrun.sh"], None),
     "torchrun-args-variable": (["megatron-node0.sh", "megatron-node1.sh"], None),
+    "torchrun-args-array": (["megatron-array-node0.sh", "megatron-array-node1.sh"], None),
     "torch-distributed-launch": (["mindspeed-launch.sh"], None),
     "msrun": (["msrun.sh"], None),
     "ray": (["ray-head.sh", "ray-worker.sh"], None),

@@ -43,3 +43,19 @@ def test_other_dash_lookalikes(word, name, meant):
 def test_ascii_hyphens_are_clean():
     rep = _lint(WORKER.replace("—headless", "--headless"))
     assert [d.code for d in rep.diagnostics if d.severity.label == "error"] == []
+
+
+def test_ascii_hyphen_then_em_dash_is_found():
+    """`-—headless` (fresh user: "no problems found"; argparse rejects it)."""
+    rep = _lint(WORKER.replace("—headless", "-—headless"))
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC720"]
+    assert (d.span.line, d.span.column, d.span.end_column) == (11, 30, 40)
+    assert d.message.startswith("`-—headless` has, after its ASCII '-', an em dash (U+2014), "
+                                "not an ASCII '-': vllm's parser does not read it as the flag "
+                                "--headless")
+    assert d.hint == "type it with ASCII hyphens: `--headless`"
+
+
+def test_ascii_hyphens_then_a_word_are_clean():
+    rep = _lint(WORKER.replace("—headless", "---headless"))
+    assert [d.code for d in rep.diagnostics if d.code == "RTC720"] == []
