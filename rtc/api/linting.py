@@ -17,6 +17,7 @@ the compiler's rules (:func:`rtc.checks.run_checks`), with the same rule ids.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import os
@@ -185,7 +186,9 @@ def _units(label: str, text: str) -> list[Unit]:
         # a node named by a variable (`-w "$head_node"`) is one of this allocation's:
         # never the same node as another script's "$head_node"
         stem = Unit(label, "").stem
-        return [Unit(label, body, 1, f"{stem}:{name}" if "$" in name else name)
+        # and so is its relative node K (`srun -r K`, one text per node of `srun torchrun`)
+        return [Unit(label, body, 1, f"{stem}:{name}" if "$" in name
+                     or re.fullmatch(r"node\d+", name) else name)
                 for name, body in per_node]
     return split_sections(label, as_shell(label, text))
 
