@@ -460,3 +460,18 @@ def _jinja(value: str) -> str:
 def _shell_word(value: str) -> str:
     return value if re.fullmatch(r"[\w@%+=:,./${}-]*", value) else "'" + value.replace(
         "'", "'\\''") + "'"
+
+
+def sbatch_accelerator(text: str) -> str | None:
+    """``"gpu"`` when a batch script's ``#SBATCH`` header asks for NVIDIA GPUs
+    (``--gres=gpu:N``, ``--gpus`` / ``-G``, ``--gpus-per-node``, ``--gpus-per-task``;
+    sbatch(1)), ``"npu"`` when it asks for Ascend NPUs (``--gres=npu:N``, a
+    ``huawei.com/...`` resource), else None."""
+    head = sbatch_header(text) if is_sbatch(text) else {}
+    gres = head.get("--gres", "").lower()
+    if "npu" in gres or "huawei.com" in gres or "ascend" in gres:
+        return "npu"
+    if re.search(r"(^|,)gpu\b", gres) or any(head.get(o) for o in (
+            "--gpus", "--gpus-per-node", "--gpus-per-task")):
+        return "gpu"
+    return None

@@ -194,3 +194,15 @@ def test_one_srun_step_runs_on_every_node_of_the_allocation():
     (d,) = [d for d in rep.diagnostics if d.severity.name != "NOTE"]
     assert (d.code, d.span.line, d.span.column) == ("RTC723", 16, 5)
     assert "t:node1 and t:node0 both give --node_rank 0" in d.message
+
+
+@pytest.mark.parametrize("ask", ["--gpus-per-task=8", "--gres=gpu:8", "--gpus-per-node 8"])
+def test_sbatch_gpu_requests_make_the_nodes_nvidia_gpus(ask):
+    text = (DATA / "ray-gpus-per-task.sbatch").read_text().replace("--gpus-per-task=8", ask)
+    rep = lint_scripts([("ray.sbatch", text)])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    (n,) = [d for d in rep.diagnostics if d.code == "RTC464"]
+    assert n.message.startswith("the Slurm scripts ask for GPUs")
+    # the failing form: the same recipe asking for Ascend NPUs is vllm-ascend's Ray setup
+    npu = text.replace(ask, "--gres=npu:8")
+    assert found("ray.sbatch", npu) == [("RTC710", 13, 5), ("RTC710", 16, 5)]
