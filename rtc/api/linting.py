@@ -17,6 +17,7 @@ the compiler's rules (:func:`rtc.checks.run_checks`), with the same rule ids.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import os
@@ -36,7 +37,7 @@ from rtc.scripts import manifests, sglang_rules, torchrun_rules
 from rtc.scripts.lift import group_launches, lift
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
 from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
-from rtc.scripts.engines import as_shell, is_ansible, is_sbatch, sbatch_nodes
+from rtc.scripts.engines import as_shell, is_ansible, is_sbatch, sbatch_accelerator, sbatch_nodes
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
 
@@ -60,6 +61,8 @@ class LintReport:
     sources: dict = field(default_factory=dict)
     topology: Topology | None = None
     unreadable: int = 0
+    #: The accelerators the Slurm scripts' ``#SBATCH`` headers ask for ("gpu", "npu").
+    accelerators: set = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -168,6 +171,7 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             rep.diagnostics += [error(R.UNREADABLE, p.message, p.span)
                                 for p in quote_problems(label, as_shell(label, text))]
             continue
+        rep.accelerators.add(sbatch_accelerator(text))
         for u in _units(label, text):
             u.given_name = names.get(label) or u.given_name
             read_unit(u, loader)
@@ -185,7 +189,9 @@ def _units(label: str, text: str) -> list[Unit]:
         # a node named by a variable (`-w "$head_node"`) is one of this allocation's:
         # never the same node as another script's "$head_node"
         stem = Unit(label, "").stem
-        return [Unit(label, body, 1, f"{stem}:{name}" if "$" in name else name)
+        # and so is its relative node K (`srun -r K`, one text per node of `srun torchrun`)
+        return [Unit(label, body, 1, f"{stem}:{name}" if "$" in name
+                     or re.fullmatch(r"node\d+", name) else name)
                 for name, body in per_node]
     return split_sections(label, as_shell(label, text))
 
@@ -234,7 +240,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     tables = [table] if table is not None else []
     if table is None:
         table, tables = _exported_table(rep, units, hardware, loader or _load)
-    guessed = hardware is None and table is None and _gpu_scripts(units)
+    guessed = hardware is None and table is None and _gpu_scripts(units, rep.accelerators)
     preset = table.preset if table is not None and hardware is None else \
         presets()[hardware or (GUESSED_GPU if guessed else DEFAULT_HARDWARE)]
     nodes = group_nodes(units)
@@ -254,7 +260,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     if guessed:
         skip = skip | (_NEED_ISLANDS - {gpu_islands.TP_ISLANDS.code} if domains
                        else _NEED_ISLANDS)
-        rep.diagnostics.append(_gpu_guessed(topo, domains))
+        rep.diagnostics.append(_gpu_guessed(topo, domains, "gpu" in rep.accelerators))
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
@@ -347,7 +353,7 @@ def _npu_guessed(topo: Topology) -> Diagnostic:
                 "to make it a fact")
 
 
-def _gpu_guessed(topo: Topology, domains: bool = False) -> Diagnostic:
+def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> Diagnostic:
     """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size
     (``domains``: in the NVLink domains they name, as the tray preset inferred)."""
     if domains:
@@ -364,7 +370,9 @@ def _gpu_guessed(topo: Topology, domains: bool = False) -> Diagnostic:
                        if ib else "")
                     + "; RTC313 (islands inside a tray) is skipped", topo.span,
                     hint="give --hardware (e.g. gb300-nvl72) when the trays are another kind")
-    return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables: "
+    why = "the Slurm scripts ask for GPUs (#SBATCH --gres=gpu / --gpus*)" if asked \
+        else "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables"
+    return note(R.GPU_GUESSED, f"{why}: "
                 f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
                 f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "
                 "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",
@@ -413,12 +421,15 @@ def _in_script_terms(diagnostics: list[Diagnostic], nodes) -> list[Diagnostic]:
     return out
 
 
-def _gpu_scripts(units: list[Unit]) -> bool:
-    """True when the units' launches export CUDA_VISIBLE_DEVICES or an NCCL_* variable and
-    no Ascend one (ASCEND_*, HCCL_*, RANK_TABLE_FILE)."""
+def _gpu_scripts(units: list[Unit], asked=frozenset()) -> bool:
+    """True when the units' launches export CUDA_VISIBLE_DEVICES or an NCCL_* variable, or
+    a Slurm header asks for GPUs (``asked`` holds "gpu": ``--gres=gpu:8``, ``--gpus-per-task``,
+    :func:`rtc.scripts.engines.sbatch_accelerator`), and no Ascend one (ASCEND_*, HCCL_*,
+    RANK_TABLE_FILE; ``--gres=npu:8``)."""
     names = {n for u in units for la in (u.found.launches if u.found else []) for n in la.env}
-    gpu = any(n == "CUDA_VISIBLE_DEVICES" or n.startswith("NCCL_") for n in names)
-    return gpu and not any(n.startswith(_ASCEND_VARS) for n in names)
+    gpu = "gpu" in asked or any(n == "CUDA_VISIBLE_DEVICES" or n.startswith("NCCL_")
+                                for n in names)
+    return gpu and "npu" not in asked and not any(n.startswith(_ASCEND_VARS) for n in names)
 
 
 def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:

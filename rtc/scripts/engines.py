@@ -5,8 +5,10 @@ for Slurm and for a playbook's block scalars, the column) of the original file.
 
 * **sbatch** (a script with ``#SBATCH`` lines, sbatch(1)): ``srun [OPTIONS]`` before a
   command is blanked out (same length, spaces), so ``srun vllm serve ...`` is read as the
-  ``vllm serve ...`` every task runs. srun options that take a separate value are those of
-  :data:`_SRUN_VALUE` (srun(1), Slurm 22.05: the short options with an argument).
+  ``vllm serve ...`` every task runs. srun options that take a value are those of
+  :data:`_SRUN_VALUE` and :data:`_SRUN_LONG_VALUE` (srun(1), Slurm's slurm_opt.c; pyxis'
+  container options). A script whose steps run on several nodes is one text per node
+  (:func:`sbatch_nodes`).
 * **Ansible playbook** (a YAML list of plays with ``tasks``): each task's ``environment``
   entries become ``export NAME=VALUE`` lines and each ``ansible.builtin.shell`` /
   ``command`` (or ``shell:`` / ``command:``) text is copied, each on the line it has in
@@ -22,10 +24,37 @@ from __future__ import annotations
 
 import re
 
-#: srun(1) short options that take their value as the next word.
-_SRUN_VALUE = frozenset("-A -b -c -C -d -D -e -G -i -J -L -m -M -n -N -o -p -q -S -t -T "
-                        "-w -W -x".split())
-_SRUN = re.compile(r"^(\s*)(srun)((?:\s+-\S+)*)\s+")
+#: srun(1) short options that take a value, as the next word or attached (``-r0``):
+#: those with ``required_argument`` in Slurm's src/common/slurm_opt.c (SchedMD/slurm
+#: master, 2025; doc/man/man1/srun.1). ``-I``, ``-K``, ``-k`` take an optional value, only
+#: attached, so they are flags here.
+_SRUN_VALUE = frozenset("-A -b -B -c -C -d -D -e -F -G -i -J -L -m -M -n -N -o -p -q -r "
+                        "-S -t -T -w -W -x".split())
+#: srun(1) long options that take a value as ``--opt=value`` or ``--opt value``
+#: (``required_argument`` in slurm_opt.c), and pyxis' (NVIDIA/pyxis args.c) container
+#: options that take one. Options with an optional value (``--exclusive[=user]``,
+#: ``--overlap``, ``--bcast``, ``--pty``, ``--nice``, ``--resv-ports``, ...) take it only
+#: after ``=`` and are not here.
+_SRUN_LONG_VALUE = frozenset(
+    "--" + o for o in """account acctg-freq bb bbf bcast-exclude begin chdir
+    cluster-constraint clusters comment constraint container container-id core-spec
+    cores-per-socket cpu-bind cpu-freq cpus-per-gpu cpus-per-task deadline delay-boot
+    dependency distribution epilog error exclude export export-file extra extra-node-info
+    gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-flags
+    het-group hint ignore-signals input jobid job-name licenses mail-type mail-user
+    mcs-label mem mem-bind mem-per-cpu mem-per-gpu mem-update mincpus mpi msg-timeout
+    network nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node
+    ntasks-per-socket ntasks-per-tres open-mode output partition prefer priority profile
+    prolog qos relative reservation resources runtime segment signal slurmd-debug
+    sockets-per-node switches task-epilog task-prolog tasks-per-node thread-spec threads
+    threads-per-core time time-min tmp tres-bind tres-per-task treewidth wait wckey
+    container-image container-mounts container-workdir container-name container-save
+    container-env""".split())
+#: The long names of the short options the node choice reads.
+_SRUN_LONG = {"-w": "--nodelist", "-r": "--relative", "-N": "--nodes", "-n": "--ntasks",
+              "-G": "--gpus", "-c": "--cpus-per-task"}
+#: A shell word (quotes kept), a backslash-newline being a separator.
+_WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|\\[^\n]|[^\s"'\\])+""")
 _JINJA = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 
 
@@ -114,17 +143,122 @@ def _host_var(lines: list[str], node) -> bool:
     return False
 
 
-#: srun(1) options that choose the nodes of a step: the node list, or a node by its
-#: position in the allocation (``-r`` / ``--relative``).
-_SRUN_TARGET = re.compile(r"""(?:^|\s)(?:-w\s*|--nodelist[=\s]\s*|-r\s*|--relative[=\s]\s*)("[^"]*"|'[^']*'|\S+)""")
 #: First words of a line that starts a framework process (what runs where matters).
 _LAUNCH_WORDS = ("vllm", "ray", "torchrun", "msrun", "python", "python3", "sglang")
+#: Most nodes one allocation is read as (``#SBATCH --nodes``), like the other readers' caps.
+MAX_NODES = 1024
+
+
+def srun_options(text: str) -> tuple[list[tuple[str, str | None]], int] | None:
+    """The options of the ``srun`` that ``text`` (one logical line, backslash-newlines
+    kept) starts with, as ``(option, value)`` pairs (short options by their long name
+    where :data:`_SRUN_LONG` has it, values unquoted; a flag's value is None), and the
+    offset in ``text`` where its command starts; None when ``text`` is no ``srun CMD``."""
+    body = text.lstrip()
+    if not re.match(r"srun[ \t\\]", body):
+        return None
+    base = len(text) - len(body) + 4
+    opts: list[tuple[str, str | None]] = []
+    pending = None
+    for m in _WORD.finditer(text, base):
+        w = m.group()
+        if pending is not None:
+            opts.append((pending, w.strip("'\"")))
+            pending = None
+        elif w == "--":
+            return opts, m.end()
+        elif not w.startswith("-"):
+            return opts, m.start()
+        elif w.startswith("--"):
+            name, eq, value = w.partition("=")
+            if eq:
+                opts.append((name, value.strip("'\"")))
+            elif name in _SRUN_LONG_VALUE:
+                pending = name
+            else:
+                opts.append((name, None))
+        elif w[:2] in _SRUN_VALUE:
+            name = _SRUN_LONG.get(w[:2], w[:2])
+            if len(w) > 2:
+                opts.append((name, w[2:].lstrip("=").strip("'\"")))
+            else:
+                pending = name
+        else:
+            opts.append((w, None))
+    return None
+
+
+def sbatch_header(text: str) -> dict[str, str]:
+    """The ``#SBATCH`` options of ``text``'s header (sbatch(1): the lines before the first
+    command; short options by their long name, the last one given wins), e.g.
+    ``{"--nodes": "2", "--gres": "gpu:8"}``."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#"):
+            break
+        m = re.match(r"#SBATCH\s+(.*)", s)
+        parsed = srun_options("srun " + m.group(1).split(" #")[0] + " x") if m else None
+        for name, value in (parsed[0] if parsed else []):
+            out[name] = value if value is not None else ""
+    return out
+
+
+def _count(value: str | None) -> int | None:
+    """The node count a ``--nodes`` value asks for (``2``, ``2-4``: its minimum)."""
+    m = re.match(r"\d+", value or "")
+    return min(int(m.group()), MAX_NODES) if m else None
+
+
+def _expand(nodelist: str) -> tuple[str, ...]:
+    """The nodes of a ``--nodelist`` value: ``gpu-02,gpu-03``, ``gpu-[01-03,07]`` (a
+    value with a shell variable is one node: ``"$head_node"``)."""
+    if "$" in nodelist:
+        return (nodelist,)
+    out = []
+    for part in re.findall(r"[^,\[]*(?:\[[^\]]*\][^,\[]*)*", nodelist):
+        m = re.fullmatch(r"(.*)\[([^\]]*)\](.*)", part)
+        if not part:
+            continue
+        if not m:
+            out.append(part)
+            continue
+        for r in m.group(2).split(","):
+            lo, _, hi = r.partition("-")
+            nums = range(int(lo), int(hi or lo) + 1) if (lo + hi).isdigit() else ()
+            out += [f"{m.group(1)}{n:0{len(lo)}d}{m.group(3)}" for n in nums][:MAX_NODES]
+    return tuple(dict.fromkeys(out))
+
+
+def relative_node(k: int) -> str:
+    """The name of the allocation's node ``k`` (``srun -r K``, ``$SLURM_NODEID``)."""
+    return f"node{k}"
+
+
+def _step_target(opts: dict, alloc: int | None):
+    """The nodes a step runs on: a tuple of names (``-w`` list, ``-r K`` with ``-N``
+    nodes from K, ``-N`` nodes from 0), or ``"*"`` (no choice: the allocation's nodes)."""
+    if opts.get("--nodelist"):
+        return _expand(opts["--nodelist"])
+    count = _count(opts.get("--nodes"))
+    rel = opts.get("--relative")
+    if rel is not None and rel.isdigit():
+        start = int(rel)
+        n = count or (max(alloc - start, 1) if alloc else 1)
+        return tuple(relative_node(k) for k in range(start, min(start + n, MAX_NODES)))
+    if count is not None and alloc is not None and count < alloc:
+        return tuple(relative_node(k) for k in range(count))
+    return "*"
 
 
 def sbatch_nodes(text: str) -> list[tuple[str, str]] | None:
-    """An sbatch script whose ``srun`` steps name their node (``-w NODE``, ``--nodelist``,
-    ``-r K`` / ``--relative``) as one shell text per node, or None when fewer than two
-    nodes are named (then :func:`sbatch_shell` reads it as the script every node runs).
+    """An sbatch script whose ``srun`` steps run on two or more nodes as one shell text
+    per node, or None when it runs on one (then :func:`sbatch_shell` reads it as the
+    script every node runs). A step's nodes are those it names (``-w`` / ``--nodelist``
+    list, ``-r K`` / ``--relative``: the allocation's node K, :func:`relative_node`), the
+    first ``-N`` of the allocation, or with no choice every node of the allocation
+    (``#SBATCH --nodes``, at most :data:`MAX_NODES`) - or every named node when the script
+    names its nodes by ``-w`` (``srun ray start`` after ``srun -w "$head" ...``).
 
     Each node's text keeps every line where it is (so findings keep their line and
     column): its own ``srun`` steps unwrapped, the other nodes' steps replaced by ``:``
@@ -132,75 +266,102 @@ def sbatch_nodes(text: str) -> list[tuple[str, str]] | None:
     step on the allocation's first node (sbatch(1)); exports reach every step (srun's
     default ``--export=ALL``), so they stay in every node's text, while launches outside
     ``srun`` are kept only for the first node named (the head in public scripts:
-    ``srun -w "$head_node" ray start --head``, then a loop over the others)."""
+    ``srun -w "$head_node" ray start --head``, then a loop over the others). The
+    allocation's node K also gets ``SLURM_NODEID`` / ``SLURM_PROCID`` = K (srun(1)
+    OUTPUT ENVIRONMENT VARIABLES; one task per node), exported on its first ``#SBATCH``
+    line (a comment, so no other line moves)."""
     lines = text.splitlines(True)
-    steps: list[tuple[int, int, str | None]] = []      # (first, last line, target)
+    alloc = _count(sbatch_header(text).get("--nodes"))
+    steps = _steps(lines, alloc)
+    named = [t for _f, _l, t, chosen in steps if chosen and isinstance(t, tuple)]
+    by_list = any(not re.fullmatch(r"node\d+", n) for t in named for n in t)
+    steps = [(f, l_, t if c or not isinstance(t, tuple) or not by_list else "*", c)
+             for f, l_, t, c in steps]
+    nodes = list(dict.fromkeys(n for _f, _l, t, _c in steps if isinstance(t, tuple)
+                               for n in t))
+    if not by_list and alloc and any(t == "*" and launch for _f, _l, t, launch in steps):
+        nodes = list(dict.fromkeys([relative_node(k) for k in range(alloc)] + nodes))
+    if len(nodes) < 2:
+        return None
+    return [(node, _node_text(lines, steps, node, node == nodes[0])) for node in nodes]
+
+
+def _steps(lines: list[str], alloc: int | None) -> list:
+    """``(first line, last line, target, chosen)`` of each logical line: target None
+    (no step, no launch), ``""`` (a launch in the batch step) or a step's
+    :func:`_step_target`; chosen: the step names its nodes (``-w``, ``-r``), or for an
+    unchosen ``"*"`` step whether it launches a framework."""
+    steps = []
     k = 0
     while k < len(lines):
         end = k
         while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
             end += 1
-        body = lines[k].lstrip()
-        target = None
-        if re.match(r"srun[ \t]", body):
-            opts = _unwrap_srun(lines[k])
-            m = _SRUN_TARGET.search(lines[k][:len(opts) - len(opts.lstrip())])
-            target = m.group(1).strip("'\"") if m else "*"
-        elif body.split(None, 1)[:1] and body.split(None, 1)[0] in _LAUNCH_WORDS:
-            target = ""                                 # a launch in the batch step
-        steps.append((k, end, target))
+        block = "".join(lines[k:end + 1])
+        parsed = srun_options(block)
+        first = block.split(None, 1)[:1]
+        if parsed is not None:
+            opts = dict(parsed[0])
+            target = _step_target(opts, alloc)
+            chosen = bool(opts.get("--nodelist")) or "--relative" in opts
+            if target == "*":
+                chosen = (block[parsed[1]:].split(None, 1)[:1] or [""])[0] in _LAUNCH_WORDS
+            steps.append((k, end, target, chosen))
+        else:
+            steps.append((k, end, "" if first and first[0] in _LAUNCH_WORDS else None, False))
         k = end + 1
-    named = list(dict.fromkeys(t for _f, _l, t in steps if t not in (None, "", "*")))
-    if len(named) < 2:
-        return None
-    return [(node, _node_text(lines, steps, node, node == named[0])) for node in named]
+    return steps
 
 
 def _node_text(lines: list[str], steps: list, node: str, batch_host: bool) -> str:
     """The shell text of ``node`` (see :func:`sbatch_nodes`)."""
     out = []
-    for first, last, target in steps:
+    for first, last, target, _c in steps:
         block = lines[first:last + 1]
-        mine = target is None or target in ("*", node) or (target == "" and batch_host)
+        mine = target is None or target == "*" or (isinstance(target, tuple)
+                                                    and node in target) \
+            or (target == "" and batch_host)
         if mine:
-            out += [_unwrap_srun(block[0])] + block[1:] if target not in (None, "") \
-                else block
+            out += _unwrap_block(block) if target not in (None, "") else block
         else:
             ends = [ln[len(ln.rstrip("\r\n")):] for ln in block]
             indent = block[0][:len(block[0]) - len(block[0].lstrip())]
             tail = block[-1].rstrip("\r\n").rstrip().endswith("&")
             out.append(indent + ":" + (" &" if tail else "") + (ends[0] or ""))
             out += ends[1:]
+    m = re.fullmatch(r"node(\d+)", node)
+    at = next((i for i, ln in enumerate(out) if ln.startswith("#SBATCH")), None)
+    if m and at is not None:
+        out[at] = (f"export SLURM_NODEID={m.group(1)} SLURM_PROCID={m.group(1)} "
+                   "SLURM_LOCALID=0" + out[at][len(out[at].rstrip("\r\n")):])
     return "".join(out)
 
 
 def sbatch_shell(text: str) -> str:
-    """Each ``srun [OPTIONS] CMD`` line with ``srun [OPTIONS]`` replaced by spaces."""
-    return "".join(_unwrap_srun(line) for line in text.splitlines(True))
+    """Each ``srun [OPTIONS] CMD`` step with ``srun [OPTIONS]`` replaced by spaces (its
+    options may go on over backslash-continued lines)."""
+    lines = text.splitlines(True)
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        end = k
+        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
+            end += 1
+        out += _unwrap_block(lines[k:end + 1])
+        k = end + 1
+    return "".join(out)
 
 
-def _unwrap_srun(line: str) -> str:
-    """``line`` with a leading ``srun [OPTIONS] [--]`` replaced by as many spaces."""
-    body = line.lstrip()
-    if not re.match(r"srun[ \t]", body):
-        return line
-    base = len(line) - len(body) + 4
-    value_next = False
-    for m in re.finditer(r"\S+", line[base:]):
-        w = m.group()
-        if value_next:
-            value_next = False
-        elif w == "--":
-            cut = base + m.end()
-            break
-        elif not w.startswith("-"):
-            cut = base + m.start()
-            break
-        else:
-            value_next = w in _SRUN_VALUE
-    else:
-        return line
-    return " " * cut + line[cut:]
+def _unwrap_block(block: list[str]) -> list[str]:
+    """The lines of one logical line with a leading ``srun [OPTIONS] [--]`` replaced by
+    as many spaces (line ends and the backslashes before them kept)."""
+    text = "".join(block)
+    parsed = srun_options(text)
+    if parsed is None:
+        return block
+    cut = parsed[1]
+    head = re.sub(r"[^\n\\]|\\(?!\r?\n)", " ", text[:cut])
+    return (head + text[cut:]).splitlines(True)
 
 
 def playbook_shell(text: str) -> str:
@@ -299,3 +460,18 @@ def _jinja(value: str) -> str:
 def _shell_word(value: str) -> str:
     return value if re.fullmatch(r"[\w@%+=:,./${}-]*", value) else "'" + value.replace(
         "'", "'\\''") + "'"
+
+
+def sbatch_accelerator(text: str) -> str | None:
+    """``"gpu"`` when a batch script's ``#SBATCH`` header asks for NVIDIA GPUs
+    (``--gres=gpu:N``, ``--gpus`` / ``-G``, ``--gpus-per-node``, ``--gpus-per-task``;
+    sbatch(1)), ``"npu"`` when it asks for Ascend NPUs (``--gres=npu:N``, a
+    ``huawei.com/...`` resource), else None."""
+    head = sbatch_header(text) if is_sbatch(text) else {}
+    gres = head.get("--gres", "").lower()
+    if "npu" in gres or "huawei.com" in gres or "ascend" in gres:
+        return "npu"
+    if re.search(r"(^|,)gpu\b", gres) or any(head.get(o) for o in (
+            "--gpus", "--gpus-per-node", "--gpus-per-task")):
+        return "gpu"
+    return None

@@ -139,3 +139,70 @@ def test_rays_slurm_recipe_is_one_ray_cluster_of_head_and_workers():
     (job,) = rep.topology.jobs
     assert sorted(p.server.name for p in job.placements) == \
         ["serve:$head_node", "serve:$node_i"]
+
+
+# ---- srun options whose value is the next word; steps on nodes by position or on all
+
+@pytest.mark.parametrize("opts", ["-r 0", "--relative 0", "--nodelist gpu-01",
+                                  "--cpus-per-task 32", "--container-image nvcr.io/nvidia/vllm:25.01",
+                                  "--mpi pmix", "--export ALL", "--gpus-per-node 8",
+                                  "--container-mounts /a:/a -l --exclusive"])
+def test_srun_long_options_take_the_next_word_as_their_value(opts):
+    line = f"srun -N1 {opts} vllm serve m --tensor-parallel-size 16\n"
+    assert sbatch_shell(line) == " " * (len(opts) + 10) + "vllm serve m --tensor-parallel-size 16\n"
+
+
+def test_srun_options_go_on_over_continued_lines():
+    text = "srun \\\n  --nodes 1 -w gpu-01 \\\n  vllm serve m\n"
+    assert sbatch_shell(text) == "     \\\n" + " " * 22 + "\\\n  vllm serve m\n"
+
+
+def test_steps_on_relative_nodes_are_one_node_each():
+    text = (DATA / "dp-relative.sbatch").read_text()
+    rep = lint_scripts([("dp.sbatch", text)])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    assert sorted(s.name for s in rep.topology.servers) == ["dp:node0", "dp:node1"]
+    # the failing form: the worker repeats DP rank 1 (was RTC703 twice and RTC702 on `0`)
+    bad = text.replace("--data-parallel-start-rank 2", "--data-parallel-start-rank 1")
+    rep = lint_scripts([("dp.sbatch", bad)])
+    (d,) = [d for d in rep.diagnostics if d.severity.name != "NOTE"]
+    assert (d.code, d.span.line, d.span.column) == ("RTC530", 15, 39)
+    assert "DP rank 1 is started on both dp:node0 and dp:node1" in d.message
+
+
+def test_a_nodelist_names_each_of_its_nodes():
+    from rtc.scripts.engines import sbatch_nodes
+
+    text = "#SBATCH -N 3\nsrun -N1 -r0 vllm serve a &\nsrun -w gpu-[02-03] vllm serve b\n"
+    assert [n for n, _t in sbatch_nodes(text)] == ["node0", "gpu-02", "gpu-03"]
+    assert sbatch_nodes(text)[2][1].splitlines()[1:] == [": &", " " * 20 + "vllm serve b"]
+
+
+def test_one_srun_step_runs_on_every_node_of_the_allocation():
+    from rtc.scripts.engines import sbatch_nodes
+
+    text = (DATA / "torchrun-all-nodes.sbatch").read_text()
+    nodes = sbatch_nodes(text)
+    assert [n for n, _t in nodes] == ["node0", "node1"]
+    assert nodes[1][1].splitlines()[4] == "export SLURM_NODEID=1 SLURM_PROCID=1 SLURM_LOCALID=0"
+    rep = lint_scripts([("t.sbatch", text)])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    assert "RTC461" not in {d.code for d in rep.diagnostics}     # was: one node of two
+    # the failing form: a fixed node rank is given by both nodes
+    bad = text.replace("--node_rank=$SLURM_NODEID", "--node_rank=0")
+    rep = lint_scripts([("t.sbatch", bad)])
+    (d,) = [d for d in rep.diagnostics if d.severity.name != "NOTE"]
+    assert (d.code, d.span.line, d.span.column) == ("RTC723", 16, 5)
+    assert "t:node1 and t:node0 both give --node_rank 0" in d.message
+
+
+@pytest.mark.parametrize("ask", ["--gpus-per-task=8", "--gres=gpu:8", "--gpus-per-node 8"])
+def test_sbatch_gpu_requests_make_the_nodes_nvidia_gpus(ask):
+    text = (DATA / "ray-gpus-per-task.sbatch").read_text().replace("--gpus-per-task=8", ask)
+    rep = lint_scripts([("ray.sbatch", text)])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    (n,) = [d for d in rep.diagnostics if d.code == "RTC464"]
+    assert n.message.startswith("the Slurm scripts ask for GPUs")
+    # the failing form: the same recipe asking for Ascend NPUs is vllm-ascend's Ray setup
+    npu = text.replace(ask, "--gres=npu:8")
+    assert found("ray.sbatch", npu) == [("RTC710", 13, 5), ("RTC710", 16, 5)]
