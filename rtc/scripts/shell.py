@@ -24,7 +24,9 @@ What is evaluated
     script's folder, read with the same rules; a file that cannot be read is a problem),
     and ``$A`` / ``${A}`` / ``${A:-default}`` / ``${A-default}`` / ``${A##*-}`` (``#``,
     ``##``, ``%``, ``%%``) in every word. Variables the script does not set stay as written
-    (``$1``, ``$(hostname -I)``) and the word says so (:attr:`Word.unresolved`). Both branches of an ``if`` are read, in order.
+    (``$1``, ``$(hostname -I)``) and the word says so (:attr:`Word.unresolved`). An ``if`` /
+    ``case`` / ``&&`` / ``||`` whose condition is known (:mod:`rtc.scripts.conditions`)
+    is read along the branch it takes; otherwise every branch is read, in order.
 """
 
 from __future__ import annotations
