@@ -206,7 +206,8 @@ def _compose(node, budget: list[int]):
     expanded, each expansion counted against ``budget`` (a one-item list, nodes left):
     a document without aliases has fewer nodes than characters, so a budget of its
     length plus 100,000 only stops alias bombs ("billion laughs": nine anchors of nine
-    aliases are 387 million nodes from 300 bytes). Raises :class:`_AliasBomb`."""
+    aliases are 387 million nodes from 300 bytes). ``budget[1]``, when given, is the
+    document's text (for a block scalar's indentation). Raises :class:`_AliasBomb`."""
     budget[0] -= 1
     if budget[0] < 0:
         raise _AliasBomb
@@ -233,9 +234,24 @@ def _compose(node, budget: list[int]):
             pass
     s.line, s.col = node.start_mark.line + 1, node.start_mark.column + 1
     s.block = node.style in ("|", ">")
+    s.indent = _block_indent(node, budget[1] if len(budget) > 1 else None) if s.block else 0
     # a quoted scalar with escaped line ends on one source line (JSON's "a\\nb")
     s.flat = not s.block and node.end_mark.line == node.start_mark.line and "\n" in node.value
     return s
+
+
+#: A block scalar's first non-blank line after its ``|`` / ``>`` header: its indentation.
+_FIRST_LINE = re.compile(r"\n(?:[ \t]*\n)*( *)\S")
+
+
+def _block_indent(node, src) -> int:
+    """The indentation (in columns) of a block scalar's text: the blanks before its first
+    non-blank line, which YAML removes from every line (0 when the source is not known)."""
+    start, end = (getattr(mk, "index", None) for mk in (node.start_mark, node.end_mark))
+    if not isinstance(src, str) or not isinstance(start, int) or not isinstance(end, int):
+        return 0
+    m = _FIRST_LINE.search(src, start, end + 1)
+    return len(m.group(1)) if m else 0
 
 
 def _plain(v):
@@ -361,7 +377,7 @@ def read(label: str, text: str, into: Manifests) -> tuple[list[Unit], list]:
     if json_kind(label, text) == "manifest":
         text = text.replace("\t", " ")    # JSON's tab indentation; a tab in a string is \\t
     try:
-        budget = [len(text) + 100_000]
+        budget = [len(text) + 100_000, text]
         docs = [_compose(n, budget) for n in yaml.compose_all(text, Loader=_LOADER)
                 if n is not None]
     except yaml.YAMLError as exc:
@@ -780,16 +796,21 @@ def _commands(label: str, words: list, env: dict, argv: list) -> list[Command]:
         inner = read_shell(label, text, None, env=dict(env))
         if getattr(raw, "flat", False):     # every line of the text is on the scalar's line
             return [_shifted(c, lambda sp: _pin_span(sp, raw, label)) for c in inner.commands]
-        return [_shifted(c, lambda sp: _shift_span(sp, first - 1, label))
+        indent = getattr(raw, "indent", 0)
+        return [_shifted(c, lambda sp: _shift_span(sp, first - 1, label, indent))
                 for c in inner.commands]
     return [Command(words, words[0].span, dict(env))]
 
 
-def _shift_span(span: Span, delta: int, label: str) -> Span:
-    if span is None or span.file != label or not delta:
+def _shift_span(span: Span, delta: int, label: str, indent: int = 0) -> Span:
+    """``span`` of a script read from line 1, moved ``delta`` lines down and ``indent``
+    columns right (a block scalar's text is indented in its file)."""
+    if span is None or span.file != label or not (delta or indent):
         return span
     return span._replace(line=span.line + delta,
-                         end_line=span.end_line + delta if span.end_line else 0)
+                         end_line=span.end_line + delta if span.end_line else 0,
+                         column=span.column + indent,
+                         end_column=span.end_column + indent if span.end_column else 0)
 
 
 def _pin_span(span: Span, at, label: str) -> Span:

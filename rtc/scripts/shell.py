@@ -24,7 +24,9 @@ What is evaluated
     script's folder, read with the same rules; a file that cannot be read is a problem),
     and ``$A`` / ``${A}`` / ``${A:-default}`` / ``${A-default}`` / ``${A##*-}`` (``#``,
     ``##``, ``%``, ``%%``) in every word. Variables the script does not set stay as written
-    (``$1``, ``$(hostname -I)``) and the word says so (:attr:`Word.unresolved`). Both branches of an ``if`` are read, in order.
+    (``$1``, ``$(hostname -I)``) and the word says so (:attr:`Word.unresolved`). An ``if`` /
+    ``case`` / ``&&`` / ``||`` whose condition is known (:mod:`rtc.scripts.conditions`)
+    is read along the branch it takes; otherwise every branch is read, in order.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
+from rtc.scripts.conditions import case_blocks, case_choice, mark_double_brackets, test_value
 from rtc.textfmt import clipped
 
 #: The longest value (in characters) a variable expansion may give one word: beyond it
@@ -87,6 +90,8 @@ _DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
 #: Constructs bashlex does not implement: ``case ... esac`` blocks and ``$(( ))``.
 _CASE = re.compile(r"^[ \t]*case\b.*?^[ \t]*esac\b[^\n]*", re.S | re.M)
 _ARITH = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)")
+#: The node kinds of an ``if`` / ``for`` / ``while`` that hold commands.
+_WALKED = ("list", "command", "compound", "pipeline", "if", "for", "while", "until")
 #: Shell keywords that may stand alone on a line read by the line-by-line fallback.
 _KEYWORDS = frozenset({"then", "else", "fi", "do", "done", "esac", ";;", "{", "}", "elif",
                        "if", "while", "until", "for", "case", "in"})
@@ -209,6 +214,8 @@ class _Reader:
         self.too_long: set[str] = set()          # variables noted past MAX_VALUE
         self.stored = 0                          # characters of the values in self.vars
         self.store_noted = False                 # MAX_STORED_CHARS noted once
+        self.cases: dict[str, list] = {}         # label -> its case blocks
+        self.case_choice: dict = {}              # (label, offset) -> branch taken
 
     # -- expansion ---------------------------------------------------------------------
     def expand(self, text: str, expandable: bool,
@@ -366,6 +373,8 @@ class _Reader:
         try:
             text = _OWN_DIR.sub(lambda m: f"${OWN_DIR_VAR}".ljust(len(m.group(0))), text)
             self.texts[label] = text
+            self.cases[label] = case_blocks(text) if "case" in text else []
+            self.case_choice = {k: v for k, v in self.case_choice.items() if k[0] != label}
             for node, lines, base in _parse(text, label, self.run.problems):
                 self._node(node, label, lines, base)
         finally:
@@ -379,33 +388,145 @@ class _Reader:
         return Span(label, line, col, eline, ecol)
 
     def _node(self, node, label: str, lines: _Lines, base: int, background: bool = False):
+        """Read one bashlex node; returns its exit status when known (True: 0), for
+        ``if`` / ``&&`` / ``||`` (see :mod:`rtc.scripts.conditions`), else None."""
         kind = node.kind
+        if self._case_skips(label, base + node.pos[0]):
+            return None
         if kind == "command":
+            value = self._test(node, label, base)
             self._command(node, label, lines, base, background)
-        elif kind == "list":
-            parts = node.parts
-            for k, part in enumerate(parts):
-                if part.kind == "operator":
-                    continue
-                bg = k + 1 < len(parts) and parts[k + 1].kind == "operator" and \
-                    parts[k + 1].op == "&"
-                self._node(part, label, lines, base, bg)
-        elif kind == "pipeline":
-            for part in node.parts:
-                if part.kind != "pipe":
-                    self._node(part, label, lines, base, background)
-        elif kind == "compound":
+            return value
+        if kind == "list":
+            return self._list(node, label, lines, base)
+        if kind == "pipeline":
+            parts = [p for p in node.parts if p.kind not in ("pipe", "reservedword")]
+            value = None
+            for part in parts:
+                value = self._node(part, label, lines, base, background)
+            negate = any(p.kind == "reservedword" and p.word == "!" for p in node.parts)
+            value = value if len(parts) == 1 else None
+            return (not value) if negate and value is not None else value
+        if kind == "compound":
+            value = None
             for part in node.list:
-                self._node(part, label, lines, base, background)
-        elif kind == "arrayassign":
+                if part.kind != "reservedword":
+                    value = self._node(part, label, lines, base, background)
+            return value
+        if kind == "arrayassign":
             self._array(node, label, lines, base)
         elif kind == "function":
             self._function(node)
-        elif kind in ("if", "for", "while", "until"):
+        elif kind == "if":
+            self._if(node, label, lines, base, background)
+        elif kind in ("for", "while", "until"):
             for part in node.parts:
-                if part.kind in ("list", "command", "compound", "pipeline", "if", "for",
-                                 "while", "until"):
+                if part.kind in _WALKED:
                     self._node(part, label, lines, base, background)
+        return None
+
+    def _list(self, node, label: str, lines: _Lines, base: int):
+        """A ``;`` / ``&`` / ``&&`` / ``||`` list: a part after ``&&`` (``||``) is skipped
+        when the status before it is known false (true), as bash does; unknown: read."""
+        parts = node.parts
+        status, op = None, ";"
+        for k, part in enumerate(parts):
+            if part.kind == "operator":
+                op = part.op
+                continue
+            runs = {"&&": status, "||": None if status is None else not status}.get(op, True)
+            if runs is False:
+                continue
+            bg = k + 1 < len(parts) and parts[k + 1].kind == "operator" and \
+                parts[k + 1].op == "&"
+            value = self._node(part, label, lines, base, bg)
+            if op == "&&" and status is True and value is None:
+                value = True        # `[ known ] && a || b`: the idiom of an if/else
+            elif op == "&&" and status is None:
+                value = False if value is False else None   # unknown && x
+            elif op == "||" and status is None:
+                value = True if value is True else None     # unknown || x
+            status = value
+        return status
+
+    def _if(self, node, label: str, lines: _Lines, base: int, background: bool) -> None:
+        """``if`` / ``elif`` / ``else``: every condition met is read (it runs); a body is
+        read unless its condition is known false, and nothing after a body whose
+        condition is known true is read (unknown conditions: every branch, in order)."""
+        clauses: list[list] = []              # [conditions, body]; conditions None: else
+        slot = 0
+        for part in node.parts:
+            if part.kind == "reservedword":
+                if part.word in ("if", "elif"):
+                    clauses.append([[], []])
+                    slot = 0
+                elif part.word == "then":
+                    slot = 1
+                elif part.word == "else":
+                    clauses.append([None, []])
+                    slot = 1
+            elif part.kind in _WALKED and clauses:
+                clauses[-1][slot].append(part)
+        for cond, body in clauses:
+            value = True
+            if cond is not None:
+                for part in cond:
+                    value = self._node(part, label, lines, base, background)
+            if value is False:
+                continue
+            for part in body:
+                self._node(part, label, lines, base, background)
+            if value is True:
+                return
+
+    def _test(self, node, label: str, base: int) -> bool | None:
+        """The status of a command node that is a known test (``[ "$ORD" = 0 ]``)."""
+        parts = [p for p in node.parts if p.kind == "word"]
+        if not parts or len(parts) != len([p for p in node.parts if p.kind != "redirect"]):
+            return None
+        if parts[0].word not in ("[", "test", "[@", "true", "false", ":"):
+            return None
+        text = self.texts.get(label, "")
+        words = []
+        for p in parts:
+            value, missing = self.expand(p.word, _has_params(p))
+            raw = text[base + p.pos[0]:base + p.pos[1]]
+            words.append((value, _known(value, missing), any(c in raw for c in "'\"\\")))
+        return test_value(words)
+
+    def _case_skips(self, label: str, offset: int) -> bool:
+        """Whether ``offset`` lies in a ``case`` branch that the case's word (known when
+        the reader first reaches the block) does not take."""
+        for block in self.cases.get(label, ()):
+            if not block.start <= offset < block.end:
+                continue
+            k = block.branch_at(offset)
+            if k is None:
+                return False
+            key = (label, block.start)
+            if key not in self.case_choice:
+                self.case_choice[key] = self._case_choice(block)
+            choice = self.case_choice[key]
+            return choice is not None and choice != k
+        return False
+
+    def _case_choice(self, block) -> int | None:
+        """The branch ``block`` takes with the variables known now (see
+        :func:`rtc.scripts.conditions.case_choice`)."""
+        if block.word is None:
+            return None
+        try:
+            word, missing = self.expand(*_unquote(block.word))
+            patterns = []
+            for alternatives, _, _ in block.branches:
+                pats = []
+                for raw in alternatives:
+                    text, pmissing = self.expand(*_unquote(raw))
+                    pats.append((text, _known(text, pmissing), any(c in raw for c in "'\"\\")))
+                patterns.append(pats)
+        except (IndexError, ValueError):         # odd quoting: every branch is read
+            return None
+        return case_choice((word, _known(word, missing)), patterns)
 
     def _function(self, node) -> None:
         """Record a function; one whose body runs its arguments (``run() { echo "$@";
@@ -606,6 +727,12 @@ def _size(setting: Setting) -> int:
     return len(setting.value) if setting.items is None else sum(len(x) for x in setting.items)
 
 
+def _known(value: str, missing) -> bool:
+    """Whether an expanded word is fully known: no variable left unset, and no expansion
+    left as written (``${1:-all}``, ``$@``: the script's arguments are not known)."""
+    return not missing and not re.search(r"\$[{(\w@*#?!$-]", value)
+
+
 def _has_params(part) -> bool:
     return any(p.kind in ("parameter", "commandsubstitution", "processsubstitution")
                for p in getattr(part, "parts", ()) or ())
@@ -622,7 +749,7 @@ def _parse(text: str, label: str, problems: list):
     assignments (``A=( ... )``, which bashlex does not read) are taken out first
     (:func:`_take_arrays`) and put back in their place."""
     lines = _Lines(text)
-    text = _blank_heredocs(_blank(text), lines, label, problems)
+    text = mark_double_brackets(_blank_heredocs(_blank(text), lines, label, problems))
     # the same open quote once, where it opens (not again at the start of each line after)
     fallback = [] if _check_quotes(text, lines, label, problems) else problems
     text, arrays = _take_arrays(text)
