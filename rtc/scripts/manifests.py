@@ -404,9 +404,14 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _flatten(docs: list):
+    """The objects of ``docs`` (parsed documents): a ``kind: List``'s ``items`` and a JSON
+    array's elements (``[{...}, {...}]``, as :func:`json_kind` accepts) are opened, nested
+    ones too; anything else is yielded as it is (a non-object is then RTC790)."""
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
-            yield from d["items"]
+            yield from _flatten(d["items"])
+        elif isinstance(d, list) and d:
+            yield from _flatten(d)
         else:
             yield d
 
