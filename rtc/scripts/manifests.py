@@ -141,6 +141,11 @@ TARGET_PORT = rule("RTC797", "k8s-target-port", "error",
     Why: requests reach a closed port: connection refused, and the gateway marks every
     endpoint unhealthy.
     Example: `targetPort: 8000` for pods running `sglang.launch_server` without `--port`.
+    Not checked: a headless Service (`clusterIP: None`), which proxies nothing: its name
+    resolves to the pods' own addresses and clients dial the pods' ports directly
+    (Kubernetes docs, concepts/services-networking/service, "Headless Services": no
+    cluster IP, kube-proxy does not handle it, no load balancing or proxying), so its
+    ports may list any port of the pods (a dist-init port, say).
     Fix: point the target port at the engine's `--port`.""")
 
 UNKNOWN_HOST = rule("RTC789", "k8s-address-names-no-pod", "error",
@@ -1145,9 +1150,19 @@ def _targets(doc: dict) -> tuple[dict, list]:
         else [_get(t, "number") for t in tps]
 
 
+def _headless(doc: dict) -> bool:
+    """Whether ``doc`` is a headless Service (``spec.clusterIP: None``): DNS names for the
+    selected pods, no proxy, so no target port to check (Kubernetes docs,
+    concepts/services-networking/service, "Headless Services")."""
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    return doc.get("kind") == "Service" and spec.get("clusterIP") == "None"
+
+
 def _target_ports(m: Manifests, units: list) -> list:
     out = []
     for doc, _where in m.services + m.pools:
+        if _headless(doc):
+            continue
         sel, targets = _targets(doc)
         if not sel or not targets:
             continue

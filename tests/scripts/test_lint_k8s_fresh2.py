@@ -86,3 +86,35 @@ def test_a_json_array_holding_a_non_object_is_not_linted():
     assert [(d.code, d.message) for d in rep.diagnostics] == [
         ("RTC700", "x.json is JSON but not a Kubernetes object (no apiVersion and kind at its "
                    "top), nor a shell script: not linted")]
+
+
+#: A headless Service over the StatefulSet's pods listing the dist-init port 5000 (the
+#: shape of the fresh user's sts-sglang.yaml; our own text).
+HEADLESS = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: sglang
+spec:
+  clusterIP: None
+  selector: {app: sglang}
+  ports:
+  - {name: dist, port: 5000}
+---
+""" + STS
+
+
+def test_a_headless_service_listing_the_dist_init_port_is_not_rtc797():
+    rep = lint_scripts([("sts.yaml", HEADLESS)], hardware="hgx-h100")
+    assert "RTC797" not in _codes(rep)
+    assert _codes(rep, Severity.ERROR) == []
+
+
+def test_the_same_service_with_a_cluster_ip_is_rtc797_at_its_port():
+    proxied = HEADLESS.replace("  clusterIP: None\n", "")
+    rep = lint_scripts([("sts.yaml", proxied)], hardware="hgx-h100")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC797"]
+    assert d.message == ("Service sglang sends to port 5000 of pod sglang-0, whose engine "
+                         "serves 30000")
+    line = proxied.splitlines().index("  - {name: dist, port: 5000}") + 1
+    assert (d.span.line, d.span.column) == (line, len("  - {name: dist, port: ") + 1)
