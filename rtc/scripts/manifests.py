@@ -873,12 +873,28 @@ def _dns_names(m: Manifests) -> tuple[dict, set]:
     return under, services
 
 
+def _closest(name: str, hosts: set, order: dict) -> list[str]:
+    """[the host of ``hosts`` most like ``name``] (difflib ratio >= 0.6, as
+    ``difflib.get_close_matches``), or []; among equally close hosts the one whose pod
+    comes first in ``order`` (node rank 0's: the leader, the first ordinal), where
+    get_close_matches would take the lexicographically last."""
+    import difflib
+
+    best, score = None, 0.6
+    for host in sorted(hosts, key=lambda h: (order.get(h, len(order)), h)):
+        r = difflib.SequenceMatcher(None, name, host).ratio()
+        if r > score or (best is None and r >= score):
+            best, score = host, r
+    return [best] if best is not None else []
+
+
 def _unknown_hosts(m: Manifests, units: list) -> list:
     """RTC789 for each address ``HOST.SUB[...]`` whose ``SUB`` is a subdomain of the
     manifests' pods but ``HOST`` none of its pods nor a Service (once per value)."""
-    import difflib
-
     under, services = _dns_names(m)
+    order = {}
+    for pod in m.pods:      # the controllers add node rank 0's pod (leader, first ordinal) first
+        order.setdefault(pod.name.partition(".")[0], len(order))
     out, seen = [], set()
     for u in units:
         for la in u.found.launches if id(u) in m.unit_pod else []:
@@ -892,7 +908,7 @@ def _unknown_hosts(m: Manifests, units: list) -> list:
                         first in services or (text, f.span) in seen:
                     continue
                 seen.add((text, f.span))
-                near = difflib.get_close_matches(first, sorted(under[sub]), 1, 0.6)
+                near = _closest(first, under[sub], order)
                 out.append(error(UNKNOWN_HOST, f"{flag} {text}: {first} is no pod of "
                                  f"{sub} (its pods: {', '.join(sorted(under[sub])[:4])}"
                                  f"{', ...' if len(under[sub]) > 4 else ''})"

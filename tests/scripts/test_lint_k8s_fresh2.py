@@ -118,3 +118,22 @@ def test_the_same_service_with_a_cluster_ip_is_rtc797_at_its_port():
                          "serves 30000")
     line = proxied.splitlines().index("  - {name: dist, port: 5000}") + 1
     assert (d.span.line, d.span.column) == (line, len("  - {name: dist, port: ") + 1)
+
+
+def test_rtc789_suggests_node_rank_0s_pod_among_equally_close_names():
+    typo = STS.replace("sglang-0.sglang:5000", "sglang-O.sglang:5000")
+    rep = lint_scripts([("sts.yaml", typo)], hardware="hgx-h100")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC789"]
+    assert d.message == ("--dist-init-addr sglang-O.sglang:5000: sglang-O is no pod of sglang "
+                         "(its pods: sglang-0, sglang-1); did you mean sglang-0.sglang?")
+    line = next(k for k, x in enumerate(typo.splitlines(), 1) if "sglang-O" in x)
+    assert d.span.line == line
+
+
+def test_rtc789_with_ordinals_start_1_suggests_the_first_ordinal():
+    text = STS.replace("  replicas: 2\n", "  replicas: 2\n  ordinals: {start: 1}\n")
+    rep = lint_scripts([("sts.yaml", text)], hardware="hgx-h100")
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC789"]
+    assert d.message.endswith("(its pods: sglang-1, sglang-2); did you mean sglang-1.sglang?")
+    fixed = text.replace("sglang-0.sglang:5000", "sglang-1.sglang:5000")
+    assert "RTC789" not in _codes(lint_scripts([("sts.yaml", fixed)], hardware="hgx-h100"))
