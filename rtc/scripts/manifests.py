@@ -141,6 +141,11 @@ TARGET_PORT = rule("RTC797", "k8s-target-port", "error",
     Why: requests reach a closed port: connection refused, and the gateway marks every
     endpoint unhealthy.
     Example: `targetPort: 8000` for pods running `sglang.launch_server` without `--port`.
+    Not checked: a headless Service (`clusterIP: None`), which proxies nothing: its name
+    resolves to the pods' own addresses and clients dial the pods' ports directly
+    (Kubernetes docs, concepts/services-networking/service, "Headless Services": no
+    cluster IP, kube-proxy does not handle it, no load balancing or proxying), so its
+    ports may list any port of the pods (a dist-init port, say).
     Fix: point the target port at the engine's `--port`.""")
 
 UNKNOWN_HOST = rule("RTC789", "k8s-address-names-no-pod", "error",
@@ -420,9 +425,14 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _flatten(docs: list):
+    """The objects of ``docs`` (parsed documents): a ``kind: List``'s ``items`` and a JSON
+    array's elements (``[{...}, {...}]``, as :func:`json_kind` accepts) are opened, nested
+    ones too; anything else is yielded as it is (a non-object is then RTC790)."""
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
-            yield from d["items"]
+            yield from _flatten(d["items"])
+        elif isinstance(d, list) and d:
+            yield from _flatten(d)
         else:
             yield d
 
@@ -884,12 +894,28 @@ def _dns_names(m: Manifests) -> tuple[dict, set]:
     return under, services
 
 
+def _closest(name: str, hosts: set, order: dict) -> list[str]:
+    """[the host of ``hosts`` most like ``name``] (difflib ratio >= 0.6, as
+    ``difflib.get_close_matches``), or []; among equally close hosts the one whose pod
+    comes first in ``order`` (node rank 0's: the leader, the first ordinal), where
+    get_close_matches would take the lexicographically last."""
+    import difflib
+
+    best, score = None, 0.6
+    for host in sorted(hosts, key=lambda h: (order.get(h, len(order)), h)):
+        r = difflib.SequenceMatcher(None, name, host).ratio()
+        if r > score or (best is None and r >= score):
+            best, score = host, r
+    return [best] if best is not None else []
+
+
 def _unknown_hosts(m: Manifests, units: list) -> list:
     """RTC789 for each address ``HOST.SUB[...]`` whose ``SUB`` is a subdomain of the
     manifests' pods but ``HOST`` none of its pods nor a Service (once per value)."""
-    import difflib
-
     under, services = _dns_names(m)
+    order = {}
+    for pod in m.pods:      # the controllers add node rank 0's pod (leader, first ordinal) first
+        order.setdefault(pod.name.partition(".")[0], len(order))
     out, seen = [], set()
     for u in units:
         for la in u.found.launches if id(u) in m.unit_pod else []:
@@ -903,7 +929,7 @@ def _unknown_hosts(m: Manifests, units: list) -> list:
                         first in services or (text, f.span) in seen:
                     continue
                 seen.add((text, f.span))
-                near = difflib.get_close_matches(first, sorted(under[sub]), 1, 0.6)
+                near = _closest(first, under[sub], order)
                 out.append(error(UNKNOWN_HOST, f"{flag} {text}: {first} is no pod of "
                                  f"{sub} (its pods: {', '.join(sorted(under[sub])[:4])}"
                                  f"{', ...' if len(under[sub]) > 4 else ''})"
@@ -1161,9 +1187,19 @@ def _targets(doc: dict) -> tuple[dict, list]:
         else [_get(t, "number") for t in tps]
 
 
+def _headless(doc: dict) -> bool:
+    """Whether ``doc`` is a headless Service (``spec.clusterIP: None``): DNS names for the
+    selected pods, no proxy, so no target port to check (Kubernetes docs,
+    concepts/services-networking/service, "Headless Services")."""
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    return doc.get("kind") == "Service" and spec.get("clusterIP") == "None"
+
+
 def _target_ports(m: Manifests, units: list) -> list:
     out = []
     for doc, _where in m.services + m.pools:
+        if _headless(doc):
+            continue
         sel, targets = _targets(doc)
         if not sel or not targets:
             continue

@@ -104,12 +104,16 @@ class Embedded:
 
 
 def looks_like_yaml(data: bytes, filename: str) -> bool:
-    """True for ``.yaml`` / ``.yml`` files, and for other text whose first character that
-    is not blank or a ``#`` comment line is neither ``{`` nor ``[`` (JSON's first); False
-    for a ``kubectl describe configmap`` dump (``hccl.json:`` / ``----`` then the JSON),
-    which the JSON reader takes (:func:`rtc.tables.jsonload.blank_describe_header`), and
-    for bytes that are not UTF-8 text (binary data: the JSON reader reports it as such)."""
+    """Whether ``data`` goes to the ConfigMap reader: True for ``.yaml`` / ``.yml`` files,
+    for JSON that is a ConfigMap or a ``List`` (:func:`is_json_configmap`: ``kubectl get cm
+    NAME -o json``; YAML reads JSON), and for other text whose first character that is not
+    blank or a ``#`` comment line is neither ``{`` nor ``[`` (JSON's first); False for a
+    ``kubectl describe configmap`` dump (``hccl.json:`` / ``----`` then the JSON), which the
+    JSON reader takes (:func:`rtc.tables.jsonload.blank_describe_header`), and for bytes
+    that are not UTF-8 text (binary data: the JSON reader reports it as such)."""
     if filename.lower().endswith((".yaml", ".yml")):
+        return True
+    if is_json_configmap(data):
         return True
     if filename.lower().endswith(".json"):
         return False
@@ -129,12 +133,36 @@ def looks_like_yaml(data: bytes, filename: str) -> bool:
     return False
 
 
+def is_json_configmap(data: bytes) -> bool:
+    """Whether ``data`` is JSON whose top level is a Kubernetes ``ConfigMap`` or ``List``
+    (an object with a string ``apiVersion`` and that ``kind``), or an array of such
+    objects: what ``kubectl get cm NAME -o json`` / ``kubectl get cm -o json`` print. A
+    rank table has neither key, so no table is taken for one. False for anything that is
+    not UTF-8 JSON of that shape; never raises."""
+    import json
+
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith((b"{", b"[")):
+        return False
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return False
+    objs = doc if isinstance(doc, list) and doc else [doc]
+    return all(isinstance(o, dict) and isinstance(o.get("apiVersion"), str)
+               and o.get("kind") in ("ConfigMap", "List") for o in objs)
+
+
 def embedded_tables(text: str, filename: str) -> tuple[list[Embedded], list[Diagnostic]]:
     """The rank tables of every ConfigMap in ``text`` (YAML, several documents and
     ``List`` objects allowed) and the findings about the YAML itself (RTC771-773,
     RTC775). Never raises for bad input."""
     import yaml  # PyYAML: loaded only for YAML inputs
 
+    if text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+        # JSON (`kubectl get cm -o json`): a raw tab is only ever indentation there (one
+        # inside a string is written \t), and YAML forbids tabs as indentation
+        text = text.replace("\t", " ")
     try:
         roots = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError as exc:
@@ -171,9 +199,12 @@ def _get(node, key: str):
 
 
 def _objects(root):
-    """The Kubernetes objects of a document: itself, or the items of a ``List``."""
+    """The Kubernetes objects of a document: itself, the items of a ``List``, or the
+    elements of a JSON array (each opened the same way)."""
     import yaml
 
+    if isinstance(root, yaml.SequenceNode):
+        return [obj for item in root.value for obj in _objects(item)]
     kind = _get(root, "kind")
     items = _get(root, "items")
     if kind is not None and getattr(kind, "value", None) == "List" \
