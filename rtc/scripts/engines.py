@@ -28,6 +28,8 @@ _SRUN_VALUE = frozenset("-A -b -c -C -d -D -e -G -i -J -L -m -M -n -N -o -p -q -
                         "-w -W -x".split())
 _SRUN = re.compile(r"^(\s*)(srun)((?:\s+-\S+)*)\s+")
 _JINJA = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+#: A Jinja statement or comment; one left open runs to the end of the line.
+_JINJA_CONTROL = re.compile(r"\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)")
 
 
 def is_ansible(label: str, text: str) -> bool:
@@ -341,6 +343,12 @@ def _place_block(lines: list[str], style: str, first: int, text: str) -> None:
 
 
 def _jinja(value: str) -> str:
+    """``value`` with each Jinja ``{{ expr }}`` as ``${expr}`` and each statement
+    ``{% ... %}`` / comment ``{# ... #}`` (Jinja docs, "Template Designer Documentation":
+    delimiters) as a ``${___}`` of the same length: a value the lint cannot know (whether
+    an ``{% if %}`` holds is decided per host), so a word next to one is unresolved, not a
+    false error, and the words after it keep their columns."""
+    value = _JINJA_CONTROL.sub(lambda m: "${" + "_" * (len(m.group()) - 3) + "}", value)
     return _JINJA.sub(lambda m: "${" + re.sub(r"\W", "_", m.group(1)) + "}", value)
 
 

@@ -105,6 +105,35 @@ def test_a_rest_of_a_task_with_no_free_line_after_it_goes_after_its_command():
     assert out[3] == " " * 13 + "vllm serve /a --tensor-parallel-size 8 & unset HCCL_BUFFSIZ"
 
 
+# Fresh user 2, item 8: Jinja statements in a `shell: >` (was RTC720 "'1{%' is not an
+# integer"): a word holding one is a value the lint cannot know, and columns stay.
+_JINJA_IF = ("- hosts: all\n  tasks:\n    - shell: >\n"
+             "        vllm serve /m --data-parallel-size 2 --data-parallel-size-local 1\n"
+             "        {% if inventory_hostname != groups['n'][0] %}--headless"
+             " --data-parallel-start-rank {RANK}{% endif %}{# worker #}\n"
+             "        --data-parallel-address 10.0.0.1 --port 8000\n")
+
+
+def test_a_jinja_statement_makes_its_word_unknown_and_keeps_columns():
+    text = _JINJA_IF.replace("{RANK}", "1")
+    assert found("j.yml", text) == []
+    line = as_shell("j.yml", text).splitlines()[4]
+    assert len(line) == len(text.splitlines()[4]) + 2          # + the ` \` continuation
+    stmt = "{% if inventory_hostname != groups['n'][0] %}"
+    assert line.startswith("        ${" + "_" * (len(stmt) - 3) + "}--headless")
+    assert line.endswith("1${________}${_________} \\")
+
+
+def test_a_bad_value_beside_a_jinja_statement_keeps_its_column():
+    """The failing form: a rank that is not a number before the statement is still
+    RTC720, at its own column (92 on line 5, as in the playbook)."""
+    text = _JINJA_IF.replace("{RANK}", "x ")
+    rep = lint_scripts([("j.yml", text)])
+    (err,) = [d for d in rep.diagnostics if d.code == "RTC720"]
+    assert (err.span.line, err.span.column) == (5, 92)
+    assert err.message == "--data-parallel-start-rank 'x' is not an integer"
+
+
 def test_a_folded_block_keeps_its_columns_and_is_one_command():
     """Fresh user F18: a `shell: >` task (YAML joins its lines with spaces) is one command
     whose words keep their playbook line and column: RTC461 points at `vllm` on line 4,
