@@ -27,7 +27,7 @@ from rtc.checks import (a5_addresses, device_numbering, duplicates, gpu_islands,
                         launch_settings, port_conflicts, ranktable_rules, run_checks,
                         unused_attributes)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
-from rtc.model.presets import presets
+from rtc.model.presets import MAX_GENERIC_DEVICES, presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
@@ -372,9 +372,12 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
                     hint="give --hardware (e.g. gb300-nvl72) when the trays are another kind")
     why = "the Slurm scripts ask for GPUs (#SBATCH --gres=gpu / --gpus*)" if asked \
         else "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables"
+    count = topo.preset.devices_per_server
+    size = (f"{count} GPUs each, the most rtc gives a server it sizes from the scripts: a "
+            "device id past it is RTC205" if count >= MAX_GENERIC_DEVICES
+            else f"{count} GPUs each as the scripts use them")
     return note(R.GPU_GUESSED, f"{why}: "
-                f"checked as NVIDIA GPU servers ({GUESSED_GPU}, "
-                f"{topo.preset.devices_per_server} GPUs each as the scripts use them); the "
+                f"checked as NVIDIA GPU servers ({GUESSED_GPU}, {size}); the "
                 "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",
                 topo.span, hint="give --hardware (e.g. hgx-h100) to check the islands too")
 

@@ -275,8 +275,9 @@ def _not_covered(job, text: str, span, entries: list, rows: list, var: str):
     """RTC432: the first server with devices of the job whose container ids are not all
     in ``entries`` (the other such servers counted). Returns whether it reported."""
     missing_rows = []
+    listed = set(entries)
     for s, phys, cont, _count in rows:
-        lacking = [(p, c) for p, c in zip(phys, cont) if c is None or c not in entries]
+        lacking = [(p, c) for p, c in zip(phys, cont) if c is None or c not in listed]
         if lacking:
             missing_rows.append((s, lacking))
     if not missing_rows:
@@ -300,7 +301,8 @@ def _numbering(job, given, rows: list, entries: list | None, var: str):
     """RTC433: physical -> container -> process ids on the job's first server, unless
     the three numberings are the same."""
     s, phys, cont, _count = rows[0]
-    procs = [entries.index(c) if entries is not None and c in entries else c for c in cont]
+    where = {} if entries is None else {c: k for k, c in reversed(list(enumerate(entries)))}
+    procs = [where.get(c, c) for c in cont]
     if cont == phys and procs == cont:
         return          # one numbering everywhere: nothing worth showing
     if _ascending(cont) and _ascending(procs):

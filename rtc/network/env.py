@@ -136,6 +136,7 @@ def parse_visible_devices(text: str) -> VisibleList:
     """Parse a comma-separated, no-space list of decimal ids. The runtime stops at the
     first invalid token (``1, 2`` -> ``1``); rtc reports the token and what would be used."""
     ids: list[int] = []
+    seen: set[int] = set()
     pos = 0
     if text == "":
         return VisibleList((), "the value is empty (the process would see no device)", 0)
@@ -148,9 +149,10 @@ def parse_visible_devices(text: str) -> VisibleList:
                    + _digits_note(token))
             return VisibleList(tuple(ids), f"entry '{shown_value(token)}' {why}; the runtime stops "
                                f"reading there and uses only {used}", pos)
-        if value in ids:
+        if value in seen:
             return VisibleList(tuple(ids), f"device {value} is listed twice", pos)
         ids.append(value)
+        seen.add(value)
         pos += len(token) + 1
     return VisibleList(tuple(ids))
 

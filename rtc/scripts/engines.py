@@ -9,10 +9,12 @@ for Slurm and for a playbook's block scalars, the column) of the original file.
   :data:`_SRUN_VALUE` and :data:`_SRUN_LONG_VALUE` (srun(1), Slurm's slurm_opt.c; pyxis'
   container options). A script whose steps run on several nodes is one text per node
   (:func:`sbatch_nodes`).
-* **Ansible playbook** (a YAML list of plays with ``tasks``): each task's ``environment``
-  entries become ``export NAME=VALUE`` lines and each ``ansible.builtin.shell`` /
-  ``command`` (or ``shell:`` / ``command:``) text is copied, each on the line it has in
-  the playbook; a Jinja ``{{ expr }}`` becomes ``${expr}`` (a value the lint cannot know).
+* **Ansible playbook** (a YAML list of plays with ``tasks``): each play's, block's and
+  task's ``environment`` entries become ``export NAME=VALUE`` lines, ended (``unset`` or
+  the enclosing scope's value) on the first free line after that play, block or task, and
+  each ``ansible.builtin.shell`` / ``command`` (or ``shell:`` / ``command:``) text is
+  copied, each on the line it has in the playbook; a Jinja ``{{ expr }}`` becomes
+  ``${expr}`` (a value the lint cannot know).
   Everything else becomes blank lines.
 
 Shapes seen in public batch scripts (rewritten in tests/data/engines): ``srun ray start
@@ -56,6 +58,8 @@ _SRUN_LONG = {"-w": "--nodelist", "-r": "--relative", "-N": "--nodes", "-n": "--
 #: A shell word (quotes kept), a backslash-newline being a separator.
 _WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|\\[^\n]|[^\s"'\\])+""")
 _JINJA = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+#: A Jinja statement or comment; one left open runs to the end of the line.
+_JINJA_CONTROL = re.compile(r"\{%.*?(?:%\}|$)|\{#.*?(?:#\}|$)")
 
 
 def is_ansible(label: str, text: str) -> bool:
@@ -366,7 +370,15 @@ def _unwrap_block(block: list[str]) -> list[str]:
 
 def playbook_shell(text: str) -> str:
     """The environment and commands of a playbook's tasks, each on its own line (see the
-    module docstring); a text that is not YAML is returned as blank lines."""
+    module docstring); a text that is not YAML is returned as blank lines.
+
+    An ``environment`` applies only to its scope (Ansible docs, "Setting the remote
+    environment": play, block or task level; ansible-core lib/ansible/playbook/base.py,
+    ``environment = FieldAttribute(isa='list', extend=True, prepend=True)``: a task's
+    environment is its parents' list followed by its own, never a sibling's). Its entries
+    are ``export`` lines where the playbook writes them (the name at its own column); on
+    the first free line after the scope the names are set back to the enclosing scope's
+    value or ``unset``, so a later task does not inherit them."""
     import yaml
 
     lines = [""] * (text.count("\n") + 1)
@@ -374,45 +386,84 @@ def playbook_shell(text: str) -> str:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return "\n" * text.count("\n")
-    for task in _tasks(root):
-        for key, value in task.value:
-            name = key.value
-            if name == "environment" and isinstance(value, yaml.MappingNode):
-                for k, v in value.value:
-                    if isinstance(v, yaml.ScalarNode):
-                        lines[k.start_mark.line] = \
-                            f"export {k.value}={_shell_word(_jinja(v.value))}"
-            elif name.split(".")[-1] in ("shell", "command") and isinstance(value, yaml.ScalarNode):
-                _place(lines, value, text)
-    return "\n".join(lines) + ("" if text.endswith("\n") else "")
+    out = (lines, text, [])
+    if isinstance(root, yaml.SequenceNode):
+        for play in root.value:
+            if isinstance(play, yaml.MappingNode):
+                _scope(out, play, {}, play=True)
+    for last, stmt in out[2]:
+        if last + 1 < len(text.splitlines()):      # nothing runs after the last scope
+            _restore(lines, last, stmt)
+    return "\n".join(lines)
 
 
-def _tasks(root):
-    """Every task mapping node of a playbook (plays' ``tasks``, ``pre_tasks``,
-    ``post_tasks``, ``handlers``; ``block`` contents)."""
+#: The keys of a play, and of a block, that hold task lists.
+_PLAY_LISTS = ("tasks", "pre_tasks", "post_tasks", "handlers")
+_BLOCK_LISTS = ("block", "rescue", "always")
+
+
+def _scope(out: tuple, node, outer: dict, play: bool = False) -> None:
+    """Place a play's, block's or task's environment and commands onto ``out``'s lines,
+    then its tasks (a play's task lists, a block's ``block`` / ``rescue`` / ``always``)
+    with its environment over ``outer``; queue on ``out``'s restores the statement that
+    ends its environment after its last line. ``out``: (lines, playbook text, restores
+    as (line index, statement))."""
     import yaml
 
-    if not isinstance(root, yaml.SequenceNode):
-        return
-    for play in root.value:
-        if not isinstance(play, yaml.MappingNode):
-            continue
-        for k, v in play.value:
-            if k.value in ("tasks", "pre_tasks", "post_tasks", "handlers"):
-                yield from _task_list(v)
+    lines, text, restores = out
+    env = dict(outer)
+    own: list[str] = []
+    for key, value in node.value:
+        name = key.value
+        if name == "environment" and isinstance(value, yaml.MappingNode):
+            for k, v in value.value:
+                if isinstance(v, yaml.ScalarNode) and isinstance(k, yaml.ScalarNode):
+                    pad = " " * max(0, k.start_mark.column - len("export "))
+                    env[k.value] = _shell_word(_jinja(v.value))
+                    lines[k.start_mark.line] = f"{pad}export {k.value}={env[k.value]}"
+                    own.append(k.value)
+        elif not play and isinstance(name, str) \
+                and name.split(".")[-1] in ("shell", "command") \
+                and isinstance(value, yaml.ScalarNode):
+            _place(lines, value, text)
+    for key, value in node.value:
+        if key.value in (_PLAY_LISTS if play else _BLOCK_LISTS) \
+                and isinstance(value, yaml.SequenceNode):
+            for task in value.value:
+                if isinstance(task, yaml.MappingNode):
+                    _scope(out, task, env)
+    if own:
+        back = [f"export {n}={outer[n]}" if n in outer else f"unset {n}"
+                for n in dict.fromkeys(own)]
+        restores.append((_last_line(text, node), "; ".join(back)))
 
 
-def _task_list(node):
-    import yaml
+def _last_line(text: str, node) -> int:
+    """The last non-blank line of the mapping ``node``: going back from its end mark
+    (which can sit on the next item's line), the first line indented at least to its
+    column."""
+    src = text.splitlines()
+    first, col = node.start_mark.line, node.start_mark.column
+    k = min(node.end_mark.line, len(src) - 1)
+    while k > first and (not src[k].strip() or len(src[k]) - len(src[k].lstrip()) < col):
+        k -= 1
+    return k
 
-    if not isinstance(node, yaml.SequenceNode):
-        return
-    for t in node.value:
-        if isinstance(t, yaml.MappingNode):
-            yield t
-            for k, v in t.value:
-                if k.value in ("block", "rescue", "always"):
-                    yield from _task_list(v)
+
+def _restore(lines: list[str], last: int, stmt: str) -> None:
+    """Put ``stmt`` on the line after ``last`` (a scope's last line) when nothing is
+    there, else on line ``last`` when nothing is there, else after the scope's last
+    command (``; stmt``)."""
+    for k in (last + 1, last):
+        if k < len(lines) and not lines[k]:
+            lines[k] = stmt
+            return
+    k = last
+    while k > 0 and not lines[k].strip():
+        k -= 1
+    line = lines[k].rstrip()
+    sep = " " if line.endswith(("&", ";")) and not line.endswith("&&") else "; "
+    lines[k] = line + sep + stmt if line else stmt
 
 
 def _place(lines: list[str], node, text: str) -> None:
@@ -454,6 +505,12 @@ def _place_block(lines: list[str], style: str, first: int, text: str) -> None:
 
 
 def _jinja(value: str) -> str:
+    """``value`` with each Jinja ``{{ expr }}`` as ``${expr}`` and each statement
+    ``{% ... %}`` / comment ``{# ... #}`` (Jinja docs, "Template Designer Documentation":
+    delimiters) as a ``${___}`` of the same length: a value the lint cannot know (whether
+    an ``{% if %}`` holds is decided per host), so a word next to one is unresolved, not a
+    false error, and the words after it keep their columns."""
+    value = _JINJA_CONTROL.sub(lambda m: "${" + "_" * (len(m.group()) - 3) + "}", value)
     return _JINJA.sub(lambda m: "${" + re.sub(r"\W", "_", m.group(1)) + "}", value)
 
 

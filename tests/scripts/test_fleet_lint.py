@@ -39,12 +39,99 @@ def test_a_playbook_keeps_only_env_and_commands_on_their_lines():
     text = (DATA / "serve.yml").read_text()
     out = as_shell("serve.yml", text).splitlines()
     assert len(out) == len(text.splitlines())
-    assert out[8:12] == ["export HCCL_IF_IP=10.0.0.6",
-                         "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "",
+    assert out[8:12] == [" export HCCL_IF_IP=10.0.0.6",        # the name at its column
+                         " export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "",
                          "        vllm serve /models/m --port 8000 \\"]
     assert as_shell("x.yml", "- hosts: a\n  tasks:\n    - shell: vllm serve {{ model }}\n"
                     ).splitlines()[2] == " " * 13 + "vllm serve ${model}"
     assert as_shell("notes.txt", "hello\n") == "hello\n"
+
+
+# Fresh user 2, item 7: a task's `environment:` is the task's only (Ansible docs, "Setting
+# the remote environment"; ansible-core lib/ansible/playbook/base.py: `environment` is a
+# list attribute extended from the parents, play / block, never from a sibling task).
+_LEAK = ("- hosts: all\n{play}  tasks:\n"
+         "    - name: smoke test on NPU 0\n"
+         "      environment:\n"
+         "        ASCEND_RT_VISIBLE_DEVICES: \"0\"\n"
+         "      command: python3 -c \"import torch_npu\"\n"
+         "    - name: serve\n"
+         "      shell: vllm serve /m --tensor-parallel-size 8\n")
+
+
+def test_a_tasks_environment_does_not_reach_the_next_task():
+    text = _LEAK.format(play="")
+    assert found("leak2.yml", text) == []          # was RTC210 "... but is given 1"
+    out = as_shell("leak2.yml", text).splitlines()
+    assert out[4:7] == [" export ASCEND_RT_VISIBLE_DEVICES=0",
+                        " " * 15 + 'python3 -c "import torch_npu"',
+                        "unset ASCEND_RT_VISIBLE_DEVICES"]
+
+
+def test_a_plays_environment_reaches_all_its_tasks():
+    """The failing form: the same setting at play level is every task's, so the serve task
+    gets 1 device for TP 8 (RTC210 at `vllm`, line 10 column 14)."""
+    text = _LEAK.format(play="  environment:\n    ASCEND_RT_VISIBLE_DEVICES: \"0\"\n")
+    rep = lint_scripts([("leak2.yml", text)])
+    (err,) = [d for d in rep.diagnostics if d.severity.name == "ERROR"]
+    assert (err.code, err.span.line, err.span.column) == ("RTC210", 10, 14)
+    assert "needs 8 devices (dp 1 x pp 1 x pcp 1 x tp 8) but is given 1" in err.message
+
+
+def test_a_blocks_environment_reaches_its_tasks_only():
+    """A block's environment is its tasks' (RTC455 for both serves inside the block, not
+    for the one after it); a task's own setting ends with the task."""
+    text = ("- hosts: all\n  tasks:\n    - environment:\n        HCCL_P2P_DISABLE: \"1\"\n"
+            "      block:\n"
+            "        - environment:\n            HCCL_BUFFSIZ: \"256\"\n"
+            "          shell: vllm serve /a --tensor-parallel-size 8\n"
+            "        - name: in block\n"
+            "          shell: vllm serve /b --tensor-parallel-size 8 --port 8001\n"
+            "    - name: after\n"
+            "      shell: vllm serve /c --tensor-parallel-size 8 --port 8002\n")
+    out = as_shell("b.yml", text).splitlines()
+    assert (out[8], out[10]) == ("unset HCCL_BUFFSIZ", "unset HCCL_P2P_DISABLE")
+    rep = lint_scripts([("b.yml", text)])
+    got = sorted((d.span.line, d.span.column, d.message.split(": ")[0])
+                 for d in rep.diagnostics if d.code == "RTC455")
+    assert got == [(4, 9, "job vllm@b:10"), (4, 9, "job vllm@b:8"), (7, 13, "job vllm@b:8")]
+
+
+def test_a_rest_of_a_task_with_no_free_line_after_it_goes_after_its_command():
+    text = ("- hosts: all\n  tasks:\n    - environment: {HCCL_BUFFSIZ: \"1\"}\n"
+            "      shell: vllm serve /a --tensor-parallel-size 8 &\n"
+            "    - shell: vllm serve /b --tensor-parallel-size 8 --port 8001\n")
+    out = as_shell("c.yml", text).splitlines()
+    assert out[3] == " " * 13 + "vllm serve /a --tensor-parallel-size 8 & unset HCCL_BUFFSIZ"
+
+
+# Fresh user 2, item 8: Jinja statements in a `shell: >` (was RTC720 "'1{%' is not an
+# integer"): a word holding one is a value the lint cannot know, and columns stay.
+_JINJA_IF = ("- hosts: all\n  tasks:\n    - shell: >\n"
+             "        vllm serve /m --data-parallel-size 2 --data-parallel-size-local 1\n"
+             "        {% if inventory_hostname != groups['n'][0] %}--headless"
+             " --data-parallel-start-rank {RANK}{% endif %}{# worker #}\n"
+             "        --data-parallel-address 10.0.0.1 --port 8000\n")
+
+
+def test_a_jinja_statement_makes_its_word_unknown_and_keeps_columns():
+    text = _JINJA_IF.replace("{RANK}", "1")
+    assert found("j.yml", text) == []
+    line = as_shell("j.yml", text).splitlines()[4]
+    assert len(line) == len(text.splitlines()[4]) + 2          # + the ` \` continuation
+    stmt = "{% if inventory_hostname != groups['n'][0] %}"
+    assert line.startswith("        ${" + "_" * (len(stmt) - 3) + "}--headless")
+    assert line.endswith("1${________}${_________} \\")
+
+
+def test_a_bad_value_beside_a_jinja_statement_keeps_its_column():
+    """The failing form: a rank that is not a number before the statement is still
+    RTC720, at its own column (92 on line 5, as in the playbook)."""
+    text = _JINJA_IF.replace("{RANK}", "x ")
+    rep = lint_scripts([("j.yml", text)])
+    (err,) = [d for d in rep.diagnostics if d.code == "RTC720"]
+    assert (err.span.line, err.span.column) == (5, 92)
+    assert err.message == "--data-parallel-start-rank 'x' is not an integer"
 
 
 def test_a_folded_block_keeps_its_columns_and_is_one_command():
