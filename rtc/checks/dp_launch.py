@@ -46,9 +46,10 @@ HEADLESS_FORM = rule("RTC531", "headless-lb-rejected", "error",
     known.""")
 GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
                   "A node of a multi-node job starts without GLOO_SOCKET_IFNAME, or with loopback.", """
-    What: a script of a job on several nodes does not export GLOO_SOCKET_IFNAME (vLLM's
-    DP and torch.distributed CPU groups use Gloo), or exports `lo`, the loopback interface
-    (SGLang PR 26069's two-node example).
+    What: a script of a job on several nodes does not export GLOO_SOCKET_IFNAME (Gloo
+    carries vLLM's DP and CPU groups, SGLang's CPU groups, and torch.distributed's Gloo
+    groups under torchrun, e.g. Megatron's; the message names the job's), or exports
+    `lo`, the loopback interface (SGLang PR 26069's two-node example).
     Why: Gloo then resolves the node's host name, which on many servers is 127.0.1.1 or
     a docker bridge address: the other nodes connect to loopback and the rendezvous hangs
     or fails with "Connection refused".
@@ -217,6 +218,22 @@ def _headless(topo, job, procs, version):
                     "every version); keep --headless and the start ranks on the workers")
 
 
+#: What uses Gloo in a job of each framework, as RTC532 names it. vLLM and SGLang give
+#: each parallel group a CPU twin on Gloo (vllm/distributed/parallel_state.py and
+#: sgl-project/sglang python/sglang/srt/distributed/parallel_state.py, GroupCoordinator:
+#: ``torch.distributed.new_group(ranks, backend="gloo")``), vLLM's DP coordination among
+#: them; Megatron-LM under torchrun builds Gloo data-parallel groups
+#: (megatron/core/parallel_state.py, ``_DATA_PARALLEL_GROUP_GLOO``).
+_GLOO_USERS = {"vllm": "vLLM's DP and CPU groups",
+               "sglang": "SGLang's CPU groups of its TP / PP ranks",
+               "megatron": "torch.distributed's Gloo groups, e.g. Megatron's data-parallel "
+                           "CPU groups"}
+
+
+def _gloo_users(framework: str) -> str:
+    return _GLOO_USERS.get(framework, "the job's CPU process groups")
+
+
 #: Interface names of the loopback device (Linux `lo`, BSD/macOS `lo0`).
 _LOOPBACK = ("lo", "lo0")
 
@@ -238,8 +255,8 @@ def _gloo(jl):
         if "GLOO_SOCKET_IFNAME" in names:
             continue
         yield warning(GLOO_UNSET, f"job {jl.job.name}: {nl.server.name} starts without "
-                      "GLOO_SOCKET_IFNAME: Gloo (vLLM's DP and CPU groups) falls back to the "
-                      "host name's address, often loopback", span,
+                      f"GLOO_SOCKET_IFNAME: Gloo ({_gloo_users(jl.job.framework)}) falls "
+                      "back to the host name's address, often loopback", span,
                       subject=f"server {nl.server.name}",
                       hint="export GLOO_SOCKET_IFNAME=<NIC that reaches the other nodes>, "
                            "e.g. eno0, before the launch")

@@ -6,6 +6,7 @@ from rtc.diagnostics import error
 from rtc.model.topology import Topology
 from rtc.plan import Plan
 from rtc.rules import rule
+from rtc.textfmt import plural
 
 WORLD_SIZE = rule("RTC210", "world-size-mismatch", "error",
                   "TP*PP*PCP*DP differs from the number of devices given to the job.", """
@@ -40,13 +41,16 @@ def check(topo: Topology, plan: Plan):
             sizes = f"dp {job.dp} x pp {job.pp} x pcp {job.pcp} x tp {job.tp}"
             replica = job.tp * job.pp * job.pcp
             if n % replica == 0:
-                hint = (f"with {n} devices use dp {n // replica} (replica of {replica} = "
-                        f"tp {job.tp} x pp {job.pp} x pcp {job.pcp}), or change the devices")
+                hint = (f"with {plural(n, 'device')} use dp {n // replica} (replica of "
+                        f"{replica} = tp {job.tp} x pp {job.pp} x pcp {job.pcp}), or change "
+                        "the devices")
             else:
-                hint = (f"{n} devices are not a whole number of replicas of {replica}; give the "
-                        f"job a multiple of {replica} devices")
-            yield error(WORLD_SIZE, f"job {job.name} needs {world} devices ({sizes}) but is "
-                        f"given {n}{_uneven(job)}", job.span, subject=f"job {job.name}",
+                hint = (f"{plural(n, 'device')} {'is' if n == 1 else 'are'} not a whole "
+                        f"number of replicas of {replica}; give the job a multiple of "
+                        f"{replica} devices")
+            yield error(WORLD_SIZE, f"job {job.name} needs {plural(world, 'device')} "
+                        f"({sizes}) but is given {n}{_uneven(job)}", job.span,
+                        subject=f"job {job.name}",
                         hint=hint)
 
 

@@ -143,12 +143,13 @@ def parse_visible_devices(text: str) -> VisibleList:
     for token in text.split(","):
         value = _device_id(token)
         if value is None:
-            used = ",".join(str(i) for i in ids) or "nothing"
+            used = f"uses only {','.join(str(i) for i in ids)}" if ids else \
+                "sees no device"
             why = ("has a space" if token.strip() != token and _device_id(token.strip())
                    is not None else "is empty" if token == "" else "is not a whole number"
                    + _digits_note(token))
             return VisibleList(tuple(ids), f"entry '{shown_value(token)}' {why}; the runtime stops "
-                               f"reading there and uses only {used}", pos)
+                               f"reading there and {used}", pos)
         if value in seen:
             return VisibleList(tuple(ids), f"device {value} is listed twice", pos)
         ids.append(value)

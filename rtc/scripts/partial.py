@@ -141,15 +141,19 @@ def _ray_lost(g: Group, m, flag) -> Diagnostic | None:
     GCS on ``--port``, 6379 when left out (ray-project/ray python/ray/scripts/scripts.py,
     ``ray start --port``: "If not provided, defaults to ray_constants.DEFAULT_PORT",
     6379 in python/ray/_private/ray_constants.py); a worker dials ``--address`` host:port
-    and, finding no GCS there, fails after its connection retries. None when the address
-    cannot be compared: it holds a variable the scripts leave unset (another rule's
-    finding), or names the head's host by a name where the head gives no IP."""
+    and, finding no GCS there, fails after its connection retries. The host may be text
+    the scripts leave unresolved (``$(srun -w "$head" hostname --ip-address)`` in a Slurm
+    script): when the worker's host is that same text, only a differing port is judged.
+    None when the address cannot be compared: its host holds a variable other than the
+    head's (another rule's finding), or names the head's host by a name where the head
+    gives no IP."""
     head = g.members[0]
     ray = next((x for x in head.launches if x.kind == "ray" and x.has("--head")), head.main)
     host = ray.value("--node-ip-address") or (str(head.node.host_ip) if head.node.host_ip
                                                else head.node.name)
     port = ray.value("--port") or "6379"
-    gcs = f"{host}:{port}"
+    gcs = f"{host}:{port}" if _readable(host) else \
+        f"its --node-ip-address ({_short(host)}), port {port}"
     said = "" if ray.has("--port") else " (Ray's default port)"
     where = f"{head.node.name}'s `ray start --head` serves the GCS at {gcs}{said}"
     if flag is None or not flag.value:
@@ -158,21 +162,47 @@ def _ray_lost(g: Group, m, flag) -> Diagnostic | None:
                f"cluster; {where}")
         span = la.span
     else:
-        a_host, _, a_port = flag.value.rpartition(":")
-        a_host, a_port = (a_host, a_port) if a_host else (flag.value, "6379")
-        if "$" in flag.value or (a_port == port and not (_is_ip(a_host) and _is_ip(host))):
+        what = _address_differs(flag.value, host, port)
+        if what is None:
             return None
-        what = "port" if a_host == host else "host" if a_port == port else "host and port"
-        msg = (f"{m.node.name}'s `ray start --address={flag.value}` is not the Ray head's "
+        said = f"`ray start --address={flag.value}`" if _readable(flag.value) else \
+            f"`ray start --address` (the head's host, port {flag.value.rpartition(':')[2]})"
+        msg = (f"{m.node.name}'s {said} is not the Ray head's "
                f"address ({what} differ{'s' * (what != 'host and port')}): {where}; the "
                "worker finds no GCS there and never joins, and vLLM on the head waits for "
                "the devices it was to bring")
         span = flag.value_span or flag.span
+    right = gcs if _readable(host) else f"<the head's --node-ip-address>:{port}"
     return error(R.LOST_WORKER, msg, span, subject=f"server {m.node.name}",
                  related=[Related(ray.span_of("--port") if ray.has("--port") else ray.span,
                                   f"{head.node.name}: the Ray head, GCS at {gcs}")],
-                 hint=f"give {m.node.name} `ray start --address={gcs}` (the head's "
+                 hint=f"give {m.node.name} `ray start --address={right}` (the head's "
                       "--node-ip-address and --port)")
+
+
+def _address_differs(address: str, host: str, port: str) -> str | None:
+    """What of a worker's ``--address`` differs from the head's GCS ``host``:``port``:
+    "port", "host" or "host and port"; None when it is the head's, or cannot be compared
+    (see :func:`_ray_lost`)."""
+    a_host, _, a_port = address.rpartition(":")
+    a_host, a_port = (a_host, a_port) if a_host else (address, "6379")
+    if a_host == host and not _readable(host):
+        # the head's own unresolved text: the same host whatever it resolves to
+        return "port" if a_port.isdigit() and port.isdigit() and a_port != port else None
+    if not _readable(address) or (a_port == port and not (_is_ip(a_host) and _is_ip(host))):
+        return None
+    if a_host == host and a_port == port:
+        return None
+    return "port" if a_host == host else "host" if a_port == port else "host and port"
+
+
+def _readable(text: str) -> bool:
+    """Whether ``text`` holds no shell expansion the scripts left unresolved."""
+    return "$" not in text and "`" not in text
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _is_ip(text: str) -> bool:

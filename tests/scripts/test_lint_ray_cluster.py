@@ -200,3 +200,105 @@ def test_rtc450_applies_to_rtc_generated_scripts_too(tmp_path):
     line = text.splitlines().index("export VLLM_HOST_IP=10.0.0.5") + 1
     assert (Path(d.span.file).name, d.span.line, d.span.column) == ("atlas-02.env", line, 8)
     assert "VLLM_HOST_IP=10.0.0.6 (atlas-01's host IP), but HCCL_IF_IP=10.0.0.5" in d.message
+
+
+# One sbatch that starts the Ray head and its workers with srun, as the Slurm examples of
+# Ray's and vLLM's guides do: the head's IP is `srun ... hostname --ip-address`, text rtc
+# leaves unresolved, and the worker repeats it in its --address.
+_SBATCH = """#!/bin/bash
+#SBATCH --job-name=ray-vllm
+#SBATCH --nodes=2
+#SBATCH --exclusive
+#SBATCH --tasks-per-node=1
+#SBATCH --gpus-per-task=8
+
+nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+nodes_array=($nodes)
+head_node=${nodes_array[0]}
+worker_node=${nodes_array[1]}
+head_node_ip=$(srun --nodes=1 --ntasks=1 -w "$head_node" hostname --ip-address)
+
+export NCCL_SOCKET_IFNAME=eth0
+export GLOO_SOCKET_IFNAME=eth0
+port=6379
+
+srun --nodes=1 --ntasks=1 -w "$head_node" \\
+    ray start --head --node-ip-address="$head_node_ip" --port=$port --num-gpus 8 --block &
+sleep 10
+srun --nodes=1 --ntasks=1 -w "$worker_node" \\
+    ray start --address "{address}" --num-gpus 8 --block &
+sleep 5
+
+vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 8 \\
+    --pipeline-parallel-size 2 --distributed-executor-backend ray
+"""
+
+
+def _sbatch(tmp_path: Path, address: str) -> list[str]:
+    path = tmp_path / "ray.sbatch"
+    path.write_text(_SBATCH.replace("{address}", address), encoding="utf-8")
+    return [str(path)]
+
+
+def test_a_slurm_ray_worker_on_another_port_is_rtc709_though_the_head_ip_is_unresolved(
+        tmp_path):
+    """The worker's host is the head's own unresolved `$head_node_ip`: the same host
+    whatever it resolves to, so its port 6380 against the head's --port 6379 is RTC709."""
+    rep = lint_files(_sbatch(tmp_path, "$head_node_ip:6380"))
+    (d,) = [d for d in rep.diagnostics if d.code == "RTC709"]
+    assert (d.severity.label, Path(d.span.file).name, d.span.line, d.span.column) == \
+        ("error", "ray.sbatch", 22, 25)
+    assert "`ray start --address` (the head's host, port 6380) is not the Ray head's " \
+        "address (port differs)" in d.message
+    assert "serves the GCS at its --node-ip-address ($(srun --nodes=1 --ntasks=1 -w" \
+        in d.message
+    assert "port 6379;" in d.message
+    (rel,) = d.related
+    assert (rel.span.line, rel.span.column) == (19, 56)
+    assert "`ray start --address=<the head's --node-ip-address>:6379`" in d.hint
+    assert not any(d.code == "RTC461" for d in rep.diagnostics)
+    assert not rep.ok
+
+
+def test_a_slurm_ray_worker_at_the_heads_port_passes(tmp_path):
+    for address in ("$head_node_ip:6379", "$head_node_ip:$port", "$head_node_ip"):
+        rep = lint_files(_sbatch(tmp_path, address))
+        assert not [d for d in rep.diagnostics if d.code in ("RTC709", "RTC461")], address
+        (job,) = rep.topology.jobs
+        assert (job.tp, job.pp, job.device_count) == (8, 2, 16), address
+
+
+def test_a_slurm_ray_worker_at_another_unresolved_host_is_not_judged(tmp_path):
+    """`$other_ip` is no text the head gives: rtc cannot tell whether it is the head."""
+    rep = lint_files(_sbatch(tmp_path, "$other_ip:6380"))
+    assert not any(d.code == "RTC709" for d in rep.diagnostics)
+
+
+def test_rtc_compiled_d2_with_the_workers_port_edited_is_rtc709(tmp_path):
+    """D2 (examples/a2-2node-pp2-tp8.rtc) as `rtc compile` writes it lints clean; with
+    atlas-02's `ray start --address` port changed to 6380 it is RTC709 at that line."""
+    from typer.testing import CliRunner
+
+    from conftest import EXAMPLES
+    from rtc.cli import app
+
+    out = tmp_path / "d2"
+    res = CliRunner().invoke(app, ["compile", str(EXAMPLES / "a2-2node-pp2-tp8.rtc"),
+                                   "--out-dir", str(out), "--no-diagrams"])
+    assert res.exit_code == 0, res.output
+    files = [str(out / "atlas-01.sh"), str(out / "atlas-02.sh")]
+    assert lint_files(files).diagnostics == []
+    worker = out / "atlas-02.sh"
+    text = worker.read_text(encoding="utf-8")
+    assert text.count("--address=10.0.0.6:6379") == 1
+    worker.write_text(text.replace("--address=10.0.0.6:6379", "--address=10.0.0.6:6380"),
+                      encoding="utf-8")
+    rep = lint_files(files)
+    line = next(k for k, s in enumerate(text.splitlines(), 1) if "--address=10.0.0.6" in s)
+    assert _found(rep) == [("RTC709", "error", "atlas-02.sh", line, 3)]
+    d = rep.diagnostics[0]
+    assert "atlas-02's `ray start --address=10.0.0.6:6380` is not the Ray head's address " \
+        "(port differs): atlas-01's `ray start --head` serves the GCS at 10.0.0.6:6379" \
+        in d.message
+    assert "`ray start --address=10.0.0.6:6379`" in d.hint
+    assert not rep.ok
