@@ -285,9 +285,42 @@ def sbatch_nodes(text: str) -> list[tuple[str, str]] | None:
                                for n in t))
     if not by_list and alloc and any(t == "*" and launch for _f, _l, t, launch in steps):
         nodes = list(dict.fromkeys([relative_node(k) for k in range(alloc)] + nodes))
+    steps, nodes = _loop_workers(lines, steps, nodes, alloc)
     if len(nodes) < 2:
         return None
     return [(node, _node_text(lines, steps, node, node == nodes[0])) for node in nodes]
+
+
+def _loop_workers(lines: list[str], steps: list, nodes: list[str], alloc: int | None):
+    """``(steps, nodes)`` with the one step named by a variable inside a loop
+    (``for ((i = 1; i <= worker_num; i++)); do srun -w "$node_i" ray start ...; done``,
+    Ray's Slurm recipe) standing for every node of the allocation the script does not
+    name otherwise: ``#SBATCH --nodes`` minus the other named nodes, as copies
+    ``$node_i#1``, ``$node_i#2``... (at most :data:`MAX_NODES`)."""
+    extra = min(alloc or 0, MAX_NODES) - len(nodes)
+    body = _loop_body_lines(lines)
+    looped = [n for n in nodes if "$" in n and
+              any(t == (n,) and f in body for f, _l, t, _c in steps)]
+    if extra < 1 or len(looped) != 1:
+        return steps, nodes
+    name = looped[0]
+    copies = tuple(f"{name}#{j}" for j in range(1, extra + 2))
+    steps = [(f, l_, copies if t == (name,) else t, c) for f, l_, t, c in steps]
+    return steps, [x for n in nodes for x in (copies if n == name else (n,))]
+
+
+def _loop_body_lines(lines: list[str]) -> set[int]:
+    """The indexes of the lines inside a ``for`` / ``while`` / ``until`` loop's body (a
+    line starting the loop opens it, a line starting with ``done`` closes it)."""
+    inside, depth = set(), 0
+    for k, line in enumerate(lines):
+        if re.match(r"\s*(for|while|until)\b", line):
+            depth += 1
+        elif re.match(r"\s*done\b", line):
+            depth = max(0, depth - 1)
+        elif depth:
+            inside.add(k)
+    return inside
 
 
 def _steps(lines: list[str], alloc: int | None) -> list:

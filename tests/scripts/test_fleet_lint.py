@@ -293,3 +293,21 @@ def test_sbatch_gpu_requests_make_the_nodes_nvidia_gpus(ask):
     # the failing form: the same recipe asking for Ascend NPUs is vllm-ascend's Ray setup
     npu = text.replace(ask, "--gres=npu:8")
     assert found("ray.sbatch", npu) == [("RTC710", 13, 5), ("RTC710", 16, 5)]
+
+
+def test_rays_worker_loop_stands_for_every_other_node_of_the_allocation():
+    # --nodes=3: the loop starts workers on the two nodes after the head, so TP 8 x PP 3
+    # fits 24 GPUs (was a false RTC210 "given 16": the loop was read as one worker)
+    text = (DATA / "ray-srun-loop.sbatch").read_text().replace(
+        "#SBATCH --nodes=2", "#SBATCH --nodes=3")
+    fits = text.replace("--pipeline-parallel-size 2", "--pipeline-parallel-size 3")
+    rep = lint_scripts([("serve.sbatch", fits)])
+    assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
+    (job,) = rep.topology.jobs
+    assert sorted(p.server.name for p in job.placements) == \
+        ["serve:$head_node", "serve:$node_i#1", "serve:$node_i#2"]
+    too_big = text.replace("--pipeline-parallel-size 2", "--pipeline-parallel-size 4")
+    rep = lint_scripts([("serve.sbatch", too_big)])
+    (err,) = [d for d in rep.diagnostics if d.severity.name == "ERROR"]
+    assert (err.code, err.span.line) == ("RTC210", 34)   # the vllm serve line
+    assert "needs 32 devices (dp 1 x pp 4 x pcp 1 x tp 8) but is given 24" in err.message
