@@ -126,6 +126,8 @@ def _dp_address(topo: Topology, job, servers):
                f"{worker.name} would wait for a front end on itself")
     else:
         other = next((s for s in topo.servers if s.host_ip == job.dp_address), None)
+        if other is None and head.host_ip is None:
+            return      # the head's host is not known (a Slurm `srun -w` node): it may be it
         what = f"{other.name}, which is not in the job" if other else "no server of the cluster"
         msg = (f"job {job.name}: dp_address {job.dp_address} is the host of {what}; the DP "
                f"head (rank 0) is {where}")

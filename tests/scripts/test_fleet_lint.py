@@ -311,3 +311,20 @@ def test_rays_worker_loop_stands_for_every_other_node_of_the_allocation():
     (err,) = [d for d in rep.diagnostics if d.severity.name == "ERROR"]
     assert (err.code, err.span.line) == ("RTC210", 34)   # the vllm serve line
     assert "needs 32 devices (dp 1 x pp 4 x pcp 1 x tp 8) but is given 24" in err.message
+
+
+def test_a_literal_dp_address_is_not_judged_when_the_heads_ip_is_unknown():
+    # `--nodelist=gpu-01` names the head but not its IP: 10.1.0.1 may well be gpu-01's
+    # (was RTC451 "the host of no server of the cluster", with a hint about .rtc files)
+    line = ("srun --nodes=1 --ntasks=1 --nodelist={node} vllm serve m --tensor-parallel-size 8 "
+            "--data-parallel-size 2 --data-parallel-size-local 1 --data-parallel-address "
+            "10.1.0.1 --data-parallel-rpc-port 13345{extra} &\n")
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\nexport NCCL_SOCKET_IFNAME=ib0\n"
+            "export GLOO_SOCKET_IFNAME=ib0\n" + line.format(node="gpu-01", extra="")
+            + line.format(node="gpu-02", extra=" --data-parallel-start-rank 1 --headless")
+            + "wait\n")
+    assert found("dp.sbatch", text) == []
+    # a head whose IP is known still gets RTC451 for another address
+    known = text.replace("export GLOO_SOCKET_IFNAME=ib0\n",
+                         "export GLOO_SOCKET_IFNAME=ib0\nexport VLLM_HOST_IP=10.1.0.7\n")
+    assert "RTC451" in {code for code, _l, _c in found("dp.sbatch", known)}
