@@ -247,12 +247,18 @@ class _Reader:
             if m.group(2) and m.group(2)[0] in "#%":
                 missing.append(name)
                 return m.group(0)
+            if got is not None and got.unresolved and ("$(" in got.value or "`" in got.value):
+                # set from a command's output: unknown, and kept as the one word `$NAME`
+                # (not the command's text, which word splitting would cut at its blanks)
+                missing.append(name)
+                return m.group(0)
             if got is not None and (got.value or not m.group(2) or m.group(2)[0] != ":"):
                 size[0] += len(got.value)
                 if size[0] > MAX_VALUE:
                     self._too_long(name, span)
                     missing.append(name)
                     return m.group(0)
+                missing.extend(got.unresolved)      # what its value left unknown
                 return got.value
             if m.group(2):
                 return m.group(3)
@@ -290,9 +296,11 @@ class _Reader:
         of it has a known value holding blanks (split at spaces, tabs and newlines: the
         default IFS) or is empty (an unquoted empty expansion alone is no word): bash's
         word splitting (bash manual, "Word Splitting"), so that ``ARGS="--nnodes 2 ..."``;
-        ``torchrun $ARGS`` gives torchrun its flags one word each. None when nothing is
-        split (``"$VAR"``, a value without blanks, an unknown variable, ``$( )``, a script
-        that sets IFS): the word stays one."""
+        ``torchrun $ARGS`` gives torchrun its flags one word each; a value holding an
+        unknown ``$NAME`` (``ARGS="--data-parallel-address $HEAD_IP ..."`` after
+        ``HEAD_IP=$(...)``) is split too, the unknown name staying one word. None when
+        nothing is split (``"$VAR"``, a value without blanks, an unknown variable,
+        ``$( )``, a script that sets IFS): the word stays one."""
         if "IFS" in self.vars or "$(" in raw or "`" in raw:
             return None
         segments = _SEGMENT.findall(raw)
@@ -307,7 +315,7 @@ class _Reader:
         for seg in segments:
             if seg[0] == "$" and len(seg) > 1:
                 value, missing = self.expand(seg, True)
-                if missing:
+                if missing and ("$(" in value or "`" in value or value == seg):
                     cur = (cur or "") + seg
                     continue
                 split |= not value or value != value.strip() or any(c in value for c in _IFS)
@@ -810,7 +818,7 @@ def _array_words(text: str, pos: int) -> tuple[list, int | None]:
             pos = n if nl < 0 else nl
         else:
             end = _array_word_end(text, pos)
-            if end is None:
+            if end is None or end == pos:       # `(`, `;`, `|`... : not an array's word
                 return words, None
             words.append((pos, end))
             pos = end

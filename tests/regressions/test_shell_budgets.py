@@ -84,3 +84,14 @@ def test_doubling_note_does_not_quote_a_form_the_script_did_not_write():
     assert len(notes) == 1
     assert 'A="$A$A"' not in notes[0].message
     assert "each assignment of A that uses $A twice doubles it" in notes[0].message
+
+
+def test_an_array_holding_an_operator_is_no_array_and_ends():
+    # fuzz seed 1: `A=(` then lines holding `(`, `;`, `|` made the array reader append
+    # the same empty word forever (a MemoryError)
+    from rtc.scripts.shell import read_shell
+
+    for text in ("A=(\nx ( y\n)\nvllm serve m\n", "A=( a ; b )\nvllm serve m\n",
+                 "A=(\n| c\nvllm serve m\n"):
+        run = read_shell("x.sh", text)
+        assert run is not None

@@ -63,6 +63,19 @@ def test_a_multiline_variable_with_continuations_is_split_like_bash():
                                     "--nproc_per_node", "8", "--nnodes", "1", "train.py"]
 
 
+def test_a_variable_holding_a_commands_output_stays_one_unknown_word_when_split():
+    # COMMON="... --data-parallel-address $HEAD_IP ..." after HEAD_IP=$(srun ...): bash
+    # splits $COMMON at its blanks; the unknown address stays the one word $HEAD_IP (the
+    # command's text, `$(srun -N1 -r 0 hostname -I)`, is not cut into words)
+    run = read_shell("x.sh", "HEAD_IP=$(srun -N1 -r 0 hostname -I)\n"
+                     'COMMON="--data-parallel-size 4 --data-parallel-address $HEAD_IP"\n'
+                     "vllm serve m $COMMON --headless\n")
+    (cmd,) = [c for c in run.commands if c.argv[:1] == ["vllm"]]
+    assert cmd.argv == ["vllm", "serve", "m", "--data-parallel-size", "4",
+                        "--data-parallel-address", "$HEAD_IP", "--headless"]
+    assert "HEAD_IP" in cmd.words[6].unresolved
+
+
 def test_export_values_are_not_split():
     run = read_shell("x.sh", 'B="x y"\nexport C=$B\necho $C\n')
     assert run.settings["C"].value == "x y"
