@@ -31,7 +31,7 @@ from rtc.model.presets import MAX_GENERIC_DEVICES, presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
-from rtc.textfmt import clipped
+from rtc.textfmt import clipped, plural
 from rtc.scripts import rules as R
 from rtc.scripts import manifests, sglang_rules, torchrun_rules
 from rtc.scripts.lift import group_launches, lift
@@ -363,7 +363,7 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
                 else "NVIDIA GPU trays")
         return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables "
                     f"and RTC_NVLINK_DOMAIN: checked as {kind} ({topo.preset.name}, inferred "
-                    f"from RTC_NVLINK_DOMAIN; {topo.preset.devices_per_server} GPUs each as "
+                    f"from RTC_NVLINK_DOMAIN; {plural(topo.preset.devices_per_server, 'GPU')} each as "
                     "the scripts use them) in NVLink "
                     f"domain{'s' if len(named) > 1 else ''} {', '.join(named)}"
                     + (f", with the HCAs their NCCL_IB_HCA names ({', '.join(ib)})"
@@ -373,9 +373,9 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
     why = "the Slurm scripts ask for GPUs (#SBATCH --gres=gpu / --gpus*)" if asked \
         else "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables"
     count = topo.preset.devices_per_server
-    size = (f"{count} GPUs each, the most rtc gives a server it sizes from the scripts: a "
+    size = (f"{plural(count, 'GPU')} each, the most rtc gives a server it sizes from the scripts: a "
             "device id past it is RTC205" if count >= MAX_GENERIC_DEVICES
-            else f"{count} GPUs each as the scripts use them")
+            else f"{plural(count, 'GPU')} each as the scripts use them")
     return note(R.GPU_GUESSED, f"{why}: "
                 f"checked as NVIDIA GPU servers ({GUESSED_GPU}, {size}); the "
                 "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",
