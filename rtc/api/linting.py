@@ -264,7 +264,7 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
-    rep.diagnostics += sglang_rules.check(groups, nodes)
+    rep.diagnostics = _one_per_value(rep.diagnostics + sglang_rules.check(groups, nodes))
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
@@ -351,6 +351,32 @@ def _npu_guessed(topo: Topology) -> Diagnostic:
                 f"({topo.preset.devices_per_server} NPUs each) and checked them as such",
                 topo.span, hint=f"give --hardware {GUESSED_NPU} (or your servers' preset) "
                 "to make it a fact")
+
+
+def _one_per_value(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per bad value word: RTC720 is dropped where SGLang's RTC745 speaks of
+    the same word (it names the nodes), and RTC720s of one word read with several values
+    (a pod template's ``${HOSTNAME#*-}``, one value per pod) fold into the first, which
+    names the other values: one mistake on one line is one error."""
+    sglang = {d.span for d in diagnostics if d.code == sglang_rules.BAD_VALUE.code}
+    out: list[Diagnostic] = []
+    first: dict = {}
+    for d in diagnostics:
+        if d.code != R.BAD_VALUE.code or d.span is None:
+            out.append(d)
+        elif d.span not in sglang:
+            first.setdefault(d.span, []).append(d)
+    for same in first.values():
+        values = ", ".join(repr(_quoted(d.message)) for d in same[1:])
+        out.append(same[0] if len(same) == 1 else same[0]._replace(
+            message=f"{same[0].message} (the same word reads {values} on other nodes)"))
+    return out
+
+
+def _quoted(message: str) -> str:
+    """The first '...' quoted text of ``message`` (an RTC720 names its value so)."""
+    m = re.search(r"'([^']*)'", message)
+    return m.group(1) if m else message
 
 
 def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> Diagnostic:
