@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from rtc.checks import (a5_addresses, device_numbering, duplicates, gpu_islands, host_addressing,
                         launch_settings, port_conflicts, ranktable_rules, run_checks,
-                        unused_attributes)
+                        node_fit, unused_attributes, world_size)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
 from rtc.model.presets import MAX_GENERIC_DEVICES, presets
 from rtc.model.topology import Topology
@@ -34,9 +34,9 @@ from rtc.rules import IO_ERROR
 from rtc.textfmt import clipped, plural
 from rtc.scripts import rules as R
 from rtc.scripts import manifests, sglang_rules, torchrun_rules
-from rtc.scripts.lift import group_launches, lift
+from rtc.scripts.lift import group_launches, lift, shared_engines
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
+from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs, shared_engine_devices
 from rtc.scripts.engines import as_shell, is_ansible, is_sbatch, sbatch_accelerator, sbatch_nodes
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
@@ -264,6 +264,15 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
+    shared = shared_engine_devices(groups, topo.preset.is_gpu)
+    if shared:      # two engines on the same devices: "given 8 of 16" is its knock-on
+        twice = {id(m) for m, *_ in shared_engines(groups, topo.preset.is_gpu)}
+        spans = {g.members[0].main.span for g in groups
+                 if any(id(m) in twice for m in g.members)}
+        rep.diagnostics = [d for d in rep.diagnostics if not (
+            d.code in (world_size.WORLD_SIZE.code, node_fit.OVER_CAPACITY.code)
+            and d.span in spans)]
+    rep.diagnostics += shared
     rep.diagnostics = _one_per_value(rep.diagnostics + sglang_rules.check(groups, nodes))
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
