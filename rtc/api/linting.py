@@ -25,18 +25,18 @@ from dataclasses import dataclass, field
 
 from rtc.checks import (a5_addresses, device_numbering, duplicates, gpu_islands, host_addressing,
                         launch_settings, port_conflicts, ranktable_rules, run_checks,
-                        unused_attributes)
+                        node_fit, unused_attributes, world_size)
 from rtc.diagnostics import Diagnostic, Span, error, note, sorted_diagnostics, warning
 from rtc.model.presets import MAX_GENERIC_DEVICES, presets
 from rtc.model.topology import Topology
 from rtc.plan import build_plan
 from rtc.rules import IO_ERROR
-from rtc.textfmt import clipped
+from rtc.textfmt import clipped, plural
 from rtc.scripts import rules as R
 from rtc.scripts import manifests, sglang_rules, torchrun_rules
-from rtc.scripts.lift import group_launches, lift
+from rtc.scripts.lift import group_launches, lift, shared_engines
 from rtc.scripts.nodes import Unit, group_nodes, problems_of, read_unit, split_sections
-from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs
+from rtc.scripts.partial import drop_skipped, lost_workers, partial_jobs, shared_engine_devices
 from rtc.scripts.engines import as_shell, is_ansible, is_sbatch, sbatch_accelerator, sbatch_nodes
 from rtc.scripts.values import value_findings
 from rtc.scripts.shell import decode_script, path_from_script, quote_problems
@@ -264,7 +264,16 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
-    rep.diagnostics += sglang_rules.check(groups, nodes)
+    shared = shared_engine_devices(groups, topo.preset.is_gpu)
+    if shared:      # two engines on the same devices: "given 8 of 16" is its knock-on
+        twice = {id(m) for m, *_ in shared_engines(groups, topo.preset.is_gpu)}
+        spans = {g.members[0].main.span for g in groups
+                 if any(id(m) in twice for m in g.members)}
+        rep.diagnostics = [d for d in rep.diagnostics if not (
+            d.code in (world_size.WORLD_SIZE.code, node_fit.OVER_CAPACITY.code)
+            and d.span in spans)]
+    rep.diagnostics += shared
+    rep.diagnostics = _one_per_value(rep.diagnostics + sglang_rules.check(groups, nodes))
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
     if table is not None:
@@ -353,6 +362,32 @@ def _npu_guessed(topo: Topology) -> Diagnostic:
                 "to make it a fact")
 
 
+def _one_per_value(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per bad value word: RTC720 is dropped where SGLang's RTC745 speaks of
+    the same word (it names the nodes), and RTC720s of one word read with several values
+    (a pod template's ``${HOSTNAME#*-}``, one value per pod) fold into the first, which
+    names the other values: one mistake on one line is one error."""
+    sglang = {d.span for d in diagnostics if d.code == sglang_rules.BAD_VALUE.code}
+    out: list[Diagnostic] = []
+    first: dict = {}
+    for d in diagnostics:
+        if d.code != R.BAD_VALUE.code or d.span is None:
+            out.append(d)
+        elif d.span not in sglang:
+            first.setdefault(d.span, []).append(d)
+    for same in first.values():
+        values = ", ".join(repr(_quoted(d.message)) for d in same[1:])
+        out.append(same[0] if len(same) == 1 else same[0]._replace(
+            message=f"{same[0].message} (the same word reads {values} on other nodes)"))
+    return out
+
+
+def _quoted(message: str) -> str:
+    """The first '...' quoted text of ``message`` (an RTC720 names its value so)."""
+    m = re.search(r"'([^']*)'", message)
+    return m.group(1) if m else message
+
+
 def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> Diagnostic:
     """The RTC464 note: the scripts were checked as NVIDIA GPU servers of a guessed size
     (``domains``: in the NVLink domains they name, as the tray preset inferred)."""
@@ -363,7 +398,7 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
                 else "NVIDIA GPU trays")
         return note(R.GPU_GUESSED, "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables "
                     f"and RTC_NVLINK_DOMAIN: checked as {kind} ({topo.preset.name}, inferred "
-                    f"from RTC_NVLINK_DOMAIN; {topo.preset.devices_per_server} GPUs each as "
+                    f"from RTC_NVLINK_DOMAIN; {plural(topo.preset.devices_per_server, 'GPU')} each as "
                     "the scripts use them) in NVLink "
                     f"domain{'s' if len(named) > 1 else ''} {', '.join(named)}"
                     + (f", with the HCAs their NCCL_IB_HCA names ({', '.join(ib)})"
@@ -373,9 +408,9 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
     why = "the Slurm scripts ask for GPUs (#SBATCH --gres=gpu / --gpus*)" if asked \
         else "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables"
     count = topo.preset.devices_per_server
-    size = (f"{count} GPUs each, the most rtc gives a server it sizes from the scripts: a "
+    size = (f"{plural(count, 'GPU')} each, the most rtc gives a server it sizes from the scripts: a "
             "device id past it is RTC205" if count >= MAX_GENERIC_DEVICES
-            else f"{count} GPUs each as the scripts use them")
+            else f"{plural(count, 'GPU')} each as the scripts use them")
     return note(R.GPU_GUESSED, f"{why}: "
                 f"checked as NVIDIA GPU servers ({GUESSED_GPU}, {size}); the "
                 "NVLink-island rules RTC312 / RTC313 are skipped (the islands are not known)",

@@ -39,7 +39,7 @@ from rtc.emit import npu_bandwidth_script as bw
 from rtc.emit.launch_script import dq  # also used by rtc.emit.gpu_preflight_script
 from rtc.emit.sweep_program import skipped_function
 from rtc.plan.preflight import ServerPreflight
-from rtc.textfmt import ip_text, one_line_encoder
+from rtc.textfmt import ip_text, one_line_encoder, plural
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 FORMAT = 1
@@ -145,7 +145,7 @@ def _header(sp: ServerPreflight, source: str, devs: str, npings: int) -> list[st
             f"# rtc preflight of server {name}, from {source}: NPUs {devs or 'none'} (link, "
             f"health, IP, gateway), {npings} ping{'s' if npings != 1 else ''} to peer NPUs, "
             f"HCCL ports {windows} reserved"
-            + (f", an AllReduce sweep on {len(sp.devices)} NPUs (HCCL Test, else torch_npu)."
+            + (f", an AllReduce sweep on {plural(len(sp.devices), 'NPU')} (HCCL Test, else torch_npu)."
                if bw.measured(sp) else "."),
             "# Reads only; changes nothing. Every check writes one file into the results "
             "folder;",

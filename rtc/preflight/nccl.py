@@ -25,6 +25,7 @@ from rtc.inventory.nccl_tests import NcclTestRun, load_nccl_tests
 from rtc.inventory.nccl_topo import load_nccl_topo_xml
 from rtc.inventory.nvidia_smi import load_gpu_list, load_gpu_topo
 from rtc.rules import rule
+from rtc.textfmt import plural
 
 BUSBW_LOW = rule("RTC570", "nccl-busbw-low", "warning",
                  "nccl-tests measured a bus bandwidth well below what the plan expects.", """
@@ -300,7 +301,7 @@ def table(res: NcclResults) -> str:
                                "nccl-tests" else f"all_reduce sweep ({res.run.tool})")
     if res.run is None or not res.run.rows:
         return head + ": no results\n"
-    gpus = f", {res.run.gpus} GPUs" if res.run.gpus else ""
+    gpus = f", {plural(res.run.gpus, 'GPU')}" if res.run.gpus else ""
     lines = [head + gpus,
              f"  {'size':>12}  {'time us':>9}  {'algbw':>7}  {'busbw':>7}  {'busbw in':>8}"]
     for r in res.run.rows:

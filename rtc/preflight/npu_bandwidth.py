@@ -20,6 +20,7 @@ from rtc.inventory.allreduce_sweep import load_allreduce_sweep
 from rtc.preflight.bench_output import BenchOutputError, read_bench_output
 from rtc.preflight.results import ServerResults, read_text
 from rtc.rules import rule
+from rtc.textfmt import plural
 
 SKIPPED = rule("RTC580", "preflight-bandwidth-skipped", "warning",
                "Preflight: an NPU bandwidth measurement was skipped and nothing replaced it.", """
@@ -191,7 +192,7 @@ def text(results: list[ServerResults]) -> str:
         if peak is None:
             continue
         size, _t, algbw, busbw = peak
-        lines.append(f"  {r.server}: {m.tool}, {m.npus} NPUs: peak busbw {busbw:.2f} GB/s "
+        lines.append(f"  {r.server}: {m.tool}, {plural(m.npus, 'NPU')}: peak busbw {busbw:.2f} GB/s "
                      f"(algbw {algbw:.2f}) at {size:,} bytes")
     return "AllReduce bandwidth:\n" + "\n".join(lines) + "\n" if lines else ""
 

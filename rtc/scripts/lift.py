@@ -411,11 +411,62 @@ def _replica(la: Launch) -> int:
 
 def _devices(m: Member, g: Group, visible: list[int] | None, tp: int,
              gpu: bool = False, per_server: int = 0) -> tuple[int, ...]:
-    """The physical device ids the member uses for the job: its ASCEND_RT_VISIBLE_DEVICES
-    (CUDA_VISIBLE_DEVICES on ``gpu`` hardware), else the first devices its launch needs
-    (a vLLM DP launch without ``--data-parallel-size-local`` runs the whole DP size on its
-    node: vLLM's EngineArgs default, ``data_parallel_size_local = data_parallel_size``)."""
-    la = m.main
+    """The physical device ids the member uses for the job: those of each of its vLLM DP
+    engines (a head and a headless worker on one node are two engines of the job), each
+    once, in order (:func:`_launch_devices`); two engines on the same devices are
+    :func:`shared_engines`' finding."""
+    out: dict[int, None] = {}
+    for la in engines(m, g):
+        out.update(dict.fromkeys(_launch_devices(m, la, g, visible, tp, gpu, per_server)))
+    return tuple(out)
+
+
+def _local_dp(m: Member, g: Group) -> int | None:
+    """The member's local DP size: the sum of its engines' ``--data-parallel-size-local``
+    (None when one leaves it out, or outside a DP group)."""
+    if g.kind != "dp":
+        return None
+    found = [int_value(la.value("--data-parallel-size-local")) for la in engines(m, g)]
+    return None if None in found else sum(found)
+
+
+def engines(m: Member, g: Group) -> list[Launch]:
+    """The launches of ``m`` that start engines of the job: every vLLM one of a DP group
+    (a node may run the head and a headless worker), else the member's main launch."""
+    found = [x for x in m.launches if x.kind == "vllm"] if g.kind == "dp" else []
+    # two heads on one node are two deployments at one endpoint (RTC530), not two ranks
+    return found if len(found) > 1 and sum(map(_is_dp_head, found)) <= 1 else [m.main]
+
+
+def shared_engines(groups: list[Group], gpu: bool) -> list[tuple]:
+    """(member, earlier launch, later launch, device ids both use) for each two vLLM DP
+    engines of one job on one node whose devices overlap (vLLM's head and a headless
+    worker pinned to one node by srun --nodelist, with no CUDA_VISIBLE_DEVICES apart)."""
+    out = []
+    for g in groups:
+        for m in g.members:
+            found = engines(m, g)
+            if len(found) < 2:
+                continue
+            tp = int_value(g.members[0].main.value("--tensor-parallel-size"), 1) or 1
+            seen: list = []
+            for la in found:
+                ids = set(_launch_devices(m, la, g, _visible(m.node), tp, gpu))
+                for other, have in seen:
+                    if ids & have:
+                        out.append((m, other, la, sorted(ids & have)))
+                        break
+                seen.append((la, ids))
+    return out
+
+
+def _launch_devices(m: Member, la: Launch, g: Group, visible: list[int] | None, tp: int,
+                    gpu: bool = False, per_server: int = 0) -> tuple[int, ...]:
+    """The physical device ids launch ``la`` of the member uses: its
+    ASCEND_RT_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES on ``gpu`` hardware), else the first
+    devices it needs (a vLLM DP launch without ``--data-parallel-size-local`` runs the
+    whole DP size on its node: vLLM's EngineArgs default, ``data_parallel_size_local =
+    data_parallel_size``)."""
     env = la.env.get("CUDA_VISIBLE_DEVICES" if gpu else "ASCEND_RT_VISIBLE_DEVICES")
     ids: list[int] = []
     if env is not None:
@@ -656,7 +707,7 @@ def _job(topo: Topology, g: Group, servers: dict) -> tuple[Job, JobLaunch]:
         tp = int_value(la.value("--tensor-parallel-size"), 1) or 1
         ids = tuple(sorted(_devices(m, g, s.visible_devices, tp, topo.preset.is_gpu,
                                     topo.preset.devices_per_server)))
-        local = int_value(m.main.value("--data-parallel-size-local")) if g.kind == "dp" else None
+        local = _local_dp(m, g)
         job.placements.append(Placement(s, ids, m.main.span, local))
     job.placements.sort(key=lambda p: p.server.index)
     job.env = _job_env(g)
@@ -779,5 +830,5 @@ def _node_launch(job: Job, mode: str, m: Member, server: Server, head: bool) -> 
     return nl
 
 
-__all__ = ["Lifted", "Group", "Member", "group_launches", "lift", "table_server", "match_table",
+__all__ = ["Lifted", "Group", "Member", "group_launches", "engines", "shared_engines", "lift", "table_server", "match_table",
            "NOT_JOB_ENV"]

@@ -24,11 +24,13 @@ import ipaddress
 from rtc.checks.dp_launch import START_RANKS
 from rtc.checks.host_addressing import DP_ADDRESS
 from rtc.checks.node_fit import DP_COVERAGE
+from rtc.checks.overlapping_ranks import SHARED_DEVICE
 from rtc.checks.world_size import WORLD_SIZE
 from rtc.diagnostics import Diagnostic, Related, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
-from rtc.scripts.lift import Group, int_value
+from rtc.scripts.lift import Group, engines, int_value, shared_engines
+from rtc.textfmt import compact
 
 #: The rules that judge a job over all of its nodes (skipped for a partial job).
 NEEDS_ALL_NODES = tuple(r.code for r in (WORLD_SIZE, DP_COVERAGE, START_RANKS))
@@ -62,7 +64,8 @@ def _spread(g: Group, job: Job) -> str | None:
 
 def _all_dp_ranks(g: Group, job: Job) -> bool:
     """Whether the head and nodes for every DP rank are given (local DP sizes add up)."""
-    locals_ = [int_value(m.main.value("--data-parallel-size-local")) for m in g.members]
+    locals_ = [int_value(la.value("--data-parallel-size-local")) for m in g.members
+               for la in engines(m, g)]      # a node may run the head and a worker
     return any(m.rank == 0 for m in g.members) and None not in locals_ and \
         sum(locals_) >= job.dp
 
@@ -102,6 +105,26 @@ def partial_jobs(groups: list[Group], jobs: list[Job]) -> dict[str, tuple[Diagno
                               hint="lint every node's script of the job in one run, e.g. "
                                    "`rtc lint atlas-01.sh atlas-02.sh` (an rtc --out-dir: "
                                    "`rtc lint DIR/*.sh`)"), skip)
+    return out
+
+
+def shared_engine_devices(groups: list[Group], gpu: bool) -> list[Diagnostic]:
+    """RTC300 at the later of two vLLM DP engines of one job that one node starts on the
+    same devices (:func:`rtc.scripts.lift.shared_engines`): e.g. the head and a headless
+    worker both pinned by ``srun --nodelist=gpu-01``, each taking the first TP devices."""
+    var = "CUDA_VISIBLE_DEVICES" if gpu else "ASCEND_RT_VISIBLE_DEVICES"
+    out = []
+    for m, first, later, ids in shared_engines(groups, gpu):
+        rank = int_value(later.value("--data-parallel-start-rank"), 0)
+        out.append(error(SHARED_DEVICE, f"{m.node.name} device{'s' * (len(ids) > 1)} "
+                         f"{compact(ids)} {'are' if len(ids) > 1 else 'is'} claimed by two "
+                         f"engines of one vLLM DP job: this launch (DP start rank {rank}) and "
+                         f"the one at line {first.span.line}", later.span,
+                         subject=m.node.name,
+                         related=[Related(first.span, f"{m.node.name}: the first engine")],
+                         hint="run one engine with --data-parallel-size-local covering "
+                              f"both ranks, or give each engine its own {var} (e.g. 0-7 "
+                              "and 8-15), or start them on different nodes"))
     return out
 
 

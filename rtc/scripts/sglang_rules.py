@@ -164,8 +164,10 @@ def _router_target(n, role: str, host: str, port: int, boot, word, hosts: list) 
 
 
 def _bad_values(nodes: list) -> list:
-    """RTC745 for each SGLang integer flag outside :data:`sglang_args.RANGES`."""
-    out = []
+    """RTC745 for each SGLang integer flag outside :data:`sglang_args.RANGES`: one finding
+    per value word, naming every node that reads it (a StatefulSet's one template line read
+    by each pod, ``--node-rank ${HOSTNAME#*-}`` giving 'ds-0' and 'ds-1', is one mistake)."""
+    found: dict = {}
     for n in nodes:
         for la in n.launches:
             if la.kind != "sglang":
@@ -176,14 +178,28 @@ def _bad_values(nodes: list) -> list:
                     continue
                 v = int_value(f.value)
                 if v is None or not lo <= v <= hi:
-                    what = "not a whole number" if v is None else \
-                        f"outside {lo}..{hi:,}"
-                    out.append(error(BAD_VALUE, f"{n.name}: {flag} {f.value!r} is {what}; "
-                                     "rtc checks the launch with SGLang's default "
-                                     f"({sglang_args.DEFAULTS.get(flag, '1')})",
-                                     f.value_span or f.span, subject=n.name,
-                                     hint=f"give {flag} a whole number in {lo}..{hi:,}"))
-    return out
+                    what = "not a whole number" if v is None else f"outside {lo}..{hi:,}"
+                    at = found.setdefault((flag, f.value_span or f.span), {})
+                    at.setdefault(what, {}).setdefault(f.value, []).append(n.name)
+    return [_bad_value(flag, span, whats) for (flag, span), whats in found.items()]
+
+
+def _bad_value(flag: str, span, whats: dict):
+    """The one RTC745 of ``flag``'s value word at ``span``; ``whats``: {why: {value: [node
+    names]}} of the nodes that read it."""
+    lo, hi = sglang_args.RANGES[flag]
+    names = list(dict.fromkeys(x for vals in whats.values() for ns in vals.values()
+                               for x in ns))
+    parts = []
+    for what, vals in whats.items():
+        if len(vals) == 1:
+            parts.append(f"{flag} {next(iter(vals))!r} is {what}")
+        else:
+            each = ", ".join(f"{v!r} on {', '.join(ns)}" for v, ns in vals.items())
+            parts.append(f"{flag} is {what} ({each})")
+    return error(BAD_VALUE, f"{', '.join(names)}: {'; '.join(parts)}; rtc checks the launch "
+                 f"with SGLang's default ({sglang_args.DEFAULTS.get(flag, '1')})", span,
+                 subject=", ".join(names), hint=f"give {flag} a whole number in {lo}..{hi:,}")
 
 
 def _related(m, text: str) -> list:
@@ -193,13 +209,14 @@ def _related(m, text: str) -> list:
 def _ranks(g: Group) -> list:
     head = g.members[0]
     nnodes = sglang_int(head.main, "--nnodes")
-    out, seen = [], {}
+    out, seen, unread = [], {}, False
     for m in g.members:
         la = m.main
         rank = int_value(la.value("--node-rank"), 0)
         span = la.span_of("--node-rank")
-        if rank is None or rank < 0:
-            continue          # not a whole number: RTC745
+        if la.value("--node-rank") is not None and int_value(la.value("--node-rank")) is None:
+            unread = True     # not a whole number: RTC745 says so; no knock-on RTC740
+            continue
         if rank >= nnodes:
             out.append(error(NODE_RANKS, f"SGLang server {la.value('--model-path')}: "
                              f"{m.node.name} gives --node-rank {la.value('--node-rank')}, "
@@ -214,7 +231,7 @@ def _ranks(g: Group) -> list:
                              hint="give each node its own rank 0..nnodes-1"))
         else:
             seen[rank] = m
-    if len(g.members) == nnodes and not out:
+    if len(g.members) == nnodes and not out and not unread:
         missing = [k for k in range(nnodes) if k not in seen]
         if missing:
             out.append(error(NODE_RANKS, f"SGLang server {head.main.value('--model-path')}: "

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from rtc.diagnostics import Diagnostic, Related, Span, error, warning
 from rtc.rules import rule
 from rtc.tables.jsonload import load_json
+from rtc.textfmt import plural
 
 DEVICE_ANNOTATION = "ascend.kubectl.kubernetes.io/ascend-910-configuration"
 RANK_INDEX = "hccl/rankIndex"
@@ -313,7 +314,7 @@ def _wrong_servers(servers: list, matched: dict, at, table_file: str) -> list[Di
 def _pod_findings(pod: Pod, at) -> list[Diagnostic]:
     out = []
     if pod.devices is None and pod.npus:
-        out.append(warning(NO_ANNOTATION, f"pod {pod.name} requests {pod.npus} NPUs but has no "
+        out.append(warning(NO_ANNOTATION, f"pod {pod.name} requests {plural(pod.npus, 'NPU')} but has no "
                            f"{DEVICE_ANNOTATION} annotation; its NPUs are not checked",
                            at(pod, "metadata"), subject=f"pod {pod.name}",
                            hint="MindCluster's device plugin writes it when it allocates NPUs"))

@@ -50,3 +50,21 @@ def test_a_visible_list_with_a_bad_later_entry_uses_only_the_ones_before():
 def test_a_right_visible_list_and_device_count_pass():
     rep = _one("0,1", "--tensor-parallel-size 2")
     assert _found(rep, "RTC210") == [] and _found(rep, "RTC431") == []
+
+
+def _gpu(visible: str, tp: int):
+    text = (f"#!/bin/bash\nexport CUDA_VISIBLE_DEVICES={visible}\n"
+            f"vllm serve /m --tensor-parallel-size {tp}\n")
+    return lint_scripts([("g.sh", text)])
+
+
+def test_rtc464_says_1_gpu_each_in_the_singular():
+    ((sev, line, _, msg, _),) = _found(_gpu("0", 1), "RTC464")
+    assert (sev, line) == ("note", 1)
+    assert "(generic-gpu, 1 GPU each as the scripts use them)" in msg
+    assert "1 GPUs" not in msg
+
+
+def test_rtc464_says_2_gpus_each_in_the_plural():
+    ((_, _, _, msg, _),) = _found(_gpu("0,1", 2), "RTC464")
+    assert "(generic-gpu, 2 GPUs each as the scripts use them)" in msg

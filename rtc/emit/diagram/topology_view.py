@@ -265,7 +265,8 @@ def _family(ctx: _Ctx, g: Graph, block) -> None:
     first, last = members[0], members[-1]
     counts = list(dict.fromkeys(len(s.devices) for s in members))
     npus = sum(len(s.devices) for s in members)
-    per = f"{counts[0]} NPUs each" if len(counts) == 1 else "NPUs " + "/".join(map(str, counts))
+    per = (f"{plural(counts[0], 'NPU')} each" if len(counts) == 1
+           else "NPUs " + "/".join(map(str, counts)))
     parts = [font(block.name, bold=True, size=13),
              text(f"{plural(len(members), 'server')}, {per}, {plural(npus, 'NPU')}; "
                   f"{num(block.hidden)} not drawn")]
