@@ -1,5 +1,5 @@
 """`rtc lint` of Kubernetes manifests, from a fresh user's report: JSON arrays of objects,
-headless Services, vLLM over Ray without the executor flag, and RTC789's suggestion."""
+headless Services and RTC789's suggestion."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import yaml
 
 from rtc.api.linting import lint_scripts
 from rtc.diagnostics import Severity
+from test_lint_k8s_identity import STS as IDENTITY_STS, _codes
 
-#: An SGLang server over the two pods of a StatefulSet under a Service sglang-svc that
-#: sends its port 30000 on to the engine (the shape of a user's manifest; our own text).
+#: An SGLang server over the two pods of a StatefulSet (test_lint_k8s_identity's) under a
+#: Service sglang-svc that sends its port 30000 on to the engine (our own text).
 STS = """\
 apiVersion: v1
 kind: Service
@@ -22,37 +23,7 @@ spec:
   ports:
   - {name: http, port: 30000, targetPort: 30000}
 ---
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: sglang
-spec:
-  serviceName: sglang
-  replicas: 2
-  selector:
-    matchLabels: {app: sglang}
-  template:
-    metadata:
-      labels: {app: sglang}
-    spec:
-      containers:
-      - name: sglang
-        image: lmsysorg/sglang:latest
-        command: ["bash", "-c"]
-        args:
-        - |
-          RANK=${HOSTNAME##*-}
-          python3 -m sglang.launch_server --model-path /models/DeepSeek-R1 \\
-            --tp 16 --nnodes 2 --node-rank $RANK \\
-            --dist-init-addr sglang-0.sglang:5000 --trust-remote-code \\
-            --host 0.0.0.0 --port 30000
-        resources:
-          limits: {nvidia.com/gpu: "8"}
-"""
-
-
-def _codes(rep, severity=None):
-    return [d.code for d in rep.diagnostics if severity is None or d.severity is severity]
+""" + IDENTITY_STS
 
 
 def _array(yaml_text: str, indent=None) -> str:
