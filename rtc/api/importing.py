@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtc.api.compiling import compile_text, rank_table
-from rtc.api.validate_k8s import configmap_tables, moved
+from rtc.api.validate_k8s import configmap_tables, initializing, moved
 from rtc.api.validating import validate_source
 from rtc.diagnostics import Diagnostic, Severity, Span, error
 from rtc.tables.configmap import looks_like_yaml
@@ -36,41 +36,59 @@ class ImportResult:
 
 
 def import_table(data: bytes | str, filename: str, *, hardware: str | None = None,
-                 output_name: str = "cluster.rtc", cluster_name: str | None = None) -> ImportResult:
+                 output_name: str = "cluster.rtc", cluster_name: str | None = None,
+                 configmap: str | None = None) -> ImportResult:
     """Import one rank table (see :mod:`rtc.tables.importer`): a JSON file, or the
     ConfigMap YAML ``rtc validate`` reads (``kubectl get cm rings-config-JOB -o yaml``),
-    whose findings are located in the YAML. Never raises for bad input: an invalid table
-    (RTC660), another form (RTC661) or a layout the language cannot express (RTC662)
-    gives no text."""
+    whose findings are located in the YAML; ``configmap`` names the ConfigMap to import
+    when the file holds several. Never raises for bad input: an invalid table (RTC660),
+    another form or an ambiguous file (RTC661) or a layout the language cannot express
+    (RTC662) gives no text."""
     raw = data if isinstance(data, bytes) else data.encode()
+    options = dict(hardware=hardware, output_name=output_name, cluster_name=cluster_name)
     if looks_like_yaml(raw, filename):
-        return _import_configmap(raw, filename, hardware=hardware, output_name=output_name,
-                                 cluster_name=cluster_name)
-    return _import_json(data, filename, hardware=hardware, output_name=output_name,
-                        cluster_name=cluster_name)
+        return _import_configmap(raw, filename, configmap, **options)
+    if configmap is not None:
+        return ImportResult(None, [error(IMPORT_FORM, f"{filename} is a rank table, not a "
+                                         f"ConfigMap file; --configmap {configmap} picks one "
+                                         "ConfigMap of a YAML or JSON ConfigMap file", None,
+                                         hint="leave --configmap out")])
+    return _import_json(data, filename, **options)
 
 
-def _import_configmap(data: bytes, filename: str, **options) -> ImportResult:
-    """:func:`import_table` of a ConfigMap YAML: its one rank table, imported as a JSON
-    table, every location moved into the YAML."""
+def _import_configmap(data: bytes, filename: str, configmap: str | None,
+                      **options) -> ImportResult:
+    """:func:`import_table` of a ConfigMap file: its one completed rank table (or the one
+    named ``configmap``), imported as a JSON table, every location moved into the YAML.
+    Tables still initializing are skipped with an RTC774 note when another is completed."""
     text = data.decode("utf-8", errors="replace")
     text = text[1:] if text.startswith("\ufeff") else text
     described = rtc_description(text, filename)     # an .rtc file given by mistake
     if described is not None:
         return ImportResult(None, [described], text)
-    tables, diags = configmap_tables(text, filename)
+    tables, diags, pending = configmap_tables(text, filename)
+    if configmap is not None:
+        names = [t.name for t in tables + pending]
+        if configmap not in names:
+            diags.append(error(IMPORT_FORM, f"{filename} has no ConfigMap {configmap} with a "
+                               f"rank table (it has: {', '.join(names) or 'none'})", None,
+                               hint="give one of those names to --configmap"))
+        tables = [t for t in tables if t.name == configmap]
+        pending = [t for t in pending if t.name == configmap]
+    diags += [initializing(t, filename, True) if not tables else
+              initializing(t, filename, False)._replace(
+                  message=f"ConfigMap {t.name} is still initializing: not imported")
+              for t in pending]
     if len(tables) > 1:
-        names = ", ".join(t.name for t in tables)
         diags.append(error(IMPORT_FORM, f"{filename} holds {len(tables)} ConfigMaps with a "
-                           f"rank table ({names}); rtc import reads one table",
-                           Span(filename, *tables[1].where.position(1, 1)),
-                           hint="import them one at a time: kubectl get cm NAME -o "
-                                "jsonpath='{.data.hccl\\.json}' > NAME.json"))
-    if not tables or diags:
+                           f"rank table ({', '.join(t.name for t in tables)}); rtc import "
+                           "reads one table", Span(filename, *tables[1].where.position(1, 1)),
+                           hint=f"pick one: rtc import {filename} --configmap {tables[0].name}"))
+    if not tables or any(d.severity is Severity.ERROR for d in diags):
         return ImportResult(None, diags, text)
     emb = tables[0]
     inner = _import_json(emb.text, filename, **options)
-    inner.diagnostics = [moved(d, emb, filename) for d in inner.diagnostics]
+    inner.diagnostics = diags + [moved(d, emb, filename) for d in inner.diagnostics]
     inner.source_text = text
     inner.form = f"configmap:{inner.form}" if inner.form else None
     return inner

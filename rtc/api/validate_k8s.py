@@ -74,17 +74,22 @@ def _initializing(emb: Embedded, filename: str, require_completed: bool) -> Diag
     return d.with_severity(Severity.ERROR) if require_completed else d
 
 
-def configmap_tables(data: bytes | str, filename: str) -> tuple[list[Embedded], list[Diagnostic]]:
-    """The rank tables of the ConfigMap YAML ``data`` and its errors (for ``rtc import``):
-    the YAML's own findings (RTC771-773), and a table still ``initializing`` (RTC774, an
-    error here: there is nothing to import yet)."""
+def configmap_tables(data: bytes | str,
+                     filename: str) -> tuple[list[Embedded], list[Diagnostic], list[Embedded]]:
+    """The rank tables of the ConfigMap YAML (or JSON) ``data`` for ``rtc import``:
+    ``(completed tables, the YAML's own errors RTC771-773, tables still initializing)``."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     text = text[1:] if text.startswith("\ufeff") else text
     tables, diags = embedded_tables(text, filename)
     diags = [d for d in diags if d.severity is Severity.ERROR]
-    diags += [_initializing(t, filename, True) for t in tables
-              if _status(t.text) == "initializing"]
-    return tables, diags
+    pending = [t for t in tables if _status(t.text) == "initializing"]
+    return [t for t in tables if t not in pending], diags, pending
+
+
+def initializing(emb: Embedded, filename: str, as_error: bool) -> Diagnostic:
+    """RTC774 for the table of ``emb``, whose status is still ``initializing`` (an error
+    with ``as_error``, else the rule's note)."""
+    return _initializing(emb, filename, as_error)
 
 
 def moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:

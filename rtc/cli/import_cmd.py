@@ -23,6 +23,9 @@ def import_command(
     name: Optional[str] = typer.Option(None, "--name", help="Cluster name (default: from the file name)."),
     force: bool = typer.Option(False, "--force", help="Replace the -o file when it exists "
                                "(without it, an existing file is left untouched)."),
+    configmap: Optional[str] = typer.Option(None, "--configmap", metavar="NAME",
+                                            help="The ConfigMap to import when the file "
+                                                 "holds several (kubectl get cm -o yaml)."),
 ) -> None:
     """Reverse a rank table into the rtc language, using server families where the servers
     are regular, so that `rtc compile` gives the same table back (byte for byte when the
@@ -52,7 +55,7 @@ def import_command(
     if problem is not None:
         report([problem], {})
         raise typer.Exit(2)
-    result = import_table(data, label, hardware=hardware,
+    result = import_table(data, label, hardware=hardware, configmap=configmap,
                           output_name=str(output) if output else "cluster.rtc", cluster_name=name)
     sources = {label: result.source_text or ""}
     if not result.ok:

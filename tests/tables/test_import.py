@@ -472,3 +472,40 @@ def test_binary_bytes_named_rtc_are_binary_not_a_description(tmp_path):
     described = validate_source(b"cluster c {\n  hardware atlas-800t-a2\n}\n", "x/d.rtc")
     assert [(d.code, d.span.line, d.span.column) for d in described.diagnostics] == \
         [("RTC607", 1, 1)]
+
+
+def _list(*cms: str) -> str:
+    """A `kubectl get cm -o yaml` List of the ConfigMaps of kubectl-get-cm-completed.yaml,
+    renamed ``cms`` (a name ending in ``-init`` holds a table still initializing)."""
+    one = (K8S / "kubectl-get-cm-completed.yaml").read_text()
+    item = one[one.index("- apiVersion: v1"):one.index("\nkind: List") + 1]
+    out = "apiVersion: v1\nitems:\n"
+    for name in cms:
+        body = item.replace("name: rings-config-deepseek", f"name: {name}")
+        if name.endswith("-init"):
+            body = body.replace('"status":"completed"', '"status":"initializing"')
+        out += body
+    return out + "kind: List\nmetadata: {}\n"
+
+
+def test_an_initializing_configmap_beside_a_completed_one_is_skipped_with_a_note():
+    result = import_table(_list("rings-config-a", "rings-config-init"), "cms.yaml")
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    (note,) = [d for d in result.diagnostics if d.code == "RTC774"]
+    assert note.severity is Severity.NOTE
+    assert note.message == "ConfigMap rings-config-init is still initializing: not imported"
+
+
+def test_configmap_picks_one_of_several_tables():
+    two = _list("rings-config-a", "rings-config-b")
+    refused = import_table(two, "cms.yaml")
+    (err,) = [d for d in refused.diagnostics if d.severity is Severity.ERROR]
+    assert err.code == "RTC661" and "--configmap rings-config-a" in err.hint
+    assert import_table(two, "cms.yaml", configmap="rings-config-b").ok
+    missing = import_table(two, "cms.yaml", configmap="rings-config-c")
+    assert [d.message for d in missing.diagnostics] == [
+        "cms.yaml has no ConfigMap rings-config-c with a rank table (it has: rings-config-a, "
+        "rings-config-b)"]
+    on_json = import_table((GOLDEN / "a2-2node-dp2-tp8" / "hccl.json").read_text(),
+                           "hccl.json", configmap="rings-config-a")
+    assert not on_json.ok and on_json.diagnostics[0].code == "RTC661"
