@@ -264,27 +264,39 @@ def lint_scripts(scripts: list[tuple[str, bytes | str]], *, names: dict | None =
     found = _said_as_values(run_checks(topo, plan), rep.diagnostics, skip)
     rep.diagnostics += drop_skipped(found, partial_jobs(groups, topo.jobs))
     rep.diagnostics += lost_workers(groups) + torchrun_rules.check(groups, topo.jobs, nodes)
-    shared = shared_engine_devices(groups, topo.preset.is_gpu)
-    if shared:      # two engines on the same devices: "given 8 of 16" is its knock-on
-        twice = {id(m) for m, *_ in shared_engines(groups, topo.preset.is_gpu)}
-        spans = {g.members[0].main.span for g in groups
-                 if any(id(m) in twice for m in g.members)}
-        rep.diagnostics = [d for d in rep.diagnostics if not (
-            d.code in (world_size.WORLD_SIZE.code, node_fit.OVER_CAPACITY.code)
-            and d.span in spans)]
-    rep.diagnostics += shared
+    rep.diagnostics = _shared_engines(rep.diagnostics, groups, topo.preset.is_gpu)
     rep.diagnostics = _one_per_value(rep.diagnostics + sglang_rules.check(groups, nodes))
     rep.diagnostics += manifests.check(kube, units, topo)
     rep.diagnostics = _in_script_terms(rep.diagnostics, nodes)
-    if table is not None:
-        rep.diagnostics += list(_against_table(topo, tables, lifted))
+    rep.diagnostics += _compared(lifted, tables if table is not None else [], against)
+    rep.diagnostics = sorted_diagnostics(rep.diagnostics)
+    return rep
+
+
+def _compared(lifted, tables: list, against) -> list[Diagnostic]:
+    """The findings of comparing the lifted scripts with the rank ``tables`` given or
+    exported (RTC704-706) and with the compiled description ``against`` (RTC707)."""
+    out = list(_against_table(lifted.topology, tables, lifted)) if tables else []
     if against is not None and against.topology is not None and against.plan is not None:
         from rtc.scripts.drift import drift
 
         source = next(iter(against.sources), "the description")
-        rep.diagnostics += drift(lifted.launches, against.topology, against.plan, source)
-    rep.diagnostics = sorted_diagnostics(rep.diagnostics)
-    return rep
+        out += drift(lifted.launches, against.topology, against.plan, source)
+    return out
+
+
+def _shared_engines(diagnostics: list[Diagnostic], groups, gpu: bool) -> list[Diagnostic]:
+    """``diagnostics`` plus RTC300 for two engines of one vLLM DP job on the same devices
+    of a node (:func:`rtc.scripts.partial.shared_engine_devices`), without its knock-ons
+    ("given 8 of 16": RTC210 / RTC303 at those jobs' launches)."""
+    shared = shared_engine_devices(groups, gpu)
+    if not shared:
+        return diagnostics
+    twice = {id(m) for m, *_ in shared_engines(groups, gpu)}
+    spans = {g.members[0].main.span for g in groups if any(id(m) in twice for m in g.members)}
+    return [d for d in diagnostics if not (
+        d.code in (world_size.WORLD_SIZE.code, node_fit.OVER_CAPACITY.code)
+        and d.span in spans)] + shared
 
 
 def _said_as_values(found: list[Diagnostic], earlier: list[Diagnostic],
