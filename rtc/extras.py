@@ -11,7 +11,7 @@ fetch whatever package PyPI calls rtc); without it those features report :func:`
 from __future__ import annotations
 
 from rtc.diagnostics import Diagnostic, error
-from rtc.rules import TOOL_MISSING
+from rtc.rules import TOOL_REQUIRED
 
 #: The command that installs the Kubernetes extra.
 K8S_INSTALL = "pip install '.[k8s]' from the rtc checkout (.venv/bin/pip install -e '.[k8s]' into its venv)"
@@ -19,7 +19,7 @@ K8S_INSTALL = "pip install '.[k8s]' from the rtc checkout (.venv/bin/pip install
 
 class MissingExtra(ImportError):
     """An optional package a feature needs is not installed: :attr:`diagnostic` is the
-    RTC005 error that says which and how to install it."""
+    RTC006 error that says which and how to install it."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
@@ -27,15 +27,15 @@ class MissingExtra(ImportError):
 
 
 def missing_k8s(feature: str) -> Diagnostic:
-    """The RTC005 error of ``feature`` (e.g. ``--target k8s``) when kubernetes-validate is
+    """The RTC006 error of ``feature`` (e.g. ``--target k8s``) when kubernetes-validate is
     not installed."""
-    return error(TOOL_MISSING, f"{feature} needs the Python package kubernetes-validate "
+    return error(TOOL_REQUIRED, f"{feature} needs the Python package kubernetes-validate "
                  "(the Kubernetes API schemas every manifest is checked against), which is "
                  "not installed", hint=f"install the Kubernetes extra: {K8S_INSTALL}")
 
 
 def kubernetes_validate(feature: str):
-    """The ``kubernetes_validate`` module; raises :class:`MissingExtra` (RTC005, naming
+    """The ``kubernetes_validate`` module; raises :class:`MissingExtra` (RTC006, naming
     :data:`K8S_INSTALL`) when it is not installed."""
     try:
         import kubernetes_validate as module

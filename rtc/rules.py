@@ -9,7 +9,8 @@ those ``RULES`` tuples by name. Ids are unique and never reused.
 
 This module also declares the driver rules every command can report: I/O errors (RTC001),
 impossible command lines (RTC002), an emitted file failing rtc's own schema (RTC003), other
-internal errors (RTC004) and a missing helper program such as Graphviz (RTC005).
+internal errors (RTC004) and a missing helper program such as Graphviz (RTC005 when an
+optional output is skipped, RTC006 when the requested output cannot be made).
 """
 
 from __future__ import annotations
@@ -104,16 +105,19 @@ INTERNAL = rule("RTC004", "internal-error", "error", "rtc failed while building 
     Fix: report the bug with the input file; the other outputs of the run are unaffected.""")
 TOOL_MISSING = rule("RTC005", "tool-missing", "warning",
                     "A program an optional output needs is not installed.", """
-    What: Graphviz `dot`, which renders SVG, PNG and PDF diagrams, is not on PATH; or the
-    Python package kubernetes-validate (the Kubernetes extra), which the manifest features
-    check manifests with, is not installed.
-    Why: `rtc compile --out-dir` then writes the rank tables and scripts but no diagrams;
-    `rtc diagram` can still write DOT text. Without kubernetes-validate, `rtc compile
-    --target k8s` writes nothing and `rtc lint` cannot check pod templates (an error).
+    What: Graphviz `dot`, which renders the SVG diagrams `rtc compile --out-dir` writes
+    beside the tables, is not on PATH.
+    Why: the rank tables and scripts are still written; only the diagrams are skipped.
     Example: `rtc compile cluster.rtc --out-dir build/` on a machine without graphviz.
-    Fix: install it (`apt-get install graphviz`), pass `--no-diagrams`, or use
-    `--format dot`; for the manifests, `pip install '.[k8s]'` in the rtc checkout.""",
-                    also={"error": "a Python package a Kubernetes manifest feature needs "
-                                   "(kubernetes-validate) is not installed"})
+    Fix: install it (`apt-get install graphviz`), or pass `--no-diagrams`.""")
+TOOL_REQUIRED = rule("RTC006", "tool-required", "error",
+                     "A program or package the requested output needs is not installed.", """
+    What: the output asked for cannot be made without it: `rtc diagram --format svg|png|pdf`
+    needs Graphviz `dot`; `rtc compile --target k8s` and `rtc lint` of pod templates need
+    the Python package kubernetes-validate (the `k8s` extra).
+    Why: rtc writes nothing rather than unchecked or missing files.
+    Example: `rtc compile cluster.rtc --target k8s --out-dir k8s/` after `pip install .`.
+    Fix: install it (`apt-get install graphviz`; `pip install '.[k8s]'` in the rtc
+    checkout), or use `rtc diagram --format dot`.""")
 
-RULES = (IO_ERROR, USAGE, SCHEMA_SELF, INTERNAL, TOOL_MISSING)
+RULES = (IO_ERROR, USAGE, SCHEMA_SELF, INTERNAL, TOOL_MISSING, TOOL_REQUIRED)

@@ -226,7 +226,7 @@ def k8s_files(result: CompileResult, jobs: list, tables: list, image: str | None
     a LeaderWorkerSet and rank table ConfigMap per job) and the preflight Job; ``image``
     the pods' image (default :data:`DEFAULT_IMAGE`, :data:`GPU_IMAGE` on GPUs). Raises
     :class:`OutputsRefused` for RTC770 (no LWS form), RTC003 (a manifest fails its schema),
-    RTC005 (kubernetes-validate, the ``k8s`` extra, is not installed) or RTC002 (no job)."""
+    RTC006 (kubernetes-validate, the ``k8s`` extra, is not installed) or RTC002 (no job)."""
     from rtc.emit.env_file import source_name
     from rtc.emit.fleet import k8s_preflight
     from rtc.emit.kubernetes import build_k8s

@@ -212,8 +212,8 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     """Write each job's LeaderWorkerSet and rings-config ConfigMap into ``out_dir``
     (:func:`rtc.api.write_outputs`, target k8s), all or nothing; exit 1 when a job has no
     LWS form (RTC770), 2 when a manifest fails its schema (RTC003), kubernetes-validate is
-    not installed (RTC005) or a manifest cannot be written."""
-    from rtc.rules import SCHEMA_SELF, TOOL_MISSING
+    not installed (RTC006) or a manifest cannot be written."""
+    from rtc.rules import SCHEMA_SELF, TOOL_REQUIRED
 
     if not any(j is not None for j in jobs):
         fail_usage("--target k8s writes one LeaderWorkerSet per job, and the file has no job",
@@ -221,7 +221,7 @@ def _write_k8s(result, jobs, tables: list, out_dir: Path, file: Path, job: str |
     done = _write_outputs(result, out, file, out_dir=out_dir, job=job, target="k8s",
                           image=image, tables=tables, force=force,
                           refused_exit=lambda ds: 2 if any(
-                              d.code in (SCHEMA_SELF.code, TOOL_MISSING.code) for d in ds) else 1)
+                              d.code in (SCHEMA_SELF.code, TOOL_REQUIRED.code) for d in ds) else 1)
     typer.echo(f"rtc: wrote {len(done.files)} Kubernetes manifests to {out_dir} ("
                + ", ".join(done.files) + ")", err=True)
     for line in k8s_start_lines(out_dir, {n: _read_k8s(out_dir, n) for n in done.files}):

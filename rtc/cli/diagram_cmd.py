@@ -114,10 +114,10 @@ def _check_options(view: str, dim: str, fmt: str | None, output: Path | None, fi
 
 def _draw(file: Path, result, diags, kind: str, **options) -> bytes | str:
     """The diagram in ``kind`` (:func:`rtc.api.diagram`: DOT text, or rendered by
-    Graphviz); exit 2 when drawing fails (RTC004) or ``dot`` is missing (RTC005)."""
+    Graphviz); exit 2 when drawing fails (RTC004) or ``dot`` is missing (RTC006)."""
     from rtc.api.commands import DrawingFailed, diagram
     from rtc.emit.diagram import DotNotFound
-    from rtc.rules import TOOL_MISSING
+    from rtc.rules import TOOL_REQUIRED
 
     try:
         return diagram(file, kind=kind, compiled=result, **options).data
@@ -126,6 +126,6 @@ def _draw(file: Path, result, diags, kind: str, **options) -> bytes | str:
         fail_internal(str(exc), "please report it with your .rtc file")
     except DotNotFound as exc:
         report(diags, result.sources, quiet=True)
-        fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_MISSING)
+        fail_usage(str(exc), "--format dot writes the DOT text without Graphviz", TOOL_REQUIRED)
     except RuntimeError as exc:
         fail_internal(str(exc))

@@ -944,7 +944,7 @@ def _schemas(m: Manifests) -> list:
     """RTC798 for each distinct pod template (compose services are not Kubernetes): the
     first schema error of each, at the template's workload; templates with the same
     content are validated once (a 1,000-replica bundle repeats a few). Without
-    kubernetes-validate (the ``k8s`` extra) one RTC005 error instead."""
+    kubernetes-validate (the ``k8s`` extra) one RTC006 error instead."""
     import json
 
     from rtc.extras import MissingExtra, kubernetes_validate

@@ -1,5 +1,5 @@
 """kubernetes-validate is the `k8s` extra (docs/performance-k8s-extra.md): without it the
-Kubernetes manifest features write nothing and say how to install it (RTC005, an error),
+Kubernetes manifest features write nothing and say how to install it (RTC006, an error),
 and everything else works."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_compile_target_k8s_without_the_extra_names_the_install_command(
     assert run_main(monkeypatch, "compile", str(EXAMPLE), "--target", "k8s",
                     "--out-dir", str(out)) == 2
     err = capsys.readouterr().err
-    assert "error[RTC005]: --target k8s needs the Python package kubernetes-validate" in err
+    assert "error[RTC006]: --target k8s needs the Python package kubernetes-validate" in err
     assert "hint: install the Kubernetes extra: " + K8S_INSTALL in err
     assert "rtc[k8s]" not in err          # PyPI's package named rtc is not this one
     assert "Traceback" not in err and not out.exists()
@@ -48,7 +48,7 @@ def test_the_api_refuses_k8s_outputs_without_the_extra(without_k8s_extra, tmp_pa
     with pytest.raises(OutputsRefused) as refused:
         api.write_outputs(api.compile(EXAMPLE), out_dir=tmp_path / "k8s", target="k8s")
     [d] = refused.value.diagnostics
-    assert d.code == "RTC005" and d.severity.label == "error"
+    assert d.code == "RTC006" and d.severity.label == "error"
     assert d.hint == ("install the Kubernetes extra: pip install '.[k8s]' from the rtc "
                       "checkout (.venv/bin/pip install -e '.[k8s]' into its venv)")
 
@@ -65,7 +65,7 @@ def test_lint_of_manifests_without_the_extra_is_one_rtc005_error(without_k8s_ext
     from rtc.api.linting import lint_scripts
 
     report = lint_scripts([("sts.yaml", _bad_statefulset())], hardware="hgx-h100")
-    found = [d for d in report.diagnostics if d.code == "RTC005"]
+    found = [d for d in report.diagnostics if d.code == "RTC006"]
     assert len(found) == 1 and found[0].severity.label == "error"
     assert found[0].message.startswith("checking Kubernetes pod templates (rtc lint) needs")
     assert "RTC798" not in [d.code for d in report.diagnostics]
@@ -76,7 +76,7 @@ def test_with_the_extra_the_same_lint_finds_the_schema_error():
 
     report = lint_scripts([("sts.yaml", _bad_statefulset())], hardware="hgx-h100")
     codes = [d.code for d in report.diagnostics]
-    assert "RTC798" in codes and "RTC005" not in codes
+    assert "RTC798" in codes and "RTC006" not in codes
 
 
 def test_the_shell_target_needs_no_extra(without_k8s_extra, tmp_path: Path):

@@ -537,6 +537,18 @@ def test_readme_rtc_examples_are_in_fmt_layout():
         assert format_source(body, "README.md") == body, where
 
 
+def test_bundled_examples_are_in_fmt_layout():
+    """`rtc fmt --check examples/*.rtc` passes, as the README recommends for CI (two SGLang
+    examples had `pp` and `model` out of order)."""
+    from conftest import EXAMPLES
+
+    paths = sorted(EXAMPLES.glob("*.rtc"))
+    assert len(paths) >= 19
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert format_source(text, path.name) == text, path.name
+
+
 def test_fmt_reads_standard_input():
     src = "server a {\n    host 10.0.0.1   # x\n}\n"
     res = run_rtc("fmt", "-", input=src)
