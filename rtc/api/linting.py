@@ -154,6 +154,7 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             pods, problems = manifests.read(label, text, kube)
             rep.diagnostics += problems
             units += pods
+            rep.accelerators |= manifests.accelerator_kinds(kube)
             continue
         if manifests.json_kind(label, text) == "json":
             rep.unreadable += 1
@@ -417,7 +418,8 @@ def _gpu_guessed(topo: Topology, domains: bool = False, asked: bool = False) -> 
                        if ib else "")
                     + "; RTC313 (islands inside a tray) is skipped", topo.span,
                     hint="give --hardware (e.g. gb300-nvl72) when the trays are another kind")
-    why = "the Slurm scripts ask for GPUs (#SBATCH --gres=gpu / --gpus*)" if asked \
+    why = "the Slurm scripts or pods ask for GPUs (#SBATCH --gres=gpu / --gpus*, " \
+        "nvidia.com/gpu)" if asked \
         else "the scripts export CUDA_VISIBLE_DEVICES / NCCL variables"
     count = topo.preset.devices_per_server
     size = (f"{plural(count, 'GPU')} each, the most rtc gives a server it sizes from the scripts: a "

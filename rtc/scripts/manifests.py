@@ -1023,6 +1023,19 @@ def _containers(pod: PodT) -> list[dict]:
     return [c for c in cs if isinstance(c, dict)] if isinstance(cs, list) else []
 
 
+def accelerator_kinds(kube: "Manifests") -> set[str]:
+    """``{"gpu"}`` / ``{"npu"}`` (or both) for the device plugin resources the pods of
+    ``kube`` ask for: ``nvidia.com/gpu`` (NVIDIA's device plugin), ``huawei.com/*``
+    (Ascend's) - what the hardware is, as a Slurm header's ``--gres`` says it."""
+    out = set()
+    for pod in kube.pods:
+        for c in _containers(pod):
+            for part in ("limits", "requests"):
+                for name in _accelerator_counts(_get(c, "resources", part)):
+                    out.add("gpu" if name.startswith("nvidia.com/") else "npu")
+    return out
+
+
 def _accelerator_counts(res) -> dict:
     if not isinstance(res, dict):
         return {}
@@ -1227,5 +1240,5 @@ def _target_ports(m: Manifests, units: list) -> list:
     return out
 
 
-__all__ = ["RULES", "Manifests", "PodT", "looks_like_manifest", "json_kind", "read", "check",
+__all__ = ["accelerator_kinds", "RULES", "Manifests", "PodT", "looks_like_manifest", "json_kind", "read", "check",
            "not_lifted_note"]

@@ -289,7 +289,7 @@ def test_sbatch_gpu_requests_make_the_nodes_nvidia_gpus(ask):
     rep = lint_scripts([("ray.sbatch", text)])
     assert [d for d in rep.diagnostics if d.severity.name != "NOTE"] == []
     (n,) = [d for d in rep.diagnostics if d.code == "RTC464"]
-    assert n.message.startswith("the Slurm scripts ask for GPUs")
+    assert n.message.startswith("the Slurm scripts or pods ask for GPUs")
     # the failing form: the same recipe asking for Ascend NPUs is vllm-ascend's Ray setup
     npu = text.replace(ask, "--gres=npu:8")
     assert found("ray.sbatch", npu) == [("RTC710", 13, 5), ("RTC710", 16, 5)]

@@ -312,3 +312,15 @@ def test_statefulset_address_under_its_service_name_is_checked():
     assert d.message.startswith("--dist-init-addr sglang-00.sglang:5000: sglang-00 is no pod of "
                                 "sglang (its pods: sglang-0, sglang-1); did you mean "
                                 "sglang-0.sglang?")
+
+
+def test_pods_asking_for_nvidia_gpus_are_checked_as_gpu_servers():
+    # without --hardware, the pods' nvidia.com/gpu limit says what the nodes are (was: a
+    # guessed Ascend A3 and RTC796 "mounts neither /etc/hccn.conf nor the Ascend driver")
+    rep = lint_scripts([("sts.yaml", STS)])
+    (note,) = [d for d in rep.diagnostics if d.code == "RTC464"]
+    assert note.message.startswith("the Slurm scripts or pods ask for GPUs")
+    assert rep.topology.preset.is_gpu
+    assert not {"RTC465", "RTC796"} & set(_codes(rep))
+    npu = STS.replace('nvidia.com/gpu: "8"', 'huawei.com/Ascend910: "8"')
+    assert not lint_scripts([("sts.yaml", npu)]).topology.preset.is_gpu
