@@ -427,11 +427,13 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _flatten(docs: list):
     """The objects of ``docs`` (parsed documents): a ``kind: List``'s ``items`` and a JSON
     array's elements (``[{...}, {...}]``, as :func:`json_kind` accepts) are opened, nested
-    ones too; anything else is yielded as it is (a non-object is then RTC790)."""
+    ones too; an empty list (``[]``: an empty playbook, as ``rtc compile --target ansible``
+    writes for a plan without jobs) holds nothing; anything else is yielded as it is (a
+    non-object is then RTC790)."""
     for d in docs:
         if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
             yield from _flatten(d["items"])
-        elif isinstance(d, list) and d:
+        elif isinstance(d, list):
             yield from _flatten(d)
         else:
             yield d

@@ -328,3 +328,15 @@ def test_a_literal_dp_address_is_not_judged_when_the_heads_ip_is_unknown():
     known = text.replace("export GLOO_SOCKET_IFNAME=ib0\n",
                          "export GLOO_SOCKET_IFNAME=ib0\nexport VLLM_HOST_IP=10.1.0.7\n")
     assert "RTC451" in {code for code, _l, _c in found("dp.sbatch", known)}
+
+
+def test_an_empty_playbook_is_not_an_error():
+    # `rtc compile --target ansible` of a plan without jobs writes deploy.yml / stop.yml as
+    # `[]`: linting rtc's own output gave RTC790 "not a Kubernetes object (no kind)"
+    text = ("# rtc: deployment of 0 jobs, from doc-2x2.rtc.\n"
+            "# Run: ansible-playbook -i inventory.yml deploy.yml (stop: stop.yml)\n[]\n")
+    rep = lint_scripts([("deploy.yml", text)])
+    assert [d.code for d in rep.diagnostics if d.severity.name == "ERROR"] == []
+    # a list holding something that is no object still is
+    bad = lint_scripts([("deploy.yml", text.replace("[]", "[1]"))])
+    assert "RTC790" in {d.code for d in bad.diagnostics}
