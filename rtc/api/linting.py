@@ -507,8 +507,10 @@ def _front_end_findings(rep: LintReport, units: list[Unit]) -> None:
                                                  "the rank table with `rtc validate`"))
                 continue
             rep.diagnostics.append(warning(R.NO_LAUNCH, f"{where} starts no process rtc "
-                                           "recognises (vllm serve, ray start, torchrun, "
-                                           "msrun, docker run)", Span(u.label, u.first_line, 1),
+                                           "recognises (vllm serve, python -m vllm..., "
+                                           "SGLang's launch_server, ray start, torchrun, "
+                                           "python -m torch.distributed.launch, msrun, "
+                                           "docker run of one)", Span(u.label, u.first_line, 1),
                                            hint="lint the script that sources it"))
     if unknown:
         first = next(iter(unknown.values()))

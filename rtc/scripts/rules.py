@@ -37,8 +37,9 @@ UNKNOWN_COMMAND = rule("RTC702", "unknown-command", "note",
     Fix: nothing; the note lists them so you know what was not checked.""")
 NO_LAUNCH = rule("RTC703", "script-starts-nothing", "warning",
                  "A script starts no process rtc recognises.", """
-    What: a script (or `## node` section) without vllm serve, ray start, torchrun, msrun or
-    a docker run of one of them, e.g. an env file given alone.
+    What: a script (or `## node` section) without vllm serve (or `python -m vllm...`),
+    SGLang's `launch_server`, ray start, torchrun (or `python -m torch.distributed.launch`),
+    msrun or a docker run of one of them, e.g. an env file given alone.
     Why: rtc lints launches; an env file on its own belongs to no node's process.
     Example: `rtc lint env.sh` where env.sh only exports variables.
     Fix: lint the script that sources it (rtc reads `source env.sh` itself).""")
