@@ -78,4 +78,4 @@ def summary_line(diagnostics: Iterable[Diagnostic], nfiles: int) -> str:
     """'rtc: 2 errors, 1 warning (3 files checked)'."""
     from rtc.report.text import summary  # text imports nothing of this package
 
-    return f"rtc: {summary(diagnostics)} ({nfiles} file{'s' if nfiles != 1 else ''} checked)"
+    return f"rtc: {summary(diagnostics)} ({nfiles:,} file{'s' if nfiles != 1 else ''} checked)"

@@ -340,3 +340,18 @@ def test_an_empty_playbook_is_not_an_error():
     # a list holding something that is no object still is
     bad = lint_scripts([("deploy.yml", text.replace("[]", "[1]"))])
     assert "RTC790" in {d.code for d in bad.diagnostics}
+
+
+def test_many_of_rtcs_own_preflight_scripts_are_one_note(tmp_path, monkeypatch):
+    # rtc lint DIR/*.sh of a 4,096-server --out-dir printed 4,097 RTC701 notes
+    from conftest import EXAMPLES, run_main
+
+    out = tmp_path / "o"
+    assert run_main(monkeypatch, "compile", str(EXAMPLES / "family-a5-64.rtc"),
+                    "--out-dir", str(out), "--no-diagrams") == 0
+    files = [(str(p), p.read_text()) for p in sorted(out.glob("preflight-*.sh"))]
+    assert len(files) == 64
+    notes = [d for d in lint_scripts(files).diagnostics if d.code == "RTC701"]
+    assert [n.message.split(" (")[0] for n in notes] == \
+        ["64 files are rtc's own preflight scripts"]
+    assert "and 61 more), not nodes' launches: not linted" in notes[0].message
