@@ -61,12 +61,12 @@ def _diagnostics(spec: dict, folder: Path) -> list:
     """The diagnostics `rtc lint` / `rtc validate` give for the files of ``folder``."""
     files = _inputs(folder)
     if spec.get("command", "lint") == "validate":
-        from rtc.api.validate import validate_source
+        from rtc.api.validating import validate_source
         found = []
         for label, text in files:
             found += validate_source(text, label, hardware=spec.get("hardware")).diagnostics
         return found
-    from rtc.api.lint import lint_scripts
+    from rtc.api.linting import lint_scripts
     return lint_scripts(files, hardware=spec.get("hardware"),
                         vllm_version=spec.get("vllm_version")).diagnostics
 

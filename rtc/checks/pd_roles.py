@@ -120,5 +120,5 @@ def _nixl_hosts(jls: list):
                          f"{nl.server.host_ip or '<this node IP>'} before the launch")
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (ONE_SIDED, NIXL_HOST)

@@ -58,5 +58,5 @@ def check(topo: Topology, plan: Plan):
                         hint=f"export {NOSET}=1 before `ray start` on every node")
 
 
-#: The rules this module reports (collected by rtc.report.rule_catalogue).
+#: The rules this module reports (collected by rtc.catalogue).
 RULES = (RAY_NPU,)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
+
 sys.path.insert(0, str(ROOT / "tools"))
 
 import public_cases  # noqa: E402
@@ -51,7 +52,7 @@ def test_each_case_is_complete(folder):
     for field in ("- Repository: ", "https://github.com/", "- Date: 202", "- Rule rtc should give: "):
         assert field in source, field
     spec = json.loads((folder / "case.json").read_text(encoding="utf-8"))
-    from rtc.report.rule_catalogue import RULES
+    from rtc.catalogue import RULES
 
     codes = {r.code for r in RULES}
     assert spec["command"] in ("lint", "validate") and set(spec["expect"]) <= codes

@@ -4,7 +4,7 @@ pod offers, and SGLang router targets on a host that runs several servers."""
 
 from __future__ import annotations
 
-from rtc.api.lint import lint_scripts
+from rtc.api.linting import lint_scripts
 from rtc.scripts.commands import recognise
 from rtc.scripts.shell import read_shell
 
