@@ -21,6 +21,9 @@ IMAGE CMD ...``                               variables added to its environment
                                               manager devices), ``-v`` mounts, ``--network``
                                               and ``--env-file`` files
 ``bash -c "..."`` / ``sh -c``                 the string, read as shell
+``singularity exec [OPTS] IMAGE CMD ...``,    the command after the image, with the host's
+``apptainer exec ...``                        environment (none with ``--cleanenv`` /
+                                              ``-e``) plus ``--env A=b``
 ============================================  =============================================
 
 Wrappers are looked through: ``nohup``, ``exec``, ``env [A=b ...]``, ``sudo``, ``time``,
@@ -75,6 +78,14 @@ _DOCKER_VALUE = frozenset({
     "--ulimit", "--cap-add", "--cap-drop", "--security-opt", "-h", "--hostname",
     "--add-host", "--label", "-l", "--restart", "--runtime", "--gpus", "--log-opt",
     "--log-driver", "--platform", "--pull", "--stop-signal", "--uts", "--group-add",
+})
+
+#: singularity / apptainer exec options that take a value (Apptainer's `apptainer exec
+#: --help`); ``--cleanenv`` / ``-e`` start from an empty environment.
+_SINGULARITY_VALUE = frozenset({
+    "-B", "--bind", "--env", "--env-file", "-H", "--home", "--pwd", "-o", "--overlay",
+    "-W", "--workdir", "-S", "--scratch", "--mount", "--network", "--network-args",
+    "--security", "--app", "--hostname", "--dns", "--apply-cgroups", "--cpus", "--memory",
 })
 
 
@@ -208,6 +219,8 @@ def _one(cmd: Command, words: list[Word], env: dict, devices, out: Recognised, r
         out.launches.append(_launch("msrun", cmd, words, rest, env, devices))
     elif prog == "docker" and rest and rest[0].text == "run":
         _docker(cmd, rest[1:], env, out, reread)
+    elif prog in ("singularity", "apptainer") and rest and rest[0].text == "exec":
+        _singularity(cmd, rest[1:], env, devices, out, reread)
     elif prog in ("bash", "sh") and len(rest) >= 2 and rest[0].text == "-c" and reread:
         for inner in reread(rest[1], env):
             _one(inner, list(inner.words), dict(inner.env), devices, out, reread)
@@ -254,6 +267,32 @@ def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread)
         _one(cmd, rest, inner_env, devices, out, reread)
         for la in out.launches[before:]:
             la.mounts, la.network, la.env_files = box["mounts"], box["network"], box["env_files"]
+
+
+def _singularity(cmd: Command, words: list[Word], env: dict, devices, out: Recognised,
+                 reread) -> None:
+    """``singularity exec [OPTS] IMAGE CMD ...`` (``words`` after ``exec``): the command
+    after the image runs in the host's environment (Apptainer passes it on unless
+    ``--cleanenv`` / ``-e``) plus each ``--env A=b``."""
+    inner_env = dict(env)
+    k = 0
+    while k < len(words) and words[k].text.startswith("-"):
+        name, eq, value = words[k].text.partition("=")
+        if name in ("-e", "--cleanenv"):
+            inner_env = {}
+        elif name in _SINGULARITY_VALUE:
+            vword = words[k]
+            if not eq:
+                k += 1
+                if k >= len(words):
+                    return
+                vword, value = words[k], words[k].text
+            var, veq, val = value.partition("=")
+            if name == "--env" and veq:
+                inner_env[var] = Setting(var, val, vword.span, True, vword.unresolved)
+        k += 1
+    if k + 1 < len(words):       # words[k] is the image
+        _one(cmd, words[k + 1:], inner_env, devices, out, reread)
 
 
 def _docker_option(name: str, value: str, word: Word, box: dict) -> None:

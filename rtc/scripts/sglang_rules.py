@@ -235,7 +235,17 @@ def _init_addr(g: Group) -> list:
                       hint="add --dist-init-addr <node rank 0's IP>:<port> on every node")]
     for m in g.members[1:]:
         got = m.main.value("--dist-init-addr")
-        if got != want:
+        if got == want and _own_host(want) and m.node.name != head.node.name:
+            f = m.main.flags["--dist-init-addr"]
+            out.append(error(INIT_ADDR, f"SGLang server {head.main.value('--model-path')}: "
+                             f"{m.node.name} gives --dist-init-addr {got}, its own host name "
+                             f"(hostname runs on each node), not node rank 0's "
+                             f"({head.node.name})", f.value_span or f.span,
+                             subject=m.node.name,
+                             related=_related(head, f"--dist-init-addr {want}"),
+                             hint="write node rank 0's host name or IP (the same text on "
+                                  "every node), e.g. from `scontrol show hostnames | head -1`"))
+        elif got != want:
             f = m.main.flags.get("--dist-init-addr")
             out.append(error(INIT_ADDR, f"SGLang server {head.main.value('--model-path')}: "
                              f"{m.node.name} gives --dist-init-addr {got or '(none)'}, the "
@@ -254,6 +264,17 @@ def _init_addr(g: Group) -> list:
                          hint=f"use --dist-init-addr {head.node.host_ip}:"
                               f"{want.rpartition(':')[2] or '5000'}"))
     return out
+
+
+#: Host parts that the shell of each node fills with that node's own name: hostname(1)
+#: prints the local host's name, and bash sets HOSTNAME to it.
+_OWN_HOST = ("$(hostname", "`hostname", "$HOSTNAME", "${HOSTNAME}")
+
+
+def _own_host(addr: str) -> bool:
+    """Whether the host part of ``addr`` (``host:port``, as written) is the node's own
+    host name, evaluated on each node (``$(hostname)``, `` `hostname` ``, ``$HOSTNAME``)."""
+    return addr.rpartition(":")[0].strip().startswith(_OWN_HOST)
 
 
 def _is_ip(text: str) -> bool:
