@@ -564,15 +564,15 @@ def _unquote(raw: str) -> tuple[str, bool]:
             k += 1
             while raw[k] != '"':
                 if raw[k] == "\\" and raw[k + 1] in '"\\$`\n':
-                    out.append(raw[k + 1])
-                    k += 2
+                    out.append("" if raw[k + 1] == "\n" else raw[k + 1])
+                    k += 2                  # backslash-newline: a line continuation
                     continue
                 expandable |= raw[k] == "$"
                 out.append(raw[k])
                 k += 1
             k += 1
         elif c == "\\":
-            out.append(raw[k + 1:k + 2])
+            out.append("" if raw[k + 1:k + 2] == "\n" else raw[k + 1:k + 2])
             k += 2
         else:
             expandable |= c == "$"

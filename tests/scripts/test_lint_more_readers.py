@@ -1,0 +1,63 @@
+"""Reader and rule changes of the second round of the public-report corpus
+(tests/lint_cases/public, issue 33): launches inside ``singularity exec`` / ``apptainer
+exec``, shell line continuations inside double quotes, and an SGLang ``--dist-init-addr``
+that names each node's own host (``$(hostname)``)."""
+
+from __future__ import annotations
+
+from rtc.api.linting import lint_scripts
+from rtc.scripts.nodes import Unit, read_unit
+
+
+def _launches(text: str):
+    unit = Unit("x.sh", text, 1, "x")
+    read_unit(unit)
+    return unit.found.launches
+
+
+def test_singularity_exec_runs_the_command_after_the_image():
+    """`singularity exec [opts] IMAGE CMD`: CMD is the launch; it sees the host's
+    environment plus --env A=b (Apptainer passes the host's environment on), and none of
+    the host's with --cleanenv."""
+    (la,) = _launches("export GLOO_SOCKET_IFNAME=ib0\n"
+                      "singularity exec --nv --bind /a:/b --env VLLM_HOST_IP=10.0.0.5 "
+                      "/img/v.sif vllm serve /m --tensor-parallel-size 8\n")
+    assert (la.kind, la.value("--tensor-parallel-size")) == ("vllm", "8")
+    assert (la.env["GLOO_SOCKET_IFNAME"].value, la.env["VLLM_HOST_IP"].value) == \
+        ("ib0", "10.0.0.5")
+    (clean,) = _launches("export GLOO_SOCKET_IFNAME=ib0\n"
+                         "apptainer exec --cleanenv img.sif python3 -m sglang.launch_server "
+                         "--model-path /m --tp 8\n")
+    assert clean.kind == "sglang" and "GLOO_SOCKET_IFNAME" not in clean.env
+    assert _launches("singularity exec img.sif\nsingularity pull x.sif docker://a/b\n") == []
+
+
+def test_backslash_newline_inside_double_quotes_is_a_continuation():
+    """bash removes backslash-newline inside "..." as well as outside: the string of
+    `bash -c "a \\<newline> --flag"` is one command line, its flags read."""
+    (la,) = _launches('bash -c "python3 -m sglang.launch_server \\\n  --model-path /m \\\n'
+                      '  --tp 16 \\\n  --nnodes 2"\n')
+    assert (la.kind, la.value("--tp-size"), la.value("--nnodes")) == ("sglang", "16", "2")
+
+
+NODE = """export GLOO_SOCKET_IFNAME=ib0
+python3 -m sglang.launch_server --model-path /m --tp 16 --nnodes 2 --node-rank RANK \\
+  --dist-init-addr ADDR:5000 --host 0.0.0.0 --port 40000
+"""
+
+
+def _lint(addr0: str, addr1: str):
+    files = [("node0.sh", NODE.replace("RANK", "0").replace("ADDR", addr0)),
+             ("node1.sh", NODE.replace("RANK", "1").replace("ADDR", addr1))]
+    return lint_scripts(files, hardware="hgx-h100").diagnostics
+
+
+def test_dist_init_addr_of_each_nodes_own_hostname_is_rtc741():
+    """The same text `$(hostname):5000` on both nodes is two addresses: node rank 1 dials
+    itself. Failing input: RTC741 at node1; passing input: node rank 0's host name on both."""
+    found = [d for d in _lint("$(hostname)", "$(hostname)") if d.code == "RTC741"]
+    assert len(found) == 1 and found[0].subject == "node1"
+    assert "its own host name" in found[0].message
+    for own in ("`hostname`", "$HOSTNAME"):
+        assert any(d.code == "RTC741" for d in _lint(own, own))
+    assert not any(d.code == "RTC741" for d in _lint("gpu-01", "gpu-01"))
