@@ -44,12 +44,15 @@ HEADLESS_FORM = rule("RTC531", "headless-lb-rejected", "error",
     vLLM version (vllm_version / --vllm-version) has the change, a warning when it is not
     known.""")
 GLOO_UNSET = rule("RTC532", "gloo-ifname-unset", "warning",
-                  "A node of a multi-node job starts without GLOO_SOCKET_IFNAME.", """
+                  "A node of a multi-node job starts without GLOO_SOCKET_IFNAME, or with loopback.", """
     What: a script of a job on several nodes does not export GLOO_SOCKET_IFNAME (vLLM's
-    DP and torch.distributed CPU groups use Gloo).
+    DP and torch.distributed CPU groups use Gloo), or exports `lo`, the loopback interface
+    (SGLang PR 26069's two-node example).
     Why: Gloo then resolves the node's host name, which on many servers is 127.0.1.1 or
     a docker bridge address: the other nodes connect to loopback and the rendezvous hangs
     or fails with "Connection refused".
+    With `lo` Gloo binds 127.0.0.1 on purpose (torch's ProcessGroupGloo uses the named
+    interface's address), with the same result.
     Example: HCCL_SOCKET_IFNAME=eno0 exported, GLOO_SOCKET_IFNAME not.
     Fix: export GLOO_SOCKET_IFNAME=<the NIC that reaches the other nodes>, e.g. eno0
     (a plain name, not NCCL's ^lo syntax).""")
@@ -212,14 +215,26 @@ def _headless(topo, job, procs, version):
                     "every version); keep --headless and the start ranks on the workers")
 
 
+#: Interface names of the loopback device (Linux `lo`, BSD/macOS `lo0`).
+_LOOPBACK = ("lo", "lo0")
+
+
 def _gloo(jl):
     if len(jl.nodes) < 2:
         return
     for nl in jl.nodes:
-        names = {n for n, _ in nl.env}
+        names = dict(nl.env)
+        span = next((p.spans.get("") for p in nl.procs if p.spans.get("")), jl.job.span)
+        if str(names.get("GLOO_SOCKET_IFNAME", "")).strip() in _LOOPBACK:
+            yield warning(GLOO_UNSET, f"job {jl.job.name}: {nl.server.name} exports "
+                          f"GLOO_SOCKET_IFNAME={names['GLOO_SOCKET_IFNAME']}, the loopback "
+                          "interface: Gloo binds 127.0.0.1, which the other nodes cannot "
+                          "reach", span, subject=f"server {nl.server.name}",
+                          hint="export GLOO_SOCKET_IFNAME=<NIC that reaches the other "
+                               "nodes>, e.g. eno0")
+            continue
         if "GLOO_SOCKET_IFNAME" in names:
             continue
-        span = next((p.spans.get("") for p in nl.procs if p.spans.get("")), jl.job.span)
         yield warning(GLOO_UNSET, f"job {jl.job.name}: {nl.server.name} starts without "
                       "GLOO_SOCKET_IFNAME: Gloo (vLLM's DP and CPU groups) falls back to the "
                       "host name's address, often loopback", span,

@@ -60,7 +60,7 @@ HOST_VARIABLES = ("HCCL_IF_IP", "VLLM_HOST_IP", "MASTER_ADDR")
 
 _PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\{[^}:\"]*\}|x{1,3}(?:\.x{1,3}){3}|x{2,}|X{2,}|\*+(?:\.\*+){3}|"
-    r"(?:your|my)[_\-]?\w*|todo|tbd|fixme|changeme|pip|nip|ip|host_?ip|node_?ip|"
+    r"(?:your|my)[_\- ]?\w*|todo|tbd|fixme|changeme|pip|nip|ip|host_?ip|node_?ip|"
     r"master_?ip|head_?ip|local_?ip|ip_?addr(?:ess)?|\.\.\.)$", re.I)
 # something that tries to be an IPv4 address: digits (any script's) and dots
 _IPV4_LIKE = re.compile(r"^[\d.]+$")
@@ -177,6 +177,8 @@ def _flag_problems(la):
             why = f"'{v[:40]}' {why}" if why else None
             hint = "quote the whole JSON object in single quotes: " \
                    "--flag '{\"key\": \"value\"}'"
+        elif name == "--dist-init-addr" and la.kind == "sglang":
+            why, rule, hint = _host_port_problem(v)
         elif name in _HOSTS or (la.kind == "ray" and name == "--address"):
             host = v.rsplit(":", 1)[0] if la.kind == "ray" and v.count(":") == 1 else v
             got = host_problem(host, peer=True)
@@ -185,6 +187,23 @@ def _flag_problems(la):
                 hint = "give the head node's IP address (the one the other nodes reach)"
         if why:
             yield rule, f"{name} {why}", where, hint
+
+
+def _host_port_problem(text: str):
+    """(why, rule, hint) for SGLang's ``--dist-init-addr HOST:PORT`` (ServerArgs
+    dist_init_addr, split at the last ':' by its launcher), or (None, ..) when fine: a
+    placeholder host or port is RTC721, a bad port RTC720."""
+    host, sep, port = text.rpartition(":")
+    hint = "write node rank 0's IP and a free port, e.g. --dist-init-addr 10.0.0.1:5000"
+    if not sep:
+        return f"'{text}' has no port (HOST:PORT)", R.BAD_VALUE, hint
+    got = host_problem(host, peer=True) if host else None
+    if got is not None:
+        return got[0], R.PLACEHOLDER if got[1] else R.BAD_VALUE, hint
+    if is_placeholder(port):
+        return f"port '{port}' is a placeholder", R.PLACEHOLDER, hint
+    why = port_problem(port)
+    return (f"port {why}" if why else None), R.BAD_VALUE, hint
 
 
 def world_of(la) -> int:

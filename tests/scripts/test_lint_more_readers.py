@@ -61,3 +61,33 @@ def test_dist_init_addr_of_each_nodes_own_hostname_is_rtc741():
     for own in ("`hostname`", "$HOSTNAME"):
         assert any(d.code == "RTC741" for d in _lint(own, own))
     assert not any(d.code == "RTC741" for d in _lint("gpu-01", "gpu-01"))
+
+
+SG = """export GLOO_SOCKET_IFNAME=IFACE
+python -m sglang.launch_server --model-path /m --tp-size 32 --nnodes 2 --node-rank RANK \\
+  --dist-init-addr 10.20.0.11:PORT --host HOST --port 8000
+"""
+
+
+def _sg(iface: str = "eno1", port: str = "5000"):
+    files = [(f"node{k}.sh", SG.replace("IFACE", iface).replace("PORT", port)
+              .replace("RANK", str(k)).replace("HOST", f"10.20.0.1{k + 1}")) for k in (0, 1)]
+    return lint_scripts(files, hardware="atlas-800-a3").diagnostics
+
+
+def test_dist_init_addr_placeholder_port_is_rtc721():
+    """SGLang --dist-init-addr HOST:PORT: a placeholder port (`your port`, as the example
+    of SGLang PR 26069 writes it) is RTC721, a port out of range RTC720; a real one
+    passes."""
+    found = [d for d in _sg(port="your port") if d.code == "RTC721"]
+    assert found and "is a placeholder" in found[0].message
+    assert any(d.code == "RTC720" and "port" in d.message for d in _sg(port="70000"))
+    assert not any(d.code in ("RTC720", "RTC721") for d in _sg())
+
+
+def test_gloo_socket_ifname_loopback_is_rtc532():
+    """GLOO_SOCKET_IFNAME=lo on the nodes of a two-node job: RTC532 at each node; a NIC
+    name passes."""
+    found = [d for d in _sg(iface="lo") if d.code == "RTC532"]
+    assert len(found) == 2 and "loopback" in found[0].message
+    assert not any(d.code == "RTC532" for d in _sg())
