@@ -162,7 +162,21 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
     Fix: write the real address (the head node's for addresses a peer connects to, the
     node's own for HCCL_IF_IP / VLLM_HOST_IP).""")
 
+MASTER_ADDR_DEFAULT = rule("RTC724", "master-addr-default", "error",
+                          "A vLLM node of an --nnodes launch leaves --master-addr at 127.0.0.1.", """
+    What: `vllm serve --nnodes N` (N > 1, the multiprocessing executor across nodes) without
+    `--master-addr`: vLLM's ParallelConfig.master_addr defaults to 127.0.0.1
+    (vllm/config/parallel.py, vLLM 0.11.1 on).
+    Why: node rank 0 serves the torch.distributed store and the message queues at
+    master_addr and the other nodes connect to it; with the loopback default the head
+    listens where no other node can reach it and each worker dials itself, so the launch
+    hangs until the distributed timeout (vllm-project.github.io PR 284, the K3 blog).
+    Example: `vllm serve moonshotai/Kimi-K3 -tp 8 --nnodes 2 --node-rank 0`.
+    Fix: give every node `--master-addr <node rank 0's IP>` (and the same
+    `--master-port`).""")
+
 #: The rules this module reports (collected by rtc.catalogue).
 RULES = (UNREADABLE, CRLF, NOT_READ, UNKNOWN_COMMAND, NO_LAUNCH, HOST_NOT_IN_TABLE,
          DEVICE_NOT_IN_TABLE, WORLD_NOT_TABLE, NODES_NOT_GIVEN, TABLE_BY_ORDER,
-         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER)
+         MINDIE_NOT_LINTED, GPU_GUESSED, LOST_WORKER, BAD_VALUE, PLACEHOLDER,
+         MASTER_ADDR_DEFAULT)

@@ -236,12 +236,25 @@ def _env_problems(la):
                 f"export {var} as this node's own IP address (e.g. from `hostname -I`)"
 
 
+def _master_addr_problem(la):
+    """RTC724 for a vLLM launch over several nodes (``--nnodes`` > 1) without
+    ``--master-addr``: ParallelConfig.master_addr defaults to 127.0.0.1."""
+    nnodes = la.value("--nnodes") if la.kind == "vllm" else None
+    if nnodes is None or integer_problem(nnodes, 2) is not None or la.has("--master-addr"):
+        return
+    yield R.MASTER_ADDR_DEFAULT, (f"--nnodes {nnodes} without --master-addr: vLLM's default "
+                                  "127.0.0.1 is the node itself, which the other nodes "
+                                  "cannot reach"), la.span_of("--nnodes"), \
+        "add --master-addr <node rank 0's IP> on every node"
+
+
 def value_findings(launches) -> list:
-    """RTC720 / RTC721 errors of ``launches`` (each value once, at the word that wrote it)."""
+    """RTC720 / RTC721 / RTC724 errors of ``launches`` (each value once, at the word that
+    wrote it)."""
     out, seen = [], set()
     for la in launches:
         for rule, msg, span, hint in (*_flag_problems(la), *_world_problem(la),
-                                       *_env_problems(la)):
+                                       *_env_problems(la), *_master_addr_problem(la)):
             if (rule.code, span, msg) in seen:
                 continue
             seen.add((rule.code, span, msg))
