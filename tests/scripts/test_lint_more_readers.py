@@ -91,3 +91,16 @@ def test_gloo_socket_ifname_loopback_is_rtc532():
     found = [d for d in _sg(iface="lo") if d.code == "RTC532"]
     assert len(found) == 2 and "loopback" in found[0].message
     assert not any(d.code == "RTC532" for d in _sg())
+
+
+def test_vllm_nnodes_without_master_addr_is_rtc724():
+    """`vllm serve --nnodes 2` without --master-addr: vLLM's default 127.0.0.1 (RTC724,
+    at --nnodes); with --master-addr, or on one node, nothing."""
+    line = "vllm serve /m --tensor-parallel-size 8 --nnodes NN --node-rank 0 EXTRA\n"
+    def lint(nn, extra=""):
+        text = "export GLOO_SOCKET_IFNAME=eth0\n" + line.replace("NN", nn).replace("EXTRA", extra)
+        return [d for d in lint_scripts([("n0.sh", text)], hardware="hgx-h100").diagnostics
+                if d.code == "RTC724"]
+    (found,) = lint("2")
+    assert "127.0.0.1" in found.message and found.span.line == 2
+    assert lint("2", "--master-addr 10.0.0.1") == [] and lint("1") == []
