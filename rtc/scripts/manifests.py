@@ -98,6 +98,20 @@ ACCELERATORS = rule("RTC794", "k8s-accelerators-vs-launch", "error",
     ... is larger than the number of available devices" or an invalid-device error.
     Example: `--tensor-parallel-size 8` with `huawei.com/Ascend910: 4`.
     Fix: request as many devices as the pod's part of the job uses, or lower the sizes.""")
+IDLE = rule("RTC799", "k8s-accelerators-idle", "note",
+            "A pod is given more NPUs/GPUs than its launches use.", """
+    What: the pod's `nvidia.com/gpu` / `huawei.com/Ascend910*` limit is above the devices
+    all the launches in it use (tp x pp x local DP of each, over the pods it spans).
+    Why: the device plugin reserves every requested device for the pod; the ones no rank
+    uses sit idle and no other pod can have them. It usually means a parallel size that
+    did not reach the launch: KServe issue 5773, an LLMInferenceService whose
+    `spec.parallelism.tensor: 2` never became `--tensor-parallel-size`, so vLLM ran TP 1
+    on one of the pod's two GPUs.
+    Example: `nvidia.com/gpu: 2` for `vllm serve /mnt/models` without
+    `--tensor-parallel-size`.
+    Fix: pass the parallel size the devices are for (`--tensor-parallel-size 2`), or
+    request only the devices the launch uses. A note: a pod may be given spare devices on
+    purpose.""")
 REQUEST_LIMIT = rule("RTC795", "k8s-device-request-not-limit", "error",
                      "An NPU/GPU request differs from its limit.", """
     What: `resources.requests` and `resources.limits` give different counts of an extended
@@ -136,7 +150,7 @@ SCHEMA = rule("RTC798", "k8s-pod-template-schema", "error",
     Fix: correct the field the message names (`kubectl apply --dry-run=server` agrees).""")
 
 RULES = (UNREADABLE, UNDEFINED_VAR, NOT_LIFTED, SERVICE_ENV, ACCELERATORS, REQUEST_LIMIT,
-         ROCE_MOUNTS, TARGET_PORT, SCHEMA)
+         ROCE_MOUNTS, TARGET_PORT, SCHEMA, IDLE)
 
 #: Extended resources that are accelerators (device plugins of Ascend and NVIDIA;
 #: ``huawei.com/ascend-1980`` is the Atlas A3 resource of Huawei Cloud CCE's device plugin,
@@ -823,6 +837,29 @@ def _accelerators(pods: dict, topo) -> list:
                                  related=[Related(p.span, "the launch")],
                                  hint=f"request {len(p.device_ids)} devices per pod, or lower "
                                       "the parallel sizes"))
+    return out + _idle(pods, topo)
+
+
+def _idle(pods: dict, topo) -> list:
+    """RTC799 for each pod whose accelerator limit is above what all its launches use."""
+    used: dict = {}
+    for job in topo.jobs if topo is not None else []:
+        for p in job.placements:
+            used.setdefault(p.server.name, []).append((job, p))
+    out = []
+    for name, placed in used.items():
+        pod = pods.get(name)
+        have, where = _pod_accelerators(pod) if pod is not None else (None, None)
+        need = sum(len(p.device_ids) for _job, p in placed)
+        if have is None or have <= need:
+            continue
+        job, p = placed[0]
+        out.append(note(IDLE, f"pod {pod.name} is given {have} devices but its launch of "
+                           f"job {job.name} uses {need} of them (tp {job.tp} x pp {job.pp} x "
+                           f"dp {job.dp}): {have - need} sit idle", _span(pod.label, where),
+                           subject=f"pod {pod.name}", related=[Related(p.span, "the launch")],
+                           hint=f"pass the parallel size meant for {have} devices to the "
+                                f"launch, or request {need}"))
     return out
 
 

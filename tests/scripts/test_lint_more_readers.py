@@ -104,3 +104,30 @@ def test_vllm_nnodes_without_master_addr_is_rtc724():
     (found,) = lint("2")
     assert "127.0.0.1" in found.message and found.span.line == 2
     assert lint("2", "--master-addr 10.0.0.1") == [] and lint("1") == []
+
+
+POD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: v}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        command: ["vllm", "serve", "/m"]
+        args: ["--port", "8000", "--tensor-parallel-size", "TP"]
+        resources: {limits: {nvidia.com/gpu: "GPUS"}}
+"""
+
+
+def test_pod_with_more_gpus_than_its_launch_uses_is_rtc799():
+    """Two GPUs for a TP 1 launch: an RTC799 note naming the idle count; TP 2 on two GPUs
+    passes; fewer GPUs stays RTC794."""
+    def codes(tp, gpus):
+        text = POD.replace("TP", tp).replace("GPUS", gpus)
+        return {d.code: d for d in lint_scripts([("v.yaml", text)],
+                                                hardware="hgx-h100").diagnostics}
+    found = codes("1", "2")
+    assert "RTC799" in found and "1 sit idle" in found["RTC799"].message
+    assert found["RTC799"].severity.name == "NOTE"
+    assert "RTC799" not in codes("2", "2") and "RTC794" in codes("4", "2")
