@@ -19,7 +19,8 @@ sglang_router.launch_server ...``             :mod:`rtc.plan.sglang_args`)
 IMAGE CMD ...``                               variables added to its environment, its
                                               ``--device`` paths (``/dev/davinciN`` and the
                                               manager devices), ``-v`` mounts, ``--network``
-                                              and ``--env-file`` files
+                                              and ``--env-file`` files; with ``--entrypoint
+                                              P`` the words after the image are P's
 ``bash -c "..."`` / ``sh -c``                 the string, read as shell
 ``singularity exec [OPTS] IMAGE CMD ...``,    the command after the image, with the host's
 ``apptainer exec ...``                        environment (none with ``--cleanenv`` /
@@ -262,6 +263,8 @@ def _docker(cmd: Command, words: list[Word], env: dict, out: Recognised, reread)
             _docker_option(name, value, vword, box)
         k += 1
     rest = words[k + 1:]          # words[k] is the image
+    if box.get("entrypoint") and k < len(words):
+        rest = [box["entrypoint"], *rest]     # --entrypoint replaces the image's program
     if rest:
         before = len(out.launches)
         _one(cmd, rest, inner_env, devices, out, reread)
@@ -297,7 +300,8 @@ def _singularity(cmd: Command, words: list[Word], env: dict, devices, out: Recog
 
 def _docker_option(name: str, value: str, word: Word, box: dict) -> None:
     """Record a ``docker run`` option rtc reads besides ``-e`` / ``--device``: ``-v
-    HOST:CONTAINER[:mode]`` (a named volume too), ``--network`` / ``--net``, ``--env-file``."""
+    HOST:CONTAINER[:mode]`` (a named volume too), ``--network`` / ``--net``, ``--env-file``,
+    ``--entrypoint`` (the program the words after the image are given to)."""
     if name in ("-v", "--volume"):
         parts = value.split(":")
         target = parts[1] if len(parts) > 1 else parts[0]
@@ -306,6 +310,8 @@ def _docker_option(name: str, value: str, word: Word, box: dict) -> None:
         box["network"] = value
     elif name == "--env-file":
         box["env_files"].append(Word(value, word.span))
+    elif name == "--entrypoint" and value:
+        box["entrypoint"] = Word(value, word.span)
 
 
 #: The Ray start-up helpers of the multi-node examples: vLLM's

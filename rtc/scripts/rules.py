@@ -155,7 +155,10 @@ PLACEHOLDER = rule("RTC721", "placeholder-value", "error",
                    "A launch still holds a placeholder where an address must be.", """
     What: `x.x.x.x`, `<IP>`, `PIP`, `your_ip`, `TODO`, `xxxx` copied from a tutorial, or
     `0.0.0.0` / `::` in a place another node connects to (`--data-parallel-address`,
-    `--master-addr`, `ray start --address`, `HCCL_IF_IP`, `VLLM_HOST_IP`, `MASTER_ADDR`).
+    `--master-addr`, `ray start --address`, `HCCL_IF_IP`, `VLLM_HOST_IP`, `MASTER_ADDR`,
+    SGLang's `--dist-init-addr` host or port), or the loopback address (127.0.0.1, ::1,
+    localhost) in `ray start --address` or the address variables of a `ray start` (vLLM
+    issue 19543).
     Why: the process cannot bind or reach it; the peers hang in the rendezvous until their
     timeout, or HCCL reports an invalid address.
     Example: `head_ip="x.x.x.x"` then `--data-parallel-address $head_ip`.

@@ -181,7 +181,8 @@ def _flag_problems(la):
             why, rule, hint = _host_port_problem(v)
         elif name in _HOSTS or (la.kind == "ray" and name == "--address"):
             host = v.rsplit(":", 1)[0] if la.kind == "ray" and v.count(":") == 1 else v
-            got = host_problem(host, peer=True)
+            got = host_problem(host, peer=True) or \
+                (_loopback(host) if la.kind == "ray" else None)
             if got is not None:
                 why, rule = got[0], R.PLACEHOLDER if got[1] else R.BAD_VALUE
                 hint = "give the head node's IP address (the one the other nodes reach)"
@@ -224,12 +225,25 @@ def _world_problem(la):
             "check --tensor/--pipeline/--data-parallel-size"
 
 
+def _loopback(host: str) -> tuple[str, bool] | None:
+    """(why, True) when ``host`` is the loopback address (127.0.0.0/8, ::1, localhost):
+    a Ray node's address, which the other nodes of the cluster connect to."""
+    h = host.strip().strip("[]")
+    try:
+        loop = ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        loop = h.lower() == "localhost"
+    return (f"{host} is the loopback address: the other nodes cannot reach it", True) \
+        if loop else None
+
+
 def _env_problems(la):
     for var in HOST_VARIABLES:
         s = la.env.get(var)
         if s is None or s.unresolved or not _resolved(s.value) or not s.value:
             continue
-        got = host_problem(s.value, peer=True)
+        got = host_problem(s.value, peer=True) or \
+            (_loopback(s.value) if la.kind == "ray" else None)
         if got is not None:
             rule = R.PLACEHOLDER if got[1] else R.BAD_VALUE
             yield rule, f"{var} {got[0]}", s.span, \

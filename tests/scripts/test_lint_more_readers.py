@@ -131,3 +131,25 @@ def test_pod_with_more_gpus_than_its_launch_uses_is_rtc799():
     assert "RTC799" in found and "1 sit idle" in found["RTC799"].message
     assert found["RTC799"].severity.name == "NOTE"
     assert "RTC799" not in codes("2", "2") and "RTC794" in codes("4", "2")
+
+
+def test_docker_entrypoint_takes_the_words_after_the_image():
+    """`docker run --entrypoint /bin/bash IMAGE -c "ray start ..."` is bash -c: the ray start
+    is read, with the -e variables."""
+    (la,) = _launches('docker run --entrypoint /bin/bash -e VLLM_HOST_IP=10.0.0.2 img '
+                      '-c "ray start --block --address=10.0.0.1:6379"\n')
+    assert (la.kind, la.value("--address"), la.env["VLLM_HOST_IP"].value) == \
+        ("ray", "10.0.0.1:6379", "10.0.0.2")
+
+
+def test_ray_node_with_loopback_addresses_is_rtc721():
+    """`ray start --address=127.0.0.1:6379` with VLLM_HOST_IP=127.0.0.1 (vLLM issue 19543):
+    RTC721 for both; the head's and the node's own addresses pass."""
+    def found(head, own):
+        text = (f"export GLOO_SOCKET_IFNAME=eth0\nexport VLLM_HOST_IP={own}\n"
+                f"ray start --block --address={head}:6379\n")
+        return [d.message for d in lint_scripts([("w.sh", text)], hardware="hgx-h100")
+                .diagnostics if d.code == "RTC721"]
+    got = found("127.0.0.1", "127.0.0.1")
+    assert len(got) == 2 and all("loopback" in m for m in got)
+    assert found("localhost", "10.0.0.2") and not found("10.0.0.1", "10.0.0.2")
