@@ -250,6 +250,22 @@ def _env_problems(la):
                 f"export {var} as this node's own IP address (e.g. from `hostname -I`)"
 
 
+def _local_dp_problem(la):
+    """RTC720 for a vLLM launch whose --data-parallel-size-local exceeds its
+    --data-parallel-size (1 when not given): vLLM's ParallelConfig rejects it at start-up
+    (vllm/config/parallel.py, "data_parallel_size_local > data_parallel_size")."""
+    local = la.value("--data-parallel-size-local") if la.kind == "vllm" else None
+    size = la.value("--data-parallel-size") or "1"
+    if local is None or integer_problem(local, 1) or integer_problem(size, 1) or \
+            int(local) <= int(size):
+        return
+    given = "" if la.has("--data-parallel-size") else " (the default: the flag is not given)"
+    yield R.BAD_VALUE, (f"--data-parallel-size-local {local} is larger than "
+                        f"--data-parallel-size {size}{given}: vLLM rejects it at start-up"), \
+        la.span_of("--data-parallel-size-local"), \
+        "give every node the job's total --data-parallel-size"
+
+
 def _master_addr_problem(la):
     """RTC724 for a vLLM launch over several nodes (``--nnodes`` > 1) without
     ``--master-addr``: ParallelConfig.master_addr defaults to 127.0.0.1."""
@@ -268,7 +284,8 @@ def value_findings(launches) -> list:
     out, seen = [], set()
     for la in launches:
         for rule, msg, span, hint in (*_flag_problems(la), *_world_problem(la),
-                                       *_env_problems(la), *_master_addr_problem(la)):
+                                       *_env_problems(la), *_master_addr_problem(la),
+                                       *_local_dp_problem(la)):
             if (rule.code, span, msg) in seen:
                 continue
             seen.add((rule.code, span, msg))

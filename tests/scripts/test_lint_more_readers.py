@@ -153,3 +153,18 @@ def test_ray_node_with_loopback_addresses_is_rtc721():
     got = found("127.0.0.1", "127.0.0.1")
     assert len(got) == 2 and all("loopback" in m for m in got)
     assert found("localhost", "10.0.0.2") and not found("10.0.0.1", "10.0.0.2")
+
+
+def test_local_dp_size_above_dp_size_is_rtc720():
+    """A headless worker with --data-parallel-size-local 2 and no --data-parallel-size
+    (vLLM's default 1; the example vLLM issue 18553 followed): RTC720; with the job's
+    DP size, nothing."""
+    def found(extra):
+        text = ("export GLOO_SOCKET_IFNAME=eth0\nvllm serve /m --headless "
+                f"--data-parallel-size-local 2 --data-parallel-start-rank 2 {extra}"
+                "--data-parallel-address 10.0.0.1\n")
+        return [d for d in lint_scripts([("n1.sh", text)], hardware="hgx-h100").diagnostics
+                if d.code == "RTC720"]
+    (d,) = found("")
+    assert "larger than --data-parallel-size 1 (the default" in d.message
+    assert found("--data-parallel-size 4 ") == []
