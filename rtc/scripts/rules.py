@@ -144,7 +144,9 @@ BAD_VALUE = rule("RTC720", "bad-launch-value", "error",
     --nproc-per-node=-1`), a port outside 1..65535 (vLLM also rejects rpc port 0), an
     address that is not one (`HCCL_IF_IP=141.61.39.317`, full-width digits `１０.0.0.1`),
     or a JSON flag that is not a JSON object (`--additional-config '{not json'`,
-    `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`).
+    `--kv-transfer-config`, `--hf-overrides`, `--compilation-config`), or a
+    `--data-parallel-size-local` above `--data-parallel-size` (1 when not given: vLLM's
+    ParallelConfig rejects it; vLLM issue 18553).
     Why: the framework stops at start-up (argparse "invalid int value", json.loads'
     "Expecting property name", HCCL "invalid ip"), often on one node only while the others
     wait for it until their timeouts.

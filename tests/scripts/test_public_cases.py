@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import public_cases  # noqa: E402
 
 #: The figure recorded in docs/lint-public-cases.md; detection may rise, never fall.
-RECORDED_CASES = 35
-RECORDED_DETECTED = 34
+RECORDED_CASES = 43
+RECORDED_DETECTED = 42
 
 OUTCOMES = public_cases.run_all()
 
