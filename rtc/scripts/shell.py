@@ -39,7 +39,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from rtc.diagnostics import Span
-from rtc.scripts.conditions import case_blocks, case_choice, mark_double_brackets, test_value
+from rtc.scripts.conditions import (CASE_BLOCK, case_blocks, case_choice, mark_double_brackets,
+                                    test_value)
 from rtc.textfmt import clipped
 
 #: The longest value (in characters) a variable expansion may give one word: beyond it
@@ -87,8 +88,8 @@ _IFS = " \t\n"
 #: Builtins whose NAME=value arguments bash does not split.
 _DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
 
-#: Constructs bashlex does not implement: ``case ... esac`` blocks and ``$(( ))``.
-_CASE = re.compile(r"^[ \t]*case\b.*?^[ \t]*esac\b[^\n]*", re.S | re.M)
+#: Constructs bashlex does not implement: ``case ... esac`` blocks
+#: (:data:`rtc.scripts.conditions.CASE_BLOCK`) and ``$(( ))``.
 _ARITH = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)")
 #: The node kinds of an ``if`` / ``for`` / ``while`` that hold commands.
 _WALKED = ("list", "command", "compound", "pipeline", "if", "for", "while", "until")
@@ -1085,7 +1086,7 @@ def _blank(text: str) -> str:
     def case(m: re.Match) -> str:
         return "\n".join(line(x) for x in m.group(0).split("\n"))
 
-    out = _CASE.sub(case, text)
+    out = CASE_BLOCK.sub(case, text)
     return _ARITH.sub(lambda m: "0" + " " * (len(m.group(0)) - 1), out)
 
 
