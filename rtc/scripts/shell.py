@@ -228,24 +228,27 @@ class _Reader:
         missing: list[str] = []
         size = [0]
 
+        def over(name: str, value: str) -> bool:
+            """Whether ``value`` takes the word past MAX_VALUE (then ``name`` is noted)."""
+            size[0] += len(value)
+            if size[0] <= MAX_VALUE:
+                return False
+            self._too_long(name, span)
+            missing.append(name)
+            return True
+
         def sub(m: re.Match) -> str:
             if m.group(2):
                 got = self._element(m.group(1), m.group(2), m.group(3))
                 if got is None:
                     missing.append(m.group(2))
                     return m.group(0)
-                size[0] += len(got)
-                if size[0] > MAX_VALUE:
-                    self._too_long(m.group(2), span)
-                    missing.append(m.group(2))
-                    return m.group(0)
-                return got
-            m = _PARAM.match(m.group(0))
-            name = m.group(1) or m.group(4)
+                return m.group(0) if over(m.group(2), got) else got
+            name, op, arg = m.group(4) or m.group(7), m.group(5), m.group(6)
             got = self.vars.get(name)
-            if got is not None and m.group(2) and m.group(2)[0] in "#%":
-                return _trim(got.value, m.group(2), m.group(3))
-            if m.group(2) and m.group(2)[0] in "#%":
+            if op and op[0] in "#%":
+                if got is not None:
+                    return _trim(got.value, op, arg)
                 missing.append(name)
                 return m.group(0)
             if got is not None and got.unresolved and ("$(" in got.value or "`" in got.value):
@@ -253,16 +256,13 @@ class _Reader:
                 # (not the command's text, which word splitting would cut at its blanks)
                 missing.append(name)
                 return m.group(0)
-            if got is not None and (got.value or not m.group(2) or m.group(2)[0] != ":"):
-                size[0] += len(got.value)
-                if size[0] > MAX_VALUE:
-                    self._too_long(name, span)
-                    missing.append(name)
+            if got is not None and (got.value or not op or op[0] != ":"):
+                if over(name, got.value):
                     return m.group(0)
                 missing.extend(got.unresolved)      # what its value left unknown
                 return got.value
-            if m.group(2):
-                return m.group(3)
+            if op:
+                return arg
             missing.append(name)
             return m.group(0)
 
