@@ -332,9 +332,9 @@ class _Reader:
                 if value[-1:] in _IFS and cur is not None:
                     fields.append(cur)
                     cur = None
-            elif seg[0] == '"' and _QUOTED_ALL.match(seg) and self._items(seg) is not None:
+            elif seg[0] == '"' and (array := self._items(seg)) is not None:
                 split = True
-                before, items, after = self._items(seg)
+                before, items, after = array
                 if not items:
                     cur = cur if not (before or after) else (cur or "") + before + after
                     continue
@@ -355,7 +355,7 @@ class _Reader:
         """(text before, elements, text after) of the double-quoted part ``seg`` that is
         ``"...${A[@]}..."`` where ``A`` is an array the script set, else None."""
         m = _QUOTED_ALL.match(seg)
-        got = self.vars.get(m.group(2))
+        got = self.vars.get(m.group(2)) if m else None
         if got is None or got.items is None:
             return None
         return m.group(1), list(got.items), m.group(3)
