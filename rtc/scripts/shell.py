@@ -777,13 +777,15 @@ def _take_arrays(text: str) -> tuple[str, list]:
     ``op`` ``=`` or ``+=``, ``parts`` its words, offsets from the text's start). An
     assignment whose ``)`` is never found is left as it is."""
     out: list = []
+    pieces: list[str] = []          # the text up to ``pos``, arrays blanked
     pos = 0
     while True:
         m = _ARRAY_START.search(text, pos)
         if m is None:
-            return text, out
+            return "".join(pieces) + text[pos:], out
         words, end = _array_words(text, m.end())
         if end is None:
+            pieces.append(text[pos:m.end()])
             pos = m.end()
             continue
         parts = []
@@ -797,7 +799,7 @@ def _take_arrays(text: str) -> tuple[str, list]:
         start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
         out.append(_Fake("arrayassign", (start, end), m.group(1), parts,
                          op=m.group(2) + "="))
-        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+        pieces += [text[pos:start], re.sub(r"[^\n]", " ", text[start:end])]
         pos = end
 
 
