@@ -74,12 +74,11 @@ def _initializing(emb: Embedded, filename: str, require_completed: bool) -> Diag
     return d.with_severity(Severity.ERROR) if require_completed else d
 
 
-def configmap_tables(data: bytes | str,
+def configmap_tables(text: str,
                      filename: str) -> tuple[list[Embedded], list[Diagnostic], list[Embedded]]:
-    """The rank tables of the ConfigMap YAML (or JSON) ``data`` for ``rtc import``:
-    ``(completed tables, the YAML's own errors RTC771-773, tables still initializing)``."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    text = text[1:] if text.startswith("\ufeff") else text
+    """The rank tables of the ConfigMap YAML (or JSON) ``text`` (decoded, without a byte
+    order mark: the caller has both) for ``rtc import``: ``(completed tables, the YAML's
+    own errors RTC771-773, tables still initializing)``."""
     tables, diags = embedded_tables(text, filename)
     diags = [d for d in diags if d.severity is Severity.ERROR]
     pending = [t for t in tables if _status(t.text) == "initializing"]
