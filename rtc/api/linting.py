@@ -166,7 +166,6 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             pods, problems = manifests.read(label, text, kube)
             rep.diagnostics += problems
             units += pods
-            rep.accelerators |= manifests.accelerator_kinds(kube)
             continue
         if manifests.json_kind(label, text) == "json":
             rep.unreadable += 1
@@ -190,6 +189,8 @@ def _read_units(rep: LintReport, scripts, names: dict, loader,
             read_unit(u, loader)
             units.append(u)
     rep.diagnostics += [d for tool, labels in tools.items() for d in _tool_notes(labels, tool)]
+    if kube is not None:    # once, after the loop: kube holds every manifest's pods
+        rep.accelerators |= manifests.accelerator_kinds(kube)
     return units
 
 

@@ -38,7 +38,7 @@ def validate_configmap(data: bytes | str, filename: str, *, hardware: str | None
     for emb in tables:
         status = _status(emb.text)
         if status == "initializing":
-            diags.append(_initializing(emb, filename, require_completed))
+            diags.append(initializing(emb, filename, require_completed))
             report.form = report.form or "configmap:initializing"
             continue
         rep = validate_source(emb.text, filename, hardware=hardware, schema=schema,
@@ -59,7 +59,9 @@ def _status(text: str) -> str | None:
     return doc.get("status") if isinstance(doc, dict) else None
 
 
-def _initializing(emb: Embedded, filename: str, require_completed: bool) -> Diagnostic:
+def initializing(emb: Embedded, filename: str, require_completed: bool) -> Diagnostic:
+    """RTC774 for the table of ``emb``, whose status is still ``initializing`` (an error
+    with ``require_completed``, else the rule's note)."""
     m = _STATUS.search(emb.text)
     line, col = (emb.text.count("\n", 0, m.start()) + 1,
                  m.start() - (emb.text.rfind("\n", 0, m.start()) + 1) + 1) if m else (1, 1)
@@ -74,22 +76,15 @@ def _initializing(emb: Embedded, filename: str, require_completed: bool) -> Diag
     return d.with_severity(Severity.ERROR) if require_completed else d
 
 
-def configmap_tables(data: bytes | str,
+def configmap_tables(text: str,
                      filename: str) -> tuple[list[Embedded], list[Diagnostic], list[Embedded]]:
-    """The rank tables of the ConfigMap YAML (or JSON) ``data`` for ``rtc import``:
-    ``(completed tables, the YAML's own errors RTC771-773, tables still initializing)``."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    text = text[1:] if text.startswith("\ufeff") else text
+    """The rank tables of the ConfigMap YAML (or JSON) ``text`` (decoded, without a byte
+    order mark: the caller has both) for ``rtc import``: ``(completed tables, the YAML's
+    own errors RTC771-773, tables still initializing)``."""
     tables, diags = embedded_tables(text, filename)
     diags = [d for d in diags if d.severity is Severity.ERROR]
     pending = [t for t in tables if _status(t.text) == "initializing"]
     return [t for t in tables if t not in pending], diags, pending
-
-
-def initializing(emb: Embedded, filename: str, as_error: bool) -> Diagnostic:
-    """RTC774 for the table of ``emb``, whose status is still ``initializing`` (an error
-    with ``as_error``, else the rule's note)."""
-    return _initializing(emb, filename, as_error)
 
 
 def moved(d: Diagnostic, emb: Embedded, filename: str) -> Diagnostic:
@@ -181,7 +176,7 @@ def initializing_json(data: bytes, filename: str, require_completed: bool
 
     report = TableReport(filename, text, form="initializing")
     emb = Embedded(filename, text, LineMap(1, 1, 0))
-    d = _initializing(emb, filename, require_completed)
+    d = initializing(emb, filename, require_completed)
     report.diagnostics = [d._replace(message=d.message.replace(f"ConfigMap {filename}: ", f"{filename}: "),
         subject=None)]
     return report

@@ -635,7 +635,6 @@ class _ClaimIndex:
         self._seen: set = set()
         self._narrow: dict = {}     # server -> sorted [(lo, order, hi, claim)]
         self._wide: dict = {}       # server -> [(order, claim)] in order claimed
-        self._count = 0
         for claims in plan.claims.values():
             for c in claims:
                 self.add(c)
@@ -646,11 +645,11 @@ class _ClaimIndex:
         if key in self._seen:
             return
         self._seen.add(key)
-        self._count += 1
+        order = len(self._seen)     # 1, 2, ... in the order claimed
         if c.hi - c.lo < _NARROW:
-            insort(self._narrow.setdefault(c.server, []), (c.lo, self._count, c.hi, c))
+            insort(self._narrow.setdefault(c.server, []), (c.lo, order, c.hi, c))
         else:
-            self._wide.setdefault(c.server, []).append((self._count, c))
+            self._wide.setdefault(c.server, []).append((order, c))
 
     def first(self, server: str, lo: int, hi: int) -> PortClaim | None:
         """The first-claimed claim on ``server`` overlapping ports ``lo``..``hi``, or None."""

@@ -118,12 +118,11 @@ def looks_like_yaml(data: bytes, filename: str) -> bool:
     if filename.lower().endswith(".json"):
         return False
     try:    # binary or not UTF-8: no YAML, whatever its name (the JSON reader says which)
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     if b"\0" in data[:8192]:
         return False
-    text = data.decode("utf-8", errors="replace")
     if blank_describe_header(text) != text:
         return False
     for raw in data.splitlines():
