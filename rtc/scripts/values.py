@@ -112,6 +112,16 @@ def is_placeholder(text: str) -> bool:
     return bool(_PLACEHOLDER.match(text.strip()))
 
 
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address as written (``ipaddress.ip_address``
+    reads it; no brackets, no zone id)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def host_problem(text: str, peer: bool) -> tuple[str, bool] | None:
     """(why, is-placeholder) when ``text`` is no usable address: a placeholder, the
     unspecified address where ``peer`` (another node connects to it), or something that
@@ -346,5 +356,5 @@ def value_findings(launches) -> list:
 
 
 __all__ = ["value_findings", "integer_problem", "port_problem", "host_problem",
-           "json_problem", "is_placeholder", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX", "HOST_VARIABLES",
+           "json_problem", "is_placeholder", "is_ip", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX", "HOST_VARIABLES",
            "world_of"]
