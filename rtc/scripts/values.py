@@ -42,11 +42,11 @@ from rtc.scripts import rules as R
 INT_MAX = 2 ** 31 - 1
 #: The most ranks one job may have for rtc to plan it (a larger world is a typo: RTC720).
 WORLD_MAX = 65536
-#: The flags whose product is one launch's world size.
 #: The most devices one node of a script's job may use (more than any server rtc models).
 NODE_DEVICES_MAX = 1024
-#: Per-node process counts of torchrun / msrun launches.
-NODE_PROC_FLAGS = ("--nproc-per-node", "--nproc_per_node", "--local_worker_num")
+#: Per-node process counts of torchrun / msrun launches, the first given being read.
+NODE_PROC_FLAGS = ("--nproc_per_node", "--nproc-per-node", "--local_worker_num")
+#: The flags whose product is one launch's world size.
 WORLD_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
                "--prefill-context-parallel-size")
 
@@ -356,5 +356,6 @@ def value_findings(launches) -> list:
 
 
 __all__ = ["value_findings", "integer_problem", "port_problem", "host_problem",
-           "json_problem", "is_placeholder", "is_ip", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX", "HOST_VARIABLES",
+           "json_problem", "is_placeholder", "is_ip", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX",
+           "NODE_PROC_FLAGS", "HOST_VARIABLES",
            "world_of"]
