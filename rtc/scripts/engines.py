@@ -329,11 +329,7 @@ def _steps(lines: list[str], alloc: int | None) -> list:
     :func:`_step_target`; chosen: the step names its nodes (``-w``, ``-r``), or for an
     unchosen ``"*"`` step whether it launches a framework."""
     steps = []
-    k = 0
-    while k < len(lines):
-        end = k
-        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
-            end += 1
+    for k, end in _logical_lines(lines):
         block = "".join(lines[k:end + 1])
         parsed = srun_options(block)
         first = block.split(None, 1)[:1]
@@ -346,8 +342,19 @@ def _steps(lines: list[str], alloc: int | None) -> list:
             steps.append((k, end, target, chosen))
         else:
             steps.append((k, end, "" if first and first[0] in _LAUNCH_WORDS else None, False))
-        k = end + 1
     return steps
+
+
+def _logical_lines(lines: list[str]):
+    """``(first, last)`` line indexes of each logical line of ``lines`` (a line ending in a
+    backslash goes on on the next)."""
+    k = 0
+    while k < len(lines):
+        end = k
+        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
+            end += 1
+        yield k, end
+        k = end + 1
 
 
 def _node_text(lines: list[str], steps: list, node: str, batch_host: bool) -> str:
@@ -378,15 +385,8 @@ def sbatch_shell(text: str) -> str:
     """Each ``srun [OPTIONS] CMD`` step with ``srun [OPTIONS]`` replaced by spaces (its
     options may go on over backslash-continued lines)."""
     lines = text.splitlines(True)
-    out: list[str] = []
-    k = 0
-    while k < len(lines):
-        end = k
-        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
-            end += 1
-        out += _unwrap_block(lines[k:end + 1])
-        k = end + 1
-    return "".join(out)
+    return "".join(x for k, end in _logical_lines(lines)
+                   for x in _unwrap_block(lines[k:end + 1]))
 
 
 def _unwrap_block(block: list[str]) -> list[str]:
