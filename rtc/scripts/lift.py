@@ -194,8 +194,9 @@ def group_launches(nodes: list[Node]) -> list[Group]:
             g.member(node).launches.append(la)
     _merge_self_addressed(groups)
     _merge_same_address(groups)
-    _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
-    _merge_other_masters(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
+    hosts = {str(n.host_ip) for n in nodes if n.host_ip is not None}
+    _merge_lost_workers(groups, hosts)
+    _merge_other_masters(groups, hosts)
     _merge_ray_workers(groups)
     # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
     out = [g for g in groups.values() if g.kind != "ray" or
