@@ -329,11 +329,7 @@ def _steps(lines: list[str], alloc: int | None) -> list:
     :func:`_step_target`; chosen: the step names its nodes (``-w``, ``-r``), or for an
     unchosen ``"*"`` step whether it launches a framework."""
     steps = []
-    k = 0
-    while k < len(lines):
-        end = k
-        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
-            end += 1
+    for k, end in _logical_lines(lines):
         block = "".join(lines[k:end + 1])
         parsed = srun_options(block)
         first = block.split(None, 1)[:1]
@@ -346,8 +342,19 @@ def _steps(lines: list[str], alloc: int | None) -> list:
             steps.append((k, end, target, chosen))
         else:
             steps.append((k, end, "" if first and first[0] in _LAUNCH_WORDS else None, False))
-        k = end + 1
     return steps
+
+
+def _logical_lines(lines: list[str]):
+    """``(first, last)`` line indexes of each logical line of ``lines`` (a line ending in a
+    backslash goes on on the next)."""
+    k = 0
+    while k < len(lines):
+        end = k
+        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
+            end += 1
+        yield k, end
+        k = end + 1
 
 
 def _node_text(lines: list[str], steps: list, node: str, batch_host: bool) -> str:
@@ -378,15 +385,8 @@ def sbatch_shell(text: str) -> str:
     """Each ``srun [OPTIONS] CMD`` step with ``srun [OPTIONS]`` replaced by spaces (its
     options may go on over backslash-continued lines)."""
     lines = text.splitlines(True)
-    out: list[str] = []
-    k = 0
-    while k < len(lines):
-        end = k
-        while end + 1 < len(lines) and lines[end].rstrip("\r\n").endswith("\\"):
-            end += 1
-        out += _unwrap_block(lines[k:end + 1])
-        k = end + 1
-    return "".join(out)
+    return "".join(x for k, end in _logical_lines(lines)
+                   for x in _unwrap_block(lines[k:end + 1]))
 
 
 def _unwrap_block(block: list[str]) -> list[str]:
@@ -419,13 +419,14 @@ def playbook_shell(text: str) -> str:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return "\n" * text.count("\n")
-    out = (lines, text, [])
+    src = text.splitlines()
+    out = (lines, text, [], src)
     if isinstance(root, yaml.SequenceNode):
         for play in root.value:
             if isinstance(play, yaml.MappingNode):
                 _scope(out, play, {}, play=True)
     for last, stmt in out[2]:
-        if last + 1 < len(text.splitlines()):      # nothing runs after the last scope
+        if last + 1 < len(src):      # nothing runs after the last scope
             _restore(lines, last, stmt)
     return "\n".join(lines)
 
@@ -440,10 +441,10 @@ def _scope(out: tuple, node, outer: dict, play: bool = False) -> None:
     then its tasks (a play's task lists, a block's ``block`` / ``rescue`` / ``always``)
     with its environment over ``outer``; queue on ``out``'s restores the statement that
     ends its environment after its last line. ``out``: (lines, playbook text, restores
-    as (line index, statement))."""
+    as (line index, statement), the playbook's source lines)."""
     import yaml
 
-    lines, text, restores = out
+    lines, text, restores, src = out
     env = dict(outer)
     own: list[str] = []
     for key, value in node.value:
@@ -468,14 +469,13 @@ def _scope(out: tuple, node, outer: dict, play: bool = False) -> None:
     if own:
         back = [f"export {n}={outer[n]}" if n in outer else f"unset {n}"
                 for n in dict.fromkeys(own)]
-        restores.append((_last_line(text, node), "; ".join(back)))
+        restores.append((_last_line(src, node), "; ".join(back)))
 
 
-def _last_line(text: str, node) -> int:
-    """The last non-blank line of the mapping ``node``: going back from its end mark
-    (which can sit on the next item's line), the first line indented at least to its
-    column."""
-    src = text.splitlines()
+def _last_line(src: list[str], node) -> int:
+    """The last non-blank line of the mapping ``node`` (``src``: the playbook's lines):
+    going back from its end mark (which can sit on the next item's line), the first line
+    indented at least to its column."""
     first, col = node.start_mark.line, node.start_mark.column
     k = min(node.end_mark.line, len(src) - 1)
     while k > first and (not src[k].strip() or len(src[k]) - len(src[k].lstrip()) < col):

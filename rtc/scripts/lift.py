@@ -51,7 +51,7 @@ from rtc.plan.launch import JobLaunch, NodeLaunch, Proc
 from rtc.plan.node_env import NVLINK_DOMAIN_VAR
 from rtc.scripts.commands import Launch
 from rtc.scripts.nodes import Node
-from rtc.scripts.values import INT_MAX, NODE_DEVICES_MAX, WORLD_MAX, world_of
+from rtc.scripts.values import INT_MAX, NODE_DEVICES_MAX, NODE_PROC_FLAGS, WORLD_MAX, world_of
 from rtc.syntax.decls import EnvLine
 
 #: Variables that are per node (identity) or the shell's own: not lifted into job ``env``.
@@ -194,8 +194,9 @@ def group_launches(nodes: list[Node]) -> list[Group]:
             g.member(node).launches.append(la)
     _merge_self_addressed(groups)
     _merge_same_address(groups)
-    _merge_lost_workers(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
-    _merge_other_masters(groups, {str(n.host_ip) for n in nodes if n.host_ip is not None})
+    hosts = {str(n.host_ip) for n in nodes if n.host_ip is not None}
+    _merge_lost_workers(groups, hosts)
+    _merge_other_masters(groups, hosts)
     _merge_ray_workers(groups)
     # a Ray cluster no vLLM launch uses starts no model: not a job (no TP / device rules)
     out = [g for g in groups.values() if g.kind != "ray" or
@@ -510,8 +511,7 @@ def _per_node(la: Launch) -> int:
     same option (pytorch torch/distributed/run.py, ``get_args_parser``, both spellings
     since 2.0). A count over NODE_DEVICES_MAX is RTC720's finding and is planned as one
     process, never as a hundred million."""
-    per = int_value(la.value("--nproc_per_node") or la.value("--nproc-per-node")
-                    or la.value("--local_worker_num"), 1) or 1
+    per = int_value(next(filter(None, map(la.value, NODE_PROC_FLAGS)), None), 1) or 1
     return 1 if per > NODE_DEVICES_MAX else per
 
 

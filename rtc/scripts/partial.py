@@ -19,8 +19,6 @@ that wants more devices than it has (``-tp 16`` alone) stays an RTC210 error.
 
 from __future__ import annotations
 
-import ipaddress
-
 from rtc.checks.dp_launch import START_RANKS
 from rtc.checks.host_addressing import DP_ADDRESS
 from rtc.checks.node_fit import DP_COVERAGE
@@ -30,6 +28,7 @@ from rtc.diagnostics import Diagnostic, Related, error, note
 from rtc.model.topology import Job
 from rtc.scripts import rules as R
 from rtc.scripts.lift import Group, engines, int_value, shared_engines
+from rtc.scripts.values import is_ip
 from rtc.textfmt import compact
 
 #: The rules that judge a job over all of its nodes (skipped for a partial job).
@@ -212,7 +211,7 @@ def _address_differs(address: str, host: str, port: str) -> str | None:
     if a_host == host and not _readable(host):
         # the head's own unresolved text: the same host whatever it resolves to
         return "port" if a_port.isdigit() and port.isdigit() and a_port != port else None
-    if not _readable(address) or (a_port == port and not (_is_ip(a_host) and _is_ip(host))):
+    if not _readable(address) or (a_port == port and not (is_ip(a_host) and is_ip(host))):
         return None
     if a_host == host and a_port == port:
         return None
@@ -226,14 +225,6 @@ def _readable(text: str) -> bool:
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def drop_skipped(diagnostics: list[Diagnostic], partial: dict) -> list[Diagnostic]:

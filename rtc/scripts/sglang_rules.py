@@ -14,6 +14,7 @@ from rtc.diagnostics import Related, error
 from rtc.plan import sglang_args
 from rtc.rules import rule
 from rtc.scripts.lift import Group, int_value, sglang_int
+from rtc.scripts.values import is_ip
 
 NODE_RANKS = rule("RTC740", "sglang-node-ranks", "error",
                   "The --node-rank values of a multi-node SGLang server are not 0..nnodes-1, each once.", """
@@ -272,7 +273,7 @@ def _init_addr(g: Group) -> list:
                              hint=f"use --dist-init-addr {want} on every node"))
     host = want.rpartition(":")[0].strip("[]")
     if head.rank == 0 and head.node.host_ip is not None and host and \
-            host != str(head.node.host_ip) and _is_ip(host):
+            host != str(head.node.host_ip) and is_ip(host):
         f = head.main.flags["--dist-init-addr"]
         out.append(error(INIT_ADDR, f"SGLang server {head.main.value('--model-path')}: "
                          f"--dist-init-addr {want} is not node rank 0's host "
@@ -292,16 +293,6 @@ def _own_host(addr: str) -> bool:
     """Whether the host part of ``addr`` (``host:port``, as written) is the node's own
     host name, evaluated on each node (``$(hostname)``, `` `hostname` ``, ``$HOSTNAME``)."""
     return addr.rpartition(":")[0].strip().startswith(_OWN_HOST)
-
-
-def _is_ip(text: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _sizes(g: Group) -> list:

@@ -21,7 +21,7 @@ from rtc.diagnostics import Related, error
 from rtc.network.env import parse_visible_devices
 from rtc.rules import rule
 from rtc.scripts.lift import Group, int_value, master_flag, node_rank
-from rtc.scripts.values import NODE_DEVICES_MAX
+from rtc.scripts.values import NODE_DEVICES_MAX, NODE_PROC_FLAGS
 
 MASTER_DIFFERS = rule("RTC730", "torchrun-master-addr-differs", "error",
                       "A node of a torchrun / msrun job names another --master_addr than node rank 0's.", """
@@ -92,8 +92,7 @@ def _procs_over_devices(m, name: str) -> list:
     for la in m.launches:
         if la.kind not in ("torchrun", "msrun"):
             continue
-        flag = next((la.flags[f] for f in ("--nproc_per_node", "--nproc-per-node",
-                                           "--local_worker_num") if f in la.flags), None)
+        flag = next((la.flags[f] for f in NODE_PROC_FLAGS if f in la.flags), None)
         per = int_value(flag.value) if flag is not None else None
         seen = _exposed(la)
         if per is None or per > NODE_DEVICES_MAX or seen is None or per <= len(seen[0]):

@@ -42,11 +42,11 @@ from rtc.scripts import rules as R
 INT_MAX = 2 ** 31 - 1
 #: The most ranks one job may have for rtc to plan it (a larger world is a typo: RTC720).
 WORLD_MAX = 65536
-#: The flags whose product is one launch's world size.
 #: The most devices one node of a script's job may use (more than any server rtc models).
 NODE_DEVICES_MAX = 1024
-#: Per-node process counts of torchrun / msrun launches.
-NODE_PROC_FLAGS = ("--nproc-per-node", "--nproc_per_node", "--local_worker_num")
+#: Per-node process counts of torchrun / msrun launches, the first given being read.
+NODE_PROC_FLAGS = ("--nproc_per_node", "--nproc-per-node", "--local_worker_num")
+#: The flags whose product is one launch's world size.
 WORLD_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
                "--prefill-context-parallel-size")
 
@@ -110,6 +110,16 @@ def is_placeholder(text: str) -> bool:
     """True for a value a tutorial asks the reader to replace (``x.x.x.x``, ``<IP>``, ``PIP``,
     ``your_ip``, ``TODO`` ...)."""
     return bool(_PLACEHOLDER.match(text.strip()))
+
+
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address as written (``ipaddress.ip_address``
+    reads it; no brackets, no zone id)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def host_problem(text: str, peer: bool) -> tuple[str, bool] | None:
@@ -346,5 +356,6 @@ def value_findings(launches) -> list:
 
 
 __all__ = ["value_findings", "integer_problem", "port_problem", "host_problem",
-           "json_problem", "is_placeholder", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX", "HOST_VARIABLES",
+           "json_problem", "is_placeholder", "is_ip", "INT_MAX", "WORLD_MAX", "NODE_DEVICES_MAX",
+           "NODE_PROC_FLAGS", "HOST_VARIABLES",
            "world_of"]
